@@ -1,0 +1,33 @@
+# gpuwise: `make demo` and `make test` are the two set-up commands; both install what is
+# missing (scripts/bootstrap), build, and run.
+BUILD ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc)
+
+.PHONY: all bootstrap configure build demo test bench clean
+
+all: build
+
+bootstrap:
+	@scripts/bootstrap
+
+configure: bootstrap
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/gpuwise fit llama-3.1-70b --precision bf16 --context 8192 --batch 16
+	./$(BUILD)/gpuwise catalog offerings --min-vram-gib 80 --geo europe --limit 3
+
+test: build
+	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+bench: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target gpuwise_bench gpuwise
+	./$(BUILD)/gpuwise_bench
+	bench/cli_latency.sh $(BUILD)/gpuwise
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,52 @@
+// A rentable instance: a cloud's instance type in a region, its accelerators and its prices.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/csv.h"
+
+namespace gw {
+
+enum class Pricing { on_demand, spot, reserved_1y, reserved_3y };
+
+std::string_view pricing_name(Pricing pricing);
+std::optional<Pricing> parse_pricing(std::string_view text);
+
+struct Offering {
+  std::string cloud;
+  std::string region;
+  std::string zone;
+  std::string instance_type;
+  std::string accelerator;  // canonical accelerator name in the catalog
+  int accelerator_count = 0;
+  double vcpus = 0;
+  double host_memory_gib = 0;
+  std::optional<double> network_gbps;  // instance network, gigabits per second
+  std::string fabric;                  // efa, infiniband, gpudirect-tcpx, ... or empty
+  std::optional<double> on_demand_usd_per_hour;
+  std::optional<double> spot_usd_per_hour;
+  std::optional<double> reserved_1y_usd_per_hour;
+  std::optional<double> reserved_3y_usd_per_hour;
+  bool reserved_is_assumption = false;  // committed prices derived from a per-cloud discount
+  std::string spot_interruption;        // published interruption bucket, e.g. "<5%"
+  std::string source;
+  std::string as_of;
+  std::string notes;
+
+  std::optional<double> usd_per_hour(Pricing pricing) const;
+  // Identity for overrides: one row per cloud, region, zone and instance type.
+  std::string key() const;
+};
+
+const std::vector<std::string>& offering_columns();
+
+// Reads one row of offerings.csv (accelerator names are resolved by the Catalog).
+Result<Offering> parse_offering(const CsvTable& table, const CsvRow& row);
+
+// Writes offerings in the offerings.csv format (used by the SkyPilot importer).
+std::string offerings_to_csv(const std::vector<Offering>& offerings);
+
+}  // namespace gw

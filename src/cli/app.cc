@@ -1,0 +1,64 @@
+#include "cli/app.h"
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.h"
+
+namespace gw {
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  CLI::App app{"gpuwise: what GPU infrastructure to run, what it costs, and what you actually run"};
+  app.name("gpuwise");
+  app.set_version_flag("--version", std::string("gpuwise ") + GPUWISE_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();  // global options are accepted before or after the subcommand
+
+  CommandContext context(out, err);
+  app.add_option("--catalog", context.options.catalog_dirs,
+                 "Folder of CSVs that add or override catalog rows (accelerators.csv, offerings.csv, "
+                 "commitments.csv, instance_types.csv); may be repeated")
+      ->type_name("DIR");
+  app.add_option("--format", context.options.format, "Output format")
+      ->check(CLI::IsMember({"table", "json", "csv", "md"}));
+  app.add_option("-o,--output", context.options.output, "Write the result to FILE (atomically) instead of stdout")
+      ->type_name("FILE");
+  app.add_flag("--explain", context.options.explain, "Show assumptions, formulas and sources");
+  app.add_flag("-q,--quiet", context.options.quiet, "No notes or progress on stderr");
+
+  Action action;
+  add_catalog_commands(app, context, action);
+  add_fit_command(app, context, action);
+  add_models_command(app, context, action);
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    out << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp& e) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    out << e.what() << "\n";
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    err << "gpuwise: " << e.what() << "\n";
+    if (auto* sub = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front())
+      err << "Run 'gpuwise " << sub->get_name() << " --help' for usage.\n";
+    else
+      err << "Run 'gpuwise --help' for usage.\n";
+    return 2;
+  }
+  try {
+    return action ? action() : 2;
+  } catch (const InputError& e) {
+    err << "gpuwise: error: " << e.error.to_string() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    err << "gpuwise: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace gw

@@ -1,0 +1,52 @@
+#include "cli/context.h"
+
+#include "core/atomic_file.h"
+
+namespace gw {
+
+void fail(const std::string& field, const std::string& message) {
+  throw InputError{Error{"", 0, field, message}};
+}
+
+const Catalog& CommandContext::catalog() {
+  if (catalog_) return *catalog_;
+  auto embedded = Catalog::embedded();
+  if (!embedded.ok()) throw InputError{embedded.error()};
+  catalog_ = std::make_unique<Catalog>(std::move(embedded.value()));
+  for (const auto& dir : options.catalog_dirs)
+    if (auto error = catalog_->apply_overrides(dir)) throw InputError{*error};
+  return *catalog_;
+}
+
+void CommandContext::emit(const std::string& text) {
+  if (options.output.empty()) {
+    out_ << text;
+    out_.flush();
+    return;
+  }
+  if (same_file(options.output, inputs_))
+    throw InputError{Error{options.output, 0, "--output", "refusing to overwrite an input file"}};
+  if (auto error = write_file_atomically(options.output, text)) throw InputError{*error};
+}
+
+void CommandContext::emit_json(nlohmann::json document, const std::string& command) {
+  nlohmann::json wrapped = {{"schema_version", 1}, {"command", command}};
+  wrapped.update(document);
+  emit(wrapped.dump(2) + "\n");
+}
+
+void CommandContext::emit_table(const Table& table, const std::string& heading) {
+  if (options.format == "csv") {
+    emit(render_csv(table));
+  } else if (options.format == "md") {
+    emit((heading.empty() ? "" : "## " + heading + "\n\n") + render_markdown(table));
+  } else {
+    emit((heading.empty() ? "" : heading + "\n") + render_text(table));
+  }
+}
+
+void CommandContext::note(const std::string& line) {
+  if (!options.quiet) err_ << line << "\n";
+}
+
+}  // namespace gw

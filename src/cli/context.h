@@ -1,0 +1,64 @@
+// What every subcommand shares: the global options, the catalog (loaded once, with --catalog
+// overrides), and output to stdout or to an atomically written --output file.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "core/error.h"
+#include "report/table.h"
+
+namespace CLI {
+class App;
+}
+
+namespace gw {
+
+struct GlobalOptions {
+  std::vector<std::string> catalog_dirs;
+  std::string format = "table";  // table, json, csv, md
+  std::string output;            // file; empty for stdout
+  bool explain = false;
+  bool quiet = false;
+};
+
+class CommandContext {
+ public:
+  CommandContext(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
+
+  GlobalOptions options;
+  std::ostream& err() { return err_; }
+
+  // The embedded catalog plus --catalog overrides. Throws InputError.
+  const Catalog& catalog();
+  // Input files of the command, so --output never overwrites one.
+  void add_input(const std::string& path) { inputs_.push_back(path); }
+
+  // Writes the command's result to stdout or --output (atomically). Throws InputError.
+  void emit(const std::string& text);
+  void emit_json(nlohmann::json document, const std::string& command);
+  // table/md/csv per --format (json handled by the caller).
+  void emit_table(const Table& table, const std::string& heading = "");
+  void note(const std::string& line);  // to stderr unless --quiet
+
+ private:
+  std::ostream& out_;
+  std::ostream& err_;
+  std::unique_ptr<Catalog> catalog_;
+  std::vector<std::string> inputs_;
+};
+
+// Subcommands register themselves and set the action to run after parsing.
+using Action = std::function<int()>;
+void add_catalog_commands(CLI::App& app, CommandContext& context, Action& action);
+void add_fit_command(CLI::App& app, CommandContext& context, Action& action);
+void add_models_command(CLI::App& app, CommandContext& context, Action& action);
+
+[[noreturn]] void fail(const std::string& field, const std::string& message);
+
+}  // namespace gw

@@ -1,0 +1,53 @@
+#include "core/precision.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace gw {
+
+namespace {
+constexpr std::array<std::string_view, kPrecisionCount> kNames = {"fp32", "tf32", "fp16", "bf16",
+                                                                  "fp8",  "int8", "fp4",  "int4"};
+}
+
+std::string_view precision_name(Precision precision) {
+  return kNames[static_cast<size_t>(precision)];
+}
+
+std::optional<Precision> parse_precision(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "float32") lower = "fp32";
+  if (lower == "float16" || lower == "half") lower = "fp16";
+  if (lower == "bfloat16") lower = "bf16";
+  for (size_t i = 0; i < kNames.size(); ++i)
+    if (lower == kNames[i]) return static_cast<Precision>(i);
+  return std::nullopt;
+}
+
+double precision_bytes(Precision precision) {
+  switch (precision) {
+    case Precision::fp32:
+    case Precision::tf32: return 4;
+    case Precision::fp16:
+    case Precision::bf16: return 2;
+    case Precision::fp8:
+    case Precision::int8: return 1;
+    case Precision::fp4:
+    case Precision::int4: return 0.5;
+  }
+  return 4;
+}
+
+std::string precision_choices() {
+  std::string out;
+  for (auto name : kNames) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
+}
+
+}  // namespace gw

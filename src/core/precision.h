@@ -1,0 +1,21 @@
+// Numeric precisions of weights, activations and peak rates, and their sizes in bytes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gw {
+
+enum class Precision { fp32, tf32, fp16, bf16, fp8, int8, fp4, int4 };
+inline constexpr int kPrecisionCount = 8;
+
+std::string_view precision_name(Precision precision);
+// Accepts the names above, case-insensitive, plus "float32", "float16", "bfloat16", "half".
+std::optional<Precision> parse_precision(std::string_view text);
+// Bytes per stored element: tf32 is stored as fp32; 4-bit types pack two per byte.
+double precision_bytes(Precision precision);
+// The list of accepted names, for error messages.
+std::string precision_choices();
+
+}  // namespace gw

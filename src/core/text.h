@@ -1,0 +1,23 @@
+// Small text helpers shared by readers and writers.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gw {
+
+std::string to_lower(std::string_view text);
+// Lower case with '-', '_', ' ' and '.' removed: "A100-80GB" and "a100_80gb" compare equal.
+std::string normalize_name(std::string_view text);
+std::vector<std::string> split(std::string_view text, char separator);
+// 1-based line number of a byte offset in text.
+int line_of_offset(std::string_view text, size_t offset);
+// Reads a whole file; an Error names the file when it cannot be read.
+bool read_file(const std::string& path, std::string& contents, std::string& error_message);
+// Levenshtein distance, for "did you mean" suggestions.
+size_t edit_distance(std::string_view a, std::string_view b);
+// The candidate closest to text, if it is close enough to be a useful suggestion.
+std::string closest_match(std::string_view text, const std::vector<std::string>& candidates);
+
+}  // namespace gw

@@ -1,0 +1,118 @@
+#include "report/table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace gw {
+
+namespace {
+
+// Display width in columns: counts UTF-8 code points, not bytes.
+size_t display_width(const std::string& text) {
+  size_t width = 0;
+  for (unsigned char c : text)
+    if ((c & 0xC0) != 0x80) ++width;
+  return width;
+}
+
+Align align_of(const Table& table, size_t column) {
+  return column < table.align.size() ? table.align[column] : Align::left;
+}
+
+}  // namespace
+
+std::string render_text(const Table& table) {
+  std::vector<size_t> widths(table.columns.size(), 0);
+  for (size_t c = 0; c < table.columns.size(); ++c) widths[c] = display_width(table.columns[c]);
+  for (const auto& row : table.rows)
+    for (size_t c = 0; c < row.size() && c < widths.size(); ++c) widths[c] = std::max(widths[c], display_width(row[c]));
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t c = 0; c < widths.size(); ++c) {
+      std::string cell = c < cells.size() ? cells[c] : "";
+      std::string pad(widths[c] - display_width(cell), ' ');
+      if (c > 0) out += "  ";
+      out += align_of(table, c) == Align::right ? pad + cell : cell + (c + 1 < widths.size() ? pad : "");
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(table.columns);
+  std::vector<std::string> rule;
+  for (size_t width : widths) rule.emplace_back(width, '-');
+  out += line(rule);
+  for (const auto& row : table.rows) out += line(row);
+  return out;
+}
+
+std::string render_markdown(const Table& table) {
+  auto escape = [](const std::string& cell) {
+    std::string out;
+    for (char c : cell) {
+      if (c == '|') out += '\\';
+      out += c;
+    }
+    return out;
+  };
+  std::string out = "|";
+  for (const auto& column : table.columns) out += " " + escape(column) + " |";
+  out += "\n|";
+  for (size_t c = 0; c < table.columns.size(); ++c) out += align_of(table, c) == Align::right ? "---:|" : "---|";
+  out += "\n";
+  for (const auto& row : table.rows) {
+    out += "|";
+    for (const auto& cell : row) out += " " + escape(cell) + " |";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string render_csv(const Table& table) {
+  auto cell = [](const std::string& text) {
+    if (text.find_first_of(",\"\n") == std::string::npos) return text;
+    std::string quoted = "\"";
+    for (char c : text) {
+      if (c == '"') quoted += '"';
+      quoted += c;
+    }
+    return quoted + "\"";
+  };
+  std::string out;
+  for (size_t c = 0; c < table.columns.size(); ++c) out += (c ? "," : "") + cell(table.columns[c]);
+  out += "\n";
+  for (const auto& row : table.rows) {
+    for (size_t c = 0; c < row.size(); ++c) out += (c ? "," : "") + cell(row[c]);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string format_number(double value, int decimals) {
+  if (!std::isfinite(value)) return "-";
+  std::string digits = fmt::format("{:.{}f}", std::fabs(value), decimals);
+  size_t dot = digits.find('.');
+  std::string integer = digits.substr(0, dot);
+  std::string fraction = dot == std::string::npos ? "" : digits.substr(dot);
+  std::string grouped;
+  for (size_t i = 0; i < integer.size(); ++i) {
+    if (i > 0 && (integer.size() - i) % 3 == 0) grouped += ',';
+    grouped += integer[i];
+  }
+  return (value < 0 && std::stod(digits) != 0 ? "-" : "") + grouped + fraction;
+}
+
+std::string format_gib(double bytes) { return format_number(bytes / (1024.0 * 1024.0 * 1024.0), 2); }
+
+std::string format_usd(double usd) { return "$" + format_number(usd, usd < 10 ? 3 : 2); }
+
+std::string format_count(double value) {
+  double magnitude = std::fabs(value);
+  if (magnitude >= 1e12) return fmt::format("{:.2f}T", value / 1e12);
+  if (magnitude >= 1e9) return fmt::format("{:.2f}B", value / 1e9);
+  if (magnitude >= 1e6) return fmt::format("{:.1f}M", value / 1e6);
+  if (magnitude >= 1e3) return fmt::format("{:.1f}k", value / 1e3);
+  return fmt::format("{:.0f}", value);
+}
+
+}  // namespace gw
