@@ -1,0 +1,108 @@
+#include "plan/fit.h"
+
+#include <gtest/gtest.h>
+
+#include "model/presets.h"
+
+namespace gw {
+namespace {
+
+const AcceleratorFit& row(const std::vector<AcceleratorFit>& fits, const std::string& name) {
+  for (const auto& f : fits)
+    if (f.accelerator->name == name) return f;
+  throw std::runtime_error("no row for " + name);
+}
+
+TEST(Fit, SeventyBillionNeedsFourH100sAndOneB300) {
+  Catalog catalog = Catalog::embedded().value();
+  ModelArch arch = load_preset("llama-3.1-70b").value();
+  FitRequest request;
+  request.inference.batch = 16;
+  request.inference.context = 8192;
+  auto fits = fit_accelerators(catalog, arch, request);
+  // 131 GiB of bf16 weights + 40 GiB of KV cache: more than two H100s' usable 72 GiB each.
+  const auto& h100 = row(fits, "H100");
+  EXPECT_TRUE(h100.fits);
+  EXPECT_EQ(h100.count, 4);
+  EXPECT_EQ(h100.tensor_parallel, 4);
+  ASSERT_NE(h100.offering, nullptr);
+  EXPECT_GE(h100.offering->accelerator_count, 4);
+  EXPECT_EQ(row(fits, "B300").count, 1);
+  // Cheapest first among the rows that fit and have a price.
+  for (size_t i = 1; i < fits.size(); ++i)
+    if (fits[i].fits && fits[i].usd_per_hour && fits[i - 1].usd_per_hour) {
+      EXPECT_LE(*fits[i - 1].usd_per_hour, *fits[i].usd_per_hour);
+    }
+}
+
+TEST(Fit, MaxBatchAndContextAreTheLargestThatFit) {
+  Catalog catalog = Catalog::embedded().value();
+  ModelArch arch = load_preset("llama-3.1-8b").value();
+  FitRequest request;
+  request.inference.context = 8192;
+  request.accelerators = {"L4"};
+  auto fits = fit_accelerators(catalog, arch, request);
+  ASSERT_EQ(fits.size(), 1u);
+  const auto& l4 = fits[0];
+  ASSERT_TRUE(l4.fits);
+  EXPECT_EQ(l4.count, 1);
+  auto need = [&](long long batch, long long context) {
+    FitRequest r = request;
+    r.inference.batch = batch;
+    r.inference.context = context;
+    return estimate_for(arch, r, l4.tensor_parallel, l4.pipeline_parallel).total_bytes_per_device;
+  };
+  EXPECT_LE(need(l4.max_batch, 8192), l4.usable_bytes_per_device);
+  EXPECT_GT(need(l4.max_batch + 1, 8192), l4.usable_bytes_per_device);
+  EXPECT_LE(need(1, l4.max_context), l4.usable_bytes_per_device);
+  EXPECT_GT(need(1, l4.max_context + 1), l4.usable_bytes_per_device);
+}
+
+TEST(Fit, TooBigForTheDeviceLimitSaysWhy) {
+  Catalog catalog = Catalog::embedded().value();
+  ModelArch arch = load_preset("llama-3.1-405b").value();
+  FitRequest request;
+  request.max_devices = 8;
+  request.accelerators = {"T4"};
+  auto fits = fit_accelerators(catalog, arch, request);
+  ASSERT_EQ(fits.size(), 1u);
+  EXPECT_FALSE(fits[0].fits);
+  EXPECT_NE(fits[0].reason.find("even on 8 devices"), std::string::npos);
+}
+
+TEST(Fit, TrainingWithZero3OverSixtyFourDevices) {
+  Catalog catalog = Catalog::embedded().value();
+  ModelArch arch = load_preset("llama-3.1-8b").value();
+  FitRequest request;
+  request.mode = FitMode::training;
+  request.training.zero_stage = 3;
+  request.training.data_parallel = 64;
+  request.training.sequence_length = 4096;
+  request.accelerators = {"A100-80GB"};
+  request.max_devices = 512;
+  auto fits = fit_accelerators(catalog, arch, request);
+  ASSERT_TRUE(fits[0].fits);
+  EXPECT_EQ(fits[0].data_parallel, 64);
+  EXPECT_EQ(fits[0].count, 64 * fits[0].tensor_parallel * fits[0].pipeline_parallel);
+  // 16 bytes per parameter sharded 64 ways is 2 GB; activations dominate.
+  MemoryEstimate e = estimate_for(arch, request, 1, 1);
+  EXPECT_NEAR((e.weights_bytes + e.gradient_bytes + e.master_weight_bytes + e.optimizer_bytes) / 8030261248.0, 16.0 / 64,
+              1e-9);
+}
+
+TEST(Fit, PricingAndCloudFiltersChooseTheOffering) {
+  Catalog catalog = Catalog::embedded().value();
+  ModelArch arch = load_preset("mistral-7b").value();
+  FitRequest request;
+  request.accelerators = {"A10G"};
+  request.pricing = Pricing::spot;
+  request.offering_filter.clouds = {"aws"};
+  auto fits = fit_accelerators(catalog, arch, request);
+  ASSERT_TRUE(fits[0].fits);
+  ASSERT_NE(fits[0].offering, nullptr);
+  EXPECT_EQ(fits[0].offering->cloud, "aws");
+  EXPECT_DOUBLE_EQ(*fits[0].usd_per_hour, *fits[0].offering->spot_usd_per_hour * fits[0].instances);
+}
+
+}  // namespace
+}  // namespace gw
