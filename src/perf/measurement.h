@@ -1,0 +1,52 @@
+// Measured latencies (CSV: accelerator, model, phase, batch, tokens, latency_ms, and optionally
+// precision, tp, output_tokens), the step-time model's prediction for each, and the fit of
+// per-accelerator efficiency factors to them (`gpuwise calibrate`).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "model/model_arch.h"
+#include "perf/efficiency.h"
+
+namespace gw {
+
+struct Measurement {
+  int line = 0;
+  std::string accelerator;  // canonical catalog name
+  std::string model;        // preset name or config path
+  Precision precision = Precision::bf16;
+  int tensor_parallel = 1;
+  std::string phase;        // prefill, decode, static, items
+  double batch = 1;
+  double tokens = 0;         // prompt (prefill, static), context (decode), tokens per item (items)
+  double output_tokens = 0;  // static batches
+  double latency_ms = 0;
+  std::string source;
+};
+
+// Reads and validates a measurements CSV; models and accelerators must resolve.
+Result<std::vector<Measurement>> read_measurements(std::string_view text, const std::string& file,
+                                                   const Catalog& catalog);
+
+// The model's prediction for one measurement, in milliseconds.
+double predict_latency_ms(const Measurement& m, const ModelArch& arch, const Accelerator& accelerator,
+                          const EfficiencyFactors& factors);
+
+struct FitResult {
+  EfficiencyFactors factors;
+  double median_abs_error = 0;  // relative, on the fitted measurements
+  int measurements = 0;
+};
+
+// Fits compute and memory efficiency and the per-layer overhead to one accelerator's
+// measurements (minimising the mean squared log error, by coordinate search within physical
+// bounds). models[i] is the architecture of measurements[i].
+FitResult fit_efficiency(const std::vector<Measurement>& measurements, const std::vector<ModelArch>& models,
+                         const Accelerator& accelerator, EfficiencyFactors start);
+
+// Calibrates every accelerator present in the measurements.
+Result<Calibration> calibrate(const std::vector<Measurement>& measurements, const Catalog& catalog);
+
+}  // namespace gw

@@ -1,0 +1,164 @@
+#include "perf/step_time.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/memory.h"
+
+namespace gw {
+
+namespace {
+
+// Interconnect bandwidth per direction in bytes/s, and the latency of one all-reduce. PCIe x16
+// per direction: gen3 16, gen4 32, gen5 64, gen6 128 GB/s (PCI-SIG).
+void link(const Accelerator& a, double& bytes_per_s, double& latency_s) {
+  if (a.interconnect_gb_per_s && *a.interconnect_gb_per_s > 0) {
+    bytes_per_s = *a.interconnect_gb_per_s / 2 * 1e9;
+    latency_s = 10e-6;
+  } else {
+    int gen = a.pcie_gen.value_or(4);
+    bytes_per_s = 16e9 * std::pow(2.0, std::clamp(gen, 3, 6) - 3);
+    latency_s = 25e-6;
+  }
+}
+
+struct LayerShape {
+  double attention_params_per_layer;  // device share
+  double dense_mlp_params_per_layer;
+  double expert_params_per_expert;    // one routed expert (device share)
+  double moe_layers;
+  double dense_layers;
+};
+
+double distinct_experts(const ModelArch& arch, double tokens) {
+  // Expected experts hit when tokens each pick k of E at random.
+  double e = arch.num_experts, k = arch.experts_per_token;
+  return e * (1.0 - std::pow(1.0 - k / e, std::max(tokens, 0.0)));
+}
+
+double weight_element_bytes(Precision precision) {
+  if (precision == Precision::int4 || precision == Precision::fp4) return (4.0 + 20.0 / 128) / 8;
+  if (precision == Precision::tf32) return 4;
+  return precision_bytes(precision);
+}
+
+StepTime finish(const ModelArch& arch, const PerfSetup& setup, double flops, double bytes, double network_bytes,
+                int all_reduces) {
+  const Accelerator& a = *setup.accelerator;
+  StepTime t;
+  t.flops = flops;
+  t.bytes = bytes;
+  bool eight_bit = compute_peak_tflops(a, setup.weight_precision) > compute_peak_tflops(a, Precision::bf16) * 1.01;
+  double efficiency = eight_bit ? setup.efficiency.compute_8bit : setup.efficiency.compute;
+  t.compute_s = flops / (compute_peak_tflops(a, setup.weight_precision) * 1e12 * efficiency);
+  t.memory_s = bytes / (a.memory_gb_per_s * 1e9 * setup.efficiency.memory);
+  if (setup.tensor_parallel > 1 && all_reduces > 0) {
+    double bandwidth, latency;
+    link(a, bandwidth, latency);
+    double tp = setup.tensor_parallel;
+    t.network_s = all_reduces * latency +
+                  2.0 * (tp - 1) / tp * network_bytes / (bandwidth * setup.efficiency.network);
+  }
+  int layers = arch.kind == ModelKind::generic ? 50 : arch.num_layers;  // ~50 layers for a CNN
+  t.overhead_s = layers * setup.efficiency.overhead_per_layer_s;
+  double core = std::max(t.compute_s, t.memory_s);
+  t.time_s = t.overhead_s + core + t.network_s;
+  t.bound = t.network_s > core ? "network" : t.compute_s >= t.memory_s ? "compute" : "memory";
+  return t;
+}
+
+}  // namespace
+
+double compute_peak_tflops(const Accelerator& a, Precision weight_precision) {
+  auto sixteen = a.peak(Precision::bf16) ? a.peak(Precision::bf16) : a.peak(Precision::fp16);
+  std::optional<double> peak;
+  switch (weight_precision) {
+    case Precision::fp8: peak = a.peak(Precision::fp8) ? a.peak(Precision::fp8) : sixteen; break;
+    case Precision::int8: peak = a.peak(Precision::int8) ? a.peak(Precision::int8) : sixteen; break;
+    case Precision::fp4: peak = a.peak(Precision::fp4) ? a.peak(Precision::fp4) : sixteen; break;
+    case Precision::fp32:
+    case Precision::tf32: peak = a.peak(Precision::tf32) ? a.peak(Precision::tf32) : a.peak(Precision::fp32); break;
+    default: peak = sixteen; break;
+  }
+  if (!peak) peak = a.peak(Precision::fp32);
+  return peak.value_or(1.0);
+}
+
+StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_sequences, double context_tokens,
+                  double prefill_tokens, double prefill_sequences, double prefill_context) {
+  const double tp = std::max(1, setup.tensor_parallel);
+  ParamBreakdown p = count_params(arch);
+  const double h = arch.hidden_size;
+  const double tokens = decode_sequences + prefill_tokens;
+  const double sequences_sampled = decode_sequences + prefill_sequences;
+  const double w = weight_element_bytes(setup.weight_precision);
+  const double high = setup.weight_precision == Precision::fp32 ? 4.0 : 2.0;
+
+  // FLOPs: every token through every active layer matrix; the output head only for the tokens
+  // that are sampled; attention over each token's context (causal within a prompt).
+  double layer_active = p.attention + p.mlp_dense + p.mlp_shared + p.experts_active;
+  double head = static_cast<double>(arch.vocab_size) * h;
+  double flops = 2.0 * layer_active * tokens + 2.0 * head * sequences_sampled;
+  double attention_width = arch.mla ? arch.num_heads * (arch.qk_nope_head_dim + arch.qk_rope_head_dim + arch.v_head_dim)
+                                    : 2.0 * arch.q_dim();
+  double window = arch.sliding_window ? *arch.sliding_window : 1e18;
+  double sliding_share = 0;
+  for (int layer = 0; layer < arch.num_layers; ++layer) sliding_share += arch.is_sliding_layer(layer);
+  sliding_share /= std::max(1, arch.num_layers);
+  auto attended = [&](double context) {
+    return sliding_share * std::min(context, window) + (1 - sliding_share) * context;
+  };
+  double prefill_attended = prefill_sequences > 0 ? prefill_tokens * attended(prefill_context) / 2.0 : 0.0;
+  flops += 2.0 * attention_width * arch.num_layers * (decode_sequences * attended(context_tokens) + prefill_attended);
+  flops /= tp;
+
+  // Bytes: the device's weights once per step (MoE: only the experts some token routed to),
+  // the KV cache of every decoding sequence, and the new tokens' KV written.
+  InferenceMemoryOptions kv_options;
+  kv_options.tensor_parallel = setup.tensor_parallel;
+  kv_options.kv_precision = setup.kv_precision;
+  kv_options.batch = 1;
+  kv_options.context = 1;
+  double kv_per_token = estimate_inference(arch, kv_options).kv_cache_bytes_per_token;
+  double weights = (p.attention + p.mlp_dense + p.mlp_shared) * w / tp + head * high / tp;
+  if (arch.is_moe()) {
+    int moe_layers = 0;
+    for (int layer = 0; layer < arch.num_layers; ++layer) moe_layers += arch.is_moe_layer(layer);
+    double per_expert_layer = p.mlp_experts / std::max(1, moe_layers) / arch.num_experts;
+    weights += moe_layers * distinct_experts(arch, tokens) * per_expert_layer * w / tp;
+  }
+  double bytes = weights + decode_sequences * attended(context_tokens) * kv_per_token + tokens * kv_per_token;
+
+  // Two all-reduces per layer (after attention and after the MLP) of the step's activations.
+  double network_bytes = 2.0 * arch.num_layers * tokens * h * 2.0;
+  return finish(arch, setup, flops, bytes, network_bytes, 2 * arch.num_layers);
+}
+
+StepTime prefill_step(const ModelArch& arch, const PerfSetup& setup, double batch, double prompt_tokens) {
+  return llm_step(arch, setup, 0, 0, batch * prompt_tokens, batch, prompt_tokens);
+}
+
+StepTime decode_step(const ModelArch& arch, const PerfSetup& setup, double batch, double context_tokens) {
+  return llm_step(arch, setup, batch, context_tokens, 0, 0, 0);
+}
+
+StepTime item_step(const ModelArch& arch, const PerfSetup& setup, double batch, double tokens_per_item) {
+  const double tp = std::max(1, setup.tensor_parallel);
+  ParamBreakdown p = count_params(arch);
+  const double w = weight_element_bytes(setup.weight_precision);
+  double act = setup.weight_precision == Precision::fp32 ? 4.0 : 2.0;
+  if (arch.kind == ModelKind::generic) {
+    double flops = batch * arch.flops_per_item / tp;
+    double bytes = p.total() * w / tp + batch * arch.activation_bytes_per_item * act / 2.0 * 2.0;
+    return finish(arch, setup, flops, bytes, 0, 0);
+  }
+  // Encoders: every token through every layer, attention over the whole sequence.
+  double tokens = batch * tokens_per_item;
+  double flops = 2.0 * p.quantizable() * tokens + 4.0 * arch.q_dim() * arch.num_layers * tokens * tokens_per_item;
+  flops /= tp;
+  double bytes = p.total() * w / tp + tokens * arch.hidden_size * act * 4.0 * arch.num_layers;
+  double network_bytes = 2.0 * arch.num_layers * tokens * arch.hidden_size * 2.0;
+  return finish(arch, setup, flops, bytes, network_bytes, 2 * arch.num_layers);
+}
+
+}  // namespace gw

@@ -1,0 +1,51 @@
+// How long one forward step takes on an accelerator: a roofline (compute, memory, network) with
+// achievable-efficiency factors. LLM steps mix decode sequences and prefill tokens, as
+// continuous batching does; encoder and CNN models run one batch of items per step.
+#pragma once
+
+#include <string>
+
+#include "catalog/accelerator.h"
+#include "core/precision.h"
+#include "model/model_arch.h"
+#include "perf/efficiency.h"
+
+namespace gw {
+
+struct PerfSetup {
+  const Accelerator* accelerator = nullptr;
+  int tensor_parallel = 1;
+  Precision weight_precision = Precision::bf16;
+  Precision kv_precision = Precision::bf16;
+  EfficiencyFactors efficiency;
+};
+
+struct StepTime {
+  double time_s = 0;
+  double compute_s = 0;   // FLOPs / (peak x efficiency)
+  double memory_s = 0;    // bytes / (bandwidth x efficiency)
+  double network_s = 0;   // tensor-parallel all-reduces
+  double overhead_s = 0;  // per-layer launch and scheduling cost
+  double flops = 0;       // per device
+  double bytes = 0;       // per device
+  std::string bound;      // compute, memory or network
+};
+
+// The peak rate (TFLOPS) a step runs at: fp8 weights use fp8 tensor cores where the hardware has
+// them, int8 uses int8 (W8A8), 4-bit weights are dequantized to 16-bit (W4A16).
+double compute_peak_tflops(const Accelerator& accelerator, Precision weight_precision);
+
+// One step of an LLM: decode_sequences each produce one token having context_tokens in their
+// cache, plus prefill_tokens of prompts (prefill_sequences prompts, each prefill_context long on
+// average when they finish) in the same batch.
+StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_sequences, double context_tokens,
+                  double prefill_tokens, double prefill_sequences, double prefill_context);
+
+// Prefill of batch prompts of prompt_tokens each, in one step.
+StepTime prefill_step(const ModelArch& arch, const PerfSetup& setup, double batch, double prompt_tokens);
+// One decode step of batch sequences at context_tokens.
+StepTime decode_step(const ModelArch& arch, const PerfSetup& setup, double batch, double context_tokens);
+// One batch of items for encoder, CNN and generic models (tokens per item for encoders).
+StepTime item_step(const ModelArch& arch, const PerfSetup& setup, double batch, double tokens_per_item);
+
+}  // namespace gw

@@ -1,0 +1,47 @@
+#include "perf/throughput.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gw {
+
+Throughput static_batch_throughput(const ModelArch& arch, const PerfSetup& setup, double batch, double input_tokens,
+                                   double output_tokens) {
+  Throughput t;
+  t.batch = batch;
+  StepTime prefill = prefill_step(arch, setup, batch, input_tokens);
+  double total = prefill.time_s;
+  double steps = std::max(0.0, output_tokens - 1);
+  // Decode time is linear in context, so the mid-point context gives the sum exactly.
+  StepTime decode = decode_step(arch, setup, batch, input_tokens + output_tokens / 2.0);
+  total += steps * decode.time_s;
+  t.step_time_s = decode.time_s;
+  t.latency_s = total;
+  t.tokens_per_s = batch * output_tokens / total;
+  t.requests_per_s = batch / total;
+  t.bound = steps * decode.time_s > prefill.time_s ? decode.bound : prefill.bound;
+  return t;
+}
+
+Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& setup, double kv_bytes_per_token,
+                                     double free_bytes, double input_tokens, double output_tokens, double max_batch) {
+  Throughput t;
+  double per_sequence = kv_bytes_per_token * (input_tokens + output_tokens);
+  double batch = per_sequence > 0 ? std::floor(free_bytes / per_sequence) : max_batch;
+  batch = std::clamp(batch, 0.0, max_batch);
+  if (batch < 1) return t;
+  t.batch = batch;
+  // In steady state every step finishes batch/output requests and admits as many, whose prompts
+  // are prefilled (chunked) alongside the decode.
+  double admitted = batch / std::max(1.0, output_tokens);
+  StepTime step = llm_step(arch, setup, batch, input_tokens + output_tokens / 2.0, admitted * input_tokens, admitted,
+                           input_tokens);
+  t.step_time_s = step.time_s;
+  t.tokens_per_s = batch / step.time_s;
+  t.requests_per_s = t.tokens_per_s / std::max(1.0, output_tokens);
+  t.latency_s = output_tokens * step.time_s;
+  t.bound = step.bound;
+  return t;
+}
+
+}  // namespace gw

@@ -1,0 +1,30 @@
+// Sustained throughput from step times: static batches (a batch runs prefill then every decode
+// step together) and continuous batching at the largest batch the KV cache allows.
+#pragma once
+
+#include "perf/step_time.h"
+
+namespace gw {
+
+struct Throughput {
+  double batch = 0;            // concurrent sequences (or items)
+  double step_time_s = 0;      // one decode step at that batch (items: one batch)
+  double tokens_per_s = 0;     // output tokens per second, whole replica
+  double requests_per_s = 0;
+  double latency_s = 0;        // one request end to end at that batch
+  std::string bound;
+};
+
+// A static batch of batch requests with input_tokens and output_tokens each: prefill, then
+// output_tokens - 1 decode steps at a growing context.
+Throughput static_batch_throughput(const ModelArch& arch, const PerfSetup& setup, double batch, double input_tokens,
+                                   double output_tokens);
+
+// Continuous batching at the largest batch that fits: KV cache for batch x (input + output)
+// within free_bytes (device memory left after weights, activations and overhead), at most
+// max_batch. Each step decodes the batch and prefills the prompts of the requests that replace
+// finished ones (input/output tokens per step).
+Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& setup, double kv_bytes_per_token,
+                                     double free_bytes, double input_tokens, double output_tokens, double max_batch);
+
+}  // namespace gw
