@@ -18,16 +18,16 @@ build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	./$(BUILD)/gpuwise fit llama-3.1-70b --precision bf16 --context 8192 --batch 16
-	./$(BUILD)/gpuwise catalog offerings --min-vram-gib 80 --geo europe --limit 3
+	./$(BUILD)/gpuwise plan examples/chat-azure.yaml
 
 test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 bench: configure
-	@cmake --build $(BUILD) -j $(JOBS) --target gpuwise_bench gpuwise
+	@cmake --build $(BUILD) -j $(JOBS) --target gpuwise_bench gpuwise gpuwise_perf_accuracy
 	./$(BUILD)/gpuwise_bench
 	bench/cli_latency.sh $(BUILD)/gpuwise
+	./$(BUILD)/gpuwise_perf_accuracy bench/perf_measurements.csv
 
 clean:
 	rm -rf $(BUILD)

@@ -20,3 +20,6 @@ measure "$gpuwise" catalog offerings --min-vram-gib 80 --geo europe --limit 1
 measure "$gpuwise" fit llama-3.1-70b --precision bf16 --context 8192 --batch 16
 measure "$gpuwise" fit deepseek-v3 --precision fp8 --format json
 measure "$gpuwise" fit llama-3.1-8b --train --zero 3 --dp 64
+measure "$gpuwise" plan examples/chat-azure.yaml
+measure "$gpuwise" plan examples/llama-70b.yaml
+measure "$gpuwise" plan examples/spam-filter.yaml

@@ -241,6 +241,7 @@ std::vector<const Offering*> Catalog::select(const OfferingFilter& filter) const
       continue;
     const Accelerator* accelerator = find_accelerator(offering.accelerator);
     if (accelerator && accelerator->memory_gib + 1e-9 < filter.min_vram_gib) continue;
+    if (filter.complete_prices_only && offering.gpu_only_price) continue;
     auto price = offering.usd_per_hour(filter.pricing);
     if (filter.pricing == Pricing::spot && !price) continue;
     if (filter.max_usd_per_hour && (!price || *price > *filter.max_usd_per_hour)) continue;

@@ -40,6 +40,7 @@ struct OfferingFilter {
   double min_vram_gib = 0;                // per accelerator
   std::optional<double> max_usd_per_hour;
   Pricing pricing = Pricing::on_demand;   // the price the filter and the sort use
+  bool complete_prices_only = false;      // leave out GPU-only prices (no host VM)
 };
 
 class Catalog {

@@ -43,7 +43,7 @@ const std::vector<std::string>& offering_columns() {
   static const std::vector<std::string> columns = {
       "cloud", "region", "zone", "instance_type", "accelerator", "accelerator_count", "vcpus",
       "host_memory_gib", "on_demand_usd_per_hour", "spot_usd_per_hour",
-      "reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour", "source", "as_of", "notes"};
+      "reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour", "price_scope", "source", "as_of", "notes"};
   return columns;
 }
 
@@ -71,6 +71,10 @@ Result<Offering> parse_offering(const CsvTable& table, const CsvRow& row) {
   offering.source = record.required_text("source");
   offering.as_of = record.required_text("as_of");
   offering.notes = record.text("notes");
+  std::string scope = record.text("price_scope");
+  if (!scope.empty() && scope != "instance" && scope != "gpu-only")
+    return Error{table.file, row.line, "price_scope", "'" + scope + "' is not one of instance, gpu-only"};
+  offering.gpu_only_price = scope == "gpu-only";
   if (!record.ok()) return record.error();
   return offering;
 }
@@ -96,13 +100,13 @@ std::string offerings_to_csv(const std::vector<Offering>& offerings) {
   for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + columns[i];
   out += "\n";
   for (const auto& o : offerings) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(o.cloud),
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(o.cloud),
                        csv_cell(o.region), csv_cell(o.zone), csv_cell(o.instance_type),
                        csv_cell(o.accelerator), o.accelerator_count, o.vcpus, o.host_memory_gib,
                        optional_cell(o.on_demand_usd_per_hour), optional_cell(o.spot_usd_per_hour),
                        o.reserved_is_assumption ? "" : optional_cell(o.reserved_1y_usd_per_hour),
                        o.reserved_is_assumption ? "" : optional_cell(o.reserved_3y_usd_per_hour),
-                       csv_cell(o.source), csv_cell(o.as_of), csv_cell(o.notes));
+                       o.gpu_only_price ? "gpu-only" : "instance", csv_cell(o.source), csv_cell(o.as_of), csv_cell(o.notes));
   }
   return out;
 }

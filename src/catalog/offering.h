@@ -35,6 +35,7 @@ struct Offering {
   std::string source;
   std::string as_of;
   std::string notes;
+  bool gpu_only_price = false;  // the price leaves out the host VM (GCP N1-attached GPUs)
 
   std::optional<double> usd_per_hour(Pricing pricing) const;
   // Identity for overrides: one row per cloud, region, zone and instance type.

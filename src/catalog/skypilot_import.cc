@@ -173,6 +173,7 @@ Result<SkypilotImport> import_skypilot_csv(std::string_view text, const std::str
                  raw.accelerator == "P100") {
         offering.instance_type = fmt::format("n1+{}x{}", raw.count, raw.accelerator);
         notes.push_back("GPU price only: add the N1 host VM, which this catalog does not price");
+        offering.gpu_only_price = true;
       } else {
         continue;  // priced through the machine types that carry it
       }

@@ -181,3 +181,88 @@ TEST(Cli, TheBinaryRunsAndNeverLeavesPartialFiles) {
 
 }  // namespace
 }  // namespace gw
+
+namespace gw {
+namespace {
+
+TEST(CliPlan, PlansTheExamplesAndReportsCosts) {
+  CliRun r = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/chat-azure.yaml", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  const auto& service = doc["services"][0];
+  EXPECT_TRUE(service["feasible"].get<bool>());
+  for (const char* key : {"accelerator", "instance_type", "instances", "replicas", "batching", "ttft_p99_s", "tpot_p99_s",
+                          "utilization", "usd_per_hour", "usd_per_month", "usd_per_1k_inferences", "usd_per_million_tokens"})
+    EXPECT_TRUE(service["best"].contains(key)) << key;
+  EXPECT_LE(service["best"]["ttft_p99_s"].get<double>(), 2.0);
+  EXPECT_LE(service["best"]["tpot_p99_s"].get<double>(), 0.1);
+  EXPECT_GT(service["batching_saves_usd_per_month"].get<double>(), 0);
+  EXPECT_EQ(service["mean_input_tokens"].get<double>() > 1000, true);  // read from the Azure trace
+  for (const char* example : {"recommendations", "spam-filter", "llama-70b"}) {
+    CliRun e = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/" + example + ".yaml"});
+    EXPECT_EQ(e.code, 0) << example << ": " << e.err;
+    EXPECT_NE(e.out.find("best:"), std::string::npos) << example;
+  }
+}
+
+TEST(CliPlan, ImpossibleSloExitsThreeNamingTheConstraint) {
+  std::string path = temp_path("impossible.yaml");
+  std::ofstream(path) << "models: {m: {preset: llama-3.1-8b}}\nservices:\n  - name: chat\n    model: m\n"
+                         "    traffic: {rps: 1}\n    tokens: {input: 4000, output: 100}\n"
+                         "    slo: {ttft_p99_s: 0.001, tpot_p99_s: 0.1}\n";
+  CliRun r = run({"plan", path});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("ttft_p99_s 0.001 s cannot be met"), std::string::npos) << r.err;
+}
+
+TEST(CliPlan, OverBudgetExitsThree) {
+  std::string path = temp_path("budget.yaml");
+  std::ofstream(path) << "constraints: {budget_usd_per_month: 10}\nservices:\n  - name: img\n    model: resnet-50\n"
+                         "    traffic: {rps: 50}\n    slo: {latency_p99_s: 0.1}\n";
+  CliRun r = run({"plan", path});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("over the budget"), std::string::npos) << r.err;
+}
+
+TEST(CliPlan, BadSpecIsExitOneWithFileLineAndKey) {
+  std::string path = temp_path("bad.yaml");
+  std::ofstream(path) << "services:\n  - name: a\n    model: resnet-50\n    traffic: {rps: 5}\n    slo: {latency_p99: 1}\n";
+  CliRun r = run({"plan", path});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find(path + ":5: field 'services.a.slo.latency_p99'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did you mean 'latency_p99_s'"), std::string::npos) << r.err;
+}
+
+TEST(CliPerf, StepTimeAndMaxThroughputJson) {
+  CliRun step = run({"perf", "llama-3.1-8b", "--accelerator", "H100", "--phase", "decode", "--batch", "8", "--context",
+                     "2048", "--format", "json"});
+  ASSERT_EQ(step.code, 0) << step.err;
+  auto doc = nlohmann::json::parse(step.out);
+  for (const char* key : {"step_time_s", "tokens_per_s", "requests_per_s", "batch", "bound"}) EXPECT_TRUE(doc.contains(key)) << key;
+  EXPECT_EQ(doc["bound"], "memory");  // decode at batch 8 streams the weights
+  CliRun max = run({"perf", "llama-3.1-70b", "--accelerator", "H100", "--count", "4", "--max-throughput",
+                    "--input-tokens", "1024", "--output-tokens", "256", "--format", "json"});
+  ASSERT_EQ(max.code, 0) << max.err;
+  auto m = nlohmann::json::parse(max.out);
+  EXPECT_GT(m["batch"].get<double>(), 1);
+  EXPECT_GT(m["tokens_per_s"].get<double>(), 0);
+  CliRun too_small = run({"perf", "llama-3.1-70b", "--accelerator", "L4", "--max-throughput", "--input-tokens", "10",
+                          "--output-tokens", "10"});
+  EXPECT_EQ(too_small.code, 1);
+}
+
+TEST(CliPerf, CalibrateWritesFactorsPlansCanUse) {
+  std::string out = temp_path("calibration.csv");
+  CliRun r = run({"calibrate", std::string(GPUWISE_SOURCE_DIR) + "/bench/perf_measurements.csv", "-o", out, "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  CliRun plan = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/llama-70b.yaml", "--calibration", out});
+  EXPECT_EQ(plan.code, 0) << plan.err;
+  std::string bad = temp_path("bad_measurements.csv");
+  std::ofstream(bad) << "accelerator,model,phase,batch,tokens,latency_ms\nH100,llama-2-7b,decode,1,100,-4\n";
+  CliRun error = run({"calibrate", bad});
+  EXPECT_EQ(error.code, 1);
+  EXPECT_NE(error.err.find(":2: field 'latency_ms'"), std::string::npos) << error.err;
+}
+
+}  // namespace
+}  // namespace gw

@@ -64,6 +64,7 @@ json offering_json(const Offering& o, Pricing pricing) {
           {"usd_per_accelerator_hour", price ? json(*price / o.accelerator_count) : json(nullptr)},
           {"source", o.source},
           {"as_of", o.as_of},
+          {"price_scope", o.gpu_only_price ? "gpu-only" : "instance"},
           {"notes", o.notes}};
 }
 

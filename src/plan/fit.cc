@@ -113,6 +113,7 @@ std::vector<AcceleratorFit> fit_accelerators(const Catalog& catalog, const Model
     OfferingFilter filter = request.offering_filter;
     filter.accelerators = {accelerator.name};
     filter.pricing = request.pricing;
+    filter.complete_prices_only = true;
     for (const Offering* offering : catalog.select(filter)) {
       if (offering->accelerator_count < fit.tensor_parallel) continue;
       auto price = offering->usd_per_hour(request.pricing);

@@ -104,7 +104,12 @@ std::string format_number(double value, int decimals) {
 
 std::string format_gib(double bytes) { return format_number(bytes / (1024.0 * 1024.0 * 1024.0), 2); }
 
-std::string format_usd(double usd) { return "$" + format_number(usd, usd < 10 ? 3 : 2); }
+std::string format_usd(double usd) {
+  if (!std::isfinite(usd)) return "-";
+  double magnitude = std::fabs(usd);
+  if (magnitude > 0 && magnitude < 0.01) return fmt::format("${:.2g}", usd);  // $0.00031 per 1k
+  return "$" + format_number(usd, magnitude < 10 ? 3 : 2);
+}
 
 std::string format_count(double value) {
   double magnitude = std::fabs(value);

@@ -1,0 +1,198 @@
+// gpuwise perf: one step time or the best sustained throughput on given hardware.
+// gpuwise calibrate: fit efficiency factors to measured latencies.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/context.h"
+#include "core/text.h"
+#include "model/memory.h"
+#include "model/presets.h"
+#include "perf/measurement.h"
+#include "perf/throughput.h"
+
+namespace gw {
+
+namespace {
+
+using nlohmann::json;
+
+struct PerfArgs {
+  std::string model, accelerator, precision = "bf16", kv_precision, phase, calibration;
+  int count = 0, tp = 0;
+  long long batch = 1, context_tokens = 1024;
+  bool max_throughput = false;
+  double input_tokens = 0, output_tokens = 0;
+  int max_batch = 256;
+};
+
+int run_perf(CommandContext& context, const PerfArgs& args) {
+  auto resolved = resolve_model(args.model);
+  if (!resolved.ok()) throw InputError{resolved.error()};
+  const ModelArch& arch = resolved.value();
+  const Catalog& catalog = context.catalog();
+  const Accelerator* accelerator = catalog.find_accelerator(args.accelerator);
+  if (!accelerator) {
+    std::string hint = closest_match(args.accelerator, catalog.accelerator_names());
+    fail("--accelerator", "unknown accelerator '" + args.accelerator + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+  }
+  auto precision = parse_precision(args.precision);
+  if (!precision) fail("--precision", "'" + args.precision + "' is not one of " + precision_choices());
+  int tp = args.tp > 0 ? args.tp : args.count > 0 ? args.count : 1;
+  if (args.count > 0 && args.tp > 0 && args.tp > args.count) fail("--tp", "tensor-parallel degree exceeds --count");
+  if (arch.kind != ModelKind::generic && arch.num_heads % tp != 0)
+    fail("--tp", fmt::format("{} attention heads are not divisible by {}", arch.num_heads, tp));
+  std::optional<Calibration> calibration;
+  if (!args.calibration.empty()) {
+    auto loaded = Calibration::load(args.calibration);
+    if (!loaded.ok()) throw InputError{loaded.error()};
+    calibration = loaded.value();
+  }
+  PerfSetup setup;
+  setup.accelerator = accelerator;
+  setup.tensor_parallel = tp;
+  setup.weight_precision = *precision;
+  setup.kv_precision = args.kv_precision.empty() ? (*precision == Precision::fp8 ? Precision::fp8 : Precision::bf16)
+                                                 : parse_precision(args.kv_precision).value_or(Precision::bf16);
+  setup.efficiency = efficiency_for(*accelerator, calibration ? &*calibration : nullptr);
+  int replicas = args.count > 0 ? std::max(1, args.count / tp) : 1;
+
+  json result = {{"model", arch.name}, {"accelerator", accelerator->name}, {"tensor_parallel", tp},
+                 {"replicas", replicas}, {"precision", args.precision},
+                 {"efficiency", {{"compute", setup.efficiency.compute}, {"compute_8bit", setup.efficiency.compute_8bit},
+                                 {"memory", setup.efficiency.memory}, {"overhead_per_layer_s", setup.efficiency.overhead_per_layer_s},
+                                 {"source", setup.efficiency.source}}}};
+  std::string text;
+  if (args.max_throughput) {
+    if (arch.kind != ModelKind::decoder) {
+      // Classic models: the largest batch that fits, items per second.
+      InferenceMemoryOptions memory;
+      memory.weight_precision = *precision;
+      memory.tensor_parallel = tp;
+      double usable = accelerator->memory_bytes() * 0.9;
+      long long best_batch = 1;
+      for (long long b = 1; b <= args.max_batch; b *= 2) {
+        memory.batch = b;
+        if (estimate_inference(arch, memory).total_bytes_per_device <= usable) best_batch = b;
+      }
+      StepTime step = item_step(arch, setup, static_cast<double>(best_batch), args.input_tokens > 0 ? args.input_tokens : 128);
+      double rps = static_cast<double>(best_batch) / step.time_s * replicas;
+      result.update({{"step_time_s", step.time_s}, {"batch", best_batch}, {"requests_per_s", rps},
+                     {"tokens_per_s", nullptr}, {"bound", step.bound}});
+      text = fmt::format("{} on {}x {}: batch {} in {:.2f} ms, {} items/s ({}-bound)\n", arch.name, tp * replicas,
+                         accelerator->name, best_batch, step.time_s * 1e3, format_number(rps, 0), step.bound);
+    } else {
+      if (args.input_tokens <= 0 || args.output_tokens <= 0)
+        fail("--input-tokens", "--max-throughput needs --input-tokens and --output-tokens");
+      InferenceMemoryOptions memory;
+      memory.weight_precision = *precision;
+      memory.kv_precision = setup.kv_precision;
+      memory.tensor_parallel = tp;
+      memory.context = 2048;
+      memory.batch = 1;
+      MemoryEstimate e = estimate_inference(arch, memory);
+      double free = accelerator->memory_bytes() * 0.9 - e.weights_bytes - e.activation_bytes - e.overhead_bytes;
+      if (free <= 0)
+        throw InputError{Error{"", 0, "--tp", fmt::format("the weights ({:.1f} GiB per device) do not fit on {}x {}",
+                                                          e.weights_bytes / (1u << 30), tp, accelerator->name)}};
+      Throughput t = continuous_max_throughput(arch, setup, e.kv_cache_bytes_per_token, free, args.input_tokens,
+                                               args.output_tokens, args.max_batch);
+      if (t.batch < 1) throw InputError{Error{"", 0, "--input-tokens", "the KV cache cannot hold one request"}};
+      result.update({{"step_time_s", t.step_time_s}, {"batch", t.batch}, {"tokens_per_s", t.tokens_per_s * replicas},
+                     {"requests_per_s", t.requests_per_s * replicas}, {"bound", t.bound},
+                     {"kv_cache_bytes_per_token", e.kv_cache_bytes_per_token}});
+      text = fmt::format("{} on {}x {} (tp{}): batch {} (KV-cache limit), step {:.2f} ms, {} output tokens/s, "
+                         "{} requests/s ({}-bound)\n", arch.name, tp * replicas, accelerator->name, tp, t.batch,
+                         t.step_time_s * 1e3, format_number(t.tokens_per_s * replicas, 0),
+                         format_number(t.requests_per_s * replicas, 2), t.bound);
+    }
+  } else {
+    StepTime step;
+    double tokens = 0;
+    if (arch.kind != ModelKind::decoder) {
+      step = item_step(arch, setup, static_cast<double>(args.batch), static_cast<double>(args.context_tokens));
+      tokens = static_cast<double>(args.batch * args.context_tokens);
+    } else if (args.phase == "prefill") {
+      step = prefill_step(arch, setup, static_cast<double>(args.batch), static_cast<double>(args.context_tokens));
+      tokens = static_cast<double>(args.batch * args.context_tokens);
+    } else if (args.phase == "decode") {
+      step = decode_step(arch, setup, static_cast<double>(args.batch), static_cast<double>(args.context_tokens));
+      tokens = static_cast<double>(args.batch);
+    } else {
+      fail("--phase", "give --phase prefill or decode (or --max-throughput)");
+    }
+    result.update({{"step_time_s", step.time_s}, {"batch", args.batch}, {"tokens_per_s", tokens / step.time_s},
+                   {"requests_per_s", static_cast<double>(args.batch) / step.time_s}, {"bound", step.bound},
+                   {"compute_s", step.compute_s}, {"memory_s", step.memory_s}, {"network_s", step.network_s},
+                   {"overhead_s", step.overhead_s}, {"flops", step.flops}, {"bytes", step.bytes}});
+    text = fmt::format("{} step on {} (tp{}): {:.3f} ms ({}-bound; compute {:.3f} ms, memory {:.3f} ms, network "
+                       "{:.3f} ms, overhead {:.3f} ms), {} tokens/s\n",
+                       args.phase.empty() ? "item" : args.phase, accelerator->name, tp, step.time_s * 1e3, step.bound,
+                       step.compute_s * 1e3, step.memory_s * 1e3, step.network_s * 1e3, step.overhead_s * 1e3,
+                       format_number(tokens / step.time_s, 0));
+  }
+  if (context.options.format == "json") {
+    context.emit_json(result, "perf");
+  } else {
+    if (context.options.explain)
+      text += fmt::format("efficiency: {} (compute {:.2f}, 8-bit {:.2f}, memory {:.2f}, {:.0f} us per layer)\n"
+                          "peak {:.1f} TFLOPS, {:.0f} GB/s ({})\n",
+                          setup.efficiency.source, setup.efficiency.compute, setup.efficiency.compute_8bit,
+                          setup.efficiency.memory, setup.efficiency.overhead_per_layer_s * 1e6,
+                          compute_peak_tflops(*accelerator, *precision), accelerator->memory_gb_per_s, accelerator->source);
+    context.emit(text);
+  }
+  return 0;
+}
+
+int run_calibrate(CommandContext& context, const std::string& path) {
+  std::string text, message;
+  if (!read_file(path, text, message)) throw InputError{Error{path, 0, "", "cannot read: " + message}};
+  context.add_input(path);
+  auto measurements = read_measurements(text, path, context.catalog());
+  if (!measurements.ok()) throw InputError{measurements.error()};
+  auto calibration = calibrate(measurements.value(), context.catalog());
+  if (!calibration.ok()) {
+    Error e = calibration.error();
+    e.file = path;
+    throw InputError{e};
+  }
+  context.emit(calibration.value().to_csv());
+  for (const auto& [name, quality] : calibration.value().fit_quality)
+    context.note(fmt::format("{}: {} measurements, median |error| after fitting {:.1f}%", name, quality.first,
+                             quality.second * 100));
+  return 0;
+}
+
+}  // namespace
+
+void add_perf_commands(CLI::App& app, CommandContext& context, Action& action) {
+  auto* perf = app.add_subcommand("perf", "Predicted step time, or the best sustained throughput, on given hardware");
+  auto args = std::make_shared<PerfArgs>();
+  perf->add_option("MODEL", args->model, "Preset name or config.json")->required();
+  perf->add_option("--accelerator", args->accelerator, "Accelerator name")->required();
+  perf->add_option("--count", args->count, "Devices (replicas = count / tp)")->check(CLI::Range(1, 4096));
+  perf->add_option("--tp", args->tp, "Tensor-parallel degree (default: --count)")->check(CLI::Range(1, 64));
+  perf->add_option("--precision", args->precision, "Weights: bf16, fp16, fp8, int8, int4, fp32");
+  perf->add_option("--kv-precision", args->kv_precision, "KV cache precision (default bf16; fp8 with fp8 weights)");
+  perf->add_option("--phase", args->phase, "prefill or decode")->check(CLI::IsMember({"prefill", "decode"}));
+  perf->add_option("--batch", args->batch, "Sequences (or items) in the step")->check(CLI::Range(1LL, 1LL << 24));
+  perf->add_option("--context", args->context_tokens, "Prompt tokens (prefill) or context (decode)")
+      ->check(CLI::Range(1LL, 1LL << 26));
+  perf->add_flag("--max-throughput", args->max_throughput, "Best sustained throughput (batch limited by KV cache)");
+  perf->add_option("--input-tokens", args->input_tokens, "Prompt tokens per request")->check(CLI::Range(1.0, 1e7));
+  perf->add_option("--output-tokens", args->output_tokens, "Output tokens per request")->check(CLI::Range(1.0, 1e7));
+  perf->add_option("--max-batch", args->max_batch, "Most concurrent sequences")->check(CLI::Range(1, 1 << 20));
+  perf->add_option("--calibration", args->calibration, "Efficiency factors from `gpuwise calibrate`");
+  perf->callback([&context, &action, args] { action = [&context, args] { return run_perf(context, *args); }; });
+
+  auto* calibrate_command = app.add_subcommand("calibrate", "Fit efficiency factors to measured latencies (CSV)");
+  auto path = std::make_shared<std::string>();
+  calibrate_command->add_option("MEASUREMENTS", *path,
+                                "CSV: accelerator,model,phase,batch,tokens,latency_ms[,precision,tp,output_tokens]")
+      ->required();
+  calibrate_command->callback([&context, &action, path] {
+    action = [&context, path] { return run_calibrate(context, *path); };
+  });
+}
+
+}  // namespace gw

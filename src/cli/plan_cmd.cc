@@ -1,0 +1,226 @@
+// gpuwise plan SPEC: the cheapest configuration that meets each service's SLO, and why.
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "cli/context.h"
+#include "plan/inference.h"
+
+namespace gw {
+
+namespace {
+
+using nlohmann::json;
+
+struct PlanArgs {
+  std::string spec;
+  std::string calibration;
+  double usable_fraction = 0.90;
+  double overhead_gib = 1.0;
+  int prefill_chunk = 2048;
+};
+
+double usd_per_1k(const PlanOption& o, double average_rps) {
+  return average_rps > 0 ? o.usd_per_hour / (average_rps * 3600.0) * 1000.0 : NAN;
+}
+
+double usd_per_million_tokens(const PlanOption& o, const ServicePlan& p) {
+  double tokens_per_s = p.average_rps * (p.mean_input_tokens + p.mean_output_tokens);
+  return tokens_per_s > 0 ? o.usd_per_hour / (tokens_per_s * 3600.0) * 1e6 : NAN;
+}
+
+json option_json(const PlanOption& o, const ServicePlan& p, bool llm) {
+  json j = {{"accelerator", o.config.accelerator->name},
+            {"tensor_parallel", o.config.tensor_parallel},
+            {"batching", std::string(batching_name(o.config.batching))},
+            {"max_batch", o.config.max_batch},
+            {"replicas", o.replicas},
+            {"cloud", o.offering->cloud},
+            {"region", o.offering->region},
+            {"instance_type", o.offering->instance_type},
+            {"instances", o.instances},
+            {"pricing", std::string(pricing_name(o.pricing))},
+            {"gpus", o.instances * o.offering->accelerator_count},
+            {"utilization", o.level.utilization},
+            {"operating_batch", o.level.batch},
+            {"latency_p50_s", o.level.latency_p50_s},
+            {"latency_p99_s", o.level.latency_p99_s},
+            {"usd_per_hour", o.usd_per_hour},
+            {"usd_per_month", o.usd_per_month()},
+            {"usd_per_1k_inferences", usd_per_1k(o, p.average_rps)}};
+  if (llm) {
+    j["ttft_p99_s"] = o.level.ttft_p99_s;
+    j["tpot_p99_s"] = o.level.tpot_p99_s;
+    j["usd_per_million_tokens"] = usd_per_million_tokens(o, p);
+  }
+  return j;
+}
+
+std::string latency_text(const PlanOption& o, bool llm) {
+  if (llm) return fmt::format("ttft {:.3f} s, tpot {:.1f} ms", o.level.ttft_p99_s, o.level.tpot_p99_s * 1e3);
+  return fmt::format("p99 {:.1f} ms", o.level.latency_p99_s * 1e3);
+}
+
+int run_plan(CommandContext& context, const PlanArgs& args) {
+  auto spec = load_spec(args.spec);
+  if (!spec.ok()) throw InputError{spec.error()};
+  context.add_input(args.spec);
+  const Catalog& catalog = context.catalog();
+  std::optional<Calibration> calibration;
+  if (!args.calibration.empty()) {
+    auto loaded = Calibration::load(args.calibration);
+    if (!loaded.ok()) throw InputError{loaded.error()};
+    calibration = loaded.value();
+    context.add_input(args.calibration);
+  }
+  for (const auto& [key, model] : spec.value().models)
+    if (model.measured && !catalog.find_accelerator(model.measured->accelerator))
+      throw InputError{Error{args.spec, model.line, "models." + key + ".service_time.accelerator",
+                             "unknown accelerator '" + model.measured->accelerator + "'"}};
+  for (const auto& name : spec.value().constraints.accelerators_include)
+    if (!catalog.find_accelerator(name))
+      throw InputError{Error{args.spec, 0, "constraints.accelerators", "unknown accelerator '" + name + "'"}};
+
+  PlannerOptions options;
+  options.calibration = calibration ? &*calibration : nullptr;
+  options.usable_fraction = args.usable_fraction;
+  options.overhead_gib = args.overhead_gib;
+  options.prefill_chunk_tokens = args.prefill_chunk;
+
+  std::vector<ServicePlan> plans;
+  for (const auto& service : spec.value().services) plans.push_back(plan_service(catalog, spec.value(), service, options));
+
+  double total_per_month = 0;
+  bool all_feasible = true;
+  for (const auto& p : plans) {
+    if (p.best) total_per_month += p.best->usd_per_month();
+    all_feasible = all_feasible && p.feasible;
+  }
+  const auto& budget = spec.value().constraints.budget_usd_per_month;
+  bool over_budget = budget && total_per_month > *budget;
+  int exit_code = all_feasible && !over_budget ? 0 : 3;
+
+  if (context.options.format == "json") {
+    json services = json::array();
+    for (size_t i = 0; i < plans.size(); ++i) {
+      const auto& p = plans[i];
+      const auto& s = spec.value().services[i];
+      bool llm = spec.value().models.at(s.model_key).arch.kind == ModelKind::decoder;
+      json pareto = json::array();
+      for (const auto& o : p.pareto) pareto.push_back(option_json(o, p, llm));
+      json j = {{"name", p.service},
+                {"model", s.model_key},
+                {"feasible", p.feasible},
+                {"average_rps", p.average_rps},
+                {"peak_rps", p.peak_rps},
+                {"mean_input_tokens", p.mean_input_tokens},
+                {"mean_output_tokens", p.mean_output_tokens},
+                {"candidates_evaluated", p.candidates_evaluated},
+                {"best", p.best ? option_json(*p.best, p, llm) : json(nullptr)},
+                {"pareto", pareto},
+                {"no_batching", p.no_batching ? option_json(*p.no_batching, p, llm) : json(nullptr)},
+                {"assumptions", p.assumptions}};
+      if (!p.feasible) j["binding_constraint"] = p.binding;
+      if (p.best && p.no_batching)
+        j["batching_saves_usd_per_month"] = p.no_batching->usd_per_month() - p.best->usd_per_month();
+      if (!s.traffic.trace_path.empty()) j["trace"] = s.traffic.trace_path;
+      services.push_back(j);
+    }
+    json document = {{"spec", args.spec},
+                     {"services", services},
+                     {"total_usd_per_month", total_per_month},
+                     {"budget_usd_per_month", budget ? json(*budget) : json(nullptr)},
+                     {"within_budget", !over_budget},
+                     {"not_planned", spec.value().not_planned}};
+    context.emit_json(document, "plan");
+    return exit_code;
+  }
+
+  std::string out;
+  bool markdown = context.options.format == "md";
+  if (markdown) out += "# Plan: " + (spec.value().name.empty() ? args.spec : spec.value().name) + "\n\n";
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const auto& p = plans[i];
+    const auto& s = spec.value().services[i];
+    const ModelSpec& m = spec.value().models.at(s.model_key);
+    bool llm = m.arch.kind == ModelKind::decoder;
+    std::string heading = fmt::format("{} ({} {}): {:.3g} requests/s average, {:.3g} at peak{}", p.service, m.arch.name,
+                                      precision_name(m.precision), p.average_rps, p.peak_rps,
+                                      llm ? fmt::format("; {:.0f} input / {:.0f} output tokens on average",
+                                                        p.mean_input_tokens, p.mean_output_tokens)
+                                          : "");
+    out += markdown ? "## " + heading + "\n\n" : heading + "\n";
+    if (!p.best) {
+      out += fmt::format("  no plan: {}\n\n", p.binding);
+      continue;
+    }
+    const PlanOption& b = *p.best;
+    out += fmt::format("  best: {} x {} {} {} ({}), {} replica{} of {}x {} (tp{}, {} batching{}), {}; "
+                       "{:.0f}% busy at peak\n",
+                       b.instances, b.offering->cloud, b.offering->region, b.offering->instance_type,
+                       pricing_name(b.pricing), b.replicas, b.replicas == 1 ? "" : "s", b.config.tensor_parallel,
+                       b.config.accelerator->name, b.config.tensor_parallel, batching_name(b.config.batching),
+                       b.config.batching == Batching::none ? "" : fmt::format(", max {}", b.config.max_batch),
+                       latency_text(b, llm), b.level.utilization * 100);
+    out += fmt::format("  cost: {}/hour, {}/month, {} per 1k inferences{}\n", format_usd(b.usd_per_hour),
+                       format_usd(b.usd_per_month()), format_usd(usd_per_1k(b, p.average_rps)),
+                       llm ? fmt::format(", {} per 1M tokens", format_usd(usd_per_million_tokens(b, p))) : "");
+    if (p.no_batching) {
+      double saving = p.no_batching->usd_per_month() - b.usd_per_month();
+      out += fmt::format("  without batching: {} replicas on {} x {} ({}), {}/month; batching saves {}/month ({:.0f}%)\n",
+                         p.no_batching->replicas, p.no_batching->instances, p.no_batching->offering->instance_type,
+                         p.no_batching->config.accelerator->name, format_usd(p.no_batching->usd_per_month()),
+                         format_usd(saving), p.no_batching->usd_per_month() > 0 ? saving / p.no_batching->usd_per_month() * 100 : 0);
+    }
+    Table table;
+    table.columns = {"accelerator", "tp", "batching", "replicas", "offering", "pricing", llm ? "ttft_p99_s" : "p99_ms",
+                     llm ? "tpot_p99_ms" : "p50_ms", "busy", "usd_per_month", "usd_per_1k"};
+    table.align = {Align::left, Align::right, Align::left, Align::right, Align::left, Align::left,
+                   Align::right, Align::right, Align::right, Align::right, Align::right};
+    for (const auto& o : p.pareto)
+      table.add_row({o.config.accelerator->name, std::to_string(o.config.tensor_parallel),
+                     std::string(batching_name(o.config.batching)), std::to_string(o.replicas),
+                     fmt::format("{}x {} {} {}", o.instances, o.offering->cloud, o.offering->region, o.offering->instance_type),
+                     std::string(pricing_name(o.pricing)),
+                     llm ? format_number(o.level.ttft_p99_s, 3) : format_number(o.level.latency_p99_s * 1e3, 1),
+                     llm ? format_number(o.level.tpot_p99_s * 1e3, 1) : format_number(o.level.latency_p50_s * 1e3, 1),
+                     fmt::format("{:.0f}%", o.level.utilization * 100), format_usd(o.usd_per_month()),
+                     format_usd(usd_per_1k(o, p.average_rps))});
+    out += markdown ? "\nCost-latency frontier:\n\n" + render_markdown(table) : "  cost-latency frontier:\n" + render_text(table);
+    if (context.options.explain) {
+      out += "  assumptions:\n";
+      for (const auto& a : p.assumptions) out += "    - " + a + "\n";
+      out += "    - efficiency: " + efficiency_for(*b.config.accelerator, options.calibration).source + "\n";
+      out += fmt::format("    - {} candidate evaluations\n", p.candidates_evaluated);
+    }
+    out += "\n";
+  }
+  out += fmt::format("Total: {}/month", format_usd(total_per_month));
+  if (budget) out += fmt::format(" (budget {}/month{})", format_usd(*budget), over_budget ? ": EXCEEDED" : "");
+  out += "\n";
+  for (const auto& skipped : spec.value().not_planned) out += "Not planned by this version: " + skipped + "\n";
+  context.emit(out);
+  for (const auto& p : plans)
+    if (!p.feasible) context.err() << "gpuwise: service '" << p.service << "' cannot be planned: " << p.binding << "\n";
+  if (over_budget)
+    context.err() << fmt::format("gpuwise: the plan costs {}/month, over the budget of {}/month\n",
+                                 format_usd(total_per_month), format_usd(*budget));
+  return exit_code;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, CommandContext& context, Action& action) {
+  auto* plan = app.add_subcommand("plan", "Cheapest configuration meeting each service's SLO (workload spec in YAML)");
+  auto args = std::make_shared<PlanArgs>();
+  plan->add_option("SPEC", args->spec, "Workload spec (YAML); see examples/")->required();
+  plan->add_option("--calibration", args->calibration, "Efficiency factors from `gpuwise calibrate`");
+  plan->add_option("--usable-fraction", args->usable_fraction, "Share of device memory the server may use")
+      ->check(CLI::Range(0.05, 1.0));
+  plan->add_option("--overhead-gib", args->overhead_gib, "Runtime overhead per device")->check(CLI::Range(0.0, 1024.0));
+  plan->add_option("--prefill-chunk", args->prefill_chunk, "Token budget per step (chunked prefill)")
+      ->check(CLI::Range(64, 1 << 20));
+  plan->callback([&context, &action, args] { action = [&context, args] { return run_plan(context, *args); }; });
+}
+
+}  // namespace gw

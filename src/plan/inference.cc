@@ -1,0 +1,472 @@
+#include "plan/inference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+#include <map>
+
+#include "core/text.h"
+#include "model/memory.h"
+#include "perf/step_time.h"
+#include "perf/throughput.h"
+#include "plan/queueing.h"
+
+namespace gw {
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+PerfSetup setup_for(const Configuration& config, Precision precision, const PlannerOptions& options) {
+  PerfSetup setup;
+  setup.accelerator = config.accelerator;
+  setup.tensor_parallel = config.tensor_parallel;
+  setup.weight_precision = precision;
+  setup.kv_precision = precision == Precision::fp8 ? Precision::fp8 : Precision::bf16;
+  setup.efficiency = efficiency_for(*config.accelerator, options.calibration);
+  return setup;
+}
+
+// Free device memory for the KV cache at this layout, in bytes; negative when weights do not fit.
+double kv_free_bytes(const ModelArch& arch, Precision precision, const Configuration& config,
+                     const PlannerOptions& options, double& kv_bytes_per_token) {
+  InferenceMemoryOptions memory;
+  memory.weight_precision = precision;
+  memory.kv_precision = precision == Precision::fp8 ? Precision::fp8 : Precision::bf16;
+  memory.tensor_parallel = config.tensor_parallel;
+  memory.batch = 1;
+  memory.context = 1;
+  memory.prefill_chunk_tokens = options.prefill_chunk_tokens;
+  memory.overhead_gib = options.overhead_gib;
+  MemoryEstimate e = estimate_inference(arch, memory);
+  kv_bytes_per_token = e.kv_cache_bytes_per_token;
+  double usable = config.accelerator->memory_bytes() * options.usable_fraction;
+  // Activations at the full chunk, not at one token.
+  memory.batch = std::max(1, config.max_batch);
+  memory.context = options.prefill_chunk_tokens;
+  double activation = estimate_inference(arch, memory).activation_bytes;
+  return usable - e.weights_bytes - activation - e.overhead_bytes;
+}
+
+ServiceLevel classic_level(const ModelSpec& model, const ServiceSpec& service, const Configuration& config,
+                           int replicas, double rate, const PlannerOptions& options) {
+  ServiceLevel level;
+  const ModelArch& arch = model.arch;
+  PerfSetup setup = setup_for(config, model.precision, options);
+  double tokens = service.input_tokens.mean();
+  if (!model.measured) {
+    // Weights and the activations of a full batch must fit on the device.
+    InferenceMemoryOptions memory;
+    memory.weight_precision = model.precision;
+    memory.tensor_parallel = config.tensor_parallel;
+    memory.batch = config.max_batch;
+    memory.context = std::max(1.0, tokens);
+    memory.overhead_gib = options.overhead_gib;
+    if (estimate_inference(arch, memory).total_bytes_per_device >
+        config.accelerator->memory_bytes() * options.usable_fraction) {
+      level.binding = "memory: weights and a full batch do not fit";
+      return level;
+    }
+  }
+  auto service_time = [&](double b) {
+    if (model.measured) return model.measured->at(std::max(1.0, b));
+    return item_step(arch, setup, std::max(1.0, b), tokens).time_s;
+  };
+  double per_replica = rate / replicas;
+  if (config.batching == Batching::none) {
+    double s = service_time(1);
+    level.batch = 1;
+    level.capacity_rps = 1.0 / s;
+    level.utilization = rate * s / replicas;
+    double wait99 = mgc_wait_quantile(replicas, rate, s, 0.0, 0.99);
+    double wait50 = mgc_wait_quantile(replicas, rate, s, 0.0, 0.50);
+    level.latency_p99_s = s + wait99;
+    level.latency_p50_s = s + wait50;
+    level.feasible = std::isfinite(level.latency_p99_s);
+    if (!level.feasible) level.binding = "overloaded";
+    return level;
+  }
+  // Dynamic batching (zero queue delay): each pass takes what has queued, up to max_batch.
+  // Capacity is max_batch / S(max_batch). Under load the server runs back to back and the batch
+  // settles where it equals the arrivals during one pass: b = rate x S(b).
+  double max_batch = config.max_batch;
+  level.capacity_rps = max_batch / service_time(max_batch);
+  level.utilization = per_replica / level.capacity_rps;
+  if (per_replica >= level.capacity_rps) {
+    level.binding = "overloaded";
+    level.latency_p99_s = level.latency_p50_s = kInfinity;
+    return level;
+  }
+  double light = per_replica * service_time(1);  // busy fraction if every pass held one request
+  if (light < 1.0) {
+    // Light load: a request finds the server idle, or waits for the pass in progress.
+    double b = 1.0 + per_replica * service_time(1) / 2;
+    double s = service_time(b);
+    level.batch = b;
+    level.latency_p99_s = s + service_time(1) * std::max(0.0, 1.0 - 0.01 / light);
+    level.latency_p50_s = s + service_time(1) * std::max(0.0, 1.0 - 0.50 / light);
+  } else {
+    double b = 1;
+    for (int i = 0; i < 200; ++i) b = std::clamp(per_replica * service_time(b), 1.0, max_batch);
+    double s = service_time(b);
+    level.batch = b;
+    // Wait for the pass in progress (uniform residual), then one's own pass; when the mean batch
+    // nears max_batch, Poisson bursts leave requests for later passes (Kingman at the batch
+    // level, cv^2 of batch arrivals 1/max_batch, deterministic service, exponential tail).
+    double rho = std::min(0.999, b / max_batch);
+    double queue_mean = service_time(max_batch) * rho / (1.0 - rho) * (1.0 / max_batch) / 2.0;
+    level.latency_p99_s = s + 0.99 * s + queue_mean * std::log(100.0);
+    level.latency_p50_s = s + 0.50 * s + queue_mean * std::log(2.0);
+  }
+  level.feasible = true;
+  return level;
+}
+
+ServiceLevel llm_level(const ModelArch& arch, Precision precision, const ServiceSpec& service,
+                       const Configuration& config, int replicas, double rate, const PlannerOptions& options) {
+  ServiceLevel level;
+  PerfSetup setup = setup_for(config, precision, options);
+  const double input = service.input_tokens.mean(), output = std::max(1.0, service.output_tokens.mean());
+  const double input99 = service.input_tokens.quantile(0.99), output99 = std::max(1.0, service.output_tokens.quantile(0.99));
+  const double per_replica = rate / replicas;
+  double kv_per_token = 0;
+  double free = kv_free_bytes(arch, precision, config, options, kv_per_token);
+  if (free <= 0) {
+    level.binding = "weights do not fit";
+    return level;
+  }
+
+  if (config.batching == Batching::none) {
+    // One request at a time per replica: M/G/c over the replicas.
+    double prefill = prefill_step(arch, setup, 1, input).time_s;
+    double decode = decode_step(arch, setup, 1, input + output / 2).time_s;
+    double s = prefill + output * decode;
+    double kv_needed = kv_per_token * (input99 + output99);
+    if (kv_needed > free) {
+      level.binding = "KV cache too small for one p99 request";
+      return level;
+    }
+    level.batch = 1;
+    level.capacity_rps = 1.0 / s;
+    level.utilization = per_replica * s;
+    double wait99 = mgc_wait_quantile(replicas, rate, s, 1.0, 0.99);
+    level.ttft_p99_s = wait99 + prefill_step(arch, setup, 1, input99).time_s;
+    level.tpot_p99_s = decode_step(arch, setup, 1, input99 + output99).time_s;
+    level.latency_p99_s = level.ttft_p99_s + output99 * level.tpot_p99_s;
+    level.latency_p50_s = prefill + output * decode + mgc_wait_quantile(replicas, rate, s, 1.0, 0.5);
+    level.feasible = std::isfinite(level.latency_p99_s);
+    if (!level.feasible) level.binding = "overloaded";
+    return level;
+  }
+
+  // Continuous batching with chunked prefill: the batch is limited by the KV cache and by
+  // max_batch. Capacity is the steady-state throughput at that batch.
+  if (kv_per_token * (input99 + output99) > free) {
+    level.binding = "KV cache cannot hold one p99 request";
+    return level;
+  }
+  double kv_batch = std::floor(free / (kv_per_token * (input + output)));
+  double batch_cap = std::min<double>(kv_batch, config.max_batch);
+  if (batch_cap < 1) {
+    level.binding = "KV cache too small for one request";
+    return level;
+  }
+  Throughput max = continuous_max_throughput(arch, setup, kv_per_token, free, input, output, batch_cap);
+  level.capacity_rps = max.requests_per_s;
+  level.utilization = per_replica / std::max(1e-12, level.capacity_rps);
+  if (per_replica >= level.capacity_rps) {
+    level.binding = "overloaded";
+    level.ttft_p99_s = level.tpot_p99_s = level.latency_p99_s = kInfinity;
+    return level;
+  }
+  // Steady state at this rate: the step time tau solves tau = step(n = rate x output x tau
+  // sequences decoding, rate x input x tau prompt tokens).
+  const double chunk = options.prefill_chunk_tokens;
+  double tau = decode_step(arch, setup, 1, input).time_s;
+  for (int i = 0; i < 200; ++i) {
+    double n = std::min(batch_cap, per_replica * output * tau);
+    double admitted = per_replica * tau;
+    double next = llm_step(arch, setup, n, input + output / 2, admitted * input, admitted, input).time_s;
+    if (std::fabs(next - tau) < 1e-9) break;
+    tau = 0.5 * tau + 0.5 * next;
+  }
+  double sequences = per_replica * output * tau;
+  level.batch = sequences;
+  // Steps with a burst of new prompts are slower: p99 arrivals per step, their prompts chunked.
+  double arrivals99 = poisson_quantile(per_replica * tau, 0.99);
+  double budget = std::max(1.0, chunk - sequences);
+  double prefill99 = std::min(budget, arrivals99 * input);
+  double step99 = llm_step(arch, setup, sequences, input + output / 2, prefill99, std::min(arrivals99, 1.0 + arrivals99),
+                           input).time_s;
+  level.tpot_p99_s = step99;
+  // A p99 prompt is prefilled in chunks of the free token budget, one chunk per step; it may
+  // first wait for the step in progress and, near the KV limit, for a free slot.
+  double chunks = std::ceil(input99 / budget);
+  double chunk_step = llm_step(arch, setup, sequences, input + output / 2, std::min(budget, input99), 1, input99).time_s;
+  double slot_wait = mgc_wait_quantile(static_cast<int>(batch_cap), per_replica, output * tau, 1.0, 0.99);
+  level.ttft_p99_s = tau + chunks * chunk_step + (std::isfinite(slot_wait) ? slot_wait : kInfinity);
+  level.latency_p99_s = level.ttft_p99_s + output99 * step99;
+  level.latency_p50_s = tau + std::ceil(service.input_tokens.quantile(0.5) / budget) * chunk_step +
+                        service.output_tokens.quantile(0.5) * tau;
+  level.feasible = std::isfinite(level.latency_p99_s);
+  if (!level.feasible) level.binding = "overloaded";
+  return level;
+}
+
+std::vector<int> batch_limits(const ServiceSpec& service, Batching batching, bool llm) {
+  if (batching == Batching::none) return {1};
+  if (service.max_batch > 0) return {service.max_batch};
+  if (llm) return {256};  // vLLM's default max_num_seqs; the KV cache usually binds first
+  return {2, 4, 8, 16, 32, 64, 128, 256};
+}
+
+bool better(const PlanOption& a, const PlanOption& b) {
+  if (a.usd_per_hour != b.usd_per_hour) return a.usd_per_hour < b.usd_per_hour;
+  if (a.level.latency_p99_s != b.level.latency_p99_s) return a.level.latency_p99_s < b.level.latency_p99_s;
+  if (a.instances != b.instances) return a.instances < b.instances;
+  if (a.offering->key() != b.offering->key()) return a.offering->key() < b.offering->key();
+  if (a.config.tensor_parallel != b.config.tensor_parallel) return a.config.tensor_parallel < b.config.tensor_parallel;
+  if (a.config.max_batch != b.config.max_batch) return a.config.max_batch < b.config.max_batch;
+  return static_cast<int>(a.pricing) < static_cast<int>(b.pricing);
+}
+
+}  // namespace
+
+ServiceLevel evaluate_service(const ModelSpec& model, const ServiceSpec& service, const Configuration& config,
+                              int replicas, double rate_rps, const PlannerOptions& options) {
+  if (model.arch.kind == ModelKind::decoder)
+    return llm_level(model.arch, model.precision, service, config, replicas, rate_rps, options);
+  return classic_level(model, service, config, replicas, rate_rps, options);
+}
+
+bool meets_slo(const ServiceLevel& level, const Slo& slo, double max_utilization, std::string* why) {
+  auto fail = [&](const std::string& reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  if (!level.feasible) return fail(level.binding.empty() ? "infeasible" : level.binding);
+  if (level.utilization > max_utilization + 1e-12)
+    return fail(fmt::format("utilization {:.0f}% above the {:.0f}% limit", level.utilization * 100, max_utilization * 100));
+  if (slo.ttft_p99_s && level.ttft_p99_s > *slo.ttft_p99_s) return fail("ttft_p99_s");
+  if (slo.tpot_p99_s && level.tpot_p99_s > *slo.tpot_p99_s) return fail("tpot_p99_s");
+  if (slo.e2e_p99_s && level.latency_p99_s > *slo.e2e_p99_s) return fail("e2e_p99_s");
+  if (slo.latency_p99_s && level.latency_p99_s > *slo.latency_p99_s) return fail("latency_p99_s");
+  if (slo.latency_p50_s && level.latency_p50_s > *slo.latency_p50_s) return fail("latency_p50_s");
+  return true;
+}
+
+std::vector<const Accelerator*> allowed_accelerators(const Catalog& catalog, const Constraints& c) {
+  std::vector<const Accelerator*> out;
+  for (const auto& accelerator : catalog.accelerators()) {
+    auto named = [&](const std::vector<std::string>& names) {
+      return std::any_of(names.begin(), names.end(),
+                         [&](const std::string& n) { return catalog.find_accelerator(n) == &accelerator; });
+    };
+    if (!c.accelerators_include.empty() && !named(c.accelerators_include)) continue;
+    if (named(c.accelerators_exclude)) continue;
+    out.push_back(&accelerator);
+  }
+  return out;
+}
+
+std::vector<const Offering*> allowed_offerings(const Catalog& catalog, const Constraints& c,
+                                               const Accelerator& accelerator, int min_count) {
+  OfferingFilter filter;
+  filter.clouds = c.clouds;
+  filter.regions = c.regions;
+  filter.accelerators = {accelerator.name};
+  filter.complete_prices_only = true;  // a GPU-only price would undercut every whole instance
+  std::vector<const Offering*> out;
+  for (const Offering* o : catalog.select(filter))
+    if (o->accelerator_count >= min_count) out.push_back(o);
+  return out;
+}
+
+ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
+                         const PlannerOptions& options) {
+  ServicePlan plan;
+  plan.service = service.name;
+  const ModelSpec& model = spec.models.at(service.model_key);
+  const ModelArch& arch = model.arch;
+  const bool llm = arch.kind == ModelKind::decoder;
+  const double peak = service.traffic.peak_rps;
+  const double max_util = spec.constraints.max_utilization;
+  plan.average_rps = service.traffic.average_rps;
+  plan.peak_rps = peak;
+  plan.mean_input_tokens = service.input_tokens.mean();
+  plan.mean_output_tokens = service.output_tokens.mean();
+
+  std::vector<Batching> policies;
+  if (service.batching == Batching::automatic) {
+    policies = {Batching::none, llm ? Batching::continuous : Batching::dynamic};
+  } else {
+    policies = {service.batching};
+  }
+  bool want_contrast = std::find(policies.begin(), policies.end(), Batching::none) == policies.end();
+  if (want_contrast) policies.insert(policies.begin(), Batching::none);
+
+  std::vector<PlanOption> all;
+  // The best value each SLO metric reaches in any configuration (at the most replicas), to say
+  // which constraint binds when none meets them all.
+  std::map<std::string, std::pair<double, std::string>> best_achieved;
+  bool any_fit = false, any_offering = false;
+
+  for (const Accelerator* accelerator : allowed_accelerators(catalog, spec.constraints)) {
+    // Measured service times hold for the accelerator they were measured on only.
+    if (model.measured && catalog.find_accelerator(model.measured->accelerator) != accelerator) continue;
+    for (int tp : {1, 2, 4, 8}) {
+      if (arch.kind != ModelKind::generic && arch.num_heads % tp != 0) continue;
+      if (arch.kind == ModelKind::generic && tp > 1) continue;
+      auto offerings = allowed_offerings(catalog, spec.constraints, *accelerator, tp);
+      // Memory: the weights (and for LLMs one p99 request's KV) must fit at this tp.
+      Configuration probe{accelerator, tp, Batching::none, 1};
+      double kv_per_token = 0;
+      double free = kv_free_bytes(arch, model.precision, probe, options, kv_per_token);
+      double need = llm ? kv_per_token * (service.input_tokens.quantile(0.99) + service.output_tokens.quantile(0.99)) : 0;
+      if (free <= need) continue;
+      any_fit = true;
+      if (offerings.empty()) continue;
+      any_offering = true;
+      for (Batching batching : policies) {
+        for (int limit : batch_limits(service, batching, llm)) {
+          Configuration config{accelerator, tp, batching, limit};
+          auto ok = [&](int replicas, std::string* why) {
+            ++plan.candidates_evaluated;
+            ServiceLevel level = evaluate_service(model, service, config, replicas, peak, options);
+            return meets_slo(level, service.slo, max_util, why);
+          };
+          // Fewest replicas: capacity gives a lower bound; latency falls as replicas grow, so
+          // double until the SLO holds, then bisect.
+          ServiceLevel one = evaluate_service(model, service, config, 1, peak, options);
+          {
+            ServiceLevel floor = evaluate_service(model, service, config, options.max_replicas, peak, options);
+            std::string where = fmt::format("{} tp{}, {} batching", accelerator->name, tp, batching_name(batching));
+            auto record = [&](const char* key, double achieved) {
+              if (!floor.feasible || !std::isfinite(achieved)) return;
+              auto it = best_achieved.find(key);
+              if (it == best_achieved.end() || achieved < it->second.first) best_achieved[key] = {achieved, where};
+            };
+            record("ttft_p99_s", floor.ttft_p99_s);
+            record("tpot_p99_s", floor.tpot_p99_s);
+            record("e2e_p99_s", floor.latency_p99_s);
+            record("latency_p99_s", floor.latency_p99_s);
+            record("latency_p50_s", floor.latency_p50_s);
+          }
+          if (one.capacity_rps <= 0) continue;
+          const int base = std::max(1, static_cast<int>(std::floor(peak / (one.capacity_rps * max_util))));
+          int low = std::min(base, options.max_replicas), high = low;
+          std::string why;
+          bool found = false;
+          // Latency only falls as replicas are added: if the most replicas allowed miss the SLO,
+          // no count meets it.
+          if (ok(options.max_replicas, &why)) {
+            while (true) {
+              if (ok(high, &why)) {
+                found = true;
+                break;
+              }
+              low = high + 1;
+              high = std::min(options.max_replicas, high * 2);
+            }
+          } else {
+            high = options.max_replicas;
+          }
+          if (!found) {
+            // Report how close the best this configuration can do comes to each SLO.
+            continue;
+          }
+          while (high - low > 0) {
+            int mid = low + (high - low) / 2;
+            if (ok(mid, nullptr)) high = mid; else low = mid + 1;
+          }
+          int replicas = high;
+          ServiceLevel level = evaluate_service(model, service, config, replicas, peak, options);
+          for (const Offering* offering : offerings) {
+            int per_instance = offering->accelerator_count / tp;
+            int instances = (replicas + per_instance - 1) / per_instance;
+            for (Pricing pricing : spec.constraints.pricing) {
+              auto price = offering->usd_per_hour(pricing);
+              if (!price) continue;
+              PlanOption option;
+              option.config = config;
+              option.replicas = replicas;
+              option.offering = offering;
+              option.pricing = pricing;
+              option.instances = instances;
+              option.usd_per_hour = *price * instances;
+              option.level = level;
+              all.push_back(option);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  if (!any_fit) {
+    plan.binding = "memory: the model does not fit on any allowed accelerator (up to tp=8)";
+  } else if (!any_offering) {
+    plan.binding = "offerings: no allowed cloud/region offers an accelerator the model fits on";
+  }
+  std::vector<PlanOption> batched, unbatched;
+  for (const auto& option : all) {
+    bool is_none = option.config.batching == Batching::none;
+    bool allowed = !(want_contrast && is_none);
+    if (allowed) batched.push_back(option);
+    if (is_none) unbatched.push_back(option);
+  }
+  auto cheapest = [](std::vector<PlanOption>& options) -> std::optional<PlanOption> {
+    if (options.empty()) return std::nullopt;
+    return *std::min_element(options.begin(), options.end(), better);
+  };
+  plan.best = cheapest(batched);
+  if (service.batching != Batching::none) plan.no_batching = cheapest(unbatched);
+  plan.feasible = plan.best.has_value();
+  if (!plan.feasible && plan.binding.empty()) {
+    const std::pair<const char*, std::optional<double>> targets[] = {
+        {"ttft_p99_s", service.slo.ttft_p99_s}, {"tpot_p99_s", service.slo.tpot_p99_s},
+        {"e2e_p99_s", service.slo.e2e_p99_s}, {"latency_p99_s", service.slo.latency_p99_s},
+        {"latency_p50_s", service.slo.latency_p50_s}};
+    for (const auto& [key, target] : targets) {
+      if (!target) continue;
+      auto it = best_achieved.find(key);
+      if (it == best_achieved.end() || it->second.first > *target) {
+        if (!plan.binding.empty()) plan.binding += "; ";
+        plan.binding += it == best_achieved.end()
+                            ? fmt::format("{} {:.3g} s: no configuration serves the load", key, *target)
+                            : fmt::format("{} {:.3g} s cannot be met: the fastest configuration reaches {:.3g} s ({})",
+                                          key, *target, it->second.first, it->second.second);
+      }
+    }
+    if (plan.binding.empty())
+      plan.binding = "each SLO target is reachable alone, but no configuration meets them together";
+  }
+
+  // Cost-latency Pareto set over distinct accelerator/tp/batching configurations.
+  std::sort(batched.begin(), batched.end(), better);
+  double best_latency = kInfinity;
+  for (const auto& option : batched) {
+    double latency = llm ? option.level.ttft_p99_s + option.level.tpot_p99_s * plan.mean_output_tokens
+                         : option.level.latency_p99_s;
+    if (latency < best_latency - 1e-12) {
+      best_latency = latency;
+      plan.pareto.push_back(option);
+      if (static_cast<int>(plan.pareto.size()) >= options.pareto_size) break;
+    }
+  }
+  plan.assumptions.push_back(fmt::format("sized for the peak rate {:.3g} requests/s, replicas at most {:.0f}% busy",
+                                         peak, max_util * 100));
+  if (llm)
+    plan.assumptions.push_back(fmt::format("continuous batching with chunked prefill ({} tokens per step); "
+                                           "steady-state step time from the roofline; TTFT and TPOT p99 from "
+                                           "Poisson bursts per step and Erlang-C waits for a KV slot",
+                                           options.prefill_chunk_tokens));
+  else
+    plan.assumptions.push_back("dynamic batching takes what has queued when a pass ends (no extra delay); "
+                               "p99 from the pass in progress plus Kingman's batch-level queue with an exponential tail");
+  plan.assumptions.push_back("no batching: M/G/c over the replicas (Erlang C with the Allen-Cunneen correction)");
+  return plan;
+}
+
+}  // namespace gw

@@ -1,0 +1,87 @@
+// Capacity planning for real-time inference services: for every accelerator, tensor-parallel
+// degree, batching policy and batch limit, the fewest replicas that meet the SLO at peak traffic
+// (screened with a queueing model of batched service), then every offering and pricing that can
+// host them; the cheapest wins, with a cost-latency Pareto set and the no-batching contrast.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "perf/efficiency.h"
+#include "spec/spec.h"
+
+namespace gw {
+
+// How one configuration behaves at a request rate (per the planner's model).
+struct ServiceLevel {
+  bool feasible = false;
+  std::string binding;         // why not, when not
+  double latency_p50_s = 0;    // classic: end to end; LLM: end to end
+  double latency_p99_s = 0;
+  double ttft_p99_s = 0;       // LLM only
+  double tpot_p99_s = 0;       // LLM only
+  double utilization = 0;      // fraction of the replicas' capacity used at this rate
+  double batch = 0;            // operating batch (sequences or items per step)
+  double capacity_rps = 0;     // per replica, at the utilization limit 1
+};
+
+struct Configuration {
+  const Accelerator* accelerator = nullptr;
+  int tensor_parallel = 1;
+  Batching batching = Batching::none;
+  int max_batch = 1;
+};
+
+struct PlanOption {
+  Configuration config;
+  int replicas = 0;
+  const Offering* offering = nullptr;
+  Pricing pricing = Pricing::on_demand;
+  int instances = 0;
+  double usd_per_hour = 0;
+  ServiceLevel level;  // at peak traffic
+  // Derived money figures.
+  double usd_per_month() const { return usd_per_hour * 730.0; }
+};
+
+struct ServicePlan {
+  std::string service;
+  bool feasible = false;
+  std::string binding;                  // the constraint that cannot be met, when infeasible
+  std::optional<PlanOption> best;
+  std::vector<PlanOption> pareto;       // cost-latency frontier, cheapest first
+  std::optional<PlanOption> no_batching;
+  long long candidates_evaluated = 0;
+  double average_rps = 0, peak_rps = 0;
+  double mean_input_tokens = 0, mean_output_tokens = 0;
+  std::vector<std::string> assumptions;
+};
+
+struct PlannerOptions {
+  const Calibration* calibration = nullptr;
+  double usable_fraction = 0.90;
+  double overhead_gib = 1.0;
+  int prefill_chunk_tokens = 2048;  // token budget per step under chunked prefill
+  int max_replicas = 100000;
+  int pareto_size = 8;
+};
+
+// The model of one configuration at a rate: used by the search and by tests that brute-force it.
+ServiceLevel evaluate_service(const ModelSpec& model, const ServiceSpec& service, const Configuration& config,
+                              int replicas, double rate_rps, const PlannerOptions& options);
+
+// Whether a level meets the service's SLO (and the utilization limit).
+bool meets_slo(const ServiceLevel& level, const Slo& slo, double max_utilization, std::string* why);
+
+ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
+                         const PlannerOptions& options);
+
+// Offerings a spec allows for an accelerator (clouds, regions), at least min_count devices each.
+std::vector<const Offering*> allowed_offerings(const Catalog& catalog, const Constraints& constraints,
+                                               const Accelerator& accelerator, int min_count);
+// Accelerators a spec allows.
+std::vector<const Accelerator*> allowed_accelerators(const Catalog& catalog, const Constraints& constraints);
+
+}  // namespace gw

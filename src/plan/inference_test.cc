@@ -1,0 +1,191 @@
+#include "plan/inference.h"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <random>
+
+#include "model/presets.h"
+
+namespace gw {
+namespace {
+
+// A random small catalog: a few accelerators with random memory, bandwidth and peak, each with
+// a few offerings of random size and price in random clouds and regions.
+Catalog random_catalog(std::mt19937_64& random) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::string accelerators = "name,vendor,memory_gib,memory_gb_per_s,bf16_tflops,fp8_tflops,int8_tops,interconnect_gb_per_s,pcie_gen,class,source,as_of\n";
+  std::string offerings = "cloud,region,zone,instance_type,accelerator,accelerator_count,on_demand_usd_per_hour,spot_usd_per_hour,source,as_of\n";
+  int count = 2 + static_cast<int>(unit(random) * 3);
+  for (int a = 0; a < count; ++a) {
+    double memory = std::vector<double>{16, 24, 48, 80, 141}[static_cast<size_t>(unit(random) * 5)];
+    double bandwidth = 300 + unit(random) * 4000;
+    double bf16 = 50 + unit(random) * 1000;
+    accelerators += fmt::format("X{},nvidia,{},{:.0f},{:.0f},{:.0f},{:.0f},{},{},both,test,2026-11-30\n", a, memory,
+                                bandwidth, bf16, bf16 * 2, bf16 * 2, unit(random) < 0.5 ? 0 : 900, 4);
+    int n = 1 + static_cast<int>(unit(random) * 3);
+    for (int o = 0; o < n; ++o) {
+      int gpus = std::vector<int>{1, 2, 4, 8}[static_cast<size_t>(unit(random) * 4)];
+      double price = gpus * (0.2 + unit(random) * 4);
+      offerings += fmt::format("{},{},,t{}-{},X{},{},{:.3f},{:.3f},test,2026-11-30\n", unit(random) < 0.5 ? "aws" : "gcp",
+                               unit(random) < 0.5 ? "us-east-1" : "europe-west4", a, o, a, gpus, price, price * 0.4);
+    }
+  }
+  Catalog catalog;
+  EXPECT_FALSE(catalog.add_accelerators_csv(accelerators, "acc.csv").has_value());
+  EXPECT_FALSE(catalog.add_offerings_csv(offerings, "off.csv").has_value());
+  return catalog;
+}
+
+Spec random_spec(std::mt19937_64& random, bool llm) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::string text;
+  if (llm) {
+    text = fmt::format(R"(
+constraints: {{pricing: [on-demand, spot], headroom: {:.2f}}}
+models:
+  m: {{preset: {}, precision: bf16}}
+services:
+  - name: s
+    model: m
+    traffic: {{rps: {{average: 1, peak: {:.2f}}}}}
+    tokens: {{input: {{mean: {:.0f}, p99: {:.0f}}}, output: {:.0f}}}
+    slo: {{ttft_p99_s: {:.3f}, tpot_p99_s: {:.3f}}}
+)", 0.1 + unit(random) * 0.3, unit(random) < 0.5 ? "llama-3.2-1b" : "gpt2", 1 + unit(random) * 20,
+                       200 + unit(random) * 400, 1000 + unit(random) * 800, 50 + unit(random) * 200,
+                       std::pow(10.0, unit(random) * 2 - 2), std::pow(10.0, unit(random) * 1.5 - 2.5));
+  } else {
+    text = fmt::format(R"(
+constraints: {{pricing: [on-demand], headroom: {:.2f}}}
+models:
+  m: {{params: {:.3g}, flops_per_item: {:.3g}, bytes_per_item: 1e6, precision: fp16}}
+services:
+  - name: s
+    model: m
+    traffic: {{rps: {:.1f}}}
+    slo: {{latency_p99_s: {:.4f}}}
+)", 0.1 + unit(random) * 0.3, 1e7 + unit(random) * 5e8, 1e9 + unit(random) * 2e11, 5 + unit(random) * 3000,
+                       std::pow(10.0, unit(random) * 3 - 3.5));
+  }
+  auto spec = parse_spec(text, "random.yaml");
+  EXPECT_TRUE(spec.ok()) << spec.error().to_string() << "\n" << text;
+  return spec.value();
+}
+
+// Brute force: every configuration, every replica count up to a bound, every offering and pricing.
+std::optional<double> brute_force_cost(const Catalog& catalog, const Spec& spec, const PlannerOptions& options,
+                                       int max_replicas) {
+  const ServiceSpec& service = spec.services[0];
+  const ModelSpec& model = spec.models.at(service.model_key);
+  bool llm = model.arch.kind == ModelKind::decoder;
+  std::optional<double> best;
+  for (const Accelerator* accelerator : allowed_accelerators(catalog, spec.constraints)) {
+    for (int tp : {1, 2, 4, 8}) {
+      if (model.arch.kind != ModelKind::generic && model.arch.num_heads % tp != 0) continue;
+      if (model.arch.kind == ModelKind::generic && tp > 1) continue;
+      for (Batching batching : {Batching::none, llm ? Batching::continuous : Batching::dynamic}) {
+        std::vector<int> limits = batching == Batching::none ? std::vector<int>{1}
+                                  : llm ? std::vector<int>{256}
+                                        : std::vector<int>{2, 4, 8, 16, 32, 64, 128, 256};
+        for (int limit : limits) {
+          Configuration config{accelerator, tp, batching, limit};
+          for (int replicas = 1; replicas <= max_replicas; ++replicas) {
+            ServiceLevel level = evaluate_service(model, service, config, replicas, service.traffic.peak_rps, options);
+            if (!meets_slo(level, service.slo, spec.constraints.max_utilization, nullptr)) continue;
+            for (const Offering* offering : allowed_offerings(catalog, spec.constraints, *accelerator, tp)) {
+              int per_instance = offering->accelerator_count / tp;
+              int instances = (replicas + per_instance - 1) / per_instance;
+              for (Pricing pricing : spec.constraints.pricing) {
+                auto price = offering->usd_per_hour(pricing);
+                if (price && (!best || *price * instances < *best)) best = *price * instances;
+              }
+            }
+            break;  // more replicas of the same configuration only cost more
+          }
+        }
+      }
+    }
+  }
+  return best;
+}
+
+TEST(InferencePlanner, IsTheTrueCostMinimumOnRandomCatalogs) {
+  std::mt19937_64 random(20261130);
+  PlannerOptions options;
+  options.max_replicas = 1500;
+  int feasible = 0, infeasible = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    bool llm = trial % 2 == 1;
+    Catalog catalog = random_catalog(random);
+    Spec spec = random_spec(random, llm);
+    ServicePlan plan = plan_service(catalog, spec, spec.services[0], options);
+    auto brute = brute_force_cost(catalog, spec, options, options.max_replicas);
+    ASSERT_EQ(plan.best.has_value(), brute.has_value()) << "trial " << trial << ": " << plan.binding;
+    if (brute) {
+      EXPECT_NEAR(plan.best->usd_per_hour, *brute, 1e-9) << "trial " << trial;
+      ++feasible;
+    } else {
+      EXPECT_FALSE(plan.binding.empty());
+      ++infeasible;
+    }
+  }
+  // The random cases exercise both outcomes.
+  EXPECT_GT(feasible, 20);
+  EXPECT_GT(infeasible, 0);
+}
+
+TEST(InferencePlanner, BatchingBeatsOneRequestPerPassAtHighRates) {
+  auto spec = parse_spec(R"(
+constraints: {clouds: [aws], pricing: [on-demand], headroom: 0.2}
+models:
+  m: {params: 110e6, service_time: {accelerator: T4, batch_ms: {1: 50, 16: 70, 64: 140, 256: 480}}}
+services:
+  - {name: spam, model: m, traffic: {rps: 3000}, slo: {latency_p99_s: 0.5}}
+)", "spam.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  Catalog catalog = Catalog::embedded().value();
+  ServicePlan plan = plan_service(catalog, spec.value(), spec.value().services[0], PlannerOptions{});
+  ASSERT_TRUE(plan.best && plan.no_batching);
+  // Little's law: 3,000/s x 50 ms = 150 busy GPUs; at most 80% busy: 188.
+  EXPECT_EQ(plan.no_batching->replicas, 188);
+  EXPECT_LT(plan.best->replicas, 20);
+  EXPECT_EQ(plan.best->config.batching, Batching::dynamic);
+}
+
+TEST(InferencePlanner, SeventyBillionNeedsTensorParallelism) {
+  auto spec = parse_spec(R"(
+constraints: {pricing: [on-demand]}
+models: {big: {preset: llama-3.1-70b, precision: bf16}}
+services:
+  - name: a
+    model: big
+    traffic: {rps: 2}
+    tokens: {input: 1500, output: 300}
+    slo: {ttft_p99_s: 3, tpot_p99_s: 0.1}
+)", "big.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  Catalog catalog = Catalog::embedded().value();
+  ServicePlan plan = plan_service(catalog, spec.value(), spec.value().services[0], PlannerOptions{});
+  ASSERT_TRUE(plan.best.has_value()) << plan.binding;
+  EXPECT_GE(plan.best->config.tensor_parallel, 2);  // 141 GB of weights fit no single device
+}
+
+TEST(InferencePlanner, ImpossibleSloSaysWhichConstraintBinds) {
+  auto spec = parse_spec(R"(
+models: {m: {preset: llama-3.1-8b}}
+services:
+  - name: a
+    model: m
+    traffic: {rps: 1}
+    tokens: {input: 4000, output: 100}
+    slo: {ttft_p99_s: 0.001, tpot_p99_s: 0.1}
+)", "fast.yaml");
+  ASSERT_TRUE(spec.ok());
+  Catalog catalog = Catalog::embedded().value();
+  ServicePlan plan = plan_service(catalog, spec.value(), spec.value().services[0], PlannerOptions{});
+  EXPECT_FALSE(plan.feasible);
+  EXPECT_NE(plan.binding.find("ttft_p99_s"), std::string::npos) << plan.binding;
+}
+
+}  // namespace
+}  // namespace gw

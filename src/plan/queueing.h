@@ -1,0 +1,22 @@
+// Queueing formulas the planner screens candidates with: Erlang C for M/M/c, the Allen-Cunneen
+// correction for general service times, and the exponential tail of the waiting time.
+#pragma once
+
+namespace gw {
+
+// Probability that an arrival waits in M/M/c with offered load a = lambda/mu (a < c).
+double erlang_c(int servers, double offered_load);
+
+// The q-quantile of the waiting time in M/G/c: P(W > t) ~ C * exp(-2 (c mu - lambda) t / (1 + cs2)),
+// with service-time squared coefficient of variation cs2 (0 deterministic, 1 exponential).
+// Returns +infinity when lambda >= c mu.
+double mgc_wait_quantile(int servers, double arrival_rate, double mean_service_s, double cs2, double q);
+
+// Mean waiting time in M/G/c (Allen-Cunneen): Wq(M/M/c) x (1 + cs2) / 2.
+double mgc_mean_wait(int servers, double arrival_rate, double mean_service_s, double cs2);
+
+// The q-quantile of a Poisson count with mean m (normal approximation with continuity; exact
+// enough for the step-level bursts the planner needs).
+double poisson_quantile(double mean, double q);
+
+}  // namespace gw

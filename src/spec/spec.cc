@@ -1,0 +1,466 @@
+#include "spec/spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "core/text.h"
+#include "model/hf_config.h"
+#include "model/presets.h"
+
+namespace gw {
+
+double TokenDistribution::mean() const {
+  if (sample.empty()) return 0;
+  double sum = 0;
+  for (double v : sample) sum += v;
+  return sum / static_cast<double>(sample.size());
+}
+
+double TokenDistribution::quantile(double q) const {
+  if (sample.empty()) return 0;
+  double position = q * static_cast<double>(sample.size() - 1);
+  size_t low = static_cast<size_t>(std::floor(position));
+  size_t high = std::min(sample.size() - 1, low + 1);
+  double weight = position - static_cast<double>(low);
+  return sample[low] * (1 - weight) + sample[high] * weight;
+}
+
+std::string_view batching_name(Batching batching) {
+  switch (batching) {
+    case Batching::none: return "none";
+    case Batching::dynamic: return "dynamic";
+    case Batching::continuous: return "continuous";
+    case Batching::automatic: return "auto";
+  }
+  return "auto";
+}
+
+double MeasuredServiceTime::at(double batch) const {
+  if (batch_seconds.empty()) return 0;
+  if (batch <= batch_seconds.front().first) return batch_seconds.front().second;
+  for (size_t i = 1; i < batch_seconds.size(); ++i) {
+    auto [b0, t0] = batch_seconds[i - 1];
+    auto [b1, t1] = batch_seconds[i];
+    if (batch <= b1) return t0 + (t1 - t0) * (batch - b0) / (b1 - b0);
+  }
+  auto [b, t] = batch_seconds.back();
+  return t * batch / b;
+}
+
+namespace {
+
+struct SpecError {
+  Error error;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& message) const {
+    int line = node.IsDefined() ? node.Mark().line + 1 : 0;
+    throw SpecError{Error{file_, line, key, message}};
+  }
+
+  // Rejects keys outside allowed, suggesting the closest allowed one.
+  void check_keys(const YAML::Node& node, const std::string& path, const std::vector<std::string>& allowed) const {
+    if (!node.IsMap()) fail(node, path, "expected a mapping of keys");
+    for (const auto& entry : node) {
+      std::string key = entry.first.as<std::string>();
+      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+      std::string hint = closest_match(key, allowed);
+      fail(entry.first, join(path, key),
+           "unknown key" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+               "; allowed here: " + list(allowed));
+    }
+  }
+
+  double number(const YAML::Node& node, const std::string& key, double min, double max) const {
+    if (!node.IsScalar()) fail(node, key, "expected a number");
+    std::string text = node.Scalar();
+    double value = 0;
+    try {
+      size_t used = 0;
+      value = std::stod(text, &used);
+      if (used != text.size()) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      fail(node, key, "'" + text + "' is not a number");
+    }
+    if (!std::isfinite(value)) fail(node, key, "must be a finite number");
+    if (value < min || value > max) fail(node, key, fmt::format("{} is outside [{}, {}]", text, min, max));
+    return value;
+  }
+
+  std::string text(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar()) fail(node, key, "expected a string");
+    return node.Scalar();
+  }
+
+  std::vector<std::string> strings(const YAML::Node& node, const std::string& key) const {
+    std::vector<std::string> out;
+    if (node.IsScalar()) return {node.Scalar()};
+    if (!node.IsSequence()) fail(node, key, "expected a list of strings");
+    for (const auto& item : node) out.push_back(text(item, key));
+    return out;
+  }
+
+  static std::string join(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+  static std::string list(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+    return out;
+  }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+// Lognormal quantiles matching a mean and a p99, or a fixed value when only the mean is given.
+TokenDistribution distribution_from(double mean, std::optional<double> p99) {
+  TokenDistribution d;
+  if (!p99 || *p99 <= mean) {
+    d.sample = {mean};
+    return d;
+  }
+  // ln(p99/mean) = z*sigma - sigma^2/2 with z = 2.3263; take the smaller root.
+  const double z = 2.326347874;
+  double c = std::log(*p99 / mean);
+  double disc = z * z - 2 * c;
+  double sigma = disc > 0 ? z - std::sqrt(disc) : z;
+  double mu = std::log(mean) - sigma * sigma / 2;
+  for (int i = 0; i < 999; ++i) {
+    double q = (i + 0.5) / 999.0;
+    // Inverse normal CDF by Acklam's rational approximation is overkill here: use erfinv via Newton.
+    double x = 0;
+    for (int it = 0; it < 50; ++it) {
+      double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+      double pdf = std::exp(-x * x / 2) / std::sqrt(2 * M_PI);
+      x -= (cdf - q) / std::max(pdf, 1e-300);
+    }
+    d.sample.push_back(std::exp(mu + sigma * x));
+  }
+  std::sort(d.sample.begin(), d.sample.end());
+  return d;
+}
+
+std::vector<double> named_profile(const std::string& name) {
+  std::vector<double> hours;
+  if (name == "flat") return {};
+  if (name == "diurnal") {
+    // Peak at 14:00, trough at 02:00, peak/average 1.6.
+    for (int h = 0; h < 24; ++h) hours.push_back(1.0 + 0.6 * std::cos((h - 14) * 2 * M_PI / 24));
+    return hours;
+  }
+  if (name == "weekday-business-hours") {
+    // Monday 00:00 first; 09:00-18:00 on weekdays carries most traffic.
+    for (int day = 0; day < 7; ++day)
+      for (int h = 0; h < 24; ++h) hours.push_back(day < 5 && h >= 9 && h < 18 ? 2.2 : day < 5 ? 0.5 : 0.3);
+    double sum = 0;
+    for (double v : hours) sum += v;
+    for (double& v : hours) v *= 168.0 / sum;  // average 1
+    return hours;
+  }
+  return {{-1}};
+}
+
+ModelSpec read_model(const Reader& r, const YAML::Node& node, const std::string& key, const std::string& base_dir) {
+  std::string path = "models." + key;
+  ModelSpec model;
+  model.key = key;
+  model.line = node.Mark().line + 1;
+  if (node.IsScalar()) {  // shorthand: a preset name
+    auto arch = load_preset(node.Scalar());
+    if (!arch.ok()) r.fail(node, path, arch.error().message);
+    model.arch = arch.value();
+    return model;
+  }
+  r.check_keys(node, path, {"preset", "config", "precision", "params", "flops_per_item", "bytes_per_item", "service_time"});
+  int sources = node["preset"].IsDefined() + node["config"].IsDefined() + node["params"].IsDefined();
+  if (sources != 1) r.fail(node, path, "give exactly one of preset, config or params");
+  if (node["preset"]) {
+    auto arch = load_preset(r.text(node["preset"], path + ".preset"));
+    if (!arch.ok()) r.fail(node["preset"], path + ".preset", arch.error().message);
+    model.arch = arch.value();
+  } else if (node["config"]) {
+    std::string config = r.text(node["config"], path + ".config");
+    std::filesystem::path resolved = std::filesystem::path(config).is_absolute() ? std::filesystem::path(config) : std::filesystem::path(base_dir) / config;
+    auto arch = load_model_config(resolved.string());
+    if (!arch.ok()) throw SpecError{arch.error()};
+    model.arch = arch.value();
+  } else {
+    model.arch.kind = ModelKind::generic;
+    model.arch.model_type = "generic";
+    model.arch.name = key;
+    model.arch.source = r.file();
+    model.arch.generic_params = r.number(node["params"], path + ".params", 1, 1e15);
+    model.arch.flops_per_item = node["flops_per_item"] ? r.number(node["flops_per_item"], path + ".flops_per_item", 1, 1e18)
+                                                       : 2 * model.arch.generic_params;
+    model.arch.activation_bytes_per_item =
+        node["bytes_per_item"] ? r.number(node["bytes_per_item"], path + ".bytes_per_item", 0, 1e13) : 0;
+  }
+  if (const YAML::Node measured = node["service_time"]) {
+    std::string where = path + ".service_time";
+    r.check_keys(measured, where, {"accelerator", "batch_ms"});
+    if (model.arch.kind == ModelKind::decoder)
+      r.fail(measured, where, "measured service times apply to non-LLM models; LLMs use the step-time model");
+    if (!measured["accelerator"] || !measured["batch_ms"]) r.fail(measured, where, "give accelerator and batch_ms");
+    MeasuredServiceTime m;
+    m.accelerator = r.text(measured["accelerator"], where + ".accelerator");
+    const YAML::Node points = measured["batch_ms"];
+    if (!points.IsMap() || points.size() == 0) r.fail(points, where + ".batch_ms", "a mapping of batch size to milliseconds");
+    for (const auto& point : points) {
+      double batch = r.number(point.first, where + ".batch_ms", 1, 1e7);
+      double ms = r.number(point.second, where + ".batch_ms", 1e-6, 1e9);
+      m.batch_seconds.emplace_back(batch, ms / 1e3);
+    }
+    std::sort(m.batch_seconds.begin(), m.batch_seconds.end());
+    for (size_t i = 1; i < m.batch_seconds.size(); ++i)
+      if (m.batch_seconds[i].second < m.batch_seconds[i - 1].second)
+        r.fail(points, where + ".batch_ms", "a larger batch cannot take less time than a smaller one");
+    model.measured = m;
+  }
+  if (node["precision"]) {
+    std::string text = r.text(node["precision"], path + ".precision");
+    auto precision = parse_precision(text);
+    if (!precision) r.fail(node["precision"], path + ".precision", "'" + text + "' is not one of " + precision_choices());
+    model.precision = *precision;
+  }
+  return model;
+}
+
+TokenDistribution read_tokens(const Reader& r, const YAML::Node& node, const std::string& path) {
+  if (node.IsScalar()) return distribution_from(r.number(node, path, 0, 1e8), std::nullopt);
+  r.check_keys(node, path, {"mean", "p99"});
+  if (!node["mean"]) r.fail(node, path + ".mean", "required");
+  double mean = r.number(node["mean"], path + ".mean", 0, 1e8);
+  std::optional<double> p99;
+  if (node["p99"]) p99 = r.number(node["p99"], path + ".p99", mean, 1e9);
+  return distribution_from(mean, p99);
+}
+
+ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, Spec& spec, const std::string& base_dir) {
+  std::string path = fmt::format("services[{}]", index);
+  r.check_keys(node, path, {"name", "model", "traffic", "tokens", "slo", "batching", "max_batch"});
+  ServiceSpec s;
+  s.line = node.Mark().line + 1;
+  if (!node["name"]) r.fail(node, path + ".name", "required");
+  s.name = r.text(node["name"], path + ".name");
+  path = "services." + s.name;
+  if (!node["model"]) r.fail(node, path + ".model", "required");
+  s.model_key = r.text(node["model"], path + ".model");
+  if (!spec.models.count(s.model_key)) {
+    auto preset = load_preset(s.model_key);
+    if (!preset.ok()) {
+      std::vector<std::string> keys;
+      for (const auto& [key, m] : spec.models) keys.push_back(key);
+      std::string hint = closest_match(s.model_key, keys);
+      r.fail(node["model"], path + ".model",
+             "'" + s.model_key + "' is neither a key under models: nor a preset" +
+                 (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+    }
+    ModelSpec model;
+    model.key = s.model_key;
+    model.arch = preset.value();
+    model.line = node["model"].Mark().line + 1;
+    spec.models[s.model_key] = model;
+  }
+  const ModelArch& arch = spec.models[s.model_key].arch;
+  bool llm = arch.kind == ModelKind::decoder;
+
+  if (!node["traffic"]) r.fail(node, path + ".traffic", "required: rps, profile or trace");
+  const YAML::Node traffic = node["traffic"];
+  r.check_keys(traffic, path + ".traffic", {"rps", "profile", "trace", "trace_format", "time_scale"});
+  if (traffic["trace"]) {
+    std::string trace = r.text(traffic["trace"], path + ".traffic.trace");
+    std::filesystem::path resolved = std::filesystem::path(trace).is_absolute() ? std::filesystem::path(trace) : std::filesystem::path(base_dir) / trace;
+    TraceFormat format = TraceFormat::automatic;
+    if (traffic["trace_format"]) {
+      auto parsed = parse_trace_format(r.text(traffic["trace_format"], path + ".traffic.trace_format"));
+      if (!parsed) r.fail(traffic["trace_format"], path + ".traffic.trace_format", "one of auto, azure, csv, jsonl");
+      format = *parsed;
+    }
+    double scale = traffic["time_scale"] ? r.number(traffic["time_scale"], path + ".traffic.time_scale", 1e-6, 1e6) : 1.0;
+    auto summary = summarize_trace(resolved.string(), format, scale);
+    if (!summary.ok()) throw SpecError{summary.error()};
+    s.traffic.trace_path = resolved.string();
+    s.traffic.trace = summary.value();
+    s.traffic.average_rps = summary.value().mean_rps;
+    s.traffic.peak_rps = summary.value().peak_rps;
+    s.input_tokens.sample = summary.value().input_sample;
+    s.output_tokens.sample = summary.value().output_sample;
+    std::sort(s.input_tokens.sample.begin(), s.input_tokens.sample.end());
+    std::sort(s.output_tokens.sample.begin(), s.output_tokens.sample.end());
+  }
+  if (traffic["rps"]) {
+    if (traffic["trace"]) r.fail(traffic["rps"], path + ".traffic.rps", "give rps or trace, not both");
+    const YAML::Node rps = traffic["rps"];
+    if (rps.IsScalar()) {
+      s.traffic.average_rps = s.traffic.peak_rps = r.number(rps, path + ".traffic.rps", 1e-9, 1e9);
+    } else {
+      r.check_keys(rps, path + ".traffic.rps", {"average", "peak"});
+      if (!rps["average"] && !rps["peak"]) r.fail(rps, path + ".traffic.rps", "give average and/or peak");
+      if (rps["average"]) s.traffic.average_rps = r.number(rps["average"], path + ".traffic.rps.average", 1e-9, 1e9);
+      if (rps["peak"]) s.traffic.peak_rps = r.number(rps["peak"], path + ".traffic.rps.peak", 1e-9, 1e9);
+      if (!rps["peak"]) s.traffic.peak_rps = s.traffic.average_rps;
+      if (!rps["average"]) s.traffic.average_rps = s.traffic.peak_rps;
+      if (s.traffic.peak_rps < s.traffic.average_rps)
+        r.fail(rps["peak"], path + ".traffic.rps.peak", "peak is below the average");
+    }
+  }
+  if (traffic["profile"]) {
+    const YAML::Node profile = traffic["profile"];
+    if (profile.IsScalar()) {
+      s.traffic.profile = named_profile(profile.Scalar());
+      if (s.traffic.profile.size() == 1)
+        r.fail(profile, path + ".traffic.profile", "unknown profile; one of flat, diurnal, weekday-business-hours, or a list of 24 or 168 factors");
+    } else {
+      for (const auto& factor : profile) s.traffic.profile.push_back(r.number(factor, path + ".traffic.profile", 0, 1e6));
+      if (s.traffic.profile.size() != 24 && s.traffic.profile.size() != 168)
+        r.fail(profile, path + ".traffic.profile", fmt::format("{} factors; give 24 (a day) or 168 (a week)", s.traffic.profile.size()));
+      double sum = 0;
+      for (double v : s.traffic.profile) sum += v;
+      if (sum <= 0) r.fail(profile, path + ".traffic.profile", "all factors are zero");
+      for (double& v : s.traffic.profile) v *= static_cast<double>(s.traffic.profile.size()) / sum;
+    }
+    if (!s.traffic.profile.empty()) {
+      if (s.traffic.average_rps <= 0) r.fail(profile, path + ".traffic.rps", "a profile needs rps.average to scale it");
+      double peak = *std::max_element(s.traffic.profile.begin(), s.traffic.profile.end()) * s.traffic.average_rps;
+      bool peak_given = traffic["rps"] && traffic["rps"].IsMap() && traffic["rps"]["peak"];
+      if (!peak_given) s.traffic.peak_rps = peak;
+    }
+  }
+  if (s.traffic.peak_rps <= 0) r.fail(traffic, path + ".traffic", "no request rate: give rps or a trace");
+
+  if (node["tokens"]) {
+    const YAML::Node tokens = node["tokens"];
+    r.check_keys(tokens, path + ".tokens", {"input", "output"});
+    if (tokens["input"]) s.input_tokens = read_tokens(r, tokens["input"], path + ".tokens.input");
+    if (tokens["output"]) s.output_tokens = read_tokens(r, tokens["output"], path + ".tokens.output");
+  }
+  if (llm && (s.input_tokens.sample.empty() || s.output_tokens.sample.empty()))
+    r.fail(node, path + ".tokens", "an LLM service needs tokens.input and tokens.output (or a trace)");
+  if (!llm && s.input_tokens.sample.empty()) {
+    double tokens = arch.kind == ModelKind::encoder && arch.patch_size == 0 ? 128 : 0;
+    s.input_tokens = distribution_from(tokens, std::nullopt);
+  }
+
+  if (!node["slo"]) r.fail(node, path + ".slo", llm ? "required: ttft_p99_s and tpot_p99_s" : "required: latency_p99_s");
+  const YAML::Node slo = node["slo"];
+  r.check_keys(slo, path + ".slo", {"latency_p99_s", "latency_p50_s", "ttft_p99_s", "tpot_p99_s", "e2e_p99_s"});
+  auto seconds = [&](const char* key) -> std::optional<double> {
+    if (!slo[key]) return std::nullopt;
+    return r.number(slo[key], path + ".slo." + key, 1e-6, 86400);
+  };
+  s.slo.latency_p99_s = seconds("latency_p99_s");
+  s.slo.latency_p50_s = seconds("latency_p50_s");
+  s.slo.ttft_p99_s = seconds("ttft_p99_s");
+  s.slo.tpot_p99_s = seconds("tpot_p99_s");
+  s.slo.e2e_p99_s = seconds("e2e_p99_s");
+  if (llm && !s.slo.ttft_p99_s && !s.slo.tpot_p99_s && !s.slo.e2e_p99_s)
+    r.fail(slo, path + ".slo", "an LLM service needs ttft_p99_s, tpot_p99_s or e2e_p99_s");
+  if (!llm && !s.slo.latency_p99_s && !s.slo.latency_p50_s)
+    r.fail(slo, path + ".slo", "needs latency_p99_s (or latency_p50_s)");
+  if (!llm && (s.slo.ttft_p99_s || s.slo.tpot_p99_s))
+    r.fail(slo, path + ".slo", "ttft/tpot apply to LLM services; this model is not a decoder");
+
+  if (node["batching"]) {
+    std::string batching = r.text(node["batching"], path + ".batching");
+    if (batching == "none") s.batching = Batching::none;
+    else if (batching == "dynamic") s.batching = Batching::dynamic;
+    else if (batching == "continuous") s.batching = Batching::continuous;
+    else if (batching == "auto") s.batching = Batching::automatic;
+    else if (batching == "static") r.fail(node["batching"], path + ".batching", "static batching is simulated (gpuwise simulate), not planned; use dynamic");
+    else r.fail(node["batching"], path + ".batching", "one of none, dynamic, continuous, auto");
+    if (s.batching == Batching::continuous && !llm)
+      r.fail(node["batching"], path + ".batching", "continuous batching applies to LLMs; use dynamic");
+    if (s.batching == Batching::dynamic && llm)
+      r.fail(node["batching"], path + ".batching", "LLMs batch continuously; use continuous or none");
+  }
+  if (node["max_batch"]) s.max_batch = static_cast<int>(r.number(node["max_batch"], path + ".max_batch", 1, 65536));
+  return s;
+}
+
+}  // namespace
+
+Result<Spec> parse_spec(const std::string& text, const std::string& path) {
+  Spec spec;
+  spec.path = path;
+  Reader r(path);
+  std::string base_dir = std::filesystem::path(path).parent_path().string();
+  if (base_dir.empty()) base_dir = ".";
+  try {
+    if (text.find('\0') != std::string::npos) return Error{path, 0, "", "binary content: not a YAML spec"};
+    YAML::Node root = YAML::Load(text);
+    if (!root.IsDefined() || root.IsNull()) return Error{path, 0, "", "empty spec"};
+    r.check_keys(root, "", {"version", "name", "constraints", "models", "services", "batch_jobs", "training"});
+    if (root["version"] && r.number(root["version"], "version", 1, 1) != 1) r.fail(root["version"], "version", "only version 1");
+    if (root["name"]) spec.name = r.text(root["name"], "name");
+    if (const YAML::Node c = root["constraints"]) {
+      r.check_keys(c, "constraints", {"clouds", "regions", "accelerators", "pricing", "budget_usd_per_month",
+                                      "headroom", "max_utilization", "quotas"});
+      if (c["clouds"]) spec.constraints.clouds = r.strings(c["clouds"], "constraints.clouds");
+      if (c["regions"]) spec.constraints.regions = r.strings(c["regions"], "constraints.regions");
+      if (const YAML::Node a = c["accelerators"]) {
+        if (a.IsMap()) {
+          r.check_keys(a, "constraints.accelerators", {"include", "exclude"});
+          if (a["include"]) spec.constraints.accelerators_include = r.strings(a["include"], "constraints.accelerators.include");
+          if (a["exclude"]) spec.constraints.accelerators_exclude = r.strings(a["exclude"], "constraints.accelerators.exclude");
+        } else {
+          spec.constraints.accelerators_include = r.strings(a, "constraints.accelerators");
+        }
+      }
+      if (c["pricing"]) {
+        spec.constraints.pricing.clear();
+        for (const auto& item : c["pricing"].IsSequence() ? c["pricing"] : YAML::Node(std::vector<YAML::Node>{c["pricing"]})) {
+          auto pricing = parse_pricing(r.text(item, "constraints.pricing"));
+          if (!pricing) r.fail(item, "constraints.pricing", "one of on-demand, spot, reserved-1y, reserved-3y");
+          spec.constraints.pricing.push_back(*pricing);
+        }
+      }
+      if (c["budget_usd_per_month"])
+        spec.constraints.budget_usd_per_month = r.number(c["budget_usd_per_month"], "constraints.budget_usd_per_month", 0, 1e12);
+      if (c["headroom"]) spec.constraints.max_utilization = 1 - r.number(c["headroom"], "constraints.headroom", 0, 0.95);
+      if (c["max_utilization"])
+        spec.constraints.max_utilization = r.number(c["max_utilization"], "constraints.max_utilization", 0.05, 1.0);
+      if (c["quotas"]) spec.not_planned.push_back("constraints.quotas (not checked by this version)");
+    }
+    if (const YAML::Node models = root["models"]) {
+      if (!models.IsMap()) r.fail(models, "models", "expected a mapping of model names");
+      for (const auto& entry : models) {
+        std::string key = entry.first.as<std::string>();
+        spec.models[key] = read_model(r, entry.second, key, base_dir);
+      }
+    }
+    if (root["batch_jobs"]) spec.not_planned.push_back(fmt::format("batch_jobs ({} entries)", root["batch_jobs"].size()));
+    if (root["training"]) spec.not_planned.push_back(fmt::format("training ({} entries)", root["training"].size()));
+    if (!root["services"]) {
+      if (spec.not_planned.empty()) r.fail(root, "services", "required: at least one service to plan");
+    } else {
+      const YAML::Node services = root["services"];
+      if (!services.IsSequence() || services.size() == 0) r.fail(services, "services", "expected a non-empty list of services");
+      for (size_t i = 0; i < services.size(); ++i) {
+        ServiceSpec service = read_service(r, services[i], i, spec, base_dir);
+        for (const auto& other : spec.services)
+          if (other.name == service.name) r.fail(services[i]["name"], "services." + service.name, "duplicate service name");
+        spec.services.push_back(std::move(service));
+      }
+    }
+  } catch (const SpecError& e) {
+    return e.error;
+  } catch (const YAML::Exception& e) {
+    return Error{path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "invalid YAML: " + e.msg};
+  }
+  return spec;
+}
+
+Result<Spec> load_spec(const std::string& path) {
+  std::string text, message;
+  if (!read_file(path, text, message)) return Error{path, 0, "", "cannot read: " + message};
+  return parse_spec(text, path);
+}
+
+}  // namespace gw

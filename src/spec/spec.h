@@ -1,0 +1,96 @@
+// The workload spec every planning command reads (YAML): constraints, models, real-time
+// services with traffic and SLOs. Errors name the file, line and key; unknown keys are errors
+// with a suggestion.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/offering.h"
+#include "core/error.h"
+#include "core/precision.h"
+#include "model/model_arch.h"
+#include "trace/request_trace.h"
+
+namespace gw {
+
+// A distribution of token counts (or items): a fixed value, or an empirical sample.
+struct TokenDistribution {
+  std::vector<double> sample;  // sorted; one value for a fixed count
+  double mean() const;
+  double quantile(double q) const;
+};
+
+enum class Batching { none, dynamic, continuous, automatic };
+std::string_view batching_name(Batching batching);
+
+struct Slo {
+  std::optional<double> latency_p99_s;  // classic models: end-to-end
+  std::optional<double> latency_p50_s;
+  std::optional<double> ttft_p99_s;     // LLMs: time to first token
+  std::optional<double> tpot_p99_s;     // LLMs: time per output token
+  std::optional<double> e2e_p99_s;      // LLMs: whole response
+};
+
+struct Traffic {
+  double average_rps = 0;
+  double peak_rps = 0;
+  std::vector<double> profile;  // 24 or 168 hourly factors of the average; empty when flat
+  std::string trace_path;       // when driven by a trace
+  std::optional<TraceSummary> trace;
+};
+
+// Service times a user measured for a model on one accelerator, by batch size.
+struct MeasuredServiceTime {
+  std::string accelerator;
+  std::vector<std::pair<double, double>> batch_seconds;  // ascending batch
+  // Piecewise-linear in the batch; beyond the last point, linear in the batch from the origin.
+  double at(double batch) const;
+};
+
+struct ModelSpec {
+  std::string key;
+  ModelArch arch;
+  Precision precision = Precision::bf16;
+  std::optional<MeasuredServiceTime> measured;
+  int line = 0;
+};
+
+struct ServiceSpec {
+  std::string name;
+  std::string model_key;
+  Traffic traffic;
+  TokenDistribution input_tokens;   // LLM prompts; classic: tokens per item for encoders
+  TokenDistribution output_tokens;  // LLM completions
+  Slo slo;
+  Batching batching = Batching::automatic;
+  int max_batch = 0;  // 0: search
+  int line = 0;
+};
+
+struct Constraints {
+  std::vector<std::string> clouds;
+  std::vector<std::string> regions;
+  std::vector<std::string> accelerators_include;
+  std::vector<std::string> accelerators_exclude;
+  std::vector<Pricing> pricing = {Pricing::on_demand};
+  std::optional<double> budget_usd_per_month;
+  double max_utilization = 0.80;  // 1 - headroom: replicas run at most this busy at peak
+};
+
+struct Spec {
+  std::string path;
+  std::string name;
+  Constraints constraints;
+  std::map<std::string, ModelSpec> models;
+  std::vector<ServiceSpec> services;
+  std::vector<std::string> not_planned;  // sections this version reads but does not plan yet
+};
+
+// Parses a spec file; traces and model configs are resolved relative to the spec's folder.
+Result<Spec> load_spec(const std::string& path);
+Result<Spec> parse_spec(const std::string& text, const std::string& path);
+
+}  // namespace gw

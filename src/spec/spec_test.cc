@@ -1,0 +1,114 @@
+#include "spec/spec.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+namespace gw {
+namespace {
+
+Result<Spec> parse(const std::string& text) { return parse_spec(text, "spec.yaml"); }
+
+TEST(Spec, ReadsServicesModelsAndConstraints) {
+  auto spec = parse(R"(
+version: 1
+name: demo
+constraints:
+  clouds: [aws, gcp]
+  pricing: [on-demand, spot]
+  budget_usd_per_month: 5000
+  headroom: 0.25
+models:
+  chat: {preset: llama-3.1-8b, precision: fp8}
+services:
+  - name: chat
+    model: chat
+    traffic: {rps: {average: 4, peak: 10}}
+    tokens: {input: {mean: 1000, p99: 4000}, output: 200}
+    slo: {ttft_p99_s: 1.5, tpot_p99_s: 0.08}
+  - name: images
+    model: resnet-50
+    traffic: {rps: 20, profile: diurnal}
+    slo: {latency_p99_s: 0.1}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  const Spec& s = spec.value();
+  EXPECT_EQ(s.constraints.pricing.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.constraints.max_utilization, 0.75);
+  EXPECT_EQ(s.models.at("chat").precision, Precision::fp8);
+  ASSERT_EQ(s.services.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.services[0].traffic.peak_rps, 10);
+  EXPECT_NEAR(s.services[0].input_tokens.mean(), 1000, 15);            // lognormal with that mean
+  EXPECT_NEAR(s.services[0].input_tokens.quantile(0.99), 4000, 200);  // and that p99
+  EXPECT_DOUBLE_EQ(s.services[1].traffic.peak_rps, 20 * 1.6);         // diurnal peak is 1.6x
+}
+
+TEST(Spec, UnknownKeysSuggestTheRightOne) {
+  auto spec = parse("version: 1\nservices:\n  - name: a\n    model: gpt2\n    trafic: {rps: 1}\n");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().line, 5);
+  EXPECT_EQ(spec.error().field, "services[0].trafic");
+  EXPECT_NE(spec.error().message.find("did you mean 'traffic'"), std::string::npos);
+}
+
+TEST(Spec, BadSpecsNameFileLineAndKey) {
+  auto missing_slo = parse("services:\n  - name: a\n    model: resnet-50\n    traffic: {rps: 1}\n");
+  ASSERT_FALSE(missing_slo.ok());
+  EXPECT_EQ(missing_slo.error().field, "services.a.slo");
+  EXPECT_EQ(missing_slo.error().file, "spec.yaml");
+
+  auto unknown_model = parse("services:\n  - name: a\n    model: llama-9\n    traffic: {rps: 1}\n    slo: {latency_p99_s: 1}\n");
+  ASSERT_FALSE(unknown_model.ok());
+  EXPECT_EQ(unknown_model.error().line, 3);
+  EXPECT_EQ(unknown_model.error().field, "services.a.model");
+
+  auto negative = parse("services:\n  - name: a\n    model: resnet-50\n    traffic: {rps: -5}\n    slo: {latency_p99_s: 1}\n");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_EQ(negative.error().field, "services.a.traffic.rps");
+
+  auto llm_without_tokens = parse("services:\n  - name: a\n    model: gpt2\n    traffic: {rps: 1}\n    slo: {ttft_p99_s: 1}\n");
+  ASSERT_FALSE(llm_without_tokens.ok());
+  EXPECT_EQ(llm_without_tokens.error().field, "services.a.tokens");
+
+  auto wrong_slo = parse("services:\n  - name: a\n    model: resnet-50\n    traffic: {rps: 1}\n    slo: {ttft_p99_s: 1}\n");
+  ASSERT_FALSE(wrong_slo.ok());
+
+  auto bad_yaml = parse("services: [\n  - name: a\n");
+  ASSERT_FALSE(bad_yaml.ok());
+  EXPECT_NE(bad_yaml.error().message.find("invalid YAML"), std::string::npos);
+  EXPECT_GT(bad_yaml.error().line, 0);
+
+  auto peak_below = parse("services:\n  - name: a\n    model: resnet-50\n    traffic: {rps: {average: 5, peak: 2}}\n    slo: {latency_p99_s: 1}\n");
+  ASSERT_FALSE(peak_below.ok());
+  EXPECT_EQ(peak_below.error().line, 4);
+}
+
+TEST(Spec, TraceWithABadRowNamesItsLine) {
+  auto dir = std::filesystem::temp_directory_path() / "gpuwise_spec_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "trace.csv") << "timestamp,input_tokens,output_tokens\n0.0,100,20\n0.5,abc,20\n";
+  std::ofstream(dir / "spec.yaml") << "services:\n  - name: a\n    model: gpt2\n    traffic: {trace: trace.csv}\n"
+                                      "    slo: {ttft_p99_s: 1}\n";
+  auto spec = load_spec((dir / "spec.yaml").string());
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().file, (dir / "trace.csv").string());
+  EXPECT_EQ(spec.error().line, 3);
+  EXPECT_EQ(spec.error().field, "input_tokens");
+}
+
+TEST(Spec, MeasuredServiceTimesInterpolate) {
+  auto spec = parse(R"(
+models:
+  m: {params: 1e8, service_time: {accelerator: T4, batch_ms: {1: 50, 8: 58, 64: 140}}}
+services:
+  - {name: a, model: m, traffic: {rps: 100}, slo: {latency_p99_s: 1}}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  const auto& measured = *spec.value().models.at("m").measured;
+  EXPECT_DOUBLE_EQ(measured.at(1), 0.050);
+  EXPECT_NEAR(measured.at(36), 0.058 + (0.140 - 0.058) * 28 / 56, 1e-12);
+  EXPECT_DOUBLE_EQ(measured.at(128), 0.280);
+}
+
+}  // namespace
+}  // namespace gw

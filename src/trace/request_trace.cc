@@ -1,0 +1,221 @@
+#include "trace/request_trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <random>
+#include <simdjson.h>
+
+#include "core/csv.h"
+#include "core/numbers.h"
+#include "core/text.h"
+
+namespace gw {
+
+namespace {
+
+// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
+long long days_from_civil(long long y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const long long era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<long long>(doe) - 719468;
+}
+
+// Splits one CSV line (no quoted newlines in traces) into cells.
+std::vector<std::string_view> cells_of(std::string_view line) {
+  std::vector<std::string_view> cells;
+  size_t start = 0;
+  while (true) {
+    size_t comma = line.find(',', start);
+    cells.push_back(trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return cells;
+}
+
+}  // namespace
+
+std::optional<TraceFormat> parse_trace_format(std::string_view text) {
+  std::string name = to_lower(text);
+  if (name == "auto" || name.empty()) return TraceFormat::automatic;
+  if (name == "azure") return TraceFormat::azure;
+  if (name == "csv") return TraceFormat::csv;
+  if (name == "jsonl") return TraceFormat::jsonl;
+  return std::nullopt;
+}
+
+std::optional<double> parse_timestamp(std::string_view text) {
+  text = trim(text);
+  if (auto seconds = parse_finite_double(text)) return seconds;
+  // YYYY-MM-DD[ T]HH:MM:SS[.fraction][Z]
+  if (text.size() < 19 || text[4] != '-' || text[7] != '-' || (text[10] != ' ' && text[10] != 'T') ||
+      text[13] != ':' || text[16] != ':')
+    return std::nullopt;
+  auto field = [&](size_t at, size_t width) { return parse_integer(text.substr(at, width), 0, 9999); };
+  auto year = field(0, 4), month = field(5, 2), day = field(8, 2), hour = field(11, 2), minute = field(14, 2),
+       second = field(17, 2);
+  if (!year || !month || !day || !hour || !minute || !second || *month < 1 || *month > 12 || *day < 1 ||
+      *day > 31 || *hour > 23 || *minute > 59 || *second > 60)
+    return std::nullopt;
+  double fraction = 0;
+  std::string_view rest = text.substr(19);
+  if (!rest.empty() && rest.back() == 'Z') rest.remove_suffix(1);
+  if (!rest.empty()) {
+    if (rest.front() != '.') return std::nullopt;
+    auto parsed = parse_finite_double(std::string("0") + std::string(rest));
+    if (!parsed) return std::nullopt;
+    fraction = *parsed;
+  }
+  long long days = days_from_civil(*year, static_cast<unsigned>(*month), static_cast<unsigned>(*day));
+  return static_cast<double>(days * 86400 + *hour * 3600 + *minute * 60 + *second) + fraction;
+}
+
+std::optional<Error> read_trace(const std::string& path, TraceFormat format,
+                                const std::function<void(const TraceRequest&)>& on_request) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path, 0, "", "cannot read the trace file"};
+  if (format == TraceFormat::automatic) {
+    bool jsonl = path.size() >= 6 && (path.substr(path.size() - 6) == ".jsonl" || path.substr(path.size() - 5) == ".json");
+    format = jsonl ? TraceFormat::jsonl : TraceFormat::csv;  // CSV headers tell azure from generic
+  }
+  std::string line;
+  int line_number = 0;
+  double last_timestamp = -1e300;
+  long long rows = 0;
+  auto emit = [&](TraceRequest request) -> std::optional<Error> {
+    if (request.timestamp_s < last_timestamp)
+      return Error{path, line_number, "timestamp", "goes backwards (traces must be in time order)"};
+    last_timestamp = request.timestamp_s;
+    request.line = line_number;
+    ++rows;
+    on_request(request);
+    return std::nullopt;
+  };
+
+  if (format == TraceFormat::jsonl) {
+    simdjson::ondemand::parser parser;
+    while (std::getline(in, line)) {
+      ++line_number;
+      if (trim(line).empty()) continue;
+      simdjson::padded_string padded(line);
+      TraceRequest request;
+      try {
+        simdjson::ondemand::document doc = parser.iterate(padded);
+        auto number = [&](const char* key, double& out) -> std::optional<Error> {
+          auto value = doc[key];
+          if (value.error()) return Error{path, line_number, key, "missing"};
+          if (std::string_view(key) == "timestamp" && value.type().value() == simdjson::ondemand::json_type::string) {
+            auto parsed = parse_timestamp(value.get_string().value());
+            if (!parsed) return Error{path, line_number, key, "not a time"};
+            out = *parsed;
+            return std::nullopt;
+          }
+          double d;
+          if (value.get_double().get(d) != simdjson::SUCCESS || !std::isfinite(d))
+            return Error{path, line_number, key, "not a finite number"};
+          out = d;
+          return std::nullopt;
+        };
+        doc.rewind();
+        if (auto e = number("timestamp", request.timestamp_s)) return e;
+        doc.rewind();
+        if (auto e = number("input_tokens", request.input_tokens)) return e;
+        doc.rewind();
+        if (auto e = number("output_tokens", request.output_tokens)) return e;
+      } catch (const simdjson::simdjson_error& e) {
+        return Error{path, line_number, "", std::string("invalid JSON: ") + e.what()};
+      }
+      if (request.input_tokens < 0 || request.output_tokens < 0)
+        return Error{path, line_number, request.input_tokens < 0 ? "input_tokens" : "output_tokens", "negative"};
+      if (auto e = emit(request)) return e;
+    }
+  } else {
+    int time_column = -1, input_column = -1, output_column = -1;
+    size_t columns = 0;
+    while (std::getline(in, line)) {
+      ++line_number;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.find('\0') != std::string::npos) return Error{path, line_number, "", "binary content"};
+      if (trim(line).empty() || trim(line).front() == '#') continue;
+      auto cells = cells_of(line);
+      if (time_column < 0) {
+        for (size_t i = 0; i < cells.size(); ++i) {
+          std::string name = to_lower(cells[i]);
+          if (name == "timestamp" || name == "time") time_column = static_cast<int>(i);
+          if (name == "contexttokens" || name == "input_tokens") input_column = static_cast<int>(i);
+          if (name == "generatedtokens" || name == "output_tokens") output_column = static_cast<int>(i);
+        }
+        if (time_column < 0 || input_column < 0 || output_column < 0)
+          return Error{path, line_number, "", "header must name timestamp, input_tokens and output_tokens "
+                                              "(or the Azure trace's TIMESTAMP, ContextTokens, GeneratedTokens)"};
+        columns = cells.size();
+        continue;
+      }
+      if (cells.size() != columns)
+        return Error{path, line_number, "", fmt::format("expected {} columns, found {}", columns, cells.size())};
+      TraceRequest request;
+      auto timestamp = parse_timestamp(cells[static_cast<size_t>(time_column)]);
+      if (!timestamp) return Error{path, line_number, "timestamp", "'" + std::string(cells[static_cast<size_t>(time_column)]) + "' is not a time"};
+      request.timestamp_s = *timestamp;
+      auto input = parse_finite_double(cells[static_cast<size_t>(input_column)]);
+      auto output = parse_finite_double(cells[static_cast<size_t>(output_column)]);
+      if (!input || *input < 0)
+        return Error{path, line_number, "input_tokens", "'" + std::string(cells[static_cast<size_t>(input_column)]) + "' is not a token count"};
+      if (!output || *output < 0)
+        return Error{path, line_number, "output_tokens", "'" + std::string(cells[static_cast<size_t>(output_column)]) + "' is not a token count"};
+      request.input_tokens = *input;
+      request.output_tokens = *output;
+      if (auto e = emit(request)) return e;
+    }
+    if (time_column < 0) return Error{path, 0, "", "empty trace: no header"};
+  }
+  if (in.bad()) return Error{path, line_number, "", "read error"};
+  if (rows == 0) return Error{path, line_number, "", "the trace has no requests"};
+  return std::nullopt;
+}
+
+Result<TraceSummary> summarize_trace(const std::string& path, TraceFormat format, double time_scale) {
+  TraceSummary summary;
+  summary.path = path;
+  constexpr size_t kReservoir = 65536;
+  std::mt19937_64 random(42);  // seeded: the same trace gives the same summary
+  double first = 0, last = 0, input_sum = 0, output_sum = 0;
+  std::map<long long, long long> per_minute;
+  auto error = read_trace(path, format, [&](const TraceRequest& r) {
+    if (summary.requests == 0) first = r.timestamp_s;
+    last = r.timestamp_s;
+    double t = (r.timestamp_s - first) / time_scale;
+    ++per_minute[static_cast<long long>(std::floor(t / 60.0))];
+    input_sum += r.input_tokens;
+    output_sum += r.output_tokens;
+    ++summary.requests;
+    if (summary.input_sample.size() < kReservoir) {
+      summary.input_sample.push_back(r.input_tokens);
+      summary.output_sample.push_back(r.output_tokens);
+    } else {
+      std::uniform_int_distribution<long long> pick(0, summary.requests - 1);
+      long long slot = pick(random);
+      if (slot < static_cast<long long>(kReservoir)) {
+        summary.input_sample[static_cast<size_t>(slot)] = r.input_tokens;
+        summary.output_sample[static_cast<size_t>(slot)] = r.output_tokens;
+      }
+    }
+  });
+  if (error) return *error;
+  summary.duration_s = std::max(1.0, (last - first) / time_scale);
+  summary.mean_rps = static_cast<double>(summary.requests) / summary.duration_s;
+  long long busiest = 0;
+  for (const auto& [minute, count] : per_minute) busiest = std::max(busiest, count);
+  summary.peak_rps = std::max(summary.mean_rps, static_cast<double>(busiest) / 60.0);
+  summary.input_mean = input_sum / static_cast<double>(summary.requests);
+  summary.output_mean = output_sum / static_cast<double>(summary.requests);
+  return summary;
+}
+
+}  // namespace gw

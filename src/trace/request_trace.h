@@ -1,0 +1,49 @@
+// Request traces read as a stream, one request at a time: the Azure LLM inference trace CSV
+// (TIMESTAMP,ContextTokens,GeneratedTokens), a generic CSV (timestamp,input_tokens,output_tokens)
+// and JSON Lines with the same keys. Timestamps are seconds or ISO 8601 date-times.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+
+namespace gw {
+
+struct TraceRequest {
+  double timestamp_s = 0;  // seconds since the epoch, or since the trace's own origin
+  double input_tokens = 0;
+  double output_tokens = 0;
+  int line = 0;
+};
+
+enum class TraceFormat { automatic, azure, csv, jsonl };
+
+std::optional<TraceFormat> parse_trace_format(std::string_view text);
+
+// Parses "2023-11-16 18:15:46.6805900", "2023-11-16T18:15:46Z" or a number of seconds.
+std::optional<double> parse_timestamp(std::string_view text);
+
+// Streams the file's requests to on_request in file order; stops at the first bad row and
+// returns its error (file, line, field). Timestamps must not go backwards.
+std::optional<Error> read_trace(const std::string& path, TraceFormat format,
+                                const std::function<void(const TraceRequest&)>& on_request);
+
+// What the planner needs from a trace: rates and token-length distributions.
+struct TraceSummary {
+  std::string path;
+  long long requests = 0;
+  double duration_s = 0;
+  double mean_rps = 0;
+  double peak_rps = 0;  // busiest 60-second window
+  std::vector<double> input_sample;   // up to 65,536 requests, reservoir-sampled (seeded)
+  std::vector<double> output_sample;  // same requests as input_sample
+  double input_mean = 0, output_mean = 0;
+};
+
+Result<TraceSummary> summarize_trace(const std::string& path, TraceFormat format, double time_scale = 1.0);
+
+}  // namespace gw

@@ -1,0 +1,66 @@
+#include "trace/request_trace.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+namespace gw {
+namespace {
+
+std::string write(const std::string& name, const std::string& text) {
+  auto path = std::filesystem::temp_directory_path() / ("gpuwise_trace_test_" + name);
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+TEST(Trace, ParsesTimestamps) {
+  EXPECT_DOUBLE_EQ(*parse_timestamp("1970-01-02 00:00:01"), 86401);
+  EXPECT_NEAR(*parse_timestamp("2023-11-16 18:15:46.6805900"), 1700158546.68059, 1e-5);
+  EXPECT_DOUBLE_EQ(*parse_timestamp("2023-11-16T18:15:46Z"), 1700158546);
+  EXPECT_DOUBLE_EQ(*parse_timestamp("12.5"), 12.5);
+  EXPECT_FALSE(parse_timestamp("2023-13-16 18:15:46").has_value());
+  EXPECT_FALSE(parse_timestamp("yesterday").has_value());
+}
+
+TEST(Trace, ReadsTheAzureTraceFormat) {
+  std::string path = std::string(GPUWISE_SOURCE_DIR) + "/examples/traces/azure-llm-2023-conv.csv";
+  auto summary = summarize_trace(path, TraceFormat::azure);
+  ASSERT_TRUE(summary.ok()) << summary.error().to_string();
+  EXPECT_EQ(summary.value().requests, 19366);  // as documented by the dataset
+  EXPECT_NEAR(summary.value().input_mean, 1154.7, 0.1);
+  EXPECT_NEAR(summary.value().output_mean, 211.1, 0.1);
+  EXPECT_GT(summary.value().peak_rps, summary.value().mean_rps);
+}
+
+TEST(Trace, ReadsGenericCsvAndJsonLines) {
+  auto csv = summarize_trace(write("a.csv", "timestamp,input_tokens,output_tokens\n0,100,10\n1,200,20\n2,300,30\n"),
+                             TraceFormat::automatic);
+  ASSERT_TRUE(csv.ok()) << csv.error().to_string();
+  EXPECT_EQ(csv.value().requests, 3);
+  EXPECT_DOUBLE_EQ(csv.value().input_mean, 200);
+  auto jsonl = summarize_trace(write("a.jsonl", "{\"timestamp\": 0, \"input_tokens\": 10, \"output_tokens\": 5}\n"
+                                               "{\"timestamp\": \"1970-01-01T00:00:02Z\", \"input_tokens\": 30, \"output_tokens\": 7}\n"),
+                               TraceFormat::automatic);
+  ASSERT_TRUE(jsonl.ok()) << jsonl.error().to_string();
+  EXPECT_DOUBLE_EQ(jsonl.value().output_mean, 6);
+}
+
+TEST(Trace, BadRowsAreErrorsWithTheirLine) {
+  auto backwards = summarize_trace(write("b.csv", "timestamp,input_tokens,output_tokens\n5,1,1\n4,1,1\n"), TraceFormat::csv);
+  ASSERT_FALSE(backwards.ok());
+  EXPECT_EQ(backwards.error().line, 3);
+  EXPECT_EQ(backwards.error().field, "timestamp");
+  auto negative = summarize_trace(write("c.csv", "timestamp,input_tokens,output_tokens\n5,-1,1\n"), TraceFormat::csv);
+  ASSERT_FALSE(negative.ok());
+  EXPECT_EQ(negative.error().field, "input_tokens");
+  auto header = summarize_trace(write("d.csv", "a,b,c\n1,2,3\n"), TraceFormat::csv);
+  ASSERT_FALSE(header.ok());
+  auto empty = summarize_trace(write("e.csv", "timestamp,input_tokens,output_tokens\n"), TraceFormat::csv);
+  ASSERT_FALSE(empty.ok());
+  auto json = summarize_trace(write("f.jsonl", "{\"timestamp\": 0, \"input_tokens\": 1\n"), TraceFormat::jsonl);
+  ASSERT_FALSE(json.ok());
+  EXPECT_EQ(json.error().line, 1);
+}
+
+}  // namespace
+}  // namespace gw
