@@ -76,108 +76,116 @@ std::optional<double> parse_timestamp(std::string_view text) {
   return static_cast<double>(days * 86400 + *hour * 3600 + *minute * 60 + *second) + fraction;
 }
 
-std::optional<Error> read_trace(const std::string& path, TraceFormat format,
-                                const std::function<void(const TraceRequest&)>& on_request) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path, 0, "", "cannot read the trace file"};
-  if (format == TraceFormat::automatic) {
-    bool jsonl = path.size() >= 6 && (path.substr(path.size() - 6) == ".jsonl" || path.substr(path.size() - 5) == ".json");
-    format = jsonl ? TraceFormat::jsonl : TraceFormat::csv;  // CSV headers tell azure from generic
-  }
+struct TraceStream::State {
+  std::ifstream in;
   std::string line;
   int line_number = 0;
   double last_timestamp = -1e300;
-  long long rows = 0;
-  auto emit = [&](TraceRequest request) -> std::optional<Error> {
-    if (request.timestamp_s < last_timestamp)
-      return Error{path, line_number, "timestamp", "goes backwards (traces must be in time order)"};
-    last_timestamp = request.timestamp_s;
-    request.line = line_number;
-    ++rows;
-    on_request(request);
+  int time_column = -1, input_column = -1, output_column = -1;
+  size_t columns = 0;
+  simdjson::ondemand::parser parser;
+};
+
+TraceStream::TraceStream(std::string path, TraceFormat format)
+    : path_(std::move(path)), format_(format), state_(std::make_unique<State>()) {
+  state_->in.open(path_, std::ios::binary);
+  if (!state_->in) error_ = Error{path_, 0, "", "cannot read the trace file"};
+  if (format_ == TraceFormat::automatic) {
+    bool jsonl = path_.size() >= 6 && (path_.substr(path_.size() - 6) == ".jsonl" || path_.substr(path_.size() - 5) == ".json");
+    format_ = jsonl ? TraceFormat::jsonl : TraceFormat::csv;  // CSV headers tell azure from generic
+  }
+}
+
+TraceStream::~TraceStream() = default;
+
+std::optional<TraceRequest> TraceStream::next() {
+  if (error_) return std::nullopt;
+  State& st = *state_;
+  auto fail = [&](int line, const std::string& field, const std::string& message) -> std::optional<TraceRequest> {
+    error_ = Error{path_, line, field, message};
     return std::nullopt;
   };
-
-  if (format == TraceFormat::jsonl) {
-    simdjson::ondemand::parser parser;
-    while (std::getline(in, line)) {
-      ++line_number;
-      if (trim(line).empty()) continue;
+  while (std::getline(st.in, st.line)) {
+    ++st.line_number;
+    std::string& line = st.line;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find('\0') != std::string::npos) return fail(st.line_number, "", "binary content");
+    if (trim(line).empty() || (format_ != TraceFormat::jsonl && trim(line).front() == '#')) continue;
+    TraceRequest request;
+    request.line = st.line_number;
+    if (format_ == TraceFormat::jsonl) {
       simdjson::padded_string padded(line);
-      TraceRequest request;
       try {
-        simdjson::ondemand::document doc = parser.iterate(padded);
-        auto number = [&](const char* key, double& out) -> std::optional<Error> {
-          auto value = doc[key];
-          if (value.error()) return Error{path, line_number, key, "missing"};
-          if (std::string_view(key) == "timestamp" && value.type().value() == simdjson::ondemand::json_type::string) {
+        simdjson::ondemand::document doc = st.parser.iterate(padded);
+        const char* keys[] = {"timestamp", "input_tokens", "output_tokens"};
+        double* targets[] = {&request.timestamp_s, &request.input_tokens, &request.output_tokens};
+        for (int k = 0; k < 3; ++k) {
+          doc.rewind();
+          auto value = doc[keys[k]];
+          if (value.error()) return fail(st.line_number, keys[k], "missing");
+          if (k == 0 && value.type().value() == simdjson::ondemand::json_type::string) {
             auto parsed = parse_timestamp(value.get_string().value());
-            if (!parsed) return Error{path, line_number, key, "not a time"};
-            out = *parsed;
-            return std::nullopt;
+            if (!parsed) return fail(st.line_number, keys[k], "not a time");
+            *targets[k] = *parsed;
+            continue;
           }
           double d;
           if (value.get_double().get(d) != simdjson::SUCCESS || !std::isfinite(d))
-            return Error{path, line_number, key, "not a finite number"};
-          out = d;
-          return std::nullopt;
-        };
-        doc.rewind();
-        if (auto e = number("timestamp", request.timestamp_s)) return e;
-        doc.rewind();
-        if (auto e = number("input_tokens", request.input_tokens)) return e;
-        doc.rewind();
-        if (auto e = number("output_tokens", request.output_tokens)) return e;
+            return fail(st.line_number, keys[k], "not a finite number");
+          *targets[k] = d;
+        }
       } catch (const simdjson::simdjson_error& e) {
-        return Error{path, line_number, "", std::string("invalid JSON: ") + e.what()};
+        return fail(st.line_number, "", std::string("invalid JSON: ") + e.what());
       }
-      if (request.input_tokens < 0 || request.output_tokens < 0)
-        return Error{path, line_number, request.input_tokens < 0 ? "input_tokens" : "output_tokens", "negative"};
-      if (auto e = emit(request)) return e;
-    }
-  } else {
-    int time_column = -1, input_column = -1, output_column = -1;
-    size_t columns = 0;
-    while (std::getline(in, line)) {
-      ++line_number;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.find('\0') != std::string::npos) return Error{path, line_number, "", "binary content"};
-      if (trim(line).empty() || trim(line).front() == '#') continue;
+      if (request.input_tokens < 0) return fail(st.line_number, "input_tokens", "negative");
+      if (request.output_tokens < 0) return fail(st.line_number, "output_tokens", "negative");
+    } else {
       auto cells = cells_of(line);
-      if (time_column < 0) {
+      if (st.time_column < 0) {
         for (size_t i = 0; i < cells.size(); ++i) {
           std::string name = to_lower(cells[i]);
-          if (name == "timestamp" || name == "time") time_column = static_cast<int>(i);
-          if (name == "contexttokens" || name == "input_tokens") input_column = static_cast<int>(i);
-          if (name == "generatedtokens" || name == "output_tokens") output_column = static_cast<int>(i);
+          if (name == "timestamp" || name == "time") st.time_column = static_cast<int>(i);
+          if (name == "contexttokens" || name == "input_tokens") st.input_column = static_cast<int>(i);
+          if (name == "generatedtokens" || name == "output_tokens") st.output_column = static_cast<int>(i);
         }
-        if (time_column < 0 || input_column < 0 || output_column < 0)
-          return Error{path, line_number, "", "header must name timestamp, input_tokens and output_tokens "
-                                              "(or the Azure trace's TIMESTAMP, ContextTokens, GeneratedTokens)"};
-        columns = cells.size();
+        if (st.time_column < 0 || st.input_column < 0 || st.output_column < 0)
+          return fail(st.line_number, "", "header must name timestamp, input_tokens and output_tokens "
+                                          "(or the Azure trace's TIMESTAMP, ContextTokens, GeneratedTokens)");
+        st.columns = cells.size();
         continue;
       }
-      if (cells.size() != columns)
-        return Error{path, line_number, "", fmt::format("expected {} columns, found {}", columns, cells.size())};
-      TraceRequest request;
-      auto timestamp = parse_timestamp(cells[static_cast<size_t>(time_column)]);
-      if (!timestamp) return Error{path, line_number, "timestamp", "'" + std::string(cells[static_cast<size_t>(time_column)]) + "' is not a time"};
-      request.timestamp_s = *timestamp;
-      auto input = parse_finite_double(cells[static_cast<size_t>(input_column)]);
-      auto output = parse_finite_double(cells[static_cast<size_t>(output_column)]);
+      if (cells.size() != st.columns)
+        return fail(st.line_number, "", fmt::format("expected {} columns, found {}", st.columns, cells.size()));
+      auto cell = [&](int column) { return cells[static_cast<size_t>(column)]; };
+      auto timestamp = parse_timestamp(cell(st.time_column));
+      if (!timestamp) return fail(st.line_number, "timestamp", "'" + std::string(cell(st.time_column)) + "' is not a time");
+      auto input = parse_finite_double(cell(st.input_column));
+      auto output = parse_finite_double(cell(st.output_column));
       if (!input || *input < 0)
-        return Error{path, line_number, "input_tokens", "'" + std::string(cells[static_cast<size_t>(input_column)]) + "' is not a token count"};
+        return fail(st.line_number, "input_tokens", "'" + std::string(cell(st.input_column)) + "' is not a token count");
       if (!output || *output < 0)
-        return Error{path, line_number, "output_tokens", "'" + std::string(cells[static_cast<size_t>(output_column)]) + "' is not a token count"};
+        return fail(st.line_number, "output_tokens", "'" + std::string(cell(st.output_column)) + "' is not a token count");
+      request.timestamp_s = *timestamp;
       request.input_tokens = *input;
       request.output_tokens = *output;
-      if (auto e = emit(request)) return e;
     }
-    if (time_column < 0) return Error{path, 0, "", "empty trace: no header"};
+    if (request.timestamp_s < st.last_timestamp)
+      return fail(st.line_number, "timestamp", "goes backwards (traces must be in time order)");
+    st.last_timestamp = request.timestamp_s;
+    ++rows_;
+    return request;
   }
-  if (in.bad()) return Error{path, line_number, "", "read error"};
-  if (rows == 0) return Error{path, line_number, "", "the trace has no requests"};
+  if (st.in.bad()) return fail(st.line_number, "", "read error");
+  if (format_ != TraceFormat::jsonl && st.time_column < 0) return fail(0, "", "empty trace: no header");
+  if (rows_ == 0) return fail(st.line_number, "", "the trace has no requests");
   return std::nullopt;
+}
+
+std::optional<Error> read_trace(const std::string& path, TraceFormat format,
+                                const std::function<void(const TraceRequest&)>& on_request) {
+  TraceStream stream(path, format);
+  while (auto request = stream.next()) on_request(*request);
+  return stream.error();
 }
 
 Result<TraceSummary> summarize_trace(const std::string& path, TraceFormat format, double time_scale) {

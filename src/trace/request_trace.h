@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,27 @@ std::optional<TraceFormat> parse_trace_format(std::string_view text);
 
 // Parses "2023-11-16 18:15:46.6805900", "2023-11-16T18:15:46Z" or a number of seconds.
 std::optional<double> parse_timestamp(std::string_view text);
+
+// Reads a trace one request at a time, holding one line in memory.
+class TraceStream {
+ public:
+  TraceStream(std::string path, TraceFormat format);
+  ~TraceStream();
+  TraceStream(const TraceStream&) = delete;
+  TraceStream& operator=(const TraceStream&) = delete;
+  // The next request; nullopt at the end or on an error (then error() is set).
+  std::optional<TraceRequest> next();
+  const std::optional<Error>& error() const { return error_; }
+  long long rows() const { return rows_; }
+
+ private:
+  struct State;
+  std::string path_;
+  TraceFormat format_;
+  std::unique_ptr<State> state_;
+  std::optional<Error> error_;
+  long long rows_ = 0;
+};
 
 // Streams the file's requests to on_request in file order; stops at the first bad row and
 // returns its error (file, line, field). Timestamps must not go backwards.

@@ -1,0 +1,64 @@
+#include "perf/step_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/memory.h"
+
+namespace gw {
+
+LlmStepModel::LlmStepModel(const ModelArch& arch, const PerfSetup& setup) : arch_(&arch) {
+  // Derive every constant from the reference implementation, so both always agree: a step of
+  // one token and a step of two differ by exactly the per-token costs.
+  const double tp = std::max(1, setup.tensor_parallel);
+  ParamBreakdown p = count_params(arch);
+  StepTime one = llm_step(arch, setup, 0, 0, 1, 0, 0);
+  StepTime two = llm_step(arch, setup, 0, 0, 2, 0, 0);
+  flops_per_token_ = two.flops - one.flops;
+  head_flops_ = 2.0 * arch.vocab_size * arch.hidden_size / tp;
+  double attention_width = arch.mla ? arch.num_heads * (arch.qk_nope_head_dim + arch.qk_rope_head_dim + arch.v_head_dim)
+                                    : 2.0 * arch.q_dim();
+  attention_flops_ = 2.0 * attention_width * arch.num_layers / tp;
+  InferenceMemoryOptions kv;
+  kv.tensor_parallel = setup.tensor_parallel;
+  kv.kv_precision = setup.kv_precision;
+  kv_bytes_per_token_ = estimate_inference(arch, kv).kv_cache_bytes_per_token;
+  StepTime empty = llm_step(arch, setup, 0, 0, 0, 0, 0);
+  dense_weight_bytes_ = empty.bytes;  // no token: dense weights only (MoE experts hit: none)
+  if (arch.is_moe()) {
+    for (int layer = 0; layer < arch.num_layers; ++layer) moe_layers_ += arch.is_moe_layer(layer);
+    double w = (setup.weight_precision == Precision::int4 || setup.weight_precision == Precision::fp4)
+                   ? (4.0 + 20.0 / 128) / 8
+                   : precision_bytes(setup.weight_precision);
+    expert_bytes_per_expert_layer_ = p.mlp_experts / std::max(1, moe_layers_) / arch.num_experts * w / tp;
+  }
+  const Accelerator& a = *setup.accelerator;
+  double peak = compute_peak_tflops(a, setup.weight_precision);
+  bool eight_bit = peak > compute_peak_tflops(a, Precision::bf16) * 1.01;
+  compute_rate_ = peak * 1e12 * (eight_bit ? setup.efficiency.compute_8bit : setup.efficiency.compute);
+  memory_rate_ = a.memory_gb_per_s * 1e9 * setup.efficiency.memory;
+  overhead_s_ = empty.overhead_s;
+  if (tp > 1) {
+    StepTime net_one = llm_step(arch, setup, 1, 1, 0, 0, 0);
+    StepTime net_two = llm_step(arch, setup, 2, 1, 0, 0, 0);
+    network_bytes_per_token_ = net_two.network_s - net_one.network_s;  // seconds per token
+    network_latency_s_ = net_one.network_s - network_bytes_per_token_;
+  }
+}
+
+double LlmStepModel::step_time_s(double decode_sequences, double context_sum, double prefill_tokens,
+                                 double prefill_attended, double sampled_sequences) const {
+  double tokens = decode_sequences + prefill_tokens;
+  if (tokens <= 0) return 0;
+  double flops = flops_per_token_ * tokens + head_flops_ * sampled_sequences +
+                 attention_flops_ * (context_sum + prefill_attended);
+  double bytes = dense_weight_bytes_ + kv_bytes_per_token_ * (context_sum + tokens);
+  if (arch_->is_moe()) {
+    double e = arch_->num_experts, k = arch_->experts_per_token;
+    bytes += moe_layers_ * e * (1.0 - std::pow(1.0 - k / e, tokens)) * expert_bytes_per_expert_layer_;
+  }
+  double network = tokens > 0 && network_latency_s_ > 0 ? network_latency_s_ + network_bytes_per_token_ * tokens : 0;
+  return overhead_s_ + std::max(flops / compute_rate_, bytes / memory_rate_) + network;
+}
+
+}  // namespace gw

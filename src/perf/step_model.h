@@ -1,0 +1,39 @@
+// A step-time model with its per-model constants computed once, for the simulator's hot loop:
+// the same roofline as step_time.h, answered in a few arithmetic operations per step.
+#pragma once
+
+#include "perf/step_time.h"
+
+namespace gw {
+
+class LlmStepModel {
+ public:
+  LlmStepModel(const ModelArch& arch, const PerfSetup& setup);
+
+  // One step: decode_sequences produce a token each, attending to context_sum tokens in total;
+  // prefill_tokens of prompts are processed, attending to prefill_attended token pairs in total
+  // (a prompt chunk of c tokens after p done attends to c * p + c^2 / 2); sampled sequences get
+  // the output head.
+  double step_time_s(double decode_sequences, double context_sum, double prefill_tokens, double prefill_attended,
+                     double sampled_sequences) const;
+
+  double kv_bytes_per_token() const { return kv_bytes_per_token_; }
+
+ private:
+  const ModelArch* arch_;
+  double flops_per_token_ = 0;       // layer matrices, per device
+  double head_flops_ = 0;            // output head per sampled sequence, per device
+  double attention_flops_ = 0;       // per attended token pair, per device
+  double dense_weight_bytes_ = 0;    // read every step, per device
+  double expert_bytes_per_expert_layer_ = 0;
+  int moe_layers_ = 0;
+  double kv_bytes_per_token_ = 0;    // per device
+  double compute_rate_ = 0;          // FLOP/s achieved
+  double memory_rate_ = 0;           // bytes/s achieved
+  double network_bytes_per_token_ = 0;
+  double network_latency_s_ = 0;     // all-reduce latencies per step
+  double network_rate_ = 0;
+  double overhead_s_ = 0;
+};
+
+}  // namespace gw

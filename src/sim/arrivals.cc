@@ -1,0 +1,140 @@
+#include "sim/arrivals.h"
+
+#include <cmath>
+
+namespace gw {
+
+void TokenSampler::fill(Arrival& arrival) {
+  auto draw = [&](const TokenDistribution& d) {
+    if (d.sample.empty()) return 0.0;
+    if (d.sample.size() == 1) return d.sample[0];
+    size_t index = static_cast<size_t>(rng_.uniform() * static_cast<double>(d.sample.size()));
+    return d.sample[std::min(index, d.sample.size() - 1)];
+  };
+  arrival.input_tokens = std::round(draw(input_));
+  arrival.output_tokens = std::max(1.0, std::round(draw(output_)));
+}
+
+namespace {
+
+class RenewalArrivals : public ArrivalProcess {
+ public:
+  RenewalArrivals(double rate, double cv, TokenSampler sampler, Rng& rng)
+      : rate_(rate), cv_(cv), sampler_(std::move(sampler)), rng_(rng) {}
+  std::optional<Arrival> next() override {
+    double mean = 1.0 / rate_;
+    if (std::fabs(cv_ - 1.0) < 1e-12) {
+      now_ += rng_.exponential(mean);
+    } else {
+      double shape = 1.0 / (cv_ * cv_);  // gamma with this cv and the mean gap
+      now_ += rng_.gamma(shape, mean / shape);
+    }
+    Arrival a;
+    a.time_s = now_;
+    sampler_.fill(a);
+    return a;
+  }
+
+ private:
+  double rate_, cv_, now_ = 0;
+  TokenSampler sampler_;
+  Rng& rng_;
+};
+
+// Non-homogeneous Poisson by thinning (Lewis and Shedler 1979) under an hourly curve.
+class CurveArrivals : public ArrivalProcess {
+ public:
+  CurveArrivals(double rate, std::vector<double> profile, TokenSampler sampler, Rng& rng)
+      : rate_(rate), profile_(std::move(profile)), sampler_(std::move(sampler)), rng_(rng) {
+    for (double f : profile_) max_factor_ = std::max(max_factor_, f);
+  }
+  std::optional<Arrival> next() override {
+    double bound = rate_ * max_factor_;
+    while (true) {
+      now_ += rng_.exponential(1.0 / bound);
+      size_t hour = static_cast<size_t>(now_ / 3600.0) % profile_.size();
+      if (rng_.uniform() * max_factor_ <= profile_[hour]) break;
+    }
+    Arrival a;
+    a.time_s = now_;
+    sampler_.fill(a);
+    return a;
+  }
+
+ private:
+  double rate_;
+  std::vector<double> profile_;
+  double max_factor_ = 0, now_ = 0;
+  TokenSampler sampler_;
+  Rng& rng_;
+};
+
+// Two-state MMPP: exponential sojourns in a high-rate and a low-rate state.
+class MmppArrivals : public ArrivalProcess {
+ public:
+  MmppArrivals(const ArrivalOptions& o, TokenSampler sampler, Rng& rng) : o_(o), sampler_(std::move(sampler)), rng_(rng) {
+    state_end_ = rng_.exponential(o_.mmpp_low_mean_s);
+  }
+  std::optional<Arrival> next() override {
+    while (true) {
+      double rate = high_ ? o_.mmpp_high_rps : o_.mmpp_low_rps;
+      double candidate = rate > 0 ? now_ + rng_.exponential(1.0 / rate) : state_end_ + 1;
+      if (candidate < state_end_) {
+        now_ = candidate;
+        break;
+      }
+      // Memoryless: restart from the state change.
+      now_ = state_end_;
+      high_ = !high_;
+      state_end_ = now_ + rng_.exponential(high_ ? o_.mmpp_high_mean_s : o_.mmpp_low_mean_s);
+    }
+    Arrival a;
+    a.time_s = now_;
+    sampler_.fill(a);
+    return a;
+  }
+
+ private:
+  ArrivalOptions o_;
+  TokenSampler sampler_;
+  Rng& rng_;
+  bool high_ = false;
+  double now_ = 0, state_end_ = 0;
+};
+
+class TraceArrivals : public ArrivalProcess {
+ public:
+  TraceArrivals(const ArrivalOptions& o) : stream_(o.trace_path, o.trace_format), scale_(o.time_scale) {}
+  std::optional<Arrival> next() override {
+    auto request = stream_.next();
+    if (!request) return std::nullopt;
+    if (!origin_) origin_ = request->timestamp_s;
+    Arrival a;
+    a.time_s = (request->timestamp_s - *origin_) / scale_;
+    a.input_tokens = request->input_tokens;
+    a.output_tokens = std::max(1.0, request->output_tokens);
+    return a;
+  }
+  std::optional<Error> error() const override {
+    // Reaching the end is not an error for replay.
+    if (stream_.error() && stream_.rows() > 0 && stream_.error()->message == "the trace has no requests") return std::nullopt;
+    return stream_.error();
+  }
+
+ private:
+  TraceStream stream_;
+  double scale_;
+  std::optional<double> origin_;
+};
+
+}  // namespace
+
+std::unique_ptr<ArrivalProcess> make_arrivals(const ArrivalOptions& o, const ServiceSpec& service, Rng& rng) {
+  TokenSampler sampler(service.input_tokens, service.output_tokens, rng);
+  if (o.process == "trace") return std::make_unique<TraceArrivals>(o);
+  if (o.process == "curve") return std::make_unique<CurveArrivals>(o.rate_rps, o.profile, std::move(sampler), rng);
+  if (o.process == "mmpp") return std::make_unique<MmppArrivals>(o, std::move(sampler), rng);
+  return std::make_unique<RenewalArrivals>(o.rate_rps, o.process == "gamma" ? o.cv : 1.0, std::move(sampler), rng);
+}
+
+}  // namespace gw

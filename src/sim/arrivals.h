@@ -1,0 +1,58 @@
+// Request arrival processes for the simulator: Poisson, gamma renewal with a coefficient of
+// variation (bursts), a rate curve (non-homogeneous Poisson by thinning), a two-state
+// Markov-modulated Poisson process, and trace replay with time and rate scaling (streamed).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "sim/random.h"
+#include "spec/spec.h"
+#include "trace/request_trace.h"
+
+namespace gw {
+
+struct Arrival {
+  double time_s = 0;
+  double input_tokens = 0;
+  double output_tokens = 0;
+};
+
+class ArrivalProcess {
+ public:
+  virtual ~ArrivalProcess() = default;
+  // The next arrival, in time order; nullopt when the process ends (traces) or on error.
+  virtual std::optional<Arrival> next() = 0;
+  virtual std::optional<Error> error() const { return std::nullopt; }
+};
+
+// Token counts drawn from the service's distributions (empirical samples), shared by the
+// synthetic processes.
+class TokenSampler {
+ public:
+  TokenSampler(TokenDistribution input, TokenDistribution output, Rng& rng)
+      : input_(std::move(input)), output_(std::move(output)), rng_(rng) {}
+  void fill(Arrival& arrival);
+
+ private:
+  TokenDistribution input_, output_;
+  Rng& rng_;
+};
+
+struct ArrivalOptions {
+  std::string process = "poisson";  // poisson, gamma, mmpp, curve, trace
+  double rate_rps = 1;              // mean rate (poisson, gamma, curve base)
+  double cv = 1;                    // gamma: coefficient of variation of inter-arrival times
+  std::vector<double> profile;      // curve: hourly factors (24 or 168) of rate_rps
+  double mmpp_high_rps = 0, mmpp_low_rps = 0, mmpp_high_mean_s = 60, mmpp_low_mean_s = 300;
+  std::string trace_path;
+  TraceFormat trace_format = TraceFormat::automatic;
+  double time_scale = 1;  // trace: divide gaps by this (2 = twice as fast)
+};
+
+std::unique_ptr<ArrivalProcess> make_arrivals(const ArrivalOptions& options, const ServiceSpec& service, Rng& rng);
+
+}  // namespace gw

@@ -1,0 +1,94 @@
+// A discrete-event simulator of serving: arrivals routed to replicas, each batching requests
+// its own way (none, static, dynamic with Triton's semantics, or vLLM-like continuous batching
+// with a paged KV cache, preemption by recompute and optional chunked prefill), with step times
+// from the step-time model or from measurements. Seeded; memory bounded by replicas plus
+// requests in flight.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/accelerator.h"
+#include "perf/step_model.h"
+#include "sim/arrivals.h"
+#include "sim/histogram.h"
+#include "spec/spec.h"
+
+namespace gw {
+
+enum class SimBatching { none, static_batch, dynamic, continuous };
+// shared_queue: one queue that idle replicas pull from (M/G/c), for classic replicas.
+enum class Router { round_robin, shortest_queue, least_tokens, shared_queue };
+
+std::string_view sim_batching_name(SimBatching batching);
+std::optional<SimBatching> parse_sim_batching(std::string_view text);
+std::string_view router_name(Router router);
+std::optional<Router> parse_router(std::string_view text);
+
+struct ReplicaConfig {
+  std::string name;                   // accelerator and layout, for reports
+  SimBatching batching = SimBatching::dynamic;
+  int max_batch = 32;
+  double max_queue_delay_s = 0;       // dynamic: dispatch when the oldest request waited this long
+  double batch_timeout_s = 0.05;      // static: dispatch a partial batch after this long
+  // Classic models: the time of one pass over a batch (may draw from the RNG).
+  std::function<double(int batch, Rng& rng)> batch_time;
+  // LLMs (continuous, or none = one sequence at a time).
+  std::shared_ptr<const LlmStepModel> llm;
+  long long kv_blocks = 0;            // paged KV cache capacity
+  int block_tokens = 16;
+  int token_budget = 2048;            // tokens per step
+  bool chunked_prefill = true;
+};
+
+struct SimOptions {
+  uint64_t seed = 1;
+  long long max_requests = 100000;    // stop admitting arrivals after this many
+  double max_duration_s = 1e18;       // or after this time
+  Router router = Router::round_robin;
+  Slo slo;
+  int timeseries_points = 200;        // samples of queue depth and KV use over the run
+};
+
+struct ReplicaStats {
+  std::string name;
+  long long requests = 0;
+  long long steps = 0;
+  double busy_s = 0;
+  double busy_fraction = 0;
+  long long preemptions = 0;
+  std::vector<long long> batch_sizes;  // count of steps by batch size
+};
+
+struct TimeSample {
+  double time_s = 0;
+  long long queue_depth = 0;   // waiting, all replicas
+  long long in_flight = 0;
+  double kv_used_fraction = 0; // mean over continuous replicas
+};
+
+struct SimResult {
+  long long requests = 0;           // completed
+  double duration_s = 0;            // first arrival to last completion
+  double throughput_rps = 0;
+  double goodput_rps = 0;           // requests meeting every SLO target
+  double slo_attainment = 1;
+  double mean_in_system = 0;        // time-average requests in the system (Little's L)
+  double arrival_rate_rps = 0;      // admitted arrivals / arrival span
+  LogHistogram latency, wait, ttft, tpot;
+  std::vector<ReplicaStats> replicas;
+  std::vector<TimeSample> timeseries;
+  long long preemptions = 0;
+  long long peak_in_flight = 0;
+  long long rejected = 0;           // prompts longer than a replica's whole KV cache
+  double waited_fraction = 0;       // requests that waited before service started
+};
+
+// Runs arrivals through the replicas until the arrivals end or a limit is reached, then drains.
+Result<SimResult> simulate(ArrivalProcess& arrivals, const std::vector<ReplicaConfig>& replicas,
+                           const SimOptions& options);
+
+}  // namespace gw
