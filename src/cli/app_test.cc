@@ -198,10 +198,13 @@ TEST(CliPlan, PlansTheExamplesAndReportsCosts) {
   EXPECT_LE(service["best"]["tpot_p99_s"].get<double>(), 0.1);
   EXPECT_GT(service["batching_saves_usd_per_month"].get<double>(), 0);
   EXPECT_EQ(service["mean_input_tokens"].get<double>() > 1000, true);  // read from the Azure trace
+  EXPECT_TRUE(service["best"]["simulated"]["meets_slo"].get<bool>());
+  // Every example's plan is verified by simulation.
   for (const char* example : {"recommendations", "spam-filter", "llama-70b"}) {
-    CliRun e = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/" + example + ".yaml"});
-    EXPECT_EQ(e.code, 0) << example << ": " << e.err;
-    EXPECT_NE(e.out.find("best:"), std::string::npos) << example;
+    CliRun e = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/" + example + ".yaml", "--format", "json"});
+    ASSERT_EQ(e.code, 0) << example << ": " << e.err;
+    auto plan = nlohmann::json::parse(e.out);
+    EXPECT_TRUE(plan["services"][0]["best"]["simulated"]["meets_slo"].get<bool>()) << example;
   }
 }
 
@@ -262,6 +265,54 @@ TEST(CliPerf, CalibrateWritesFactorsPlansCanUse) {
   CliRun error = run({"calibrate", bad});
   EXPECT_EQ(error.code, 1);
   EXPECT_NE(error.err.find(":2: field 'latency_ms'"), std::string::npos) << error.err;
+}
+
+}  // namespace
+}  // namespace gw
+
+namespace gw {
+namespace {
+
+TEST(CliSimulate, ReportsPercentilesAndIsByteForByteDeterministic) {
+  std::string path = temp_path("sim.yaml");
+  std::ofstream(path) << R"(
+models: {chat: {preset: llama-3.1-8b}}
+services:
+  - name: chat
+    model: chat
+    traffic: {rps: 20, process: gamma, cv: 2}
+    tokens: {input: {mean: 800, p99: 3000}, output: {mean: 150, p99: 600}}
+    slo: {ttft_p99_s: 2, tpot_p99_s: 0.1}
+    deployment: {replicas: 2, accelerator: H100, batching: continuous, router: least-outstanding-tokens}
+)";
+  CliRun a = run({"simulate", path, "--seed", "7", "--requests", "3000", "--format", "json"});
+  CliRun b = run({"simulate", path, "--seed", "7", "--requests", "3000", "--format", "json"});
+  CliRun c = run({"simulate", path, "--seed", "8", "--requests", "3000", "--format", "json"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out, c.out);
+  auto doc = nlohmann::json::parse(a.out);
+  const auto& s = doc["services"][0];
+  EXPECT_EQ(s["requests"], 3000);
+  for (const char* key : {"requests", "throughput_rps", "slo_attainment", "latency_s", "wait_s", "ttft_s", "tpot_s"})
+    EXPECT_TRUE(s.contains(key)) << key;
+  for (const char* key : {"mean", "p50", "p90", "p99", "p999"}) EXPECT_TRUE(s["ttft_s"].contains(key)) << key;
+  EXPECT_LE(s["ttft_s"]["p50"].get<double>(), s["ttft_s"]["p99"].get<double>());
+  EXPECT_EQ(s["replicas"].size(), 2u);
+}
+
+TEST(CliSimulate, BadDeploymentNamesTheKey) {
+  std::string path = temp_path("sim_bad.yaml");
+  std::ofstream(path) << "services:\n  - name: a\n    model: resnet-50\n    traffic: {rps: 5}\n"
+                         "    slo: {latency_p99_s: 1}\n    deployment: {replicas: 2, accelerator: H1OO}\n";
+  CliRun r = run({"simulate", path});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("services.a.deployment.accelerator"), std::string::npos) << r.err;
+  std::ofstream(path) << "services:\n  - name: a\n    model: resnet-50\n    traffic: {rps: 5}\n"
+                         "    slo: {latency_p99_s: 1}\n    deployment: {replicas: 2, accelerator: T4, batching: continuous}\n";
+  CliRun wrong = run({"simulate", path});
+  EXPECT_EQ(wrong.code, 1);
+  EXPECT_NE(wrong.err.find("continuous batching applies to LLMs"), std::string::npos) << wrong.err;
 }
 
 }  // namespace

@@ -60,6 +60,7 @@ void add_fit_command(CLI::App& app, CommandContext& context, Action& action);
 void add_models_command(CLI::App& app, CommandContext& context, Action& action);
 void add_plan_command(CLI::App& app, CommandContext& context, Action& action);
 void add_perf_commands(CLI::App& app, CommandContext& context, Action& action);
+void add_simulate_command(CLI::App& app, CommandContext& context, Action& action);
 
 [[noreturn]] void fail(const std::string& field, const std::string& message);
 

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
-#include "plan/inference.h"
+#include "plan/verify.h"
 
 namespace gw {
 
@@ -18,6 +18,9 @@ struct PlanArgs {
   double usable_fraction = 0.90;
   double overhead_gib = 1.0;
   int prefill_chunk = 2048;
+  bool no_simulate = false;
+  long long sim_requests = 20000;
+  uint64_t seed = 1;
 };
 
 double usd_per_1k(const PlanOption& o, double average_rps) {
@@ -53,6 +56,16 @@ json option_json(const PlanOption& o, const ServicePlan& p, bool llm) {
     j["tpot_p99_s"] = o.level.tpot_p99_s;
     j["usd_per_million_tokens"] = usd_per_million_tokens(o, p);
   }
+  if (o.simulated) {
+    json s = {{"meets_slo", o.simulated->meets}, {"requests", o.simulated->requests},
+              {"latency_p99_s", o.simulated->latency_p99_s}, {"slo_attainment", o.simulated->slo_attainment}};
+    if (llm) {
+      s["ttft_p99_s"] = o.simulated->ttft_p99_s;
+      s["tpot_p99_s"] = o.simulated->tpot_p99_s;
+    }
+    if (!o.simulated->meets) s["missed"] = o.simulated->miss;
+    j["simulated"] = s;
+  }
   return j;
 }
 
@@ -87,8 +100,18 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
   options.overhead_gib = args.overhead_gib;
   options.prefill_chunk_tokens = args.prefill_chunk;
 
+  VerifyOptions verify;
+  verify.build.calibration = options.calibration;
+  verify.build.usable_fraction = options.usable_fraction;
+  verify.build.overhead_gib = options.overhead_gib;
+  verify.requests = args.sim_requests;
+  verify.seed = args.seed;
+  verify.prefill_chunk_tokens = options.prefill_chunk_tokens;
   std::vector<ServicePlan> plans;
-  for (const auto& service : spec.value().services) plans.push_back(plan_service(catalog, spec.value(), service, options));
+  for (const auto& service : spec.value().services) {
+    plans.push_back(plan_service(catalog, spec.value(), service, options));
+    if (!args.no_simulate) verify_plan(catalog, spec.value(), service, plans.back(), verify);
+  }
 
   double total_per_month = 0;
   bool all_feasible = true;
@@ -119,7 +142,8 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
                 {"best", p.best ? option_json(*p.best, p, llm) : json(nullptr)},
                 {"pareto", pareto},
                 {"no_batching", p.no_batching ? option_json(*p.no_batching, p, llm) : json(nullptr)},
-                {"assumptions", p.assumptions}};
+                {"assumptions", p.assumptions},
+                {"dropped_after_simulation", p.dropped}};
       if (!p.feasible) j["binding_constraint"] = p.binding;
       if (p.best && p.no_batching)
         j["batching_saves_usd_per_month"] = p.no_batching->usd_per_month() - p.best->usd_per_month();
@@ -162,6 +186,14 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
                        b.config.accelerator->name, b.config.tensor_parallel, batching_name(b.config.batching),
                        b.config.batching == Batching::none ? "" : fmt::format(", max {}", b.config.max_batch),
                        latency_text(b, llm), b.level.utilization * 100);
+    if (b.simulated)
+      out += fmt::format("  simulated ({} requests, {}): {}; SLO attainment {:.1f}%\n", b.simulated->requests,
+                         s.traffic.trace_path.empty() ? "Poisson at the peak rate" : "replaying the trace",
+                         llm ? fmt::format("ttft p99 {:.3f} s, tpot p99 {:.1f} ms", b.simulated->ttft_p99_s,
+                                           b.simulated->tpot_p99_s * 1e3)
+                             : fmt::format("p99 {:.1f} ms", b.simulated->latency_p99_s * 1e3),
+                         b.simulated->slo_attainment * 100);
+    for (const auto& dropped : p.dropped) out += "  dropped after simulation: " + dropped + "\n";
     out += fmt::format("  cost: {}/hour, {}/month, {} per 1k inferences{}\n", format_usd(b.usd_per_hour),
                        format_usd(b.usd_per_month()), format_usd(usd_per_1k(b, p.average_rps)),
                        llm ? fmt::format(", {} per 1M tokens", format_usd(usd_per_million_tokens(b, p))) : "");
@@ -174,9 +206,9 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
     }
     Table table;
     table.columns = {"accelerator", "tp", "batching", "replicas", "offering", "pricing", llm ? "ttft_p99_s" : "p99_ms",
-                     llm ? "tpot_p99_ms" : "p50_ms", "busy", "usd_per_month", "usd_per_1k"};
+                     llm ? "tpot_p99_ms" : "p50_ms", "simulated_p99", "busy", "usd_per_month", "usd_per_1k"};
     table.align = {Align::left, Align::right, Align::left, Align::right, Align::left, Align::left,
-                   Align::right, Align::right, Align::right, Align::right, Align::right};
+                   Align::right, Align::right, Align::right, Align::right, Align::right, Align::right};
     for (const auto& o : p.pareto)
       table.add_row({o.config.accelerator->name, std::to_string(o.config.tensor_parallel),
                      std::string(batching_name(o.config.batching)), std::to_string(o.replicas),
@@ -184,6 +216,9 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
                      std::string(pricing_name(o.pricing)),
                      llm ? format_number(o.level.ttft_p99_s, 3) : format_number(o.level.latency_p99_s * 1e3, 1),
                      llm ? format_number(o.level.tpot_p99_s * 1e3, 1) : format_number(o.level.latency_p50_s * 1e3, 1),
+                     !o.simulated ? std::string("-")
+                     : llm ? fmt::format("{:.3f} s / {:.1f} ms", o.simulated->ttft_p99_s, o.simulated->tpot_p99_s * 1e3)
+                           : fmt::format("{:.1f} ms", o.simulated->latency_p99_s * 1e3),
                      fmt::format("{:.0f}%", o.level.utilization * 100), format_usd(o.usd_per_month()),
                      format_usd(usd_per_1k(o, p.average_rps))});
     out += markdown ? "\nCost-latency frontier:\n\n" + render_markdown(table) : "  cost-latency frontier:\n" + render_text(table);
@@ -220,6 +255,10 @@ void add_plan_command(CLI::App& app, CommandContext& context, Action& action) {
   plan->add_option("--overhead-gib", args->overhead_gib, "Runtime overhead per device")->check(CLI::Range(0.0, 1024.0));
   plan->add_option("--prefill-chunk", args->prefill_chunk, "Token budget per step (chunked prefill)")
       ->check(CLI::Range(64, 1 << 20));
+  plan->add_flag("--no-simulate", args->no_simulate, "Screen only; do not verify candidates in the simulator");
+  plan->add_option("--sim-requests", args->sim_requests, "Requests per simulated candidate")
+      ->check(CLI::Range(100LL, 100000000LL));
+  plan->add_option("--seed", args->seed, "Simulation seed");
   plan->callback([&context, &action, args] { action = [&context, args] { return run_plan(context, *args); }; });
 }
 

@@ -199,7 +199,9 @@ ServiceLevel llm_level(const ModelArch& arch, Precision precision, const Service
   double prefill99 = std::min(budget, arrivals99 * input);
   double step99 = llm_step(arch, setup, sequences, input + output / 2, prefill99, std::min(arrivals99, 1.0 + arrivals99),
                            input).time_s;
-  level.tpot_p99_s = step99;
+  // TPOT is per request (its decode time over its tokens, as vLLM's benchmark reports it): an
+  // average over ~output steps, so a slow step's excess shrinks by sqrt(output).
+  level.tpot_p99_s = tau + (step99 - tau) / std::sqrt(std::max(1.0, output));
   // A p99 prompt is prefilled in chunks of the free token budget, one chunk per step; it may
   // first wait for the step in progress and, near the KV limit, for a free slot.
   double chunks = std::ceil(input99 / budget);
@@ -445,6 +447,15 @@ ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const Service
 
   // Cost-latency Pareto set over distinct accelerator/tp/batching configurations.
   std::sort(batched.begin(), batched.end(), better);
+  for (const auto& option : batched) {
+    bool seen = std::any_of(plan.ranked.begin(), plan.ranked.end(), [&](const PlanOption& o) {
+      return o.config.accelerator == option.config.accelerator && o.config.tensor_parallel == option.config.tensor_parallel &&
+             o.config.batching == option.config.batching && o.config.max_batch == option.config.max_batch &&
+             o.replicas == option.replicas;
+    });
+    if (!seen) plan.ranked.push_back(option);
+    if (plan.ranked.size() >= 12) break;
+  }
   double best_latency = kInfinity;
   for (const auto& option : batched) {
     double latency = llm ? option.level.ttft_p99_s + option.level.tpot_p99_s * plan.mean_output_tokens

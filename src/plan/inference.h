@@ -34,8 +34,17 @@ struct Configuration {
   int max_batch = 1;
 };
 
+// What the simulator saw for a candidate at peak traffic.
+struct SimulatedCheck {
+  bool meets = false;
+  std::string miss;  // the SLO key it missed
+  long long requests = 0;
+  double latency_p99_s = 0, ttft_p99_s = 0, tpot_p99_s = 0, slo_attainment = 0;
+};
+
 struct PlanOption {
   Configuration config;
+  std::optional<SimulatedCheck> simulated;
   int replicas = 0;
   const Offering* offering = nullptr;
   Pricing pricing = Pricing::on_demand;
@@ -52,6 +61,8 @@ struct ServicePlan {
   std::string binding;                  // the constraint that cannot be met, when infeasible
   std::optional<PlanOption> best;
   std::vector<PlanOption> pareto;       // cost-latency frontier, cheapest first
+  std::vector<PlanOption> ranked;       // cheapest distinct configurations, for verification
+  std::vector<std::string> dropped;     // cheaper candidates the simulation rejected, and why
   std::optional<PlanOption> no_batching;
   long long candidates_evaluated = 0;
   double average_rps = 0, peak_rps = 0;

@@ -244,7 +244,7 @@ TokenDistribution read_tokens(const Reader& r, const YAML::Node& node, const std
 
 ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, Spec& spec, const std::string& base_dir) {
   std::string path = fmt::format("services[{}]", index);
-  r.check_keys(node, path, {"name", "model", "traffic", "tokens", "slo", "batching", "max_batch"});
+  r.check_keys(node, path, {"name", "model", "traffic", "tokens", "slo", "batching", "max_batch", "deployment"});
   ServiceSpec s;
   s.line = node.Mark().line + 1;
   if (!node["name"]) r.fail(node, path + ".name", "required");
@@ -273,7 +273,24 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
 
   if (!node["traffic"]) r.fail(node, path + ".traffic", "required: rps, profile or trace");
   const YAML::Node traffic = node["traffic"];
-  r.check_keys(traffic, path + ".traffic", {"rps", "profile", "trace", "trace_format", "time_scale"});
+  r.check_keys(traffic, path + ".traffic", {"rps", "profile", "trace", "trace_format", "time_scale", "process", "cv", "mmpp"});
+  if (traffic["process"]) {
+    std::string process = r.text(traffic["process"], path + ".traffic.process");
+    if (process != "poisson" && process != "gamma" && process != "mmpp")
+      r.fail(traffic["process"], path + ".traffic.process", "one of poisson, gamma, mmpp (traces and profiles set their own)");
+    s.arrivals.process = process;
+  }
+  if (traffic["cv"]) s.arrivals.cv = r.number(traffic["cv"], path + ".traffic.cv", 0.01, 100);
+  if (const YAML::Node mmpp = traffic["mmpp"]) {
+    std::string where = path + ".traffic.mmpp";
+    r.check_keys(mmpp, where, {"high_rps", "low_rps", "high_mean_s", "low_mean_s"});
+    if (!mmpp["high_rps"] || !mmpp["low_rps"]) r.fail(mmpp, where, "give high_rps and low_rps");
+    s.arrivals.mmpp_high_rps = r.number(mmpp["high_rps"], where + ".high_rps", 0, 1e9);
+    s.arrivals.mmpp_low_rps = r.number(mmpp["low_rps"], where + ".low_rps", 0, 1e9);
+    if (mmpp["high_mean_s"]) s.arrivals.mmpp_high_mean_s = r.number(mmpp["high_mean_s"], where + ".high_mean_s", 1e-3, 1e9);
+    if (mmpp["low_mean_s"]) s.arrivals.mmpp_low_mean_s = r.number(mmpp["low_mean_s"], where + ".low_mean_s", 1e-3, 1e9);
+    s.arrivals.process = "mmpp";
+  }
   if (traffic["trace"]) {
     std::string trace = r.text(traffic["trace"], path + ".traffic.trace");
     std::filesystem::path resolved = std::filesystem::path(trace).is_absolute() ? std::filesystem::path(trace) : std::filesystem::path(base_dir) / trace;
@@ -284,6 +301,8 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
       format = *parsed;
     }
     double scale = traffic["time_scale"] ? r.number(traffic["time_scale"], path + ".traffic.time_scale", 1e-6, 1e6) : 1.0;
+    s.arrivals.process = "trace";
+    s.arrivals.time_scale = scale;
     auto summary = summarize_trace(resolved.string(), format, scale);
     if (!summary.ok()) throw SpecError{summary.error()};
     s.traffic.trace_path = resolved.string();
@@ -381,6 +400,55 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
       r.fail(node["batching"], path + ".batching", "LLMs batch continuously; use continuous or none");
   }
   if (node["max_batch"]) s.max_batch = static_cast<int>(r.number(node["max_batch"], path + ".max_batch", 1, 65536));
+  if (const YAML::Node d = node["deployment"]) {
+    std::string where = path + ".deployment";
+    r.check_keys(d, where, {"replicas", "accelerator", "tp", "batching", "max_batch", "max_queue_delay_ms",
+                            "batch_timeout_ms", "chunked_prefill", "token_budget", "router"});
+    Deployment deployment;
+    deployment.line = d.Mark().line + 1;
+    if (!d["replicas"]) r.fail(d, where + ".replicas", "required: a count (with accelerator) or a list of groups");
+    if (d["replicas"].IsSequence()) {
+      for (const auto& group : d["replicas"]) {
+        r.check_keys(group, where + ".replicas", {"accelerator", "tp", "count"});
+        if (!group["accelerator"]) r.fail(group, where + ".replicas.accelerator", "required");
+        DeploymentGroup g;
+        g.accelerator = r.text(group["accelerator"], where + ".replicas.accelerator");
+        if (group["tp"]) g.tensor_parallel = static_cast<int>(r.number(group["tp"], where + ".replicas.tp", 1, 64));
+        if (group["count"]) g.count = static_cast<int>(r.number(group["count"], where + ".replicas.count", 1, 100000));
+        deployment.groups.push_back(g);
+      }
+    } else {
+      if (!d["accelerator"]) r.fail(d, where + ".accelerator", "required with a replica count");
+      DeploymentGroup g;
+      g.accelerator = r.text(d["accelerator"], where + ".accelerator");
+      g.count = static_cast<int>(r.number(d["replicas"], where + ".replicas", 1, 100000));
+      if (d["tp"]) g.tensor_parallel = static_cast<int>(r.number(d["tp"], where + ".tp", 1, 64));
+      deployment.groups.push_back(g);
+    }
+    if (d["batching"]) {
+      deployment.batching = r.text(d["batching"], where + ".batching");
+      if (deployment.batching != "none" && deployment.batching != "static" && deployment.batching != "dynamic" &&
+          deployment.batching != "continuous")
+        r.fail(d["batching"], where + ".batching", "one of none, static, dynamic, continuous");
+      if (llm && (deployment.batching == "static" || deployment.batching == "dynamic"))
+        r.fail(d["batching"], where + ".batching", "LLM replicas batch continuously (or none)");
+      if (!llm && deployment.batching == "continuous")
+        r.fail(d["batching"], where + ".batching", "continuous batching applies to LLMs");
+    }
+    if (d["max_batch"]) deployment.max_batch = static_cast<int>(r.number(d["max_batch"], where + ".max_batch", 1, 65536));
+    if (d["max_queue_delay_ms"]) deployment.max_queue_delay_s = r.number(d["max_queue_delay_ms"], where + ".max_queue_delay_ms", 0, 1e7) / 1e3;
+    if (d["batch_timeout_ms"]) deployment.batch_timeout_s = r.number(d["batch_timeout_ms"], where + ".batch_timeout_ms", 0, 1e7) / 1e3;
+    if (d["chunked_prefill"]) deployment.chunked_prefill = d["chunked_prefill"].as<bool>();
+    if (d["token_budget"]) deployment.token_budget = static_cast<int>(r.number(d["token_budget"], where + ".token_budget", 16, 1 << 22));
+    if (d["router"]) {
+      deployment.router = r.text(d["router"], where + ".router");
+      if (deployment.router != "round-robin" && deployment.router != "join-shortest-queue" &&
+          deployment.router != "least-outstanding-tokens" && deployment.router != "shared-queue")
+        r.fail(d["router"], where + ".router", "one of round-robin, join-shortest-queue, least-outstanding-tokens, shared-queue");
+    }
+    s.deployment = deployment;
+  }
+  if (!s.traffic.profile.empty() && s.arrivals.process == "poisson") s.arrivals.process = "curve";
   return s;
 }
 

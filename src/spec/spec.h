@@ -58,6 +58,32 @@ struct ModelSpec {
   int line = 0;
 };
 
+// How a service is deployed, for `gpuwise simulate` (when absent, the plan's best is used).
+struct DeploymentGroup {
+  std::string accelerator;
+  int tensor_parallel = 1;
+  int count = 1;  // replicas
+};
+
+struct Deployment {
+  std::vector<DeploymentGroup> groups;
+  std::string batching;         // none, static, dynamic, continuous; empty: continuous for LLMs, dynamic otherwise
+  int max_batch = 0;            // 0: 256 for LLMs, 32 otherwise
+  double max_queue_delay_s = 0;
+  double batch_timeout_s = 0.05;
+  bool chunked_prefill = true;
+  int token_budget = 2048;
+  std::string router = "round-robin";
+  int line = 0;
+};
+
+struct ArrivalShape {
+  std::string process = "poisson";  // poisson, gamma, mmpp (rates); curve from a profile; trace
+  double cv = 1;
+  double mmpp_high_rps = 0, mmpp_low_rps = 0, mmpp_high_mean_s = 60, mmpp_low_mean_s = 300;
+  double time_scale = 1;            // traces
+};
+
 struct ServiceSpec {
   std::string name;
   std::string model_key;
@@ -67,6 +93,8 @@ struct ServiceSpec {
   Slo slo;
   Batching batching = Batching::automatic;
   int max_batch = 0;  // 0: search
+  ArrivalShape arrivals;
+  std::optional<Deployment> deployment;
   int line = 0;
 };
 

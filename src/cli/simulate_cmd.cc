@@ -1,0 +1,188 @@
+// gpuwise simulate SPEC: runs each service's deployment (or its plan's best) through the
+// discrete-event simulator and reports latency percentiles, throughput and SLO attainment.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/context.h"
+#include "plan/verify.h"
+
+namespace gw {
+
+namespace {
+
+using nlohmann::json;
+
+struct SimulateArgs {
+  std::string spec, calibration, rate = "peak";
+  uint64_t seed = 1;
+  long long requests = 100000;
+  double duration_s = 0;
+};
+
+json summary_json(const LogHistogram& h) {
+  return {{"mean", h.mean()}, {"p50", h.quantile(0.5)}, {"p90", h.quantile(0.9)}, {"p99", h.quantile(0.99)},
+          {"p999", h.quantile(0.999)}, {"max", h.max()}, {"count", h.count()}};
+}
+
+std::string deployment_text(const Deployment& d) {
+  std::string groups;
+  for (const auto& g : d.groups) groups += fmt::format("{}{} x {} tp{}", groups.empty() ? "" : " + ", g.count, g.accelerator, g.tensor_parallel);
+  return fmt::format("{}, {} batching (max {}), {}", groups, d.batching.empty() ? "default" : d.batching, d.max_batch, d.router);
+}
+
+int run_simulate(CommandContext& context, const SimulateArgs& args) {
+  auto spec = load_spec(args.spec);
+  if (!spec.ok()) throw InputError{spec.error()};
+  context.add_input(args.spec);
+  const Catalog& catalog = context.catalog();
+  std::optional<Calibration> calibration;
+  if (!args.calibration.empty()) {
+    auto loaded = Calibration::load(args.calibration);
+    if (!loaded.ok()) throw InputError{loaded.error()};
+    calibration = loaded.value();
+  }
+  ReplicaBuildOptions build;
+  build.calibration = calibration ? &*calibration : nullptr;
+  json services = json::array();
+  std::string text;
+  bool all_meet = true;
+  for (const auto& service : spec.value().services) {
+    const ModelSpec& model = spec.value().models.at(service.model_key);
+    bool llm = model.arch.kind == ModelKind::decoder;
+    Deployment deployment;
+    std::string origin = "spec";
+    if (service.deployment) {
+      deployment = *service.deployment;
+    } else {
+      PlannerOptions planner;
+      planner.calibration = build.calibration;
+      ServicePlan plan = plan_service(catalog, spec.value(), service, planner);
+      VerifyOptions verify;
+      verify.build = build;
+      verify.seed = args.seed;
+      verify_plan(catalog, spec.value(), service, plan, verify);
+      if (!plan.best || !plan.feasible)
+        throw InputError{Error{args.spec, service.line, "services." + service.name + ".deployment",
+                               "no deployment given and none can be planned: " + plan.binding}};
+      deployment = deployment_of(*plan.best, llm, planner.prefill_chunk_tokens);
+      origin = "the plan's best";
+    }
+    auto replicas = build_replicas(catalog, model, service, deployment, build);
+    if (!replicas.ok()) {
+      Error e = replicas.error();
+      e.file = args.spec;
+      e.field = "services." + service.name + "." + e.field;
+      throw InputError{e};
+    }
+    double rate = args.rate == "average" ? service.traffic.average_rps : service.traffic.peak_rps;
+    ArrivalOptions arrivals = arrival_options(service, rate);
+    Rng rng(args.seed);
+    auto process = make_arrivals(arrivals, service, rng);
+    SimOptions options;
+    options.seed = args.seed;
+    options.max_requests = args.requests;
+    if (args.duration_s > 0) options.max_duration_s = args.duration_s;
+    options.slo = service.slo;
+    options.router = *parse_router(deployment.router);
+    auto result = simulate(*process, replicas.value(), options);
+    if (!result.ok()) {
+      Error e = result.error();
+      if (e.file.empty()) e.file = args.spec;
+      throw InputError{e};
+    }
+    const SimResult& r = result.value();
+    json replica_list = json::array();
+    for (const auto& s : r.replicas) {
+      double steps = 0, items = 0;
+      for (size_t b = 0; b < s.batch_sizes.size(); ++b) {
+        steps += static_cast<double>(s.batch_sizes[b]);
+        items += static_cast<double>(b * s.batch_sizes[b]);
+      }
+      replica_list.push_back({{"name", s.name}, {"requests", s.requests}, {"steps", s.steps},
+                              {"busy_fraction", s.busy_fraction}, {"preemptions", s.preemptions},
+                              {"mean_batch", steps > 0 ? items / steps : 0}});
+    }
+    json series = json::array();
+    for (const auto& t : r.timeseries)
+      series.push_back({{"time_s", t.time_s}, {"queue_depth", t.queue_depth}, {"in_flight", t.in_flight},
+                        {"kv_used_fraction", t.kv_used_fraction}});
+    bool meets = r.slo_attainment >= 0.99;
+    all_meet = all_meet && meets;
+    json j = {{"name", service.name},
+              {"deployment", deployment_text(deployment)},
+              {"deployment_from", origin},
+              {"arrivals", arrivals.process},
+              {"rate_rps", arrivals.process == "trace" ? r.arrival_rate_rps : rate},
+              {"seed", args.seed},
+              {"requests", r.requests},
+              {"rejected", r.rejected},
+              {"duration_s", r.duration_s},
+              {"throughput_rps", r.throughput_rps},
+              {"goodput_rps", r.goodput_rps},
+              {"slo_attainment", r.slo_attainment},
+              {"mean_in_system", r.mean_in_system},
+              {"preemptions", r.preemptions},
+              {"latency_s", summary_json(r.latency)},
+              {"wait_s", summary_json(r.wait)},
+              {"replicas", replica_list},
+              {"timeseries", series}};
+    if (llm) {
+      j["ttft_s"] = summary_json(r.ttft);
+      j["tpot_s"] = summary_json(r.tpot);
+    }
+    services.push_back(j);
+
+    text += fmt::format("{}: {} ({})\n", service.name, deployment_text(deployment), origin);
+    text += fmt::format("  {} requests ({} arrivals at {:.3g}/s, seed {}), {:.1f} s simulated: throughput {:.3g}/s, "
+                        "goodput {:.3g}/s, SLO attainment {:.2f}%{}\n",
+                        r.requests, arrivals.process, arrivals.process == "trace" ? r.arrival_rate_rps : rate, args.seed,
+                        r.duration_s, r.throughput_rps, r.goodput_rps, r.slo_attainment * 100,
+                        r.rejected ? fmt::format(", {} rejected (prompt longer than the KV cache)", r.rejected) : "");
+    Table table;
+    table.columns = {"metric", "mean", "p50", "p90", "p99", "p99.9"};
+    table.align = {Align::left, Align::right, Align::right, Align::right, Align::right, Align::right};
+    auto row = [&](const char* name, const LogHistogram& h, double scale, int decimals) {
+      table.add_row({name, format_number(h.mean() * scale, decimals), format_number(h.quantile(0.5) * scale, decimals),
+                     format_number(h.quantile(0.9) * scale, decimals), format_number(h.quantile(0.99) * scale, decimals),
+                     format_number(h.quantile(0.999) * scale, decimals)});
+    };
+    row("latency_ms", r.latency, 1e3, 1);
+    row("wait_ms", r.wait, 1e3, 1);
+    if (llm) {
+      row("ttft_ms", r.ttft, 1e3, 1);
+      row("tpot_ms", r.tpot, 1e3, 2);
+    }
+    text += render_text(table);
+    for (const auto& s : r.replicas)
+      text += fmt::format("  replica {}: {} requests, {:.0f}% busy, {} steps{}\n", s.name, s.requests, s.busy_fraction * 100,
+                          s.steps, s.preemptions ? fmt::format(", {} preemptions", s.preemptions) : "");
+    text += "\n";
+  }
+  if (context.options.format == "json") {
+    context.emit_json({{"spec", args.spec}, {"services", services}}, "simulate");
+  } else {
+    context.emit(text);
+  }
+  return all_meet ? 0 : 3;
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app, CommandContext& context, Action& action) {
+  auto* simulate_command = app.add_subcommand("simulate", "Simulate each service's deployment (or its plan's best)");
+  auto args = std::make_shared<SimulateArgs>();
+  simulate_command->add_option("SPEC", args->spec, "Workload spec (YAML) with deployments")->required();
+  simulate_command->add_option("--seed", args->seed, "Random seed (same seed, same output)");
+  simulate_command->add_option("--requests", args->requests, "Stop admitting after N requests")
+      ->check(CLI::Range(1LL, 1000000000LL));
+  simulate_command->add_option("--duration", args->duration_s, "Stop admitting after this many simulated seconds")
+      ->check(CLI::Range(0.0, 1e9));
+  simulate_command->add_option("--rate", args->rate, "Rate for rps-driven traffic: peak or average")
+      ->check(CLI::IsMember({"peak", "average"}));
+  simulate_command->add_option("--calibration", args->calibration, "Efficiency factors from `gpuwise calibrate`");
+  simulate_command->callback([&context, &action, args] {
+    action = [&context, args] { return run_simulate(context, *args); };
+  });
+}
+
+}  // namespace gw

@@ -1,0 +1,125 @@
+#include "plan/verify.h"
+
+#include "report/table.h"
+
+#include <fmt/format.h>
+
+namespace gw {
+
+Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_tokens) {
+  Deployment d;
+  d.groups.push_back({option.config.accelerator->name, option.config.tensor_parallel, option.replicas});
+  d.batching = std::string(batching_name(option.config.batching));
+  d.max_batch = option.config.max_batch;
+  d.token_budget = prefill_chunk_tokens;
+  // The screen models one request per pass as M/G/c (one queue) and batches per replica.
+  d.router = llm ? "least-outstanding-tokens" : option.config.batching == Batching::none ? "shared-queue" : "round-robin";
+  return d;
+}
+
+Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& model, const ServiceSpec& service,
+                                       const PlanOption& option, const VerifyOptions& options) {
+  bool llm = model.arch.kind == ModelKind::decoder;
+  Deployment deployment = deployment_of(option, llm, options.prefill_chunk_tokens);
+  auto replicas = build_replicas(catalog, model, service, deployment, options.build);
+  if (!replicas.ok()) return replicas.error();
+  ArrivalOptions arrivals = arrival_options(service, service.traffic.peak_rps);
+  if (arrivals.process == "curve") {  // verify at the peak rate, not through the day
+    arrivals.process = "poisson";
+    arrivals.rate_rps = service.traffic.peak_rps;
+  }
+  Rng rng(options.seed);
+  auto process = make_arrivals(arrivals, service, rng);
+  SimOptions sim;
+  sim.seed = options.seed;
+  sim.max_requests = options.requests;
+  sim.slo = service.slo;
+  sim.router = *parse_router(deployment.router);
+  sim.timeseries_points = 0;
+  auto result = simulate(*process, replicas.value(), sim);
+  if (!result.ok()) return result.error();
+  const SimResult& r = result.value();
+  SimulatedCheck check;
+  check.requests = r.requests;
+  check.latency_p99_s = r.latency.quantile(0.99);
+  check.ttft_p99_s = r.ttft.quantile(0.99);
+  check.tpot_p99_s = r.tpot.quantile(0.99);
+  check.slo_attainment = r.slo_attainment;
+  const Slo& slo = service.slo;
+  if (slo.ttft_p99_s && check.ttft_p99_s > *slo.ttft_p99_s) check.miss = "ttft_p99_s";
+  else if (slo.tpot_p99_s && check.tpot_p99_s > *slo.tpot_p99_s) check.miss = "tpot_p99_s";
+  else if (slo.e2e_p99_s && check.latency_p99_s > *slo.e2e_p99_s) check.miss = "e2e_p99_s";
+  else if (slo.latency_p99_s && check.latency_p99_s > *slo.latency_p99_s) check.miss = "latency_p99_s";
+  else if (slo.latency_p50_s && r.latency.quantile(0.5) > *slo.latency_p50_s) check.miss = "latency_p50_s";
+  if (r.rejected > 0) check.miss = fmt::format("{} prompts longer than the KV cache", r.rejected);
+  check.meets = check.miss.empty();
+  return check;
+}
+
+void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& service, ServicePlan& plan,
+                 const VerifyOptions& options) {
+  if (!plan.best) return;
+  const ModelSpec& model = spec.models.at(service.model_key);
+  auto check = [&](PlanOption& option) {
+    if (option.simulated) return option.simulated->meets;
+    auto result = simulate_option(catalog, model, service, option, options);
+    if (!result.ok()) {
+      SimulatedCheck failed;
+      failed.miss = result.error().message;
+      option.simulated = failed;
+      return false;
+    }
+    option.simulated = result.value();
+    return option.simulated->meets;
+  };
+  std::optional<PlanOption> chosen;
+  for (auto& option : plan.ranked) {
+    if (check(option)) {
+      chosen = option;
+      break;
+    }
+    plan.dropped.push_back(fmt::format("{} x{} tp{} ({} replicas, {}/hour): simulated {} missed", option.config.accelerator->name,
+                                       option.config.tensor_parallel * option.replicas, option.config.tensor_parallel,
+                                       option.replicas, format_usd(option.usd_per_hour), option.simulated->miss));
+  }
+  if (!chosen) {
+    // Grow the screened best until the simulation agrees.
+    PlanOption grown = *plan.best;
+    int per_instance = grown.offering->accelerator_count / grown.config.tensor_parallel;
+    double price = grown.usd_per_hour / grown.instances;
+    for (int extra = 1; extra <= options.extra_replicas && !chosen; ++extra) {
+      grown.replicas = plan.best->replicas + extra;
+      grown.instances = (grown.replicas + per_instance - 1) / per_instance;
+      grown.usd_per_hour = price * grown.instances;
+      grown.simulated.reset();
+      if (check(grown)) chosen = grown;
+    }
+    if (!chosen) {
+      plan.feasible = false;
+      plan.binding = fmt::format("simulation: the screened plans miss {} at peak traffic (best simulated: {})",
+                                 plan.ranked.front().simulated ? plan.ranked.front().simulated->miss : "the SLO",
+                                 plan.ranked.front().config.accelerator->name);
+      plan.best->simulated = plan.ranked.front().simulated;
+      return;
+    }
+    plan.assumptions.push_back(fmt::format("the simulation needed {} replicas where the screen said {}",
+                                           chosen->replicas, plan.best->replicas));
+  }
+  plan.best = chosen;
+  // Report simulated percentiles for the frontier too (shorter runs), and drop what misses.
+  std::vector<PlanOption> kept;
+  VerifyOptions brief = options;
+  brief.requests = std::min<long long>(options.requests, 5000);
+  for (auto& option : plan.pareto) {
+    if (!option.simulated) {
+      auto result = simulate_option(catalog, model, service, option, brief);
+      if (result.ok()) option.simulated = result.value();
+    }
+    if (option.simulated && option.simulated->meets) kept.push_back(option);
+  }
+  if (kept.empty() || kept.front().usd_per_hour > plan.best->usd_per_hour) kept.insert(kept.begin(), *plan.best);
+  plan.pareto = kept;
+  if (plan.no_batching) check(*plan.no_batching);
+}
+
+}  // namespace gw

@@ -1,0 +1,100 @@
+#include "sim/deployment.h"
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include "model/memory.h"
+#include "perf/step_time.h"
+
+namespace gw {
+
+Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const ModelSpec& model,
+                                                  const ServiceSpec& service, const Deployment& deployment,
+                                                  const ReplicaBuildOptions& options) {
+  const ModelArch& arch = model.arch;
+  const bool llm = arch.kind == ModelKind::decoder;
+  auto batching = parse_sim_batching(deployment.batching.empty() ? (llm ? "continuous" : "dynamic") : deployment.batching);
+  if (!batching) return Error{"", deployment.line, "deployment.batching", "unknown batching"};
+  std::vector<ReplicaConfig> replicas;
+  for (const auto& group : deployment.groups) {
+    const Accelerator* accelerator = catalog.find_accelerator(group.accelerator);
+    if (!accelerator)
+      return Error{"", deployment.line, "deployment.accelerator", "unknown accelerator '" + group.accelerator + "'"};
+    if (arch.kind != ModelKind::generic && arch.num_heads % group.tensor_parallel != 0)
+      return Error{"", deployment.line, "deployment.tp",
+                   fmt::format("{} attention heads are not divisible by tp {}", arch.num_heads, group.tensor_parallel)};
+    ReplicaConfig c;
+    c.name = fmt::format("{} tp{}", accelerator->name, group.tensor_parallel);
+    c.batching = *batching;
+    c.max_batch = deployment.max_batch > 0 ? deployment.max_batch : (llm ? 256 : 32);
+    c.max_queue_delay_s = deployment.max_queue_delay_s;
+    c.batch_timeout_s = deployment.batch_timeout_s;
+    c.token_budget = deployment.token_budget;
+    c.chunked_prefill = deployment.chunked_prefill;
+    PerfSetup setup;
+    setup.accelerator = accelerator;
+    setup.tensor_parallel = group.tensor_parallel;
+    setup.weight_precision = model.precision;
+    setup.kv_precision = model.precision == Precision::fp8 ? Precision::fp8 : Precision::bf16;
+    setup.efficiency = efficiency_for(*accelerator, options.calibration);
+    InferenceMemoryOptions memory;
+    memory.weight_precision = model.precision;
+    memory.kv_precision = setup.kv_precision;
+    memory.tensor_parallel = group.tensor_parallel;
+    memory.overhead_gib = options.overhead_gib;
+    memory.prefill_chunk_tokens = deployment.token_budget;
+    if (llm) {
+      memory.batch = c.max_batch;
+      memory.context = deployment.token_budget;
+      MemoryEstimate e = estimate_inference(arch, memory);
+      double free = accelerator->memory_bytes() * options.usable_fraction - e.weights_bytes - e.activation_bytes -
+                    e.overhead_bytes;
+      if (free <= 0)
+        return Error{"", deployment.line, "deployment.accelerator",
+                     fmt::format("{} does not fit on {} x {} ({:.1f} GiB of weights per device)", arch.name,
+                                 group.tensor_parallel, accelerator->name, e.weights_bytes / (1u << 30))};
+      c.llm = std::make_shared<LlmStepModel>(arch, setup);
+      c.block_tokens = 16;
+      c.kv_blocks = static_cast<long long>(free / (c.llm->kv_bytes_per_token() * c.block_tokens));
+      if (c.batching == SimBatching::none) c.max_batch = 1;
+    } else if (model.measured) {
+      if (catalog.find_accelerator(model.measured->accelerator) != accelerator)
+        return Error{"", deployment.line, "deployment.accelerator",
+                     "the model's service times were measured on " + model.measured->accelerator};
+      MeasuredServiceTime measured = *model.measured;
+      c.batch_time = [measured](int batch, Rng&) { return measured.at(batch); };
+    } else {
+      memory.batch = c.max_batch;
+      memory.context = std::max(1.0, service.input_tokens.mean());
+      if (estimate_inference(arch, memory).total_bytes_per_device > accelerator->memory_bytes() * options.usable_fraction)
+        return Error{"", deployment.line, "deployment.max_batch",
+                     fmt::format("a batch of {} does not fit on {}", c.max_batch, accelerator->name)};
+      // One pass per batch size, computed once.
+      std::vector<double> times(static_cast<size_t>(c.max_batch) + 1);
+      for (int b = 1; b <= c.max_batch; ++b)
+        times[static_cast<size_t>(b)] = item_step(arch, setup, b, service.input_tokens.mean()).time_s;
+      c.batch_time = [times](int batch, Rng&) { return times[static_cast<size_t>(std::clamp<int>(batch, 1, static_cast<int>(times.size()) - 1))]; };
+    }
+    for (int i = 0; i < group.count; ++i) replicas.push_back(c);
+  }
+  if (replicas.empty()) return Error{"", deployment.line, "deployment.replicas", "no replicas"};
+  return replicas;
+}
+
+ArrivalOptions arrival_options(const ServiceSpec& service, double rate_rps) {
+  ArrivalOptions o;
+  o.process = service.arrivals.process;
+  o.rate_rps = rate_rps;
+  o.cv = service.arrivals.cv;
+  o.profile = service.traffic.profile;
+  o.mmpp_high_rps = service.arrivals.mmpp_high_rps;
+  o.mmpp_low_rps = service.arrivals.mmpp_low_rps;
+  o.mmpp_high_mean_s = service.arrivals.mmpp_high_mean_s;
+  o.mmpp_low_mean_s = service.arrivals.mmpp_low_mean_s;
+  o.trace_path = service.traffic.trace_path;
+  o.time_scale = service.arrivals.time_scale;
+  if (o.process == "curve") o.rate_rps = service.traffic.average_rps;
+  return o;
+}
+
+}  // namespace gw
