@@ -317,3 +317,40 @@ TEST(CliSimulate, BadDeploymentNamesTheKey) {
 
 }  // namespace
 }  // namespace gw
+
+namespace gw {
+namespace {
+
+TEST(CliTrain, EstimatesARunWithTheDocumentedKeys) {
+  CliRun r = run({"train", "llama-2-7b", "--tokens", "500e9", "--accelerator", "A100-80GB", "--count", "64",
+                  "--pricing", "on-demand", "--cloud", "gcp", "--runs", "200", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  for (const char* key : {"time_s", "gpu_hours", "usd", "mfu", "tokens_per_s", "checkpoint_interval_s", "bound"})
+    EXPECT_TRUE(doc.contains(key)) << key;
+  EXPECT_EQ(doc["count"], 64);
+  EXPECT_GT(doc["mfu"].get<double>(), 0.3);
+  EXPECT_LT(doc["mfu"].get<double>(), 0.65);
+  EXPECT_NEAR(doc["gpu_hours"].get<double>(), doc["time_s"].get<double>() / 3600 * 64, 1e-6 * doc["gpu_hours"].get<double>());
+  EXPECT_FALSE(doc["spot_policies"].empty());
+}
+
+TEST(CliTrain, AnImpossibleDeadlineExitsThreeNamingIt) {
+  CliRun r = run({"train", "llama-3.1-70b", "--tokens", "15e12", "--accelerator", "A100-80GB", "--count", "64",
+                  "--deadline-days", "30"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("deadline 30.0 days cannot be met"), std::string::npos) << r.err;
+}
+
+TEST(CliTrain, BadInputIsAClearError) {
+  EXPECT_EQ(run({"train", "gpt2", "--tokens", "0"}).code, 1);
+  CliRun past = run({"train", "gpt2", "--tokens", "1e9", "--deadline-days", "-2"});
+  EXPECT_EQ(past.code, 1);
+  EXPECT_NE(past.err.find("--deadline-days"), std::string::npos);
+  CliRun rate = run({"train", "gpt2", "--tokens", "1e9", "--preemption-rate", "7200"});
+  EXPECT_EQ(rate.code, 1);
+  EXPECT_NE(rate.err.find("one preemption per second"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gw

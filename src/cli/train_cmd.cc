@@ -1,0 +1,285 @@
+// gpuwise train MODEL: how long a training run takes and what it costs, on one hardware choice
+// or the cheapest that meets a deadline; spot with checkpoints simulated by Monte Carlo.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/context.h"
+#include "core/text.h"
+#include "model/presets.h"
+#include "plan/training_plan.h"
+
+namespace gw {
+
+namespace {
+
+using nlohmann::json;
+
+struct TrainArgs {
+  std::string model, accelerator, offering, precision = "bf16", pricing = "on-demand", spot_trace, calibration;
+  double tokens = 0;
+  int count = 0;
+  double deadline_days = 0;
+  long long sequence_length = 4096;
+  double global_batch_tokens = 4.0 * 1024 * 1024;
+  double preemptions_per_hour = -1;
+  double storage_gbps = 10;
+  double interval_min = 0;
+  double provisioning_s = 300;
+  int runs = 2000;
+  uint64_t seed = 1;
+  std::vector<std::string> clouds, regions;
+};
+
+json candidate_json(const TrainingCandidate& c) {
+  const auto& e = c.estimate;
+  json layout = {{"tensor_parallel", e.layout.tensor_parallel}, {"pipeline_parallel", e.layout.pipeline_parallel},
+                 {"data_parallel", e.layout.data_parallel}, {"zero_stage", e.layout.zero_stage},
+                 {"recompute", std::string(recompute_name(e.layout.recompute))}, {"micro_batch", e.layout.micro_batch}};
+  return {{"accelerator", c.offering->accelerator},
+          {"count", c.devices},
+          {"cloud", c.offering->cloud},
+          {"region", c.offering->region},
+          {"instance_type", c.offering->instance_type},
+          {"instances", c.instances},
+          {"pricing", std::string(pricing_name(c.pricing))},
+          {"time_s", c.expected_time_s},
+          {"time_without_interruptions_s", e.time_s},
+          {"gpu_hours", c.expected_time_s / 3600.0 * c.devices},
+          {"usd", c.usd},
+          {"usd_per_hour", c.usd_per_hour},
+          {"mfu", e.mfu},
+          {"tokens_per_s", e.tokens_per_s},
+          {"step_time_s", e.step_time_s},
+          {"checkpoint_interval_s", c.checkpoint_interval_s},
+          {"checkpoint_write_s", c.checkpoint_s},
+          {"restart_s", c.restart_s},
+          {"bound", e.bound},
+          {"layout", layout},
+          {"memory_bytes_per_device", e.memory_bytes_per_device},
+          {"warnings", e.warnings}};
+}
+
+int run_train(CommandContext& context, const TrainArgs& args) {
+  auto resolved = resolve_model(args.model);
+  if (!resolved.ok()) throw InputError{resolved.error()};
+  const ModelArch& arch = resolved.value();
+  const Catalog& catalog = context.catalog();
+  if (!(args.tokens >= 1)) fail("--tokens", "give the number of training tokens (at least 1)");
+  if (args.deadline_days < 0) fail("--deadline-days", "a deadline must be in the future (a positive number of days)");
+  if (args.preemptions_per_hour > 3600) fail("--preemption-rate", "more than one preemption per second is not a spot market");
+  auto precision = parse_precision(args.precision);
+  if (!precision || (*precision != Precision::bf16 && *precision != Precision::fp16 && *precision != Precision::fp32))
+    fail("--precision", "training precision must be bf16, fp16 or fp32");
+  auto pricing = parse_pricing(args.pricing);
+  if (!pricing) fail("--pricing", "'" + args.pricing + "' is not one of on-demand, spot, reserved-1y, reserved-3y");
+
+  std::optional<Calibration> calibration;
+  if (!args.calibration.empty()) {
+    auto loaded = Calibration::load(args.calibration);
+    if (!loaded.ok()) throw InputError{loaded.error()};
+    calibration = loaded.value();
+  }
+  std::optional<SpotAvailability> trace;
+  if (!args.spot_trace.empty()) {
+    auto loaded = load_spot_trace(args.spot_trace);
+    if (!loaded.ok()) throw InputError{loaded.error()};
+    trace = loaded.value();
+  }
+  TrainingJob job;
+  job.arch = &arch;
+  job.tokens = args.tokens;
+  job.sequence_length = args.sequence_length;
+  job.global_batch_tokens = args.global_batch_tokens;
+  job.precision = *precision;
+  SpotSettings spot;
+  if (args.preemptions_per_hour >= 0) {
+    spot.preemptions_per_hour = args.preemptions_per_hour;
+    spot.rate_assumed = false;
+  }
+  spot.trace = trace ? &*trace : nullptr;
+  spot.storage_gbps = args.storage_gbps;
+  spot.provisioning_s = args.provisioning_s;
+  if (args.interval_min > 0) spot.interval_s = args.interval_min * 60;
+
+  TrainingSearch search;
+  search.clouds = args.clouds;
+  search.regions = args.regions;
+  search.calibration = calibration ? &*calibration : nullptr;
+  search.interruptible = true;
+  search.pricing = {*pricing};
+  if (args.deadline_days > 0) search.deadline_s = args.deadline_days * 86400;
+  if (!args.accelerator.empty()) {
+    const Accelerator* a = catalog.find_accelerator(args.accelerator);
+    if (!a) {
+      std::string hint = closest_match(args.accelerator, catalog.accelerator_names());
+      fail("--accelerator", "unknown accelerator '" + args.accelerator + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+    }
+    search.accelerators = {a};
+  }
+  if (args.count > 0) search.device_counts = {args.count};
+
+  TrainingPlan plan;
+  if (!args.offering.empty()) {
+    // One named instance type: the cheapest region that has it.
+    const Offering* chosen = nullptr;
+    for (const auto& o : catalog.offerings())
+      if (o.instance_type == args.offering && o.usd_per_hour(*pricing) &&
+          (!chosen || *o.usd_per_hour(*pricing) < *chosen->usd_per_hour(*pricing)))
+        chosen = &o;
+    if (!chosen) fail("--offering", "no offering '" + args.offering + "' with a " + std::string(pricing_name(*pricing)) + " price");
+    const Accelerator* a = catalog.find_accelerator(chosen->accelerator);
+    int devices = args.count > 0 ? args.count : chosen->accelerator_count;
+    TrainingCandidate c;
+    c.offering = chosen;
+    c.devices = devices;
+    c.instances = std::max(1, (devices + chosen->accelerator_count - 1) / chosen->accelerator_count);
+    c.pricing = *pricing;
+    c.usd_per_hour = *chosen->usd_per_hour(*pricing) * c.instances;
+    c.estimate = estimate_training_run(job, hardware_of(*chosen, *a, devices), search.calibration);
+    if (!c.estimate.feasible) {
+      context.err() << "gpuwise: " << arch.name << " does not fit on " << devices << " x " << a->name << ": "
+                    << c.estimate.reason << "\n";
+      return 3;
+    }
+    price_candidate(c, spot);
+    plan.feasible = !search.deadline_s || c.expected_time_s <= *search.deadline_s;
+    if (!plan.feasible)
+      plan.binding = fmt::format("deadline {:.1f} days cannot be met: this run takes {:.1f} days", args.deadline_days,
+                                 c.expected_time_s / 86400);
+    plan.best = c;
+    plan.pareto = {c};
+  } else {
+    plan = plan_training(catalog, job, search, spot);
+  }
+  if (!plan.best) {
+    context.err() << "gpuwise: " << plan.binding << "\n";
+    return 3;
+  }
+  const TrainingCandidate& best = *plan.best;
+
+  // Spot: Monte Carlo of completion time and cost for each policy, on the chosen hardware.
+  json policies = json::array();
+  std::string spot_text;
+  auto spot_price = best.offering->usd_per_hour(Pricing::spot);
+  auto on_demand_price = best.offering->usd_per_hour(Pricing::on_demand);
+  if (spot_price && on_demand_price) {
+    TrainingCandidate spot_candidate = best;
+    spot_candidate.pricing = Pricing::spot;
+    price_candidate(spot_candidate, spot);
+    SpotRunInputs in;
+    in.work_s = best.estimate.time_s;
+    in.checkpoint_s = spot_candidate.checkpoint_s;
+    in.restart_s = spot_candidate.restart_s;
+    in.interval_s = spot_candidate.checkpoint_interval_s;
+    in.preemptions_per_hour = spot.preemptions_per_hour;
+    in.trace = spot.trace;
+    in.spot_usd_per_hour = *spot_price * best.instances;
+    in.on_demand_usd_per_hour = *on_demand_price * best.instances;
+    in.deadline_s = search.deadline_s;
+    for (SpotPolicy policy : {SpotPolicy::on_demand_only, SpotPolicy::spot_only, SpotPolicy::deadline_aware}) {
+      if (policy == SpotPolicy::deadline_aware && !in.deadline_s) continue;
+      SpotOutcome o = simulate_spot(in, policy, args.runs, args.seed);
+      policies.push_back({{"policy", std::string(spot_policy_name(policy))}, {"mean_time_s", o.mean_time_s},
+                          {"p90_time_s", o.p90_time_s}, {"mean_usd", o.mean_usd}, {"p90_usd", o.p90_usd},
+                          {"mean_preemptions", o.mean_preemptions}, {"deadline_met_fraction", o.deadline_met_fraction},
+                          {"on_demand_share", o.on_demand_share}});
+      spot_text += fmt::format("  {:<20} mean {:>7.1f} h (p90 {:>7.1f} h), {:>10} (p90 {:>10}), {:>5.1f} preemptions{}\n",
+                               spot_policy_name(policy), o.mean_time_s / 3600, o.p90_time_s / 3600, format_usd(o.mean_usd),
+                               format_usd(o.p90_usd), o.mean_preemptions,
+                               in.deadline_s ? fmt::format(", deadline met {:.0f}%", o.deadline_met_fraction * 100) : "");
+    }
+    spot_text = fmt::format("Spot on {} with checkpoints every {:.0f} min (Daly; a write takes {:.0f} s, a restart {:.0f} s), {} runs, "
+                            "preemptions: {}:\n",
+                            best.offering->instance_type, spot_candidate.checkpoint_interval_s / 60, spot_candidate.checkpoint_s, spot_candidate.restart_s,
+                            args.runs,
+                            spot.trace ? "replaying " + args.spot_trace
+                                       : fmt::format("{:.3g} per hour{}", spot.preemptions_per_hour,
+                                                     spot.rate_assumed ? " (assumed; --preemption-rate or --spot-trace)" : "")) +
+                spot_text;
+  }
+
+  if (!spot_price) spot_text = fmt::format("No spot price for {} in {}: no spot comparison.\n", best.offering->instance_type,
+                                           best.offering->region);
+  if (context.options.format == "json") {
+    json document = candidate_json(best);
+    json pareto = json::array();
+    for (const auto& c : plan.pareto) pareto.push_back(candidate_json(c));
+    document["model"] = arch.name;
+    document["tokens"] = args.tokens;
+    document["deadline_s"] = search.deadline_s ? json(*search.deadline_s) : json(nullptr);
+    document["meets_deadline"] = plan.feasible;
+    document["pareto"] = pareto;
+    document["spot_policies"] = policies;
+    document["candidates_evaluated"] = plan.candidates;
+    context.emit_json(document, "train");
+  } else {
+    const auto& e = best.estimate;
+    std::string out = fmt::format("{}: {} tokens on {} x {} ({} {} {}, {} instance{}, {})\n", arch.name,
+                                  format_count(args.tokens), best.devices, best.offering->accelerator, best.offering->cloud,
+                                  best.offering->region, best.offering->instance_type, best.instances,
+                                  best.instances == 1 ? "" : "s", pricing_name(best.pricing));
+    out += fmt::format("  layout tp{} pp{} dp{}, ZeRO-{}, recompute {}, micro-batch {}; {:.0f} GiB per device\n",
+                       e.layout.tensor_parallel, e.layout.pipeline_parallel, e.layout.data_parallel, e.layout.zero_stage,
+                       recompute_name(e.layout.recompute), e.layout.micro_batch, e.memory_bytes_per_device / (1u << 30));
+    out += fmt::format("  {} tokens/s, MFU {:.0f}%, {}-bound; step {:.2f} s (compute {:.2f}, tp {:.2f}, bubble {:.2f}, "
+                       "exposed dp {:.2f})\n",
+                       format_number(e.tokens_per_s, 0), e.mfu * 100, e.bound, e.step_time_s, e.compute_s, e.tp_comm_s,
+                       e.bubble_s, e.dp_exposed_s);
+    out += fmt::format("  time {:.1f} days ({:.0f} h), {} GPU-hours, {} per run{}\n", best.expected_time_s / 86400,
+                       best.expected_time_s / 3600, format_number(best.expected_time_s / 3600 * best.devices, 0),
+                       format_usd(best.usd),
+                       search.deadline_s ? fmt::format("; deadline {:.0f} days {}", args.deadline_days, plan.feasible ? "met" : "MISSED") : "");
+    for (const auto& w : e.warnings) out += "  warning: " + w + "\n";
+    if (plan.pareto.size() > 1) {
+      Table table;
+      table.columns = {"accelerator", "count", "offering", "pricing", "days", "gpu_hours", "usd_per_run", "mfu"};
+      table.align = {Align::left, Align::right, Align::left, Align::left, Align::right, Align::right, Align::right, Align::right};
+      for (const auto& c : plan.pareto)
+        table.add_row({c.offering->accelerator, std::to_string(c.devices),
+                       fmt::format("{} {} {} x{}", c.offering->cloud, c.offering->region, c.offering->instance_type, c.instances),
+                       std::string(pricing_name(c.pricing)), format_number(c.expected_time_s / 86400, 1),
+                       format_number(c.expected_time_s / 3600 * c.devices, 0), format_usd(c.usd),
+                       fmt::format("{:.0f}%", c.estimate.mfu * 100)});
+      out += "Time-cost frontier:\n" + render_text(table);
+    }
+    out += spot_text;
+    context.emit(out);
+  }
+  if (!plan.feasible) {
+    context.err() << "gpuwise: " << plan.binding << "\n";
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, CommandContext& context, Action& action) {
+  auto* train = app.add_subcommand("train", "Time and cost of a training run, and spot with checkpoints");
+  auto args = std::make_shared<TrainArgs>();
+  train->add_option("MODEL", args->model, "Preset name or config.json")->required();
+  train->add_option("--tokens", args->tokens, "Training tokens")->required();
+  train->add_option("--accelerator", args->accelerator, "Accelerator (default: search all)");
+  train->add_option("--count", args->count, "Devices (default: search 1, 2, 4, ... 4096)")->check(CLI::Range(1, 1 << 20));
+  train->add_option("--offering", args->offering, "An instance type (its cheapest region)");
+  train->add_option("--precision", args->precision, "bf16, fp16 or fp32");
+  train->add_option("--pricing", args->pricing, "on-demand, spot, reserved-1y, reserved-3y");
+  train->add_option("--deadline-days", args->deadline_days, "Finish within this many days (exit 3 when impossible)");
+  train->add_option("--sequence-length", args->sequence_length, "Tokens per sequence")->check(CLI::Range(1LL, 1LL << 24));
+  train->add_option("--global-batch-tokens", args->global_batch_tokens, "Tokens per optimizer step")->check(CLI::Range(1.0, 1e12));
+  train->add_option("--preemption-rate", args->preemptions_per_hour, "Spot preemptions per hour (exponential model)");
+  train->add_option("--spot-trace", args->spot_trace, "Replay a spot availability trace (skypilot spot-traces JSON)");
+  train->add_option("--checkpoint-storage-gbps", args->storage_gbps, "Checkpoint bandwidth per node (Gbps)")
+      ->check(CLI::Range(0.001, 1e6));
+  train->add_option("--checkpoint-interval-min", args->interval_min, "Checkpoint interval (default: Daly's optimum)")
+      ->check(CLI::Range(0.0, 1e6));
+  train->add_option("--provisioning-s", args->provisioning_s, "Time to get capacity back and restart")->check(CLI::Range(0.0, 1e7));
+  train->add_option("--runs", args->runs, "Monte Carlo runs")->check(CLI::Range(1, 1000000));
+  train->add_option("--seed", args->seed, "Monte Carlo seed");
+  train->add_option("--cloud", args->clouds, "Offerings from these clouds only");
+  train->add_option("--region", args->regions, "Offerings in regions with these prefixes only");
+  train->add_option("--calibration", args->calibration, "Efficiency factors from `gpuwise calibrate`");
+  train->callback([&context, &action, args] { action = [&context, args] { return run_train(context, *args); }; });
+}
+
+}  // namespace gw

@@ -1,0 +1,130 @@
+#include "plan/training_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+namespace gw {
+
+TrainingHardware hardware_of(const Offering& offering, const Accelerator& accelerator, int devices) {
+  TrainingHardware hw;
+  hw.accelerator = &accelerator;
+  hw.count = devices;
+  hw.devices_per_node = offering.accelerator_count;
+  hw.node_network_gbps = offering.network_gbps.value_or(100);
+  hw.fabric = offering.fabric;
+  return hw;
+}
+
+void price_candidate(TrainingCandidate& c, const SpotSettings& spot) {
+  const TrainingEstimate& e = c.estimate;
+  // Each node writes its shard of the checkpoint in parallel.
+  double bandwidth = spot.storage_gbps / 8 * 1e9 * std::max(1, c.instances);
+  c.checkpoint_s = e.checkpoint_bytes / bandwidth;
+  c.restart_s = spot.provisioning_s + c.checkpoint_s;  // reload at the same bandwidth
+  bool spot_priced = c.pricing == Pricing::spot;
+  double rate = spot.preemptions_per_hour;
+  if (spot.trace) {
+    // The trace's own rate of losing capacity, per hour of availability.
+    long long up = 0, losses = 0;
+    for (size_t i = 0; i < spot.trace->available.size(); ++i) {
+      up += spot.trace->available[i];
+      if (i > 0 && spot.trace->available[i - 1] && !spot.trace->available[i]) ++losses;
+    }
+    rate = up > 0 ? losses / (up * spot.trace->gap_s / 3600.0) : rate;
+  }
+  double mtbf = spot_priced && rate > 0 ? 3600.0 / rate : 1e12;
+  c.checkpoint_interval_s = spot.interval_s ? *spot.interval_s : spot_priced ? daly_interval_s(c.checkpoint_s, mtbf) : 3600.0;
+  c.checkpoint_interval_s = std::max(c.checkpoint_interval_s, 60.0);
+  if (spot_priced) {
+    c.expected_time_s = expected_wall_time_s(e.time_s, c.checkpoint_interval_s, c.checkpoint_s, c.restart_s, mtbf);
+  } else {
+    c.expected_time_s = e.time_s * (1 + c.checkpoint_s / c.checkpoint_interval_s);
+  }
+  c.usd = c.usd_per_hour * c.expected_time_s / 3600.0;
+}
+
+TrainingPlan plan_training(const Catalog& catalog, const TrainingJob& job, const TrainingSearch& search,
+                           const SpotSettings& spot) {
+  TrainingPlan plan;
+  std::vector<int> counts = search.device_counts;
+  if (counts.empty())
+    for (int n = 1; n <= 4096; n *= 2) counts.push_back(n);
+  std::vector<TrainingCandidate> all;
+  std::map<std::string, TrainingEstimate> estimates;
+  double fastest = 1e300;
+  std::string fastest_where;
+  for (const auto& accelerator : catalog.accelerators()) {
+    if (!search.accelerators.empty() &&
+        std::find(search.accelerators.begin(), search.accelerators.end(), &accelerator) == search.accelerators.end())
+      continue;
+    OfferingFilter filter;
+    filter.clouds = search.clouds;
+    filter.regions = search.regions;
+    filter.accelerators = {accelerator.name};
+    filter.complete_prices_only = true;
+    for (const Offering* offering : catalog.select(filter)) {
+      for (int devices : counts) {
+        // Whole instances: multi-node jobs use full nodes.
+        if (devices > offering->accelerator_count && devices % offering->accelerator_count != 0) continue;
+        if (devices < offering->accelerator_count && devices != offering->accelerator_count) continue;
+        int instances = std::max(1, devices / offering->accelerator_count);
+        ++plan.candidates;
+        // Offerings with the same hardware (accelerator, count, node size, network) train alike.
+        TrainingHardware hw = hardware_of(*offering, accelerator, devices);
+        std::string key = fmt::format("{}|{}|{}|{}|{}", accelerator.name, devices, hw.devices_per_node, hw.node_network_gbps, hw.fabric);
+        auto cached = estimates.find(key);
+        if (cached == estimates.end())
+          cached = estimates.emplace(key, estimate_training_run(job, hw, search.calibration)).first;
+        const TrainingEstimate& estimate = cached->second;
+        if (!estimate.feasible) continue;
+        for (Pricing pricing : search.pricing) {
+          if (pricing == Pricing::spot && !search.interruptible) continue;
+          auto price = offering->usd_per_hour(pricing);
+          if (!price) continue;
+          TrainingCandidate c;
+          c.offering = offering;
+          c.instances = instances;
+          c.devices = devices;
+          c.pricing = pricing;
+          c.estimate = estimate;
+          c.usd_per_hour = *price * instances;
+          price_candidate(c, spot);
+          if (c.expected_time_s < fastest) {
+            fastest = c.expected_time_s;
+            fastest_where = fmt::format("{} x {} ({})", devices, accelerator.name, pricing_name(pricing));
+          }
+          if (search.deadline_s && c.expected_time_s > *search.deadline_s) continue;
+          all.push_back(c);
+        }
+      }
+    }
+  }
+  if (all.empty()) {
+    if (fastest < 1e299 && search.deadline_s)
+      plan.binding = fmt::format("deadline {:.1f} days cannot be met: the fastest candidate takes {:.1f} days ({})",
+                                 *search.deadline_s / 86400, fastest / 86400, fastest_where);
+    else
+      plan.binding = "no offering in the allowed clouds and regions fits the model in memory";
+    return plan;
+  }
+  std::sort(all.begin(), all.end(), [](const TrainingCandidate& a, const TrainingCandidate& b) {
+    if (a.usd != b.usd) return a.usd < b.usd;
+    if (a.expected_time_s != b.expected_time_s) return a.expected_time_s < b.expected_time_s;
+    return a.offering->key() < b.offering->key();
+  });
+  plan.feasible = true;
+  plan.best = all.front();
+  double best_time = 1e300;
+  for (const auto& c : all) {
+    if (c.expected_time_s < best_time * 0.98) {
+      best_time = c.expected_time_s;
+      plan.pareto.push_back(c);
+      if (plan.pareto.size() >= 8) break;
+    }
+  }
+  return plan;
+}
+
+}  // namespace gw

@@ -1,0 +1,63 @@
+// Training runs across the catalog: every offering x device count x pricing, with time, GPU-hours
+// and cost per run (spot with checkpoints at Daly's interval, its expected overhead in closed
+// form), filtered by a deadline; the cheapest and a time-cost Pareto set.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/spot.h"
+#include "plan/training.h"
+
+namespace gw {
+
+struct SpotSettings {
+  double preemptions_per_hour = 0.1;  // labelled assumption when neither a rate nor a trace is given
+  bool rate_assumed = true;
+  const SpotAvailability* trace = nullptr;
+  double storage_gbps = 10;           // checkpoint write/read bandwidth per node
+  double provisioning_s = 300;        // to get replacement capacity and start the job again
+  std::optional<double> interval_s;   // checkpoint interval; default Daly's optimum
+};
+
+struct TrainingCandidate {
+  const Offering* offering = nullptr;
+  int instances = 0;
+  int devices = 0;
+  Pricing pricing = Pricing::on_demand;
+  TrainingEstimate estimate;
+  double checkpoint_s = 0, restart_s = 0, checkpoint_interval_s = 0;
+  double expected_time_s = 0;   // with preemptions (spot) and checkpoint writes
+  double usd = 0;               // expected cost per run
+  double usd_per_hour = 0;      // all instances
+};
+
+struct TrainingPlan {
+  bool feasible = false;
+  std::string binding;
+  std::optional<TrainingCandidate> best;
+  std::vector<TrainingCandidate> pareto;  // time-cost frontier, cheapest first
+  long long candidates = 0;
+};
+
+struct TrainingSearch {
+  std::vector<std::string> clouds, regions;
+  std::vector<const Accelerator*> accelerators;  // empty: all
+  std::vector<Pricing> pricing = {Pricing::on_demand};
+  bool interruptible = false;                     // spot allowed
+  std::optional<double> deadline_s;
+  std::vector<int> device_counts;                 // empty: 1, 2, 4, ... 4096
+  const Calibration* calibration = nullptr;
+};
+
+// Fills the spot and checkpoint fields of a candidate (time and cost per run).
+void price_candidate(TrainingCandidate& candidate, const SpotSettings& spot);
+
+TrainingPlan plan_training(const Catalog& catalog, const TrainingJob& job, const TrainingSearch& search,
+                           const SpotSettings& spot);
+
+// Network facts of an offering for the time model (unknown network: 100 Gbps, no fabric).
+TrainingHardware hardware_of(const Offering& offering, const Accelerator& accelerator, int devices);
+
+}  // namespace gw
