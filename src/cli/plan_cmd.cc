@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
+#include "plan/training_plan.h"
 #include "plan/verify.h"
 
 namespace gw {
@@ -113,11 +114,62 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
     if (!args.no_simulate) verify_plan(catalog, spec.value(), service, plans.back(), verify);
   }
 
+  // Training jobs: every offering x device count x pricing, against the deadline.
+  std::vector<TrainingPlan> training_plans;
+  std::vector<std::optional<SpotAvailability>> traces;
+  for (const auto& t : spec.value().training) {
+    const ModelSpec& model = spec.value().models.at(t.model_key);
+    TrainingJob job;
+    job.arch = &model.arch;
+    bool generic = model.arch.kind == ModelKind::generic;
+    job.tokens = generic ? t.items : t.tokens;
+    job.sequence_length = t.sequence_length;
+    job.global_batch_tokens = generic ? 256 : t.global_batch_tokens;
+    TrainingSearch search;
+    search.clouds = spec.value().constraints.clouds;
+    search.regions = spec.value().constraints.regions;
+    search.calibration = options.calibration;
+    search.pricing = spec.value().constraints.pricing;
+    search.interruptible = t.interruptible;
+    if (t.interruptible && std::find(search.pricing.begin(), search.pricing.end(), Pricing::spot) == search.pricing.end())
+      search.pricing.push_back(Pricing::spot);
+    if (t.deadline_days) search.deadline_s = *t.deadline_days * 86400;
+    search.device_counts = t.counts;
+    std::vector<std::string> names = t.accelerators;
+    if (names.empty())
+      for (const Accelerator* a : allowed_accelerators(catalog, spec.value().constraints)) search.accelerators.push_back(a);
+    for (const auto& name : names) {
+      const Accelerator* a = catalog.find_accelerator(name);
+      if (!a) throw InputError{Error{args.spec, t.line, "training." + t.name + ".accelerators", "unknown accelerator '" + name + "'"}};
+      search.accelerators.push_back(a);
+    }
+    SpotSettings spot;
+    spot.storage_gbps = t.storage_gbps;
+    if (t.checkpoint_interval_min) spot.interval_s = *t.checkpoint_interval_min * 60;
+    if (t.preemptions_per_hour) {
+      spot.preemptions_per_hour = *t.preemptions_per_hour;
+      spot.rate_assumed = false;
+    }
+    traces.emplace_back();
+    if (!t.spot_trace.empty()) {
+      auto trace = load_spot_trace(t.spot_trace);
+      if (!trace.ok()) throw InputError{trace.error()};
+      traces.back() = trace.value();
+      spot.trace = &*traces.back();
+    }
+    training_plans.push_back(plan_training(catalog, job, search, spot));
+  }
+
   double total_per_month = 0;
   bool all_feasible = true;
   for (const auto& p : plans) {
     if (p.best) total_per_month += p.best->usd_per_month();
     all_feasible = all_feasible && p.feasible;
+  }
+  for (size_t i = 0; i < training_plans.size(); ++i) {
+    const auto& tp = training_plans[i];
+    all_feasible = all_feasible && tp.feasible;
+    if (tp.best) total_per_month += tp.best->usd * spec.value().training[i].runs_per_month;
   }
   const auto& budget = spec.value().constraints.budget_usd_per_month;
   bool over_budget = budget && total_per_month > *budget;
@@ -150,9 +202,43 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
       if (!s.traffic.trace_path.empty()) j["trace"] = s.traffic.trace_path;
       services.push_back(j);
     }
+    json training = json::array();
+    for (size_t i = 0; i < training_plans.size(); ++i) {
+      const auto& tp = training_plans[i];
+      const auto& t = spec.value().training[i];
+      auto candidate = [](const TrainingCandidate& c) {
+        const auto& e = c.estimate;
+        return json{{"accelerator", c.offering->accelerator}, {"count", c.devices}, {"cloud", c.offering->cloud},
+                    {"region", c.offering->region}, {"instance_type", c.offering->instance_type},
+                    {"instances", c.instances}, {"pricing", std::string(pricing_name(c.pricing))},
+                    {"time_s", c.expected_time_s}, {"gpu_hours", c.expected_time_s / 3600 * c.devices}, {"usd", c.usd},
+                    {"mfu", e.mfu}, {"tokens_per_s", e.tokens_per_s}, {"checkpoint_interval_s", c.checkpoint_interval_s},
+                    {"bound", e.bound},
+                    {"layout", {{"tensor_parallel", e.layout.tensor_parallel}, {"pipeline_parallel", e.layout.pipeline_parallel},
+                                {"data_parallel", e.layout.data_parallel}, {"zero_stage", e.layout.zero_stage},
+                                {"recompute", std::string(recompute_name(e.layout.recompute))}}},
+                    {"warnings", e.warnings}};
+      };
+      json pareto = json::array();
+      for (const auto& c : tp.pareto) pareto.push_back(candidate(c));
+      json j = {{"name", t.name}, {"model", t.model_key}, {"feasible", tp.feasible}, {"candidates_evaluated", tp.candidates},
+                {"best", tp.best ? candidate(*tp.best) : json(nullptr)}, {"pareto", pareto},
+                {"runs_per_month", t.runs_per_month},
+                {"deadline_days", t.deadline_days ? json(*t.deadline_days) : json(nullptr)}};
+      if (!tp.feasible) j["binding_constraint"] = tp.binding;
+      if (tp.best && t.runs_per_month > 0) j["usd_per_month"] = tp.best->usd * t.runs_per_month;
+      training.push_back(j);
+    }
     json document = {{"spec", args.spec},
                      {"services", services},
+                     {"training", training},
                      {"total_usd_per_month", total_per_month},
+                     {"one_off_training_usd", [&] {
+                        double sum = 0;
+                        for (size_t i = 0; i < training_plans.size(); ++i)
+                          if (training_plans[i].best && spec.value().training[i].runs_per_month <= 0) sum += training_plans[i].best->usd;
+                        return sum;
+                      }()},
                      {"budget_usd_per_month", budget ? json(*budget) : json(nullptr)},
                      {"within_budget", !over_budget},
                      {"not_planned", spec.value().not_planned}};
@@ -230,13 +316,61 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
     }
     out += "\n";
   }
+  for (size_t i = 0; i < training_plans.size(); ++i) {
+    const auto& tp = training_plans[i];
+    const auto& t = spec.value().training[i];
+    const ModelSpec& m = spec.value().models.at(t.model_key);
+    std::string work = m.arch.kind == ModelKind::generic ? format_count(t.items) + " items" : format_count(t.tokens) + " tokens";
+    std::string heading = fmt::format("training {} ({}): {}{}", t.name, m.arch.name, work,
+                                      t.deadline_days ? fmt::format(", deadline {:.3g} days", *t.deadline_days) : "");
+    out += markdown ? "## " + heading + "\n\n" : heading + "\n";
+    if (!tp.best) {
+      out += "  no plan: " + tp.binding + "\n\n";
+      continue;
+    }
+    const auto& b = *tp.best;
+    const auto& e = b.estimate;
+    out += fmt::format("  best: {} x {} on {} {} {} x{} ({}): {:.1f} days, {} GPU-hours, {} per run{}\n", b.devices,
+                       b.offering->accelerator, b.offering->cloud, b.offering->region, b.offering->instance_type, b.instances,
+                       pricing_name(b.pricing), b.expected_time_s / 86400, format_number(b.expected_time_s / 3600 * b.devices, 0),
+                       format_usd(b.usd),
+                       t.runs_per_month > 0 ? fmt::format(" ({}/month at {:.0f} runs)", format_usd(b.usd * t.runs_per_month), t.runs_per_month) : "");
+    out += fmt::format("  layout tp{} pp{} dp{}, ZeRO-{}, recompute {}; MFU {:.0f}%, {}-bound{}\n", e.layout.tensor_parallel,
+                       e.layout.pipeline_parallel, e.layout.data_parallel, e.layout.zero_stage, recompute_name(e.layout.recompute),
+                       e.mfu * 100, e.bound,
+                       b.pricing == Pricing::spot
+                           ? fmt::format("; checkpoint every {:.0f} min ({}), Daly's optimum {:.0f} min", b.checkpoint_interval_s / 60,
+                                         std::fabs(b.checkpoint_interval_s - b.daly_interval_s) < 1 ? "Daly" : "as given",
+                                         b.daly_interval_s / 60)
+                           : "");
+    for (const auto& w : e.warnings) out += "  warning: " + w + "\n";
+    Table table;
+    table.columns = {"accelerator", "count", "offering", "pricing", "days", "gpu_hours", "usd_per_run", "mfu"};
+    table.align = {Align::left, Align::right, Align::left, Align::left, Align::right, Align::right, Align::right, Align::right};
+    for (const auto& c : tp.pareto)
+      table.add_row({c.offering->accelerator, std::to_string(c.devices),
+                     fmt::format("{} {} {} x{}", c.offering->cloud, c.offering->region, c.offering->instance_type, c.instances),
+                     std::string(pricing_name(c.pricing)), format_number(c.expected_time_s / 86400, 2),
+                     format_number(c.expected_time_s / 3600 * c.devices, 0), format_usd(c.usd),
+                     fmt::format("{:.0f}%", c.estimate.mfu * 100)});
+    out += markdown ? "\nTime-cost frontier:\n\n" + render_markdown(table) : "  time-cost frontier:\n" + render_text(table);
+    out += "\n";
+  }
+  double one_off = 0;
+  for (size_t i = 0; i < training_plans.size(); ++i)
+    if (training_plans[i].best && spec.value().training[i].runs_per_month <= 0) one_off += training_plans[i].best->usd;
   out += fmt::format("Total: {}/month", format_usd(total_per_month));
+  if (one_off > 0) out += fmt::format(", plus {} for one-off training runs", format_usd(one_off));
   if (budget) out += fmt::format(" (budget {}/month{})", format_usd(*budget), over_budget ? ": EXCEEDED" : "");
   out += "\n";
   for (const auto& skipped : spec.value().not_planned) out += "Not planned by this version: " + skipped + "\n";
   context.emit(out);
   for (const auto& p : plans)
     if (!p.feasible) context.err() << "gpuwise: service '" << p.service << "' cannot be planned: " << p.binding << "\n";
+  for (size_t i = 0; i < training_plans.size(); ++i)
+    if (!training_plans[i].feasible)
+      context.err() << "gpuwise: training job '" << spec.value().training[i].name << "' cannot be planned: "
+                    << training_plans[i].binding << "\n";
   if (over_budget)
     context.err() << fmt::format("gpuwise: the plan costs {}/month, over the budget of {}/month\n",
                                  format_usd(total_per_month), format_usd(*budget));

@@ -35,7 +35,8 @@ void price_candidate(TrainingCandidate& c, const SpotSettings& spot) {
     rate = up > 0 ? losses / (up * spot.trace->gap_s / 3600.0) : rate;
   }
   double mtbf = spot_priced && rate > 0 ? 3600.0 / rate : 1e12;
-  c.checkpoint_interval_s = spot.interval_s ? *spot.interval_s : spot_priced ? daly_interval_s(c.checkpoint_s, mtbf) : 3600.0;
+  c.daly_interval_s = spot_priced ? daly_interval_s(c.checkpoint_s, mtbf) : 0;
+  c.checkpoint_interval_s = spot.interval_s ? *spot.interval_s : spot_priced ? c.daly_interval_s : 3600.0;
   c.checkpoint_interval_s = std::max(c.checkpoint_interval_s, 60.0);
   if (spot_priced) {
     c.expected_time_s = expected_wall_time_s(e.time_s, c.checkpoint_interval_s, c.checkpoint_s, c.restart_s, mtbf);
@@ -122,6 +123,17 @@ TrainingPlan plan_training(const Catalog& catalog, const TrainingJob& job, const
       best_time = c.expected_time_s;
       plan.pareto.push_back(c);
       if (plan.pareto.size() >= 8) break;
+    }
+  }
+  // When a job names a few accelerators, show each one's cheapest run, dominated or not: the
+  // comparison is the question ("is moving from a T4 to an A100 worth it?").
+  if (!search.accelerators.empty() && search.accelerators.size() <= 4) {
+    for (const Accelerator* a : search.accelerators) {
+      bool shown = std::any_of(plan.pareto.begin(), plan.pareto.end(),
+                               [&](const TrainingCandidate& c) { return c.offering->accelerator == a->name; });
+      if (shown) continue;
+      auto it = std::find_if(all.begin(), all.end(), [&](const TrainingCandidate& c) { return c.offering->accelerator == a->name; });
+      if (it != all.end()) plan.pareto.push_back(*it);
     }
   }
   return plan;

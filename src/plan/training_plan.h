@@ -28,6 +28,7 @@ struct TrainingCandidate {
   Pricing pricing = Pricing::on_demand;
   TrainingEstimate estimate;
   double checkpoint_s = 0, restart_s = 0, checkpoint_interval_s = 0;
+  double daly_interval_s = 0;   // the optimum for comparison when the interval is given
   double expected_time_s = 0;   // with preemptions (spot) and checkpoint writes
   double usd = 0;               // expected cost per run
   double usd_per_hour = 0;      // all instances

@@ -452,6 +452,68 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
   return s;
 }
 
+TrainingSpec read_training(const Reader& r, const YAML::Node& node, size_t index, Spec& spec, const std::string& base_dir) {
+  std::string path = fmt::format("training[{}]", index);
+  r.check_keys(node, path, {"name", "model", "tokens", "items", "deadline_days", "interruptible", "runs_per_month",
+                            "sequence_length", "global_batch_tokens", "accelerators", "counts", "checkpoint", "spot"});
+  TrainingSpec t;
+  t.line = node.Mark().line + 1;
+  if (!node["name"]) r.fail(node, path + ".name", "required");
+  t.name = r.text(node["name"], path + ".name");
+  path = "training." + t.name;
+  if (!node["model"]) r.fail(node, path + ".model", "required");
+  const YAML::Node model = node["model"];
+  if (model.IsMap()) {
+    // An inline model, as under models:.
+    t.model_key = t.name + ".model";
+    spec.models[t.model_key] = read_model(r, model, t.model_key, base_dir);
+  } else {
+    t.model_key = r.text(model, path + ".model");
+    if (!spec.models.count(t.model_key)) {
+      auto preset = load_preset(t.model_key);
+      if (!preset.ok()) r.fail(model, path + ".model", "'" + t.model_key + "' is neither a key under models: nor a preset");
+      ModelSpec m;
+      m.key = t.model_key;
+      m.arch = preset.value();
+      m.line = model.Mark().line + 1;
+      spec.models[t.model_key] = m;
+    }
+  }
+  bool generic = spec.models[t.model_key].arch.kind == ModelKind::generic;
+  if (node["tokens"]) t.tokens = r.number(node["tokens"], path + ".tokens", 1, 1e17);
+  if (node["items"]) t.items = r.number(node["items"], path + ".items", 1, 1e17);
+  if (generic && t.items <= 0) r.fail(node, path + ".items", "a non-transformer model trains on items (samples x epochs)");
+  if (!generic && t.tokens <= 0) r.fail(node, path + ".tokens", "required: training tokens (at least 1)");
+  if (node["deadline_days"]) t.deadline_days = r.number(node["deadline_days"], path + ".deadline_days", 1e-6, 1e5);
+  if (node["interruptible"]) t.interruptible = node["interruptible"].as<bool>();
+  if (node["runs_per_month"]) t.runs_per_month = r.number(node["runs_per_month"], path + ".runs_per_month", 0, 1e5);
+  if (node["sequence_length"]) t.sequence_length = static_cast<long long>(r.number(node["sequence_length"], path + ".sequence_length", 1, 1 << 24));
+  if (node["global_batch_tokens"]) t.global_batch_tokens = r.number(node["global_batch_tokens"], path + ".global_batch_tokens", 1, 1e12);
+  if (node["accelerators"]) t.accelerators = r.strings(node["accelerators"], path + ".accelerators");
+  if (const YAML::Node counts = node["counts"]) {
+    if (counts.IsScalar()) {
+      t.counts.push_back(static_cast<int>(r.number(counts, path + ".counts", 1, 1 << 20)));
+    } else {
+      for (const auto& c : counts) t.counts.push_back(static_cast<int>(r.number(c, path + ".counts", 1, 1 << 20)));
+    }
+  }
+  if (const YAML::Node checkpoint = node["checkpoint"]) {
+    r.check_keys(checkpoint, path + ".checkpoint", {"storage_gbps", "interval_min"});
+    if (checkpoint["storage_gbps"]) t.storage_gbps = r.number(checkpoint["storage_gbps"], path + ".checkpoint.storage_gbps", 1e-3, 1e6);
+    if (checkpoint["interval_min"]) t.checkpoint_interval_min = r.number(checkpoint["interval_min"], path + ".checkpoint.interval_min", 0.1, 1e6);
+  }
+  if (const YAML::Node spot = node["spot"]) {
+    r.check_keys(spot, path + ".spot", {"preemptions_per_hour", "trace"});
+    if (spot["preemptions_per_hour"])
+      t.preemptions_per_hour = r.number(spot["preemptions_per_hour"], path + ".spot.preemptions_per_hour", 0, 3600);
+    if (spot["trace"]) {
+      std::string trace = r.text(spot["trace"], path + ".spot.trace");
+      t.spot_trace = std::filesystem::path(trace).is_absolute() ? trace : (std::filesystem::path(base_dir) / trace).string();
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
 Result<Spec> parse_spec(const std::string& text, const std::string& path) {
@@ -504,9 +566,13 @@ Result<Spec> parse_spec(const std::string& text, const std::string& path) {
       }
     }
     if (root["batch_jobs"]) spec.not_planned.push_back(fmt::format("batch_jobs ({} entries)", root["batch_jobs"].size()));
-    if (root["training"]) spec.not_planned.push_back(fmt::format("training ({} entries)", root["training"].size()));
+    if (const YAML::Node training = root["training"]) {
+      if (!training.IsSequence()) r.fail(training, "training", "expected a list of training jobs");
+      for (size_t i = 0; i < training.size(); ++i) spec.training.push_back(read_training(r, training[i], i, spec, base_dir));
+    }
     if (!root["services"]) {
-      if (spec.not_planned.empty()) r.fail(root, "services", "required: at least one service to plan");
+      if (spec.not_planned.empty() && spec.training.empty())
+        r.fail(root, "services", "required: at least one service or training job to plan");
     } else {
       const YAML::Node services = root["services"];
       if (!services.IsSequence() || services.size() == 0) r.fail(services, "services", "expected a non-empty list of services");

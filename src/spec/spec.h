@@ -108,12 +108,34 @@ struct Constraints {
   double max_utilization = 0.80;  // 1 - headroom: replicas run at most this busy at peak
 };
 
+// A training job: a model, its work (tokens, or items for non-LLM models), a deadline, and
+// whether it may run on interruptible capacity with checkpoints.
+struct TrainingSpec {
+  std::string name;
+  std::string model_key;
+  double tokens = 0;                 // LLMs and encoders: training tokens
+  double items = 0;                  // generic models: samples (images x epochs)
+  std::optional<double> deadline_days;
+  bool interruptible = false;
+  double runs_per_month = 0;         // recurring jobs (a nightly fine-tune: 30)
+  long long sequence_length = 4096;
+  double global_batch_tokens = 4.0 * 1024 * 1024;
+  std::vector<std::string> accelerators;  // empty: the spec's constraints
+  std::vector<int> counts;                // empty: 1, 2, 4, ... 4096
+  double storage_gbps = 10;
+  std::optional<double> checkpoint_interval_min;
+  std::optional<double> preemptions_per_hour;
+  std::string spot_trace;
+  int line = 0;
+};
+
 struct Spec {
   std::string path;
   std::string name;
   Constraints constraints;
   std::map<std::string, ModelSpec> models;
   std::vector<ServiceSpec> services;
+  std::vector<TrainingSpec> training;
   std::vector<std::string> not_planned;  // sections this version reads but does not plan yet
 };
 
