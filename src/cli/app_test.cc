@@ -354,3 +354,26 @@ TEST(CliTrain, BadInputIsAClearError) {
 
 }  // namespace
 }  // namespace gw
+
+namespace gw {
+namespace {
+
+TEST(CliPlan, TrainingJobsArePlannedAgainstTheirDeadline) {
+  CliRun r = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/pretrain-7b.yaml", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  const auto& job = doc["training"][0];
+  EXPECT_TRUE(job["feasible"].get<bool>());
+  EXPECT_LE(job["best"]["time_s"].get<double>(), 20 * 86400.0);
+  for (const char* key : {"time_s", "gpu_hours", "usd", "mfu", "tokens_per_s", "checkpoint_interval_s", "bound"})
+    EXPECT_TRUE(job["best"].contains(key)) << key;
+  std::string path = temp_path("impossible_training.yaml");
+  std::ofstream(path) << "constraints: {accelerators: [T4]}\ntraining:\n  - name: huge\n    model: llama-3.1-70b\n"
+                         "    tokens: 15e12\n    deadline_days: 10\n";
+  CliRun impossible = run({"plan", path});
+  EXPECT_EQ(impossible.code, 3);
+  EXPECT_NE(impossible.err.find("training job 'huge' cannot be planned"), std::string::npos) << impossible.err;
+}
+
+}  // namespace
+}  // namespace gw

@@ -112,3 +112,44 @@ services:
 
 }  // namespace
 }  // namespace gw
+
+namespace gw {
+namespace {
+
+TEST(Spec, TrainingJobsAndTheirBadInputs) {
+  auto spec = parse_spec(R"(
+training:
+  - name: pretrain
+    model: llama-2-7b
+    tokens: 5e11
+    deadline_days: 20
+    interruptible: true
+    checkpoint: {storage_gbps: 25}
+    spot: {preemptions_per_hour: 0.3}
+  - name: vision
+    model: {params: 25e6, flops_per_item: 8.2e9}
+    items: 1e8
+)", "t.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  ASSERT_EQ(spec.value().training.size(), 2u);
+  EXPECT_DOUBLE_EQ(*spec.value().training[0].deadline_days, 20);
+  EXPECT_DOUBLE_EQ(*spec.value().training[0].preemptions_per_hour, 0.3);
+  EXPECT_EQ(spec.value().models.at("vision.model").arch.kind, ModelKind::generic);
+
+  auto zero = parse_spec("training:\n  - name: a\n    model: gpt2\n    tokens: 0\n", "z.yaml");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().field, "training.a.tokens");
+  EXPECT_EQ(zero.error().line, 4);
+  auto past = parse_spec("training:\n  - name: a\n    model: gpt2\n    tokens: 1e9\n    deadline_days: -3\n", "p.yaml");
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.error().field, "training.a.deadline_days");
+  auto rate = parse_spec("training:\n  - name: a\n    model: gpt2\n    tokens: 1e9\n    spot: {preemptions_per_hour: 9000}\n", "r.yaml");
+  ASSERT_FALSE(rate.ok());
+  EXPECT_EQ(rate.error().field, "training.a.spot.preemptions_per_hour");
+  auto items = parse_spec("training:\n  - name: a\n    model: resnet-50\n    tokens: 1e9\n", "i.yaml");
+  ASSERT_FALSE(items.ok());
+  EXPECT_EQ(items.error().field, "training.a.items");
+}
+
+}  // namespace
+}  // namespace gw
