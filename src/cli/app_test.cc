@@ -377,3 +377,31 @@ TEST(CliPlan, TrainingJobsArePlannedAgainstTheirDeadline) {
 
 }  // namespace
 }  // namespace gw
+
+namespace gw {
+namespace {
+
+TEST(CliSimulate, MeasuredServiceTimeDistributionsFromTheSpec) {
+  // M/M/4 from a spec: exponential service with a 1 s mean, one shared queue, 3.2 requests/s.
+  std::string path = temp_path("mmc.yaml");
+  std::ofstream(path) << R"(
+models:
+  m: {params: 1e6, service_time: {accelerator: T4, batch_ms: {1: 1000}, distribution: exponential}}
+services:
+  - name: queue
+    model: m
+    traffic: {rps: 3.2}
+    slo: {latency_p99_s: 100}
+    deployment: {replicas: 4, accelerator: T4, batching: none, router: shared-queue}
+)";
+  CliRun r = run({"simulate", path, "--requests", "300000", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  double wait = doc["services"][0]["wait_s"]["mean"].get<double>();
+  double theory = 0.40918 / (4.0 - 3.2);  // Erlang C / (c mu - lambda)
+  EXPECT_NEAR(wait, theory, theory * 0.03);
+  EXPECT_FALSE(doc["services"][0]["replicas"][0]["batch_size_distribution"].empty());
+}
+
+}  // namespace
+}  // namespace gw

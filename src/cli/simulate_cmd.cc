@@ -98,9 +98,12 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
         steps += static_cast<double>(s.batch_sizes[b]);
         items += static_cast<double>(b * s.batch_sizes[b]);
       }
+      json sizes = json::object();
+      for (size_t b = 0; b < s.batch_sizes.size(); ++b)
+        if (s.batch_sizes[b] > 0) sizes[std::to_string(b)] = s.batch_sizes[b];
       replica_list.push_back({{"name", s.name}, {"requests", s.requests}, {"steps", s.steps},
                               {"busy_fraction", s.busy_fraction}, {"preemptions", s.preemptions},
-                              {"mean_batch", steps > 0 ? items / steps : 0}});
+                              {"mean_batch", steps > 0 ? items / steps : 0}, {"batch_size_distribution", sizes}});
     }
     json series = json::array();
     for (const auto& t : r.timeseries)

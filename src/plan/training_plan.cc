@@ -44,6 +44,10 @@ void price_candidate(TrainingCandidate& c, const SpotSettings& spot) {
     c.expected_time_s = e.time_s * (1 + c.checkpoint_s / c.checkpoint_interval_s);
   }
   c.usd = c.usd_per_hour * c.expected_time_s / 3600.0;
+  double communication = e.tp_comm_s + e.dp_exposed_s;
+  if (e.step_time_s > 0 && communication / e.step_time_s > 0.05)
+    c.estimate.warnings.push_back(fmt::format("communication takes {:.0f}% of each step: about ${:.0f} of this run",
+                                              communication / e.step_time_s * 100, c.usd * communication / e.step_time_s));
 }
 
 TrainingPlan plan_training(const Catalog& catalog, const TrainingJob& job, const TrainingSearch& search,

@@ -62,7 +62,17 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
         return Error{"", deployment.line, "deployment.accelerator",
                      "the model's service times were measured on " + model.measured->accelerator};
       MeasuredServiceTime measured = *model.measured;
-      c.batch_time = [measured](int batch, Rng&) { return measured.at(batch); };
+      // The measured times are means; the distribution around them is the user's to choose
+      // (exponential for checking against M/M/c, lognormal with a cv for real jitter).
+      c.batch_time = [measured](int batch, Rng& rng) {
+        double mean = measured.at(batch);
+        if (measured.distribution == "exponential") return rng.exponential(mean);
+        if (measured.distribution == "lognormal") {
+          double sigma2 = std::log(1 + measured.cv * measured.cv);
+          return mean * std::exp(std::sqrt(sigma2) * rng.normal() - sigma2 / 2);
+        }
+        return mean;
+      };
     } else {
       memory.batch = c.max_batch;
       memory.context = std::max(1.0, service.input_tokens.mean());

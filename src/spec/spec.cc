@@ -204,7 +204,7 @@ ModelSpec read_model(const Reader& r, const YAML::Node& node, const std::string&
   }
   if (const YAML::Node measured = node["service_time"]) {
     std::string where = path + ".service_time";
-    r.check_keys(measured, where, {"accelerator", "batch_ms"});
+    r.check_keys(measured, where, {"accelerator", "batch_ms", "distribution", "cv"});
     if (model.arch.kind == ModelKind::decoder)
       r.fail(measured, where, "measured service times apply to non-LLM models; LLMs use the step-time model");
     if (!measured["accelerator"] || !measured["batch_ms"]) r.fail(measured, where, "give accelerator and batch_ms");
@@ -218,6 +218,13 @@ ModelSpec read_model(const Reader& r, const YAML::Node& node, const std::string&
       m.batch_seconds.emplace_back(batch, ms / 1e3);
     }
     std::sort(m.batch_seconds.begin(), m.batch_seconds.end());
+    if (measured["distribution"]) {
+      m.distribution = r.text(measured["distribution"], where + ".distribution");
+      if (m.distribution != "constant" && m.distribution != "exponential" && m.distribution != "lognormal")
+        r.fail(measured["distribution"], where + ".distribution", "one of constant, exponential, lognormal");
+    }
+    if (measured["cv"]) m.cv = r.number(measured["cv"], where + ".cv", 0, 10);
+    if (m.distribution == "lognormal" && m.cv <= 0) r.fail(measured, where + ".cv", "a lognormal needs cv > 0");
     for (size_t i = 1; i < m.batch_seconds.size(); ++i)
       if (m.batch_seconds[i].second < m.batch_seconds[i - 1].second)
         r.fail(points, where + ".batch_ms", "a larger batch cannot take less time than a smaller one");

@@ -46,6 +46,8 @@ struct Traffic {
 struct MeasuredServiceTime {
   std::string accelerator;
   std::vector<std::pair<double, double>> batch_seconds;  // ascending batch
+  std::string distribution = "constant";  // constant, exponential or lognormal around the mean
+  double cv = 0;                          // lognormal: coefficient of variation
   // Piecewise-linear in the batch; beyond the last point, linear in the batch from the origin.
   double at(double batch) const;
 };
