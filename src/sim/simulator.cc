@@ -256,7 +256,9 @@ class Simulation {
   void start_batch(int index, double t) {
     auto& r = replicas_[static_cast<size_t>(index)];
     // A shared queue: an idle replica takes the oldest requests.
-    while (!shared_.empty() && r.waiting.size() < static_cast<size_t>(std::max(1, r.config->max_batch))) {
+    // One request when a pass takes one; otherwise up to a batch, which this replica then owns.
+    size_t pull = r.config->batching == SimBatching::none ? 1 : static_cast<size_t>(std::max(1, r.config->max_batch));
+    while (!shared_.empty() && r.waiting.size() < pull) {
       int id = shared_.front();
       shared_.pop_front();
       pool_[id].replica = index;
