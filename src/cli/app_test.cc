@@ -1,6 +1,8 @@
 // The command line end to end: outputs, JSON keys, exit codes and error messages.
 #include "cli/app.h"
 
+#include "plan/queueing.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -398,7 +400,7 @@ services:
   ASSERT_EQ(r.code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
   double wait = doc["services"][0]["wait_s"]["mean"].get<double>();
-  double theory = 0.40918 / (4.0 - 3.2);  // Erlang C / (c mu - lambda)
+  double theory = erlang_c(4, 3.2) / (4.0 - 3.2);  // Erlang C / (c mu - lambda) = 0.7455 s
   EXPECT_NEAR(wait, theory, theory * 0.03);
   EXPECT_FALSE(doc["services"][0]["replicas"][0]["batch_size_distribution"].empty());
 }
