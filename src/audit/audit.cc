@@ -1,0 +1,211 @@
+#include "audit/audit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+#include "core/text.h"
+
+namespace gw {
+
+namespace {
+
+constexpr double kHoursPerMonth = 730;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// The cheapest on-demand price per device-hour of an accelerator in the catalog.
+std::optional<double> catalog_price(const Catalog& catalog, const Accelerator& accelerator) {
+  OfferingFilter filter;
+  filter.accelerators = {accelerator.name};
+  filter.complete_prices_only = true;
+  std::optional<double> best;
+  for (const Offering* o : catalog.select(filter)) {
+    if (!o->on_demand_usd_per_hour) continue;
+    double per_device = *o->on_demand_usd_per_hour / o->accelerator_count;
+    if (!best || per_device < *best) best = per_device;
+  }
+  return best;
+}
+
+// "NVIDIA A100-SXM4-80GB" -> A100-80GB; "Tesla T4" -> T4.
+const Accelerator* accelerator_from_model(const Catalog& catalog, std::string model) {
+  for (const char* prefix : {"NVIDIA ", "Tesla ", "AMD Instinct ", "Intel "})
+    if (model.rfind(prefix, 0) == 0) model = model.substr(std::string(prefix).size());
+  if (const Accelerator* a = catalog.find_accelerator(model)) return a;
+  std::string n = normalize_name(model);
+  const Accelerator* best = nullptr;
+  for (const auto& a : catalog.accelerators()) {
+    std::string name = normalize_name(a.name);
+    // The catalog name's parts all appear in the model string (A100 + 80GB in A100SXM480GB).
+    bool all = true;
+    for (const auto& part : split(to_lower(a.name), '-'))
+      if (!part.empty() && n.find(normalize_name(part)) == std::string::npos) all = false;
+    if (all && (!best || name.size() > normalize_name(best->name).size())) best = &a;
+  }
+  return best;
+}
+
+std::string scope_of(const SeriesReport& s) {
+  std::string out;
+  for (const auto& [k, v] : s.labels) {
+    if (k == "model") continue;
+    out += (out.empty() ? "" : " ") + k + "=" + (v.size() > 12 ? v.substr(0, 12) : v);
+  }
+  return out.empty() ? s.id : out;
+}
+
+}  // namespace
+
+Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalog& catalog, const AuditOptions& o) {
+  AuditReport report;
+  const Accelerator* fallback = nullptr;
+  if (!o.accelerator.empty()) {
+    fallback = catalog.find_accelerator(o.accelerator);
+    if (!fallback) return Error{"", 0, "--accelerator", "unknown accelerator '" + o.accelerator + "'"};
+  }
+  double util_sum = 0, idle_sum = 0, util_count = 0;
+  std::map<std::string, Attribution> groups;
+  for (const auto& [id, a] : telemetry.series()) {
+    if (a.util_samples == 0 && a.memory.count() == 0) continue;
+    SeriesReport s;
+    s.id = id;
+    s.labels = a.labels;
+    s.mean_util_pct = a.mean_util();
+    s.idle_fraction = a.idle_fraction();
+    s.peak_memory_bytes = a.memory_peak;
+    s.p95_memory_bytes = a.memory.quantile(0.95) * kGiB;
+    s.coverage_hours = a.coverage_hours();
+    const Accelerator* accelerator = fallback;
+    if (!accelerator && !a.label("model").empty()) accelerator = accelerator_from_model(catalog, a.label("model"));
+    std::optional<double> price = o.usd_per_gpu_hour;
+    if (!price && accelerator) price = catalog_price(catalog, *accelerator);
+    if (accelerator) s.accelerator = accelerator->name;
+    s.usd_per_month = price.value_or(0) * kHoursPerMonth;
+    report.series.push_back(s);
+    ++report.gpus;
+    report.fleet_usd_per_month += s.usd_per_month;
+    util_sum += a.util_sum;
+    idle_sum += static_cast<double>(a.idle_samples);
+    util_count += static_cast<double>(a.util_samples);
+    std::string scope = scope_of(s);
+    std::string group = o.group_by.empty() ? std::string() : a.label(o.group_by);
+    if (!o.group_by.empty()) {
+      auto& g = groups[group.empty() ? "(no " + o.group_by + ")" : group];
+      g.usd_per_month += s.usd_per_month;
+      g.mean_util_pct += s.mean_util_pct;
+      ++g.gpus;
+    }
+
+    Finding f;
+    f.scope = scope;
+    if (a.util_samples > 0 && s.coverage_hours < o.min_coverage_hours) {
+      f.kind = "insufficient_data";
+      f.evidence = fmt::format("{:.1f} hours of data, below the {:.0f} needed", s.coverage_hours, o.min_coverage_hours);
+      f.recommendation = "collect more telemetry before acting";
+      f.confidence = "low";
+      report.findings.push_back(f);
+      continue;
+    }
+    if (!price) f.evidence = "(no price: give --usd-per-gpu-hour or --accelerator) ";
+    // Idle on a schedule: some hours of the week are idle, others busy.
+    int idle_hours = 0, busy_hours = 0;
+    for (size_t h = 0; h < 168; ++h) {
+      if (a.hour_count[h] == 0) continue;
+      double mean = a.hour_sum[h] / static_cast<double>(a.hour_count[h]);
+      (mean < 5 ? idle_hours : busy_hours) += 1;
+    }
+    if (s.mean_util_pct < 5 && a.util_samples > 0) {
+      f.kind = "idle";
+      f.evidence += fmt::format("mean duty cycle {:.1f}%, {:.0f}% of samples idle, over {:.0f} hours", s.mean_util_pct,
+                                s.idle_fraction * 100, s.coverage_hours);
+      f.waste_usd_per_month = s.usd_per_month * (1 - s.mean_util_pct / 100);
+      f.recommendation = "shut it down, or scale it to zero and start on demand";
+      f.confidence = s.idle_fraction > 0.95 ? "high" : "medium";
+    } else if (idle_hours >= 24 && busy_hours > 0 && s.idle_fraction > 0.3) {
+      f.kind = "idle_schedule";
+      double share = static_cast<double>(idle_hours) / (idle_hours + busy_hours);
+      f.evidence += fmt::format("idle in {} of {} hours of the week with data (nights or weekends)", idle_hours,
+                                idle_hours + busy_hours);
+      f.waste_usd_per_month = s.usd_per_month * share;
+      f.recommendation = "scale to zero on a schedule for the idle hours";
+      f.confidence = "medium";
+    } else if (s.mean_util_pct < o.underused_pct && a.util_samples > 0) {
+      f.kind = "underused";
+      f.evidence += fmt::format("mean duty cycle {:.1f}% (under {:.0f}%)", s.mean_util_pct, o.underused_pct);
+      f.waste_usd_per_month = s.usd_per_month * (1 - s.mean_util_pct / o.target_util_pct);
+      f.recommendation = "consolidate: its work fits on a share of a GPU (batch requests, or share the GPU)";
+      f.confidence = "medium";
+    } else if (a.sm_samples > 0 && s.mean_util_pct > 80 && a.sm_sum / a.sm_samples < 0.3) {
+      f.kind = "inefficient";
+      f.evidence += fmt::format("busy {:.0f}% of the time but SM activity {:.0f}%", s.mean_util_pct, a.sm_sum / a.sm_samples * 100);
+      f.recommendation = "profile the kernels: small batches or launch-bound code leave the SMs idle";
+      f.confidence = "medium";
+    } else {
+      f.kind = "healthy";
+      f.evidence += fmt::format("mean duty cycle {:.1f}%", s.mean_util_pct);
+      f.recommendation = "none";
+      f.confidence = "high";
+    }
+    // VRAM oversized: the peak fits a cheaper accelerator with 20% headroom.
+    if (accelerator && price && s.peak_memory_bytes > 0 && f.kind != "idle") {
+      double need_gib = s.peak_memory_bytes / kGiB * 1.2;
+      const Accelerator* cheaper = nullptr;
+      double cheaper_price = *price;
+      for (const auto& candidate : catalog.accelerators()) {
+        if (candidate.memory_gib < need_gib || &candidate == accelerator) continue;
+        auto p = catalog_price(catalog, candidate);
+        if (p && *p < cheaper_price * 0.9) {
+          cheaper = &candidate;
+          cheaper_price = *p;
+        }
+      }
+      if (cheaper && accelerator->memory_gib > need_gib * 1.5) {
+        Finding v;
+        v.kind = "vram_oversized";
+        v.scope = scope;
+        v.evidence = fmt::format("peak memory {:.1f} GiB of {:.0f} GiB", s.peak_memory_bytes / kGiB, accelerator->memory_gib);
+        v.waste_usd_per_month = (*price - cheaper_price) * kHoursPerMonth;
+        v.recommendation = fmt::format("move to {} ({:.0f} GiB, {}/hour against {}/hour)", cheaper->name, cheaper->memory_gib,
+                                       fmt::format("${:.2f}", cheaper_price), fmt::format("${:.2f}", *price));
+        v.confidence = s.coverage_hours >= o.min_coverage_hours * 2 ? "high" : "medium";
+        if (f.kind == "healthy" || v.waste_usd_per_month > f.waste_usd_per_month) {
+          report.findings.push_back(v);
+          if (f.kind == "healthy") continue;
+        }
+      }
+    }
+    report.findings.push_back(f);
+  }
+  if (report.series.empty()) return Error{"", 0, "", "no GPU utilization or memory samples in the input"};
+  report.mean_util_pct = util_count > 0 ? util_sum / util_count : 0;
+  report.idle_sample_fraction = util_count > 0 ? idle_sum / util_count : 0;
+  // One recoverable amount per series: the largest of its findings.
+  std::map<std::string, double> per_scope;
+  for (const auto& f : report.findings) per_scope[f.scope] = std::max(per_scope[f.scope], f.waste_usd_per_month);
+  for (const auto& [scope, waste] : per_scope) report.recoverable_usd_per_month += waste;
+  std::stable_sort(report.findings.begin(), report.findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.waste_usd_per_month > b.waste_usd_per_month; });
+  for (auto& [name, g] : groups) {
+    g.group = name;
+    g.mean_util_pct /= std::max(1, g.gpus);
+    report.attribution.push_back(g);
+  }
+  std::sort(report.attribution.begin(), report.attribution.end(),
+            [](const Attribution& a, const Attribution& b) { return a.usd_per_month > b.usd_per_month; });
+  if (!report.attribution.empty() && report.fleet_usd_per_month > 0) {
+    size_t top = std::max<size_t>(1, static_cast<size_t>(std::ceil(report.attribution.size() * 0.2)));
+    double sum = 0;
+    for (size_t i = 0; i < top; ++i) sum += report.attribution[i].usd_per_month;
+    report.top20_cost_share = sum / report.fleet_usd_per_month;
+  }
+  report.assumptions.push_back(fmt::format("idle: duty cycle under 5%; under-used: under {:.0f}%; consolidated GPUs run at {:.0f}%",
+                                           o.underused_pct, o.target_util_pct));
+  report.assumptions.push_back(o.usd_per_gpu_hour ? fmt::format("price: ${:.2f} per GPU-hour (given)", *o.usd_per_gpu_hour)
+                                                  : "price: the cheapest on-demand price per GPU-hour in the catalog");
+  report.assumptions.push_back(fmt::format("a month is {:.0f} hours; findings need {:.0f} hours of data", kHoursPerMonth,
+                                           o.min_coverage_hours));
+  return report;
+}
+
+}  // namespace gw

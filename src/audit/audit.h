@@ -1,0 +1,63 @@
+// The utilization audit: findings with dollars attached (idle, idle on a schedule, under-used,
+// VRAM oversized, busy but inefficient, insufficient data, healthy), cost attribution by a
+// label with a Pareto view, and a summary that leads with what is recoverable.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "telemetry/aggregate.h"
+
+namespace gw {
+
+struct AuditOptions {
+  double min_coverage_hours = 30;          // AWS Compute Optimizer's minimum
+  std::optional<double> usd_per_gpu_hour;  // overrides the catalog price
+  std::string accelerator;                 // when the telemetry does not name the GPU model
+  std::string group_by;                    // label to attribute cost to (namespace, team, job, ...)
+  double underused_pct = 50;
+  double target_util_pct = 70;             // what consolidated GPUs may run at
+};
+
+struct Finding {
+  std::string kind;       // idle, idle_schedule, underused, vram_oversized, inefficient, insufficient_data, healthy
+  std::string scope;      // the series or group
+  std::string evidence;
+  double waste_usd_per_month = 0;
+  std::string recommendation;
+  std::string confidence;  // high, medium, low
+};
+
+struct SeriesReport {
+  std::string id;
+  Labels labels;
+  double mean_util_pct = 0, idle_fraction = 0, peak_memory_bytes = 0, p95_memory_bytes = 0, coverage_hours = 0;
+  double usd_per_month = 0;
+  std::string accelerator;
+};
+
+struct Attribution {
+  std::string group;
+  double usd_per_month = 0;
+  double mean_util_pct = 0;
+  int gpus = 0;
+};
+
+struct AuditReport {
+  double recoverable_usd_per_month = 0;
+  double fleet_usd_per_month = 0;
+  double mean_util_pct = 0;
+  double idle_sample_fraction = 0;
+  int gpus = 0;
+  std::vector<SeriesReport> series;
+  std::vector<Finding> findings;  // largest waste first
+  std::vector<Attribution> attribution;
+  double top20_cost_share = 0;    // share of cost in the top 20% of groups
+  std::vector<std::string> assumptions;
+};
+
+Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalog& catalog, const AuditOptions& options);
+
+}  // namespace gw

@@ -1,0 +1,84 @@
+#include "audit/audit.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+#include <map>
+
+namespace gw {
+namespace {
+
+// Synthetic fleet: one GPU per behaviour, two weeks of 5-minute samples.
+TelemetryAggregator fleet() {
+  static std::vector<std::pair<std::string, Labels>> ids;
+  TelemetryAggregator aggregator;
+  auto add = [&](const std::string& name, const std::string& team, auto util, double memory_gib) {
+    ids.emplace_back(name, Labels{{"gpu", name}, {"model", "NVIDIA A100-SXM4-80GB"}, {"team", team}});
+    TelemetrySample sample;
+    sample.series = &ids.back().first;
+    sample.labels = &ids.back().second;
+    for (double t = 0; t < 14 * 86400; t += 300) {
+      sample.time_s = 1700000000 + t;
+      sample.metric = Metric::gpu_util_pct;
+      sample.value = util(t);
+      aggregator.add(sample);
+      sample.metric = Metric::memory_used_bytes;
+      sample.value = memory_gib * 1024 * 1024 * 1024;
+      aggregator.add(sample);
+    }
+  };
+  ids.reserve(16);
+  add("idle", "a", [](double) { return 0.0; }, 1);
+  add("underused", "a", [](double) { return 20.0; }, 60);
+  add("oversized", "b", [](double) { return 85.0; }, 9);
+  add("healthy", "b", [](double) { return 80.0; }, 70);
+  add("nights", "b", [](double t) { return std::fmod(t, 86400) < 43200 ? 0.0 : 90.0; }, 70);
+  return aggregator;
+}
+
+TEST(Audit, FindsEachKindWithDollars) {
+  Catalog catalog = Catalog::embedded().value();
+  AuditOptions options;
+  options.usd_per_gpu_hour = 2.0;
+  options.group_by = "team";
+  auto report = run_audit(fleet(), catalog, options);
+  ASSERT_TRUE(report.ok()) << report.error().to_string();
+  std::map<std::string, std::string> kind_of;
+  for (const auto& f : report.value().findings) kind_of[f.scope.substr(4, f.scope.find(' ') - 4)] = f.kind;
+  EXPECT_EQ(kind_of["idle"], "idle");
+  EXPECT_EQ(kind_of["underused"], "underused");
+  EXPECT_EQ(kind_of["oversized"], "vram_oversized");
+  EXPECT_EQ(kind_of["healthy"], "healthy");
+  EXPECT_EQ(kind_of["nights"], "idle_schedule");
+  // The idle GPU wastes its whole price: $2 x 730 h.
+  const Finding& top = report.value().findings.front();
+  EXPECT_EQ(top.kind, "idle");
+  EXPECT_NEAR(top.waste_usd_per_month, 1460, 1e-6);
+  EXPECT_NEAR(report.value().fleet_usd_per_month, 5 * 1460, 1e-6);
+  EXPECT_GT(report.value().recoverable_usd_per_month, 1460);
+  EXPECT_LT(report.value().recoverable_usd_per_month, report.value().fleet_usd_per_month);
+  ASSERT_EQ(report.value().attribution.size(), 2u);
+  EXPECT_EQ(report.value().attribution[0].group, "b");  // three GPUs
+}
+
+TEST(Audit, ShortDataIsInsufficientNotAFinding) {
+  std::string id = "gpu=0";
+  Labels labels{{"gpu", "0"}};
+  TelemetryAggregator aggregator;
+  for (double t = 0; t < 3600; t += 60) {
+    TelemetrySample sample;
+    sample.series = &id;
+    sample.labels = &labels;
+    sample.time_s = t;
+    aggregator.add(sample);
+  }
+  AuditOptions options;
+  options.usd_per_gpu_hour = 1;
+  auto report = run_audit(aggregator, Catalog::embedded().value(), options);
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report.value().findings.size(), 1u);
+  EXPECT_EQ(report.value().findings[0].kind, "insufficient_data");
+  EXPECT_EQ(report.value().recoverable_usd_per_month, 0);
+}
+
+}  // namespace
+}  // namespace gw

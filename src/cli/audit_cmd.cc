@@ -1,0 +1,159 @@
+// gpuwise audit FILE...: read GPU telemetry, find waste, attach dollars, recommend moves.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "audit/audit.h"
+#include "cli/context.h"
+#include "core/numbers.h"
+#include "core/text.h"
+
+namespace gw {
+
+namespace {
+
+using nlohmann::json;
+
+struct AuditArgs {
+  std::vector<std::string> files;
+  std::string telemetry_format = "auto", host, columns, metric, accelerator, group_by;
+  double usd_per_gpu_hour = 0;
+  double min_coverage_hours = 30;
+  int top = 20;
+};
+
+int run_audit_command(CommandContext& context, const AuditArgs& args) {
+  ReadOptions read;
+  auto format = parse_telemetry_format(args.telemetry_format);
+  if (!format) fail("--telemetry-format", "one of auto, nvidia-smi, dmon, dcgm, prometheus-json, long-csv");
+  read.format = *format;
+  read.host = args.host;
+  read.long_csv.fixed_metric = args.metric;
+  for (const auto& pair : split(args.columns, ',')) {
+    if (gw::trim(pair).empty()) continue;
+    auto kv = split(pair, '=');
+    if (kv.size() != 2) fail("--columns", "give role=column pairs, e.g. timestamp=timestamp_anon,series=container_ip");
+    std::string role(gw::trim(kv[0])), column(gw::trim(kv[1]));
+    if (role == "timestamp") read.long_csv.timestamp = column;
+    else if (role == "series") read.long_csv.series = column;
+    else if (role == "value") read.long_csv.value = column;
+    else if (role == "metric") read.long_csv.metric = column;
+    else fail("--columns", "unknown role '" + role + "' (timestamp, series, metric, value)");
+  }
+  TelemetryAggregator aggregator;
+  ReadStats stats;
+  for (const auto& file : args.files) {
+    context.add_input(file);
+    if (auto error = read_telemetry(file, read, [&](const TelemetrySample& s) { aggregator.add(s); }, stats))
+      throw InputError{*error};
+  }
+  AuditOptions options;
+  options.min_coverage_hours = args.min_coverage_hours;
+  if (args.usd_per_gpu_hour > 0) options.usd_per_gpu_hour = args.usd_per_gpu_hour;
+  options.accelerator = args.accelerator;
+  options.group_by = args.group_by;
+  auto result = run_audit(aggregator, context.catalog(), options);
+  if (!result.ok()) {
+    Error e = result.error();
+    if (e.file.empty() && !args.files.empty() && e.field.empty()) e.file = args.files.front();
+    throw InputError{e};
+  }
+  const AuditReport& r = result.value();
+  long long skipped = 0;
+  for (const auto& [reason, n] : stats.skipped) skipped += n;
+
+  if (context.options.format == "json") {
+    json series = json::array();
+    for (const auto& s : r.series) {
+      json labels = json::object();
+      for (const auto& [k, v] : s.labels) labels[k] = v;
+      series.push_back({{"id", s.id}, {"labels", labels}, {"accelerator", s.accelerator}, {"mean_util_pct", s.mean_util_pct},
+                        {"idle_fraction", s.idle_fraction}, {"peak_memory_bytes", s.peak_memory_bytes},
+                        {"p95_memory_bytes", s.p95_memory_bytes}, {"coverage_hours", s.coverage_hours},
+                        {"usd_per_month", s.usd_per_month}});
+    }
+    json findings = json::array();
+    for (const auto& f : r.findings)
+      findings.push_back({{"kind", f.kind}, {"scope", f.scope}, {"evidence", f.evidence},
+                          {"waste_usd_per_month", f.waste_usd_per_month}, {"recommendation", f.recommendation},
+                          {"confidence", f.confidence}});
+    json attribution = json::array();
+    for (const auto& a : r.attribution)
+      attribution.push_back({{"group", a.group}, {"usd_per_month", a.usd_per_month}, {"gpus", a.gpus},
+                             {"mean_util_pct", a.mean_util_pct}});
+    json skipped_json = json::object();
+    for (const auto& [reason, n] : stats.skipped) skipped_json[reason] = n;
+    context.emit_json({{"summary", {{"recoverable_usd_per_month", r.recoverable_usd_per_month},
+                                    {"fleet_usd_per_month", r.fleet_usd_per_month},
+                                    {"mean_util_pct", r.mean_util_pct},
+                                    {"idle_sample_fraction", r.idle_sample_fraction},
+                                    {"gpus", r.gpus},
+                                    {"samples", stats.samples},
+                                    {"skipped_rows", skipped},
+                                    {"top20_cost_share", r.top20_cost_share}}},
+                       {"series", series},
+                       {"findings", findings},
+                       {"attribution", attribution},
+                       {"skipped", skipped_json},
+                       {"assumptions", r.assumptions}},
+                      "audit");
+    return 0;
+  }
+  std::string out = fmt::format("{}/month recoverable of {}/month across {} GPUs (mean duty cycle {:.1f}%, {:.0f}% of samples idle)\n",
+                                format_usd(r.recoverable_usd_per_month), format_usd(r.fleet_usd_per_month), r.gpus,
+                                r.mean_util_pct, r.idle_sample_fraction * 100);
+  out += fmt::format("{} samples read from {} file{}, {} rows skipped\n", format_number(static_cast<double>(stats.samples), 0),
+                     args.files.size(), args.files.size() == 1 ? "" : "s", skipped);
+  for (const auto& [reason, n] : stats.skipped) out += fmt::format("  skipped {}: {}\n", n, reason);
+  std::map<std::string, std::pair<int, double>> kinds;
+  for (const auto& f : r.findings) {
+    kinds[f.kind].first++;
+    kinds[f.kind].second += f.waste_usd_per_month;
+  }
+  out += "\nFindings:\n";
+  for (const auto& [kind, v] : kinds) out += fmt::format("  {:<18} {:>5} series, {}/month\n", kind, v.first, format_usd(v.second));
+  Table table;
+  table.columns = {"kind", "scope", "waste_per_month", "confidence", "evidence", "recommendation"};
+  table.align = {Align::left, Align::left, Align::right, Align::left, Align::left, Align::left};
+  int shown = 0;
+  for (const auto& f : r.findings) {
+    if (f.kind == "healthy") continue;
+    if (++shown > args.top) break;
+    table.add_row({f.kind, f.scope, format_usd(f.waste_usd_per_month), f.confidence, f.evidence, f.recommendation});
+  }
+  out += "\nLargest moves first:\n" + render_text(table);
+  if (!r.attribution.empty()) {
+    Table groups;
+    groups.columns = {args.group_by, "gpus", "usd_per_month", "mean_util_pct"};
+    groups.align = {Align::left, Align::right, Align::right, Align::right};
+    for (const auto& a : r.attribution)
+      groups.add_row({a.group, std::to_string(a.gpus), format_usd(a.usd_per_month), format_number(a.mean_util_pct, 1)});
+    out += fmt::format("\nCost by {} (the top 20% hold {:.0f}% of the cost):\n", args.group_by, r.top20_cost_share * 100) +
+           render_text(groups);
+  }
+  if (context.options.explain) {
+    out += "\nAssumptions:\n";
+    for (const auto& a : r.assumptions) out += "  - " + a + "\n";
+  }
+  context.emit(out);
+  return 0;
+}
+
+}  // namespace
+
+void add_audit_command(CLI::App& app, CommandContext& context, Action& action) {
+  auto* audit = app.add_subcommand("audit", "Find idle, under-used and oversized GPUs in telemetry, with dollars attached");
+  auto args = std::make_shared<AuditArgs>();
+  audit->add_option("FILES", args->files, "nvidia-smi CSV, dmon, dcgm-exporter text, Prometheus JSON or long CSV")->required();
+  audit->add_option("--telemetry-format", args->telemetry_format, "auto, nvidia-smi, dmon, dcgm, prometheus-json, long-csv");
+  audit->add_option("--host", args->host, "Host label for files without one");
+  audit->add_option("--columns", args->columns, "Long CSV column roles: timestamp=...,series=...,value=...,metric=...");
+  audit->add_option("--metric", args->metric, "Long CSV without a metric column: the metric it holds (gpu_util_pct, memory_used_bytes, ...)");
+  audit->add_option("--usd-per-gpu-hour", args->usd_per_gpu_hour, "Price per GPU-hour (default: the catalog's)")->check(CLI::Range(0.0, 1e5));
+  audit->add_option("--accelerator", args->accelerator, "The GPU model when the telemetry does not name it");
+  audit->add_option("--group-by", args->group_by, "Attribute cost to this label (namespace, team, job, pod, ...)");
+  audit->add_option("--min-coverage-hours", args->min_coverage_hours, "Hours of data a finding needs")->check(CLI::Range(0.0, 1e6));
+  audit->add_option("--top", args->top, "Findings to show")->check(CLI::Range(1, 100000));
+  audit->callback([&context, &action, args] { action = [&context, args] { return run_audit_command(context, *args); }; });
+}
+
+}  // namespace gw

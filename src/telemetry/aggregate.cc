@@ -1,0 +1,57 @@
+#include "telemetry/aggregate.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gw {
+
+double SeriesAggregate::coverage_hours() const {
+  if (timed_samples < 2) return 0;
+  double span = last_s - first_s;
+  double gap = span / static_cast<double>(timed_samples - 1);
+  return std::min(span, gap * static_cast<double>(timed_samples)) / 3600.0;
+}
+
+std::string SeriesAggregate::label(const std::string& key) const {
+  for (const auto& [k, v] : labels)
+    if (k == key) return v;
+  return {};
+}
+
+void TelemetryAggregator::add(const TelemetrySample& s) {
+  auto it = series_.find(*s.series);
+  if (it == series_.end()) {
+    it = series_.emplace(*s.series, SeriesAggregate{}).first;
+    it->second.labels = *s.labels;
+  }
+  SeriesAggregate& a = it->second;
+  ++samples_;
+  switch (s.metric) {
+    case Metric::gpu_util_pct: {
+      ++a.util_samples;
+      a.util_sum += s.value;
+      if (s.value < idle_threshold_) ++a.idle_samples;
+      // Timestamps are seconds since the epoch (or the data's own origin): the hour of the week
+      // counts from Thursday 1970-01-01 00:00 UTC, shifted to start on Monday.
+      long long hour = static_cast<long long>(std::floor(s.time_s / 3600.0));
+      size_t how = static_cast<size_t>(((hour + 72) % 168 + 168) % 168);
+      a.hour_sum[how] += s.value;
+      ++a.hour_count[how];
+      ++a.timed_samples;
+      a.first_s = std::min(a.first_s, s.time_s);
+      a.last_s = std::max(a.last_s, s.time_s);
+      break;
+    }
+    case Metric::sm_active: ++a.sm_samples; a.sm_sum += s.value; break;
+    case Metric::tensor_active: ++a.tensor_samples; a.tensor_sum += s.value; break;
+    case Metric::memory_used_bytes:
+      a.memory_peak = std::max(a.memory_peak, s.value);
+      a.memory.add(s.value / (1024.0 * 1024.0 * 1024.0));  // GiB: within the histogram's range
+      break;
+    case Metric::memory_total_bytes: a.memory_total = std::max(a.memory_total, s.value); break;
+    case Metric::power_w: ++a.power_samples; a.power_sum += s.value; break;
+    case Metric::cpu_util_pct: ++a.cpu_samples; a.cpu_sum += s.value; break;
+  }
+}
+
+}  // namespace gw

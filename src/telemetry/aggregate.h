@@ -1,0 +1,49 @@
+// Streaming per-series aggregates of GPU telemetry: duty cycle (mean, idle share, histogram),
+// SM and tensor activity, memory (peak and p95), power, CPU, an hour-of-week profile and the
+// data coverage. Memory grows with the number of series, not samples.
+#pragma once
+
+#include <array>
+#include <map>
+#include <string>
+
+#include "sim/histogram.h"
+#include "telemetry/readers.h"
+
+namespace gw {
+
+struct SeriesAggregate {
+  Labels labels;
+  long long util_samples = 0;
+  double util_sum = 0;
+  long long idle_samples = 0;     // duty cycle below the idle threshold
+  double sm_sum = 0, tensor_sum = 0, power_sum = 0, cpu_sum = 0;
+  long long sm_samples = 0, tensor_samples = 0, power_samples = 0, cpu_samples = 0;
+  double memory_peak = 0, memory_total = 0;
+  LogHistogram memory;             // GiB, for the p95
+  double first_s = 1e300, last_s = -1e300;
+  long long timed_samples = 0;
+  std::array<double, 168> hour_sum{};
+  std::array<long long, 168> hour_count{};
+
+  double mean_util() const { return util_samples ? util_sum / util_samples : 0; }
+  double idle_fraction() const { return util_samples ? static_cast<double>(idle_samples) / util_samples : 0; }
+  // Hours of data: the span, or samples x the typical gap when the span has holes.
+  double coverage_hours() const;
+  std::string label(const std::string& key) const;
+};
+
+class TelemetryAggregator {
+ public:
+  explicit TelemetryAggregator(double idle_threshold_pct = 5.0) : idle_threshold_(idle_threshold_pct) {}
+  void add(const TelemetrySample& sample);
+  const std::map<std::string, SeriesAggregate>& series() const { return series_; }
+  long long samples() const { return samples_; }
+
+ private:
+  double idle_threshold_;
+  std::map<std::string, SeriesAggregate> series_;
+  long long samples_ = 0;
+};
+
+}  // namespace gw

@@ -1,0 +1,464 @@
+#include "telemetry/readers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "core/numbers.h"
+#include "core/text.h"
+#include "trace/request_trace.h"
+
+namespace gw {
+
+std::string_view metric_name(Metric metric) {
+  switch (metric) {
+    case Metric::gpu_util_pct: return "gpu_util_pct";
+    case Metric::sm_active: return "sm_active";
+    case Metric::tensor_active: return "tensor_active";
+    case Metric::memory_used_bytes: return "memory_used_bytes";
+    case Metric::memory_total_bytes: return "memory_total_bytes";
+    case Metric::power_w: return "power_w";
+    case Metric::cpu_util_pct: return "cpu_util_pct";
+  }
+  return "gpu_util_pct";
+}
+
+std::optional<TelemetryFormat> parse_telemetry_format(std::string_view text) {
+  std::string name = to_lower(text);
+  if (name == "auto" || name.empty()) return TelemetryFormat::automatic;
+  if (name == "nvidia-smi") return TelemetryFormat::nvidia_smi;
+  if (name == "dmon") return TelemetryFormat::dmon;
+  if (name == "dcgm") return TelemetryFormat::dcgm;
+  if (name == "prometheus-json") return TelemetryFormat::prometheus_json;
+  if (name == "long-csv") return TelemetryFormat::long_csv;
+  return std::nullopt;
+}
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Interns series ids and labels so samples carry stable pointers (bounded by the series count).
+class SeriesTable {
+ public:
+  std::pair<const std::string*, const Labels*> intern(Labels labels) {
+    std::sort(labels.begin(), labels.end());
+    std::string id;
+    for (const auto& [k, v] : labels) id += (id.empty() ? "" : ",") + k + "=" + v;
+    auto it = series_.find(id);
+    if (it == series_.end()) it = series_.emplace(id, std::move(labels)).first;
+    return {&it->first, &it->second};
+  }
+
+ private:
+  std::unordered_map<std::string, Labels> series_;
+};
+
+SeriesTable& table() {
+  static SeriesTable t;  // ids live as long as the process (one audit per run)
+  return t;
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  for (auto& cell : split(line, ',')) out.push_back(std::string(trim(cell)));
+  return out;
+}
+
+// "45 %", "1024 MiB", "[N/A]", "N/A" -> number or nullopt.
+std::optional<double> smi_number(std::string_view text) {
+  text = trim(text);
+  if (text.empty() || text == "[N/A]" || text == "N/A" || text == "[Not Supported]" || text == "-") return std::nullopt;
+  size_t space = text.find(' ');
+  if (space != std::string_view::npos) text = text.substr(0, space);
+  return parse_finite_double(text);
+}
+
+// nvidia-smi timestamps: "2024/05/01 12:00:00.123" (or ISO forms).
+std::optional<double> smi_time(std::string text) {
+  text = std::string(trim(text));
+  std::replace(text.begin(), text.end(), '/', '-');
+  return parse_timestamp(text);
+}
+
+std::optional<Error> read_nvidia_smi(std::ifstream& in, const std::string& path, const ReadOptions& o,
+                                     const SampleHandler& emit, ReadStats& stats) {
+  std::string line;
+  int number = 0;
+  std::vector<std::string> header;
+  int time_col = -1, index_col = -1, uuid_col = -1, name_col = -1;
+  struct Column {
+    int index;
+    Metric metric;
+    double scale;
+  };
+  std::vector<Column> columns;
+  auto set_header = [&](const std::vector<std::string>& cells) {
+    header = cells;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      std::string c = to_lower(cells[i]);
+      int idx = static_cast<int>(i);
+      if (c.rfind("timestamp", 0) == 0) time_col = idx;
+      else if (c == "index") index_col = idx;
+      else if (c == "uuid") uuid_col = idx;
+      else if (c == "name") name_col = idx;
+      else if (c.rfind("utilization.gpu", 0) == 0) columns.push_back({idx, Metric::gpu_util_pct, 1});
+      else if (c.rfind("memory.used", 0) == 0) columns.push_back({idx, Metric::memory_used_bytes, kMiB});
+      else if (c.rfind("memory.total", 0) == 0) columns.push_back({idx, Metric::memory_total_bytes, kMiB});
+      else if (c.rfind("power.draw", 0) == 0) columns.push_back({idx, Metric::power_w, 1});
+    }
+  };
+  while (std::getline(in, line)) {
+    ++number;
+    ++stats.lines;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (trim(line).empty()) continue;
+    auto cells = split_csv_line(line);
+    if (header.empty()) {
+      if (to_lower(cells[0]).rfind("timestamp", 0) != 0)
+        return Error{path, number, "", "not nvidia-smi --query-gpu CSV: expected a header starting with timestamp"};
+      set_header(cells);
+      if (columns.empty()) return Error{path, number, "", "no utilization.gpu, memory.used or power.draw column"};
+      continue;
+    }
+    if (cells.size() != header.size()) {
+      stats.skip("wrong number of columns");
+      continue;
+    }
+    auto t = smi_time(cells[static_cast<size_t>(time_col)]);
+    if (!t) {
+      stats.skip("bad timestamp");
+      continue;
+    }
+    Labels labels;
+    if (!o.host.empty()) labels.emplace_back("host", o.host);
+    if (uuid_col >= 0) labels.emplace_back("uuid", cells[static_cast<size_t>(uuid_col)]);
+    else if (index_col >= 0) labels.emplace_back("gpu", cells[static_cast<size_t>(index_col)]);
+    if (name_col >= 0) labels.emplace_back("model", cells[static_cast<size_t>(name_col)]);
+    auto [id, interned] = table().intern(std::move(labels));
+    for (const auto& c : columns) {
+      auto v = smi_number(cells[static_cast<size_t>(c.index)]);
+      if (!v) {
+        stats.skip("not available ([N/A])");
+        continue;
+      }
+      emit({id, interned, c.metric, *t, *v * c.scale});
+      ++stats.samples;
+    }
+  }
+  if (header.empty()) return Error{path, 0, "", "empty file: not telemetry"};
+  return std::nullopt;
+}
+
+std::optional<Error> read_dmon(std::ifstream& in, const std::string& path, const ReadOptions& o, const SampleHandler& emit,
+                               ReadStats& stats) {
+  std::string line;
+  int number = 0;
+  std::vector<std::string> header;
+  while (std::getline(in, line)) {
+    ++number;
+    ++stats.lines;
+    std::string_view view = trim(line);
+    if (view.empty()) continue;
+    if (view.front() == '#') {
+      std::vector<std::string> words;
+      for (auto& w : split(std::string(view.substr(1)), ' '))
+        if (!trim(w).empty()) words.push_back(to_lower(std::string(trim(w))));
+      if (!words.empty() && (words[0] == "date" || words[0] == "gpu" || words[0] == "time")) header = words;
+      continue;  // units lines too
+    }
+    if (header.empty()) return Error{path, number, "", "not nvidia-smi dmon output: no '# gpu ...' header"};
+    std::vector<std::string> cells;
+    for (auto& w : split(std::string(view), ' '))
+      if (!trim(w).empty()) cells.push_back(std::string(trim(w)));
+    if (cells.size() != header.size()) {
+      stats.skip("wrong number of columns");
+      continue;
+    }
+    std::optional<double> t;
+    std::string date, time, gpu;
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (header[i] == "date") date = cells[i];
+      if (header[i] == "time") time = cells[i];
+      if (header[i] == "gpu" || header[i] == "idx") gpu = cells[i];
+    }
+    if (date.size() == 8) date = date.substr(0, 4) + "-" + date.substr(4, 2) + "-" + date.substr(6, 2);
+    t = parse_timestamp(date + " " + time);
+    if (!t) {
+      stats.skip("bad timestamp (use dmon -o DT)");
+      continue;
+    }
+    auto [id, labels] = table().intern(o.host.empty() ? Labels{{"gpu", gpu}} : Labels{{"gpu", gpu}, {"host", o.host}});
+    for (size_t i = 0; i < header.size(); ++i) {
+      std::optional<Metric> metric;
+      if (header[i] == "sm") metric = Metric::gpu_util_pct;
+      else if (header[i] == "pwr") metric = Metric::power_w;
+      else if (header[i] == "fb") metric = Metric::memory_used_bytes;
+      if (!metric) continue;
+      auto v = smi_number(cells[i]);
+      if (!v) {
+        stats.skip("missing value ('-')");
+        continue;
+      }
+      emit({id, labels, *metric, *t, *metric == Metric::memory_used_bytes ? *v * kMiB : *v});
+      ++stats.samples;
+    }
+  }
+  if (header.empty()) return Error{path, 0, "", "empty file: not telemetry"};
+  return std::nullopt;
+}
+
+// Prometheus text: name{labels} value [timestamp_ms]; "# timestamp: <s>" lines set the time of
+// untimestamped samples (scrapes saved one after another).
+std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const SampleHandler& emit, ReadStats& stats) {
+  std::string line;
+  int number = 0;
+  std::optional<double> scrape_time;
+  bool any_metric = false;
+  while (std::getline(in, line)) {
+    ++number;
+    ++stats.lines;
+    std::string_view view = trim(line);
+    if (view.empty()) continue;
+    if (view.front() == '#') {
+      if (view.rfind("# timestamp:", 0) == 0) scrape_time = parse_finite_double(view.substr(12));
+      continue;
+    }
+    size_t brace = view.find('{');
+    size_t name_end = std::min(brace, view.find(' '));
+    if (name_end == std::string_view::npos) {
+      stats.skip("not a sample line");
+      continue;
+    }
+    std::string name(view.substr(0, name_end));
+    std::optional<Metric> metric;
+    double scale = 1;
+    if (name == "DCGM_FI_DEV_GPU_UTIL") metric = Metric::gpu_util_pct;
+    else if (name == "DCGM_FI_PROF_GR_ENGINE_ACTIVE" || name == "DCGM_FI_PROF_SM_ACTIVE") metric = Metric::sm_active;
+    else if (name == "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE") metric = Metric::tensor_active;
+    else if (name == "DCGM_FI_DEV_FB_USED") { metric = Metric::memory_used_bytes; scale = kMiB; }
+    else if (name == "DCGM_FI_DEV_POWER_USAGE") metric = Metric::power_w;
+    if (name.rfind("DCGM_", 0) != 0 && name.rfind("node_", 0) != 0) {
+      if (!any_metric && number > 50) return Error{path, number, "", "not dcgm-exporter output: no DCGM_ metrics"};
+    }
+    if (!metric) {
+      stats.skip("metric not used by the audit");
+      continue;
+    }
+    any_metric = true;
+    Labels labels;
+    size_t rest = name_end;
+    if (brace != std::string_view::npos && brace == name_end) {
+      size_t close = view.find('}', brace);
+      if (close == std::string_view::npos) {
+        stats.skip("unterminated labels");
+        continue;
+      }
+      std::string_view body = view.substr(brace + 1, close - brace - 1);
+      size_t pos = 0;
+      while (pos < body.size()) {
+        size_t eq = body.find('=', pos);
+        if (eq == std::string_view::npos) break;
+        std::string key(trim(body.substr(pos, eq - pos)));
+        size_t q1 = body.find('"', eq);
+        size_t q2 = q1 == std::string_view::npos ? q1 : body.find('"', q1 + 1);
+        if (q2 == std::string_view::npos) break;
+        std::string value(body.substr(q1 + 1, q2 - q1 - 1));
+        if (key == "Hostname") key = "hostname";
+        if (key == "gpu" || key == "UUID" || key == "hostname" || key == "pod" || key == "namespace" ||
+            key == "container" || key == "modelName" || key == "GPU_I_ID" || key == "job" || key == "team")
+          labels.emplace_back(key == "modelName" ? "model" : key == "UUID" ? "uuid" : key, value);
+        pos = q2 + 1;
+        if (pos < body.size() && body[pos] == ',') ++pos;
+      }
+      rest = close + 1;
+    }
+    std::vector<std::string> fields;
+    for (auto& f : split(std::string(view.substr(rest)), ' '))
+      if (!trim(f).empty()) fields.push_back(std::string(trim(f)));
+    if (fields.empty()) {
+      stats.skip("no value");
+      continue;
+    }
+    auto value = parse_finite_double(fields[0]);
+    if (!value) {
+      stats.skip("value not a number");
+      continue;
+    }
+    // DCGM's blank sentinels (int64 values from 0x7ffffff0..., int32 2147483632...) mean "not supported".
+    if (*value >= 9.2e18 || (*value >= 2147483632.0 && *value <= 2147483647.0)) {
+      stats.skip("DCGM 'not supported' sentinel");
+      continue;
+    }
+    std::optional<double> t = scrape_time;
+    if (fields.size() > 1) {
+      auto ms = parse_finite_double(fields[1]);
+      t = ms ? std::optional<double>(*ms / 1000.0) : std::nullopt;
+    }
+    if (!t) {
+      stats.skip("no timestamp (add one per sample or '# timestamp: <s>' per scrape)");
+      continue;
+    }
+    if (*metric == Metric::sm_active || *metric == Metric::tensor_active) *value = std::clamp(*value, 0.0, 1.0);
+    auto [id, interned] = table().intern(std::move(labels));
+    emit({id, interned, *metric, *t, *value * scale});
+    ++stats.samples;
+  }
+  if (!any_metric) return Error{path, 0, "", "not dcgm-exporter output: no DCGM_ metrics"};
+  return std::nullopt;
+}
+
+std::optional<Error> read_prometheus_json(const std::string& path, const SampleHandler& emit, ReadStats& stats) {
+  std::string text, message;
+  if (!read_file(path, text, message)) return Error{path, 0, "", "cannot read: " + message};
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    return Error{path, line_of_offset(text, e.byte > 0 ? e.byte - 1 : 0), "", "invalid JSON"};
+  }
+  if (!doc.is_object() || doc.value("status", "") != "success" || !doc.contains("data") || !doc["data"].contains("result"))
+    return Error{path, 1, "status", "not a successful Prometheus query response"};
+  for (const auto& series : doc["data"]["result"]) {
+    std::string name = series.contains("metric") ? series["metric"].value("__name__", "") : "";
+    std::optional<Metric> metric;
+    double scale = 1;
+    if (name == "DCGM_FI_DEV_GPU_UTIL" || name == "gpu_util_pct") metric = Metric::gpu_util_pct;
+    else if (name == "DCGM_FI_PROF_SM_ACTIVE" || name == "DCGM_FI_PROF_GR_ENGINE_ACTIVE") metric = Metric::sm_active;
+    else if (name == "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE") metric = Metric::tensor_active;
+    else if (name == "DCGM_FI_DEV_FB_USED") { metric = Metric::memory_used_bytes; scale = kMiB; }
+    else if (name == "DCGM_FI_DEV_POWER_USAGE") metric = Metric::power_w;
+    if (!metric) {
+      stats.skip("series without a known __name__");
+      continue;
+    }
+    Labels labels;
+    for (const auto& [k, v] : series["metric"].items())
+      if (k != "__name__" && v.is_string()) labels.emplace_back(k == "Hostname" ? "hostname" : k, v.get<std::string>());
+    auto [id, interned] = table().intern(std::move(labels));
+    for (const auto& point : series.value("values", nlohmann::json::array())) {
+      ++stats.lines;
+      if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_string()) {
+        stats.skip("malformed point");
+        continue;
+      }
+      auto v = parse_finite_double(point[1].get<std::string>());
+      if (!v) {
+        stats.skip("value not a number");
+        continue;
+      }
+      emit({id, interned, *metric, point[0].get<double>(), *v * scale});
+      ++stats.samples;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, const LongCsvMapping& m,
+                                   const SampleHandler& emit, ReadStats& stats) {
+  std::string line;
+  int number = 0;
+  std::vector<std::string> header;
+  int time_col = -1, series_col = -1, metric_col = -1, value_col = -1;
+  std::optional<Metric> fixed;
+  auto metric_of = [](const std::string& name) -> std::optional<Metric> {
+    for (int i = 0; i < kMetricCount; ++i)
+      if (metric_name(static_cast<Metric>(i)) == name) return static_cast<Metric>(i);
+    if (name == "duty_cycle" || name == "gpu_util") return Metric::gpu_util_pct;
+    if (name == "memory_used") return Metric::memory_used_bytes;
+    return std::nullopt;
+  };
+  if (!m.fixed_metric.empty()) {
+    fixed = metric_of(m.fixed_metric);
+    if (!fixed) return Error{path, 0, "--metric", "unknown metric '" + m.fixed_metric + "'"};
+  }
+  while (std::getline(in, line)) {
+    ++number;
+    ++stats.lines;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (trim(line).empty()) continue;
+    auto cells = split_csv_line(line);
+    if (header.empty()) {
+      header = cells;
+      for (size_t i = 0; i < cells.size(); ++i) {
+        if (cells[i] == m.timestamp) time_col = static_cast<int>(i);
+        if (cells[i] == m.series) series_col = static_cast<int>(i);
+        if (cells[i] == m.metric) metric_col = static_cast<int>(i);
+        if (cells[i] == m.value) value_col = static_cast<int>(i);
+      }
+      if (time_col < 0 || series_col < 0 || value_col < 0 || (metric_col < 0 && !fixed))
+        return Error{path, number, "", fmt::format("not a long telemetry CSV: needs columns {}, {}, {}{}", m.timestamp,
+                                                   m.series, m.value, fixed ? "" : " and " + m.metric)};
+      continue;
+    }
+    if (cells.size() != header.size()) {
+      stats.skip("wrong number of columns");
+      continue;
+    }
+    auto t = parse_timestamp(cells[static_cast<size_t>(time_col)]);
+    auto v = parse_finite_double(cells[static_cast<size_t>(value_col)]);
+    if (!t) {
+      stats.skip("bad timestamp");
+      continue;
+    }
+    if (!v) {
+      stats.skip("value not a number");
+      continue;
+    }
+    std::optional<Metric> metric = fixed ? fixed : metric_of(cells[static_cast<size_t>(metric_col)]);
+    if (!metric) {
+      stats.skip("unknown metric");
+      continue;
+    }
+    Labels labels{{"series", cells[static_cast<size_t>(series_col)]}};
+    for (size_t i = 0; i < cells.size(); ++i)
+      if (static_cast<int>(i) != time_col && static_cast<int>(i) != series_col && static_cast<int>(i) != metric_col &&
+          static_cast<int>(i) != value_col)
+        labels.emplace_back(header[i], cells[i]);
+    auto [id, interned] = table().intern(std::move(labels));
+    emit({id, interned, *metric, *t, *v});
+    ++stats.samples;
+  }
+  if (header.empty()) return Error{path, 0, "", "empty file: not telemetry"};
+  return std::nullopt;
+}
+
+TelemetryFormat detect(const std::string& path, const std::string& first_line) {
+  std::string lower = to_lower(first_line);
+  if (path.size() > 5 && path.substr(path.size() - 5) == ".json") return TelemetryFormat::prometheus_json;
+  if (!first_line.empty() && first_line[0] == '{') return TelemetryFormat::prometheus_json;
+  if (lower.rfind("timestamp", 0) == 0 && lower.find("utilization") != std::string::npos) return TelemetryFormat::nvidia_smi;
+  if (lower.rfind("#date", 0) == 0 || lower.rfind("# gpu", 0) == 0 || lower.rfind("#gpu", 0) == 0) return TelemetryFormat::dmon;
+  if (lower.rfind("# help", 0) == 0 || lower.rfind("# type", 0) == 0 || lower.rfind("dcgm_", 0) == 0 ||
+      lower.rfind("# timestamp", 0) == 0)
+    return TelemetryFormat::dcgm;
+  return TelemetryFormat::long_csv;
+}
+
+}  // namespace
+
+std::optional<Error> read_telemetry(const std::string& path, const ReadOptions& o, const SampleHandler& emit, ReadStats& stats) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path, 0, "", "cannot read the telemetry file"};
+  TelemetryFormat format = o.format;
+  if (format == TelemetryFormat::automatic) {
+    std::string first;
+    std::getline(in, first);
+    if (first.find('\0') != std::string::npos) return Error{path, 1, "", "binary content: not telemetry"};
+    format = detect(path, first);
+    in.clear();
+    in.seekg(0);
+  }
+  switch (format) {
+    case TelemetryFormat::nvidia_smi: return read_nvidia_smi(in, path, o, emit, stats);
+    case TelemetryFormat::dmon: return read_dmon(in, path, o, emit, stats);
+    case TelemetryFormat::dcgm: return read_dcgm(in, path, emit, stats);
+    case TelemetryFormat::prometheus_json: return read_prometheus_json(path, emit, stats);
+    default: return read_long_csv(in, path, o.long_csv, emit, stats);
+  }
+}
+
+}  // namespace gw

@@ -1,0 +1,62 @@
+// Streaming readers for GPU telemetry: nvidia-smi --query-gpu CSV (with or without units and
+// header, [N/A], YYYY/MM/DD timestamps), nvidia-smi dmon (-o DT, '-' for missing), dcgm-exporter
+// scrapes in the Prometheus text format (Hostname or hostname, DCGM's "not supported"
+// sentinels as missing, DCGM_FI_DEV_* in percent and DCGM_FI_PROF_* as ratios), Prometheus
+// range-query JSON, and a long CSV (timestamp, series, value and label columns, mapped by
+// name) that reads the Alibaba GenAI telemetry. Memory is bounded by the number of series;
+// every skipped row is counted with its reason.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace gw {
+
+enum class Metric { gpu_util_pct, sm_active, tensor_active, memory_used_bytes, memory_total_bytes, power_w, cpu_util_pct };
+inline constexpr int kMetricCount = 7;
+std::string_view metric_name(Metric metric);
+
+using Labels = std::vector<std::pair<std::string, std::string>>;  // sorted by key
+
+struct TelemetrySample {
+  const std::string* series = nullptr;  // stable id: the labels joined
+  const Labels* labels = nullptr;
+  Metric metric = Metric::gpu_util_pct;
+  double time_s = 0;
+  double value = 0;
+};
+
+using SampleHandler = std::function<void(const TelemetrySample&)>;
+
+struct ReadStats {
+  long long lines = 0;
+  long long samples = 0;
+  std::map<std::string, long long> skipped;  // reason -> count
+  void skip(const std::string& reason) { ++skipped[reason]; }
+};
+
+enum class TelemetryFormat { automatic, nvidia_smi, dmon, dcgm, prometheus_json, long_csv };
+std::optional<TelemetryFormat> parse_telemetry_format(std::string_view text);
+
+struct LongCsvMapping {
+  std::string timestamp = "timestamp", series = "series", metric = "metric", value = "value";
+  std::string fixed_metric;  // when the file holds one metric and has no metric column
+};
+
+struct ReadOptions {
+  TelemetryFormat format = TelemetryFormat::automatic;
+  std::string host;          // label for files without one (nvidia-smi, dmon)
+  LongCsvMapping long_csv;
+};
+
+// Reads one file, calling on_sample for every sample in file order. A file that is not
+// telemetry of the given (or detected) format is an error naming the file and line.
+std::optional<Error> read_telemetry(const std::string& path, const ReadOptions& options, const SampleHandler& on_sample,
+                                    ReadStats& stats);
+
+}  // namespace gw

@@ -1,0 +1,159 @@
+#include "telemetry/readers.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <map>
+#include <sstream>
+
+#include "telemetry/aggregate.h"
+
+namespace gw {
+namespace {
+
+std::string write(const std::string& name, const std::string& text) {
+  auto path = std::filesystem::temp_directory_path() / ("gpuwise_telemetry_test_" + name);
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+struct Collected {
+  std::vector<TelemetrySample> samples;
+  std::vector<std::string> series;
+  ReadStats stats;
+  std::optional<Error> error;
+};
+
+Collected read(const std::string& path, ReadOptions options = {}) {
+  Collected c;
+  c.error = read_telemetry(path, options, [&](const TelemetrySample& s) {
+    c.samples.push_back(s);
+    c.series.push_back(*s.series);
+  }, c.stats);
+  return c;
+}
+
+TEST(Telemetry, NvidiaSmiCsvWithUnitsAndNotAvailable) {
+  auto c = read(write("smi.csv",
+                      "timestamp, index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB], power.draw [W]\n"
+                      "2024/05/01 12:00:00.123, 0, NVIDIA A100-SXM4-80GB, 45 %, 1024 MiB, 81920 MiB, [N/A]\n"
+                      "2024/05/01 12:00:01.123, 0, NVIDIA A100-SXM4-80GB, 55 %, 2048 MiB, 81920 MiB, 250.5 W\n"
+                      "2024/05/01 12:00:02.123, 0, NVIDIA A100-SXM4-80GB, 60 %\n"),
+                {TelemetryFormat::automatic, "node-1", {}});
+  ASSERT_FALSE(c.error) << c.error->to_string();
+  EXPECT_EQ(c.stats.skipped["not available ([N/A])"], 1);
+  EXPECT_EQ(c.stats.skipped["wrong number of columns"], 1);
+  ASSERT_EQ(c.samples.size(), 7u);
+  EXPECT_EQ(c.samples[0].metric, Metric::gpu_util_pct);
+  EXPECT_DOUBLE_EQ(c.samples[0].value, 45);
+  EXPECT_DOUBLE_EQ(c.samples[1].value, 1024 * 1024.0 * 1024.0);
+  EXPECT_NE(c.series[0].find("host=node-1"), std::string::npos);
+  // Without units (--format=csv,nounits) too.
+  auto plain = read(write("smi2.csv", "timestamp, index, utilization.gpu, memory.used\n2024/05/01 12:00:00, 1, 12, 300\n"));
+  ASSERT_FALSE(plain.error);
+  EXPECT_EQ(plain.samples.size(), 2u);
+}
+
+TEST(Telemetry, DcgmExporterTextWithSentinelsAndHostnameSpellings) {
+  auto c = read(write("dcgm.txt",
+                      "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
+                      "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+                      "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-a\",Hostname=\"h1\",modelName=\"NVIDIA H100 80GB HBM3\"} 87 1700000000000\n"
+                      "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",UUID=\"GPU-b\",hostname=\"h1\"} 9223372036854775794 1700000000000\n"
+                      "DCGM_FI_PROF_SM_ACTIVE{gpu=\"0\",UUID=\"GPU-a\",Hostname=\"h1\"} 0.42 1700000000000\n"
+                      "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-a\",Hostname=\"h1\"} 40000 1700000000000\n"
+                      "DCGM_FI_DEV_SM_CLOCK{gpu=\"0\"} 1980 1700000000000\n"
+                      "# timestamp: 1700000060\n"
+                      "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-a\",Hostname=\"h1\",modelName=\"NVIDIA H100 80GB HBM3\"} 91\n"));
+  ASSERT_FALSE(c.error) << c.error->to_string();
+  EXPECT_EQ(c.stats.skipped["DCGM 'not supported' sentinel"], 1);
+  EXPECT_EQ(c.stats.skipped["metric not used by the audit"], 1);
+  ASSERT_EQ(c.samples.size(), 4u);
+  EXPECT_DOUBLE_EQ(c.samples[0].time_s, 1700000000);
+  EXPECT_DOUBLE_EQ(c.samples[3].time_s, 1700000060);
+  EXPECT_NE(c.series[0].find("hostname=h1"), std::string::npos);  // Hostname normalised
+}
+
+TEST(Telemetry, DmonAndPrometheusJson) {
+  auto dmon = read(write("dmon.txt",
+                         "#Date       Time        gpu    pwr  gtemp  mtemp     sm    mem    enc    dec   mclk   pclk\n"
+                         "#YYYYMMDD   HH:MM:SS    Idx      W      C      C      %      %      %      %    MHz    MHz\n"
+                         " 20240501   12:00:00      0     70     40      -     35     10      0      0   1593   1410\n"
+                         " 20240501   12:00:01      0      -     40      -     -      10      0      0   1593   1410\n"));
+  ASSERT_FALSE(dmon.error) << dmon.error->to_string();
+  EXPECT_EQ(dmon.samples.size(), 2u);  // pwr and sm of the first line
+  EXPECT_EQ(dmon.stats.skipped["missing value ('-')"], 2);
+  auto prom = read(write("range.json", R"({"status":"success","data":{"resultType":"matrix","result":[
+    {"metric":{"__name__":"DCGM_FI_DEV_GPU_UTIL","gpu":"0","Hostname":"h"},"values":[[1700000000,"5"],[1700000060,"7"]]}]}})"));
+  ASSERT_FALSE(prom.error) << prom.error->to_string();
+  ASSERT_EQ(prom.samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(prom.samples[1].value, 7);
+}
+
+TEST(Telemetry, NotTelemetryIsAnError) {
+  EXPECT_TRUE(read(write("junk.csv", "name,age\nbob,3\n")).error.has_value());
+  EXPECT_TRUE(read(write("junk.json", "{\"status\": \"error\"}")).error.has_value());
+  EXPECT_TRUE(read(write("empty.txt", "")).error.has_value());
+  EXPECT_TRUE(read(write("bin.dat", std::string("\0\1\2\3", 4))).error.has_value());
+  ReadOptions dcgm;
+  dcgm.format = TelemetryFormat::dcgm;
+  EXPECT_TRUE(read(write("notdcgm.txt", "hello world\n"), dcgm).error.has_value());
+}
+
+// The Alibaba GenAI duty-cycle series, aggregated by the audit's reader, against an independent
+// computation over the same CSV.
+TEST(Telemetry, AlibabaDutyCycleMatchesAnIndependentComputation) {
+  auto dir = std::filesystem::temp_directory_path() / "gpuwise_alibaba";
+  std::filesystem::create_directories(dir);
+  std::string command = "tar xzf " + std::string(GPUWISE_SOURCE_DIR) +
+                        "/examples/telemetry/pod_gpu_duty_cycle_anon.tar.gz -C " + dir.string();
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  std::string path = (dir / "pod_gpu_duty_cycle_anon.csv").string();
+  // Independent: a plain loop over the lines.
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  double sum = 0, idle = 0, n = 0;
+  std::map<std::string, std::pair<double, double>> pods;
+  while (std::getline(in, line)) {
+    std::stringstream cells(line);
+    std::string value, time, pod;
+    std::getline(cells, value, ',');
+    std::getline(cells, time, ',');
+    std::getline(cells, pod, ',');
+    double v = std::stod(value);
+    sum += v;
+    idle += v < 5;
+    n += 1;
+    pods[pod].first += v;
+    pods[pod].second += 1;
+  }
+  int under10 = 0;
+  for (const auto& [pod, s] : pods) under10 += s.first / s.second < 10;
+  // The reader and aggregator.
+  ReadOptions options;
+  options.long_csv.timestamp = "timestamp_anon";
+  options.long_csv.series = "container_ip";
+  options.long_csv.fixed_metric = "gpu_util_pct";
+  TelemetryAggregator aggregator;
+  ReadStats stats;
+  ASSERT_FALSE(read_telemetry(path, options, [&](const TelemetrySample& s) { aggregator.add(s); }, stats));
+  double util = 0, idle_samples = 0, samples = 0;
+  int low = 0;
+  for (const auto& [id, a] : aggregator.series()) {
+    util += a.util_sum;
+    idle_samples += static_cast<double>(a.idle_samples);
+    samples += static_cast<double>(a.util_samples);
+    low += a.mean_util() < 10;
+  }
+  EXPECT_EQ(samples, n);
+  EXPECT_EQ(aggregator.series().size(), pods.size());
+  EXPECT_NEAR(util / samples, sum / n, 1e-9);      // 7.03% mean duty cycle
+  EXPECT_NEAR(idle_samples / samples, idle / n, 1e-12);  // 72% of samples idle
+  EXPECT_EQ(low, under10);                          // 123 of 143 pods under 10%
+  EXPECT_EQ(stats.samples, 157417);
+}
+
+}  // namespace
+}  // namespace gw
