@@ -24,13 +24,14 @@ test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 bench: configure
-	@cmake --build $(BUILD) -j $(JOBS) --target gpuwise_bench gpuwise gpuwise_perf_accuracy gpuwise_sim_speed gpuwise_training_accuracy
+	@cmake --build $(BUILD) -j $(JOBS) --target gpuwise_bench gpuwise gpuwise_perf_accuracy gpuwise_sim_speed gpuwise_training_accuracy gpuwise_telemetry_speed
 	./$(BUILD)/gpuwise_bench
 	bench/cli_latency.sh $(BUILD)/gpuwise
 	./$(BUILD)/gpuwise_perf_accuracy bench/perf_measurements.csv
 	./$(BUILD)/gpuwise_training_accuracy bench/training_measurements.csv
 	taskset -c 0 ./$(BUILD)/gpuwise_sim_speed 1000000
 	./$(BUILD)/gpuwise_sim_speed 10000000
+	taskset -c 0 ./$(BUILD)/gpuwise_telemetry_speed 10000000
 
 clean:
 	rm -rf $(BUILD)

@@ -19,13 +19,27 @@ std::string SeriesAggregate::label(const std::string& key) const {
 }
 
 void TelemetryAggregator::add(const TelemetrySample& s) {
-  auto it = series_.find(*s.series);
-  if (it == series_.end()) {
-    it = series_.emplace(*s.series, SeriesAggregate{}).first;
-    it->second.labels = *s.labels;
+  if (s.series == last_series_) {
+    ++samples_;
+    accumulate(*last_aggregate_, s);
+    return;
   }
-  SeriesAggregate& a = it->second;
+  SeriesAggregate*& slot = by_address_[s.series];
+  if (!slot) {
+    auto it = series_.find(*s.series);
+    if (it == series_.end()) {
+      it = series_.emplace(*s.series, SeriesAggregate{}).first;
+      it->second.labels = *s.labels;
+    }
+    slot = &it->second;
+  }
+  last_series_ = s.series;
+  last_aggregate_ = slot;
   ++samples_;
+  accumulate(*slot, s);
+}
+
+void TelemetryAggregator::accumulate(SeriesAggregate& a, const TelemetrySample& s) {
   switch (s.metric) {
     case Metric::gpu_util_pct: {
       ++a.util_samples;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <map>
+#include <unordered_map>
 #include <string>
 
 #include "sim/histogram.h"
@@ -41,8 +42,13 @@ class TelemetryAggregator {
   long long samples() const { return samples_; }
 
  private:
+  void accumulate(SeriesAggregate& a, const TelemetrySample& s);
   double idle_threshold_;
   std::map<std::string, SeriesAggregate> series_;
+  // Series ids are interned by the readers: look them up by address (map nodes do not move).
+  std::unordered_map<const std::string*, SeriesAggregate*> by_address_;
+  const std::string* last_series_ = nullptr;  // consecutive samples are often of one series
+  SeriesAggregate* last_aggregate_ = nullptr;
   long long samples_ = 0;
 };
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <cstring>
 #include <unordered_map>
 
 #include "core/numbers.h"
@@ -41,6 +42,80 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
+// Reads a file in large blocks and hands out lines as views: no allocation per line.
+class LineReader {
+ public:
+  explicit LineReader(std::ifstream& in) : in_(in), buffer_(1 << 22) {}
+  bool next(std::string_view& line) {
+    while (true) {
+      size_t newline = pending_.find('\n');
+      if (newline != std::string_view::npos) {
+        line = pending_.substr(0, newline);
+        pending_.remove_prefix(newline + 1);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        return true;
+      }
+      if (eof_) {
+        if (pending_.empty()) return false;
+        line = pending_;
+        pending_ = {};
+        return true;
+      }
+      // Move the partial line to the front and read more behind it.
+      size_t keep = pending_.size();
+      if (keep > 0) std::memmove(buffer_.data(), pending_.data(), keep);
+      if (keep == buffer_.size()) buffer_.resize(buffer_.size() * 2);  // a very long line
+      in_.read(buffer_.data() + keep, static_cast<std::streamsize>(buffer_.size() - keep));
+      size_t got = static_cast<size_t>(in_.gcount());
+      if (got == 0) eof_ = true;
+      pending_ = std::string_view(buffer_.data(), keep + got);
+    }
+  }
+
+ private:
+  std::ifstream& in_;
+  std::vector<char> buffer_;
+  std::string_view pending_;
+  bool eof_ = false;
+};
+
+// "YYYY-MM-DD HH:MM:SS[.frac]" or with '/' separators, without allocating; else the general parser.
+std::optional<double> fast_time(std::string_view text) {
+  text = trim(text);
+  auto digit = [&](size_t i) { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
+  auto number = [&](size_t at, size_t width) {
+    int v = 0;
+    for (size_t i = at; i < at + width; ++i) v = v * 10 + (text[i] - '0');
+    return v;
+  };
+  if (text.size() >= 19 && digit(0) && digit(3) && (text[4] == '-' || text[4] == '/') && (text[7] == '-' || text[7] == '/') &&
+      (text[10] == ' ' || text[10] == 'T') && text[13] == ':' && text[16] == ':' && digit(17) && digit(18)) {
+    int year = number(0, 4), month = number(5, 2), day = number(8, 2);
+    if (month < 1 || month > 12 || day < 1 || day > 31) return std::nullopt;
+    // Days from civil (Hinnant), as in trace/request_trace.cc.
+    long long y = year - (month <= 2);
+    long long era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = static_cast<unsigned>(y - era * 400);
+    unsigned doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    long long days = era * 146097 + static_cast<long long>(doe) - 719468;
+    double t = static_cast<double>(days * 86400 + number(11, 2) * 3600 + number(14, 2) * 60 + number(17, 2));
+    if (text.size() > 19 && text[19] == '.') {
+      double scale = 0.1;
+      for (size_t i = 20; i < text.size() && digit(i); ++i, scale /= 10) t += (text[i] - '0') * scale;
+    }
+    return t;
+  }
+  std::string copy(text);
+  std::replace(copy.begin(), copy.end(), '/', '-');
+  return parse_timestamp(copy);
+}
+
+struct ViewHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+};
+
 // Interns series ids and labels so samples carry stable pointers (bounded by the series count).
 class SeriesTable {
  public:
@@ -68,6 +143,18 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   return out;
 }
 
+// Cells of a CSV line as views into it (no quoting in telemetry CSVs).
+void split_views(std::string_view line, std::vector<std::string_view>& cells) {
+  cells.clear();
+  size_t start = 0;
+  while (true) {
+    size_t comma = line.find(',', start);
+    cells.push_back(trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    if (comma == std::string_view::npos) return;
+    start = comma + 1;
+  }
+}
+
 // "45 %", "1024 MiB", "[N/A]", "N/A" -> number or nullopt.
 std::optional<double> smi_number(std::string_view text) {
   text = trim(text);
@@ -77,18 +164,12 @@ std::optional<double> smi_number(std::string_view text) {
   return parse_finite_double(text);
 }
 
-// nvidia-smi timestamps: "2024/05/01 12:00:00.123" (or ISO forms).
-std::optional<double> smi_time(std::string text) {
-  text = std::string(trim(text));
-  std::replace(text.begin(), text.end(), '/', '-');
-  return parse_timestamp(text);
-}
-
 std::optional<Error> read_nvidia_smi(std::ifstream& in, const std::string& path, const ReadOptions& o,
                                      const SampleHandler& emit, ReadStats& stats) {
-  std::string line;
+  LineReader lines(in);
+  std::string_view line;
   int number = 0;
-  std::vector<std::string> header;
+  size_t header_size = 0;
   int time_col = -1, index_col = -1, uuid_col = -1, name_col = -1;
   struct Column {
     int index;
@@ -96,49 +177,58 @@ std::optional<Error> read_nvidia_smi(std::ifstream& in, const std::string& path,
     double scale;
   };
   std::vector<Column> columns;
-  auto set_header = [&](const std::vector<std::string>& cells) {
-    header = cells;
-    for (size_t i = 0; i < cells.size(); ++i) {
-      std::string c = to_lower(cells[i]);
-      int idx = static_cast<int>(i);
-      if (c.rfind("timestamp", 0) == 0) time_col = idx;
-      else if (c == "index") index_col = idx;
-      else if (c == "uuid") uuid_col = idx;
-      else if (c == "name") name_col = idx;
-      else if (c.rfind("utilization.gpu", 0) == 0) columns.push_back({idx, Metric::gpu_util_pct, 1});
-      else if (c.rfind("memory.used", 0) == 0) columns.push_back({idx, Metric::memory_used_bytes, kMiB});
-      else if (c.rfind("memory.total", 0) == 0) columns.push_back({idx, Metric::memory_total_bytes, kMiB});
-      else if (c.rfind("power.draw", 0) == 0) columns.push_back({idx, Metric::power_w, 1});
-    }
-  };
-  while (std::getline(in, line)) {
+  std::vector<std::string_view> cells;
+  // Series by the raw "index|uuid|name" cells, so labels are built once per GPU.
+  std::unordered_map<std::string, std::pair<const std::string*, const Labels*>, ViewHash, std::equal_to<>> known;
+  std::string key;
+  while (lines.next(line)) {
     ++number;
     ++stats.lines;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
     if (trim(line).empty()) continue;
-    auto cells = split_csv_line(line);
-    if (header.empty()) {
+    split_views(line, cells);
+    if (header_size == 0) {
       if (to_lower(cells[0]).rfind("timestamp", 0) != 0)
         return Error{path, number, "", "not nvidia-smi --query-gpu CSV: expected a header starting with timestamp"};
-      set_header(cells);
+      header_size = cells.size();
+      for (size_t i = 0; i < cells.size(); ++i) {
+        std::string c = to_lower(cells[i]);
+        int idx = static_cast<int>(i);
+        if (c.rfind("timestamp", 0) == 0) time_col = idx;
+        else if (c == "index") index_col = idx;
+        else if (c == "uuid") uuid_col = idx;
+        else if (c == "name") name_col = idx;
+        else if (c.rfind("utilization.gpu", 0) == 0) columns.push_back({idx, Metric::gpu_util_pct, 1});
+        else if (c.rfind("memory.used", 0) == 0) columns.push_back({idx, Metric::memory_used_bytes, kMiB});
+        else if (c.rfind("memory.total", 0) == 0) columns.push_back({idx, Metric::memory_total_bytes, kMiB});
+        else if (c.rfind("power.draw", 0) == 0) columns.push_back({idx, Metric::power_w, 1});
+      }
       if (columns.empty()) return Error{path, number, "", "no utilization.gpu, memory.used or power.draw column"};
       continue;
     }
-    if (cells.size() != header.size()) {
+    if (cells.size() != header_size) {
       stats.skip("wrong number of columns");
       continue;
     }
-    auto t = smi_time(cells[static_cast<size_t>(time_col)]);
+    auto t = fast_time(cells[static_cast<size_t>(time_col)]);
     if (!t) {
       stats.skip("bad timestamp");
       continue;
     }
-    Labels labels;
-    if (!o.host.empty()) labels.emplace_back("host", o.host);
-    if (uuid_col >= 0) labels.emplace_back("uuid", cells[static_cast<size_t>(uuid_col)]);
-    else if (index_col >= 0) labels.emplace_back("gpu", cells[static_cast<size_t>(index_col)]);
-    if (name_col >= 0) labels.emplace_back("model", cells[static_cast<size_t>(name_col)]);
-    auto [id, interned] = table().intern(std::move(labels));
+    key.clear();
+    for (int c : {index_col, uuid_col, name_col}) {
+      if (c >= 0) key.append(cells[static_cast<size_t>(c)]);
+      key.push_back('|');
+    }
+    auto it = known.find(std::string_view(key));
+    if (it == known.end()) {
+      Labels labels;
+      if (!o.host.empty()) labels.emplace_back("host", o.host);
+      if (uuid_col >= 0) labels.emplace_back("uuid", std::string(cells[static_cast<size_t>(uuid_col)]));
+      else if (index_col >= 0) labels.emplace_back("gpu", std::string(cells[static_cast<size_t>(index_col)]));
+      if (name_col >= 0) labels.emplace_back("model", std::string(cells[static_cast<size_t>(name_col)]));
+      it = known.emplace(key, table().intern(std::move(labels))).first;
+    }
+    auto [id, interned] = it->second;
     for (const auto& c : columns) {
       auto v = smi_number(cells[static_cast<size_t>(c.index)]);
       if (!v) {
@@ -149,7 +239,7 @@ std::optional<Error> read_nvidia_smi(std::ifstream& in, const std::string& path,
       ++stats.samples;
     }
   }
-  if (header.empty()) return Error{path, 0, "", "empty file: not telemetry"};
+  if (header_size == 0) return Error{path, 0, "", "empty file: not telemetry"};
   return std::nullopt;
 }
 
@@ -214,26 +304,30 @@ std::optional<Error> read_dmon(std::ifstream& in, const std::string& path, const
 // Prometheus text: name{labels} value [timestamp_ms]; "# timestamp: <s>" lines set the time of
 // untimestamped samples (scrapes saved one after another).
 std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const SampleHandler& emit, ReadStats& stats) {
-  std::string line;
+  LineReader lines(in);
+  std::string_view view;
   int number = 0;
   std::optional<double> scrape_time;
   bool any_metric = false;
-  while (std::getline(in, line)) {
+  // Series by the raw label block, so labels are parsed once per series.
+  std::unordered_map<std::string, std::pair<const std::string*, const Labels*>, ViewHash, std::equal_to<>> known;
+  while (lines.next(view)) {
     ++number;
     ++stats.lines;
-    std::string_view view = trim(line);
+    view = trim(view);
     if (view.empty()) continue;
     if (view.front() == '#') {
       if (view.rfind("# timestamp:", 0) == 0) scrape_time = parse_finite_double(view.substr(12));
       continue;
     }
     size_t brace = view.find('{');
-    size_t name_end = std::min(brace, view.find(' '));
+    size_t space = view.find(' ');
+    size_t name_end = std::min(brace, space);
     if (name_end == std::string_view::npos) {
       stats.skip("not a sample line");
       continue;
     }
-    std::string name(view.substr(0, name_end));
+    std::string_view name = view.substr(0, name_end);
     std::optional<Metric> metric;
     double scale = 1;
     if (name == "DCGM_FI_DEV_GPU_UTIL") metric = Metric::gpu_util_pct;
@@ -241,15 +335,14 @@ std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const
     else if (name == "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE") metric = Metric::tensor_active;
     else if (name == "DCGM_FI_DEV_FB_USED") { metric = Metric::memory_used_bytes; scale = kMiB; }
     else if (name == "DCGM_FI_DEV_POWER_USAGE") metric = Metric::power_w;
-    if (name.rfind("DCGM_", 0) != 0 && name.rfind("node_", 0) != 0) {
-      if (!any_metric && number > 50) return Error{path, number, "", "not dcgm-exporter output: no DCGM_ metrics"};
-    }
+    if (name.rfind("DCGM_", 0) != 0 && !any_metric && number > 50)
+      return Error{path, number, "", "not dcgm-exporter output: no DCGM_ metrics"};
     if (!metric) {
       stats.skip("metric not used by the audit");
       continue;
     }
     any_metric = true;
-    Labels labels;
+    std::string_view block;
     size_t rest = name_end;
     if (brace != std::string_view::npos && brace == name_end) {
       size_t close = view.find('}', brace);
@@ -257,35 +350,36 @@ std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const
         stats.skip("unterminated labels");
         continue;
       }
-      std::string_view body = view.substr(brace + 1, close - brace - 1);
+      block = view.substr(brace + 1, close - brace - 1);
+      rest = close + 1;
+    }
+    auto it = known.find(block);
+    if (it == known.end()) {
+      Labels labels;
       size_t pos = 0;
-      while (pos < body.size()) {
-        size_t eq = body.find('=', pos);
+      while (pos < block.size()) {
+        size_t eq = block.find('=', pos);
         if (eq == std::string_view::npos) break;
-        std::string key(trim(body.substr(pos, eq - pos)));
-        size_t q1 = body.find('"', eq);
-        size_t q2 = q1 == std::string_view::npos ? q1 : body.find('"', q1 + 1);
+        std::string key(trim(block.substr(pos, eq - pos)));
+        size_t q1 = block.find('"', eq);
+        size_t q2 = q1 == std::string_view::npos ? q1 : block.find('"', q1 + 1);
         if (q2 == std::string_view::npos) break;
-        std::string value(body.substr(q1 + 1, q2 - q1 - 1));
+        std::string value(block.substr(q1 + 1, q2 - q1 - 1));
         if (key == "Hostname") key = "hostname";
         if (key == "gpu" || key == "UUID" || key == "hostname" || key == "pod" || key == "namespace" ||
             key == "container" || key == "modelName" || key == "GPU_I_ID" || key == "job" || key == "team")
           labels.emplace_back(key == "modelName" ? "model" : key == "UUID" ? "uuid" : key, value);
         pos = q2 + 1;
-        if (pos < body.size() && body[pos] == ',') ++pos;
+        if (pos < block.size() && block[pos] == ',') ++pos;
       }
-      rest = close + 1;
+      it = known.emplace(std::string(block), table().intern(std::move(labels))).first;
     }
-    std::vector<std::string> fields;
-    for (auto& f : split(std::string(view.substr(rest)), ' '))
-      if (!trim(f).empty()) fields.push_back(std::string(trim(f)));
-    if (fields.empty()) {
-      stats.skip("no value");
-      continue;
-    }
-    auto value = parse_finite_double(fields[0]);
+    std::string_view fields = trim(view.substr(rest));
+    size_t gap = fields.find(' ');
+    std::string_view value_text = fields.substr(0, gap);
+    auto value = parse_finite_double(value_text);
     if (!value) {
-      stats.skip("value not a number");
+      stats.skip(value_text.empty() ? "no value" : "value not a number");
       continue;
     }
     // DCGM's blank sentinels (int64 values from 0x7ffffff0..., int32 2147483632...) mean "not supported".
@@ -294,8 +388,8 @@ std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const
       continue;
     }
     std::optional<double> t = scrape_time;
-    if (fields.size() > 1) {
-      auto ms = parse_finite_double(fields[1]);
+    if (gap != std::string_view::npos) {
+      auto ms = parse_finite_double(fields.substr(gap + 1));
       t = ms ? std::optional<double>(*ms / 1000.0) : std::nullopt;
     }
     if (!t) {
@@ -303,8 +397,7 @@ std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const
       continue;
     }
     if (*metric == Metric::sm_active || *metric == Metric::tensor_active) *value = std::clamp(*value, 0.0, 1.0);
-    auto [id, interned] = table().intern(std::move(labels));
-    emit({id, interned, *metric, *t, *value * scale});
+    emit({it->second.first, it->second.second, *metric, *t, *value * scale});
     ++stats.samples;
   }
   if (!any_metric) return Error{path, 0, "", "not dcgm-exporter output: no DCGM_ metrics"};

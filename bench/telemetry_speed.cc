@@ -1,0 +1,68 @@
+// Telemetry read-and-aggregate speed on one core: generates an nvidia-smi CSV and a
+// dcgm-exporter text file (argv[1] samples each, default 10 million), reads and aggregates
+// them, and prints MB/s and the peak resident set size. Target: >= 300 MB/s.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sys/resource.h>
+
+#include "telemetry/aggregate.h"
+
+namespace {
+
+long peak_rss_kib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+void measure(const std::string& label, const std::string& path, long long samples) {
+  gw::TelemetryAggregator aggregator;
+  gw::ReadStats stats;
+  auto start = std::chrono::steady_clock::now();
+  auto error = gw::read_telemetry(path, {}, [&](const gw::TelemetrySample& s) { aggregator.add(s); }, stats);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+  if (error) fmt::print("{}: {}\n", label, error->to_string());
+  fmt::print("{:<12} {:>9.1f} MB, {:>10} samples ({} requested) in {:.2f} s: {:>6.1f} MB/s, {:.1f} M samples/s, "
+             "{} series; peak RSS {:.1f} MiB\n",
+             label, mb, stats.samples, samples, seconds, mb / seconds, stats.samples / seconds / 1e6,
+             aggregator.series().size(), peak_rss_kib() / 1024.0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long long samples = argc > 1 ? std::stoll(argv[1]) : 10000000;
+  auto dir = std::filesystem::temp_directory_path() / "gpuwise_telemetry_bench";
+  std::filesystem::create_directories(dir);
+  const int gpus = 64;
+  {
+    // nvidia-smi: one row per GPU per second, four metrics per row.
+    std::ofstream out(dir / "smi.csv");
+    out << "timestamp, index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB], power.draw [W]\n";
+    long long rows = samples / 4;
+    for (long long r = 0; r < rows; ++r) {
+      long long second = r / gpus;
+      int gpu = static_cast<int>(r % gpus);
+      out << fmt::format("2024/05/{:02d} {:02d}:{:02d}:{:02d}.000, {}, NVIDIA A100-SXM4-80GB, {} %, {} MiB, 81920 MiB, {}.5 W\n",
+                         1 + second / 86400 % 28, second / 3600 % 24, second / 60 % 60, second % 60, gpu,
+                         (r * 7) % 101, 1000 + (r * 13) % 70000, 60 + r % 300);
+    }
+  }
+  {
+    std::ofstream out(dir / "dcgm.txt");
+    out << "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n";
+    for (long long r = 0; r < samples; ++r) {
+      int gpu = static_cast<int>(r % gpus);
+      out << fmt::format("DCGM_FI_DEV_GPU_UTIL{{gpu=\"{}\",UUID=\"GPU-{:08x}\",Hostname=\"node-{}\",pod=\"p{}\"}} {} {}\n", gpu,
+                         gpu * 2654435761u, gpu / 8, gpu, (r * 7) % 101, 1700000000000LL + (r / gpus) * 1000);
+    }
+  }
+  measure("nvidia-smi", (dir / "smi.csv").string(), samples);
+  measure("dcgm", (dir / "dcgm.txt").string(), samples);
+  std::filesystem::remove_all(dir);
+  return 0;
+}
