@@ -4,6 +4,7 @@
 
 #include "audit/audit.h"
 #include "cli/context.h"
+#include "telemetry/prometheus_client.h"
 #include "core/numbers.h"
 #include "core/text.h"
 
@@ -16,6 +17,7 @@ using nlohmann::json;
 struct AuditArgs {
   std::vector<std::string> files;
   std::string telemetry_format = "auto", host, columns, metric, accelerator, group_by;
+  std::string prometheus, range = "14d", selector;
   double usd_per_gpu_hour = 0;
   double min_coverage_hours = 30;
   int top = 20;
@@ -41,6 +43,18 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
   }
   TelemetryAggregator aggregator;
   ReadStats stats;
+  if (args.files.empty() && args.prometheus.empty()) fail("FILES", "give telemetry files or --prometheus URL");
+  PrometheusStats prometheus_stats;
+  if (!args.prometheus.empty()) {
+    PrometheusQueryOptions query;
+    query.url = args.prometheus;
+    auto range = parse_duration_s(args.range);
+    if (!range) fail("--range", "'" + args.range + "' is not a duration like 14d, 36h or 90m");
+    query.range_s = *range;
+    query.selector = args.selector;
+    if (auto error = audit_from_prometheus(query, aggregator, prometheus_stats)) throw InputError{*error};
+    if (prometheus_stats.partial) context.note("gpuwise: warning: partial data from Prometheus: " + prometheus_stats.warnings);
+  }
   for (const auto& file : args.files) {
     context.add_input(file);
     if (auto error = read_telemetry(file, read, [&](const TelemetrySample& s) { aggregator.add(s); }, stats))
@@ -89,7 +103,9 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
                                     {"gpus", r.gpus},
                                     {"samples", stats.samples},
                                     {"skipped_rows", skipped},
-                                    {"top20_cost_share", r.top20_cost_share}}},
+                                    {"top20_cost_share", r.top20_cost_share},
+                                    {"prometheus_queries", prometheus_stats.queries},
+                                    {"partial", prometheus_stats.partial}}},
                        {"series", series},
                        {"findings", findings},
                        {"attribution", attribution},
@@ -143,7 +159,10 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
 void add_audit_command(CLI::App& app, CommandContext& context, Action& action) {
   auto* audit = app.add_subcommand("audit", "Find idle, under-used and oversized GPUs in telemetry, with dollars attached");
   auto args = std::make_shared<AuditArgs>();
-  audit->add_option("FILES", args->files, "nvidia-smi CSV, dmon, dcgm-exporter text, Prometheus JSON or long CSV")->required();
+  audit->add_option("FILES", args->files, "nvidia-smi CSV, dmon, dcgm-exporter text, Prometheus JSON or long CSV");
+  audit->add_option("--prometheus", args->prometheus, "Query a Prometheus-compatible server (aggregates pushed down as PromQL)");
+  audit->add_option("--range", args->range, "How far back to query (14d, 36h, ...)");
+  audit->add_option("--selector", args->selector, "Extra label matchers for the queries, e.g. namespace=\"ml\"");
   audit->add_option("--telemetry-format", args->telemetry_format, "auto, nvidia-smi, dmon, dcgm, prometheus-json, long-csv");
   audit->add_option("--host", args->host, "Host label for files without one");
   audit->add_option("--columns", args->columns, "Long CSV column roles: timestamp=...,series=...,value=...,metric=...");

@@ -47,7 +47,9 @@ void TelemetryAggregator::accumulate(SeriesAggregate& a, const TelemetrySample& 
       if (s.value < idle_threshold_) ++a.idle_samples;
       // Timestamps are seconds since the epoch (or the data's own origin): the hour of the week
       // counts from Thursday 1970-01-01 00:00 UTC, shifted to start on Monday.
-      long long hour = static_cast<long long>(std::floor(s.time_s / 3600.0));
+      // Hours are left-open, (h, h + 1h], as PromQL's range windows are, so files and
+      // Prometheus push-down put a sample on an hour boundary in the same hour.
+      long long hour = static_cast<long long>(std::floor((s.time_s - 1e-3) / 3600.0));
       size_t how = static_cast<size_t>(((hour + 72) % 168 + 168) % 168);
       a.hour_sum[how] += s.value;
       ++a.hour_count[how];
@@ -66,6 +68,31 @@ void TelemetryAggregator::accumulate(SeriesAggregate& a, const TelemetrySample& 
     case Metric::power_w: ++a.power_samples; a.power_sum += s.value; break;
     case Metric::cpu_util_pct: ++a.cpu_samples; a.cpu_sum += s.value; break;
   }
+}
+
+void TelemetryAggregator::add_hour(const std::string& series, const Labels& labels, const HourSummary& h) {
+  auto it = series_.find(series);
+  if (it == series_.end()) {
+    it = series_.emplace(series, SeriesAggregate{}).first;
+    it->second.labels = labels;
+  }
+  SeriesAggregate& a = it->second;
+  if (h.samples > 0) {
+    long long n = static_cast<long long>(std::llround(h.samples));
+    a.util_samples += n;
+    a.util_sum += h.util_mean * h.samples;
+    a.idle_samples += static_cast<long long>(std::llround(h.idle_samples));
+    long long hour = static_cast<long long>(std::floor(h.hour_start_s / 3600.0));
+    size_t how = static_cast<size_t>(((hour + 72) % 168 + 168) % 168);
+    a.hour_sum[how] += h.util_mean * h.samples;
+    a.hour_count[how] += n;
+    a.timed_samples += n;
+    a.first_s = std::min(a.first_s, h.first_s);
+    a.last_s = std::max(a.last_s, h.last_s);
+    samples_ += n;
+  }
+  if (h.memory_max) a.memory_peak = std::max(a.memory_peak, *h.memory_max);
+  if (h.memory_p95) a.memory.add(*h.memory_p95 / (1024.0 * 1024.0 * 1024.0));
 }
 
 }  // namespace gw

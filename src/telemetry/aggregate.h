@@ -5,6 +5,7 @@
 
 #include <array>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <string>
 
@@ -38,6 +39,18 @@ class TelemetryAggregator {
  public:
   explicit TelemetryAggregator(double idle_threshold_pct = 5.0) : idle_threshold_(idle_threshold_pct) {}
   void add(const TelemetrySample& sample);
+
+  // One hour of a series already aggregated elsewhere (Prometheus push-down): the mean duty
+  // cycle over samples, how many were idle, and the memory peak and p95 in that hour.
+  struct HourSummary {
+    double hour_start_s = 0;
+    double util_mean = 0;
+    double samples = 0;
+    double idle_samples = 0;
+    double first_s = 0, last_s = 0;  // of the hour's samples
+    std::optional<double> memory_max, memory_p95;
+  };
+  void add_hour(const std::string& series, const Labels& labels, const HourSummary& hour);
   const std::map<std::string, SeriesAggregate>& series() const { return series_; }
   long long samples() const { return samples_; }
 

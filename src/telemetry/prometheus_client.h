@@ -1,0 +1,38 @@
+// Audits a fleet kept in Prometheus (or Thanos, Mimir, VictoriaMetrics) without pulling raw
+// samples: PromQL aggregates each series hour by hour on the server (avg, count, idle count,
+// max and p95 over the hour), the range is split so that no query returns more points per
+// series than the server allows, and failures are retried with backoff.
+#pragma once
+
+#include <string>
+
+#include "core/error.h"
+#include "telemetry/aggregate.h"
+
+namespace gw {
+
+struct PrometheusQueryOptions {
+  std::string url;               // http://host:9090
+  double range_s = 14 * 86400;   // up to now (or end_s)
+  double end_s = 0;              // 0: now
+  std::string selector;          // extra label matchers, e.g. namespace="ml"
+  int max_points_per_query = 10000;
+  int retries = 3;
+  double timeout_s = 30;
+};
+
+struct PrometheusStats {
+  int queries = 0;
+  int retries = 0;
+  bool partial = false;          // some chunk failed after retries
+  std::string warnings;
+};
+
+// Adds each series' hourly summaries to the aggregator.
+std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& options, TelemetryAggregator& aggregator,
+                                           PrometheusStats& stats);
+
+// Durations like 14d, 36h, 90m, 3600s (or plain seconds).
+std::optional<double> parse_duration_s(std::string_view text);
+
+}  // namespace gw
