@@ -80,15 +80,6 @@ Result<Offering> parse_offering(const CsvTable& table, const CsvRow& row) {
 }
 
 namespace {
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
 std::string optional_cell(const std::optional<double>& value) {
   return value ? fmt::format("{}", *value) : std::string();
 }
@@ -100,13 +91,13 @@ std::string offerings_to_csv(const std::vector<Offering>& offerings) {
   for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + columns[i];
   out += "\n";
   for (const auto& o : offerings) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(o.cloud),
-                       csv_cell(o.region), csv_cell(o.zone), csv_cell(o.instance_type),
-                       csv_cell(o.accelerator), o.accelerator_count, o.vcpus, o.host_memory_gib,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_quote(o.cloud),
+                       csv_quote(o.region), csv_quote(o.zone), csv_quote(o.instance_type),
+                       csv_quote(o.accelerator), o.accelerator_count, o.vcpus, o.host_memory_gib,
                        optional_cell(o.on_demand_usd_per_hour), optional_cell(o.spot_usd_per_hour),
                        o.reserved_is_assumption ? "" : optional_cell(o.reserved_1y_usd_per_hour),
                        o.reserved_is_assumption ? "" : optional_cell(o.reserved_3y_usd_per_hour),
-                       o.gpu_only_price ? "gpu-only" : "instance", csv_cell(o.source), csv_cell(o.as_of), csv_cell(o.notes));
+                       o.gpu_only_price ? "gpu-only" : "instance", csv_quote(o.source), csv_quote(o.as_of), csv_quote(o.notes));
   }
   return out;
 }

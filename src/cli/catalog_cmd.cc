@@ -68,14 +68,6 @@ json offering_json(const Offering& o, Pricing pricing) {
           {"notes", o.notes}};
 }
 
-std::vector<std::string> split_list(const std::vector<std::string>& values) {
-  std::vector<std::string> out;
-  for (const auto& value : values)
-    for (auto& part : split(value, ','))
-      if (!part.empty()) out.push_back(part);
-  return out;
-}
-
 struct OfferingsArgs {
   std::vector<std::string> clouds, regions, accelerators;
   std::string geo, pricing = "on-demand";
@@ -88,14 +80,14 @@ struct OfferingsArgs {
 int list_accelerators(CommandContext& context, const std::vector<std::string>& names, double min_vram_gib) {
   const Catalog& catalog = context.catalog();
   std::vector<const Accelerator*> shown;
-  for (const auto& name : split_list(names)) {
+  for (const auto& name : split_lists(names)) {
     const Accelerator* accelerator = catalog.find_accelerator(name);
     if (!accelerator) {
       std::string hint = closest_match(name, catalog.accelerator_names());
       fail("--accelerator", "unknown accelerator '" + name + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
     }
   }
-  auto wanted = split_list(names);
+  auto wanted = split_lists(names);
   for (const auto& accelerator : catalog.accelerators()) {
     if (accelerator.memory_gib + 1e-9 < min_vram_gib) continue;
     if (!wanted.empty() && std::none_of(wanted.begin(), wanted.end(), [&](const std::string& n) {
@@ -141,10 +133,10 @@ int list_accelerators(CommandContext& context, const std::vector<std::string>& n
 int list_offerings(CommandContext& context, const OfferingsArgs& args) {
   const Catalog& catalog = context.catalog();
   OfferingFilter filter;
-  filter.clouds = split_list(args.clouds);
-  filter.regions = split_list(args.regions);
+  filter.clouds = split_lists(args.clouds);
+  filter.regions = split_lists(args.regions);
   filter.geo = args.geo;
-  filter.accelerators = split_list(args.accelerators);
+  filter.accelerators = split_lists(args.accelerators);
   for (const auto& name : filter.accelerators)
     if (!catalog.find_accelerator(name)) {
       std::string hint = closest_match(name, catalog.accelerator_names());

@@ -8,6 +8,13 @@ void fail(const std::string& field, const std::string& message) {
   throw InputError{Error{"", 0, field, message}};
 }
 
+std::optional<Calibration> load_calibration_option(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  auto loaded = Calibration::load(path);
+  if (!loaded.ok()) throw InputError{loaded.error()};
+  return loaded.value();
+}
+
 const Catalog& CommandContext::catalog() {
   if (catalog_) return *catalog_;
   auto embedded = Catalog::embedded();

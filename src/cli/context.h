@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "perf/efficiency.h"
 #include "core/error.h"
 #include "report/table.h"
 
@@ -65,5 +66,8 @@ void add_train_command(CLI::App& app, CommandContext& context, Action& action);
 void add_audit_command(CLI::App& app, CommandContext& context, Action& action);
 
 [[noreturn]] void fail(const std::string& field, const std::string& message);
+
+// The --calibration file, when one is given. Throws InputError.
+std::optional<Calibration> load_calibration_option(const std::string& path);
 
 }  // namespace gw

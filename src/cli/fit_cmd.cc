@@ -37,14 +37,6 @@ Precision precision_or_fail(const std::string& text, const std::string& field) {
   return *precision;
 }
 
-std::vector<std::string> split_list(const std::vector<std::string>& values) {
-  std::vector<std::string> out;
-  for (const auto& value : values)
-    for (auto& part : split(value, ','))
-      if (!part.empty()) out.push_back(part);
-  return out;
-}
-
 json estimate_json(const MemoryEstimate& e) {
   json terms = json::array();
   for (const auto& term : e.terms) terms.push_back({{"name", term.name}, {"bytes", term.bytes}, {"formula", term.formula}});
@@ -78,10 +70,10 @@ int run_fit(CommandContext& context, FitArgs args) {
   auto pricing = parse_pricing(args.pricing);
   if (!pricing) fail("--pricing", "'" + args.pricing + "' is not one of on-demand, spot, reserved-1y, reserved-3y");
   request.pricing = *pricing;
-  request.offering_filter.clouds = split_list(args.clouds);
-  request.offering_filter.regions = split_list(args.regions);
+  request.offering_filter.clouds = split_lists(args.clouds);
+  request.offering_filter.regions = split_lists(args.regions);
   request.offering_filter.geo = args.geo;
-  request.accelerators = split_list(args.accelerators);
+  request.accelerators = split_lists(args.accelerators);
   for (const auto& name : request.accelerators)
     if (!catalog.find_accelerator(name)) {
       std::string hint = closest_match(name, catalog.accelerator_names());

@@ -41,12 +41,7 @@ int run_perf(CommandContext& context, const PerfArgs& args) {
   if (args.count > 0 && args.tp > 0 && args.tp > args.count) fail("--tp", "tensor-parallel degree exceeds --count");
   if (arch.kind != ModelKind::generic && arch.num_heads % tp != 0)
     fail("--tp", fmt::format("{} attention heads are not divisible by {}", arch.num_heads, tp));
-  std::optional<Calibration> calibration;
-  if (!args.calibration.empty()) {
-    auto loaded = Calibration::load(args.calibration);
-    if (!loaded.ok()) throw InputError{loaded.error()};
-    calibration = loaded.value();
-  }
+  std::optional<Calibration> calibration = load_calibration_option(args.calibration);
   PerfSetup setup;
   setup.accelerator = accelerator;
   setup.tensor_parallel = tp;

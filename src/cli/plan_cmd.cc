@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
+#include "cli/training_table.h"
 #include "plan/training_plan.h"
 #include "plan/verify.h"
 
@@ -80,13 +81,8 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
   if (!spec.ok()) throw InputError{spec.error()};
   context.add_input(args.spec);
   const Catalog& catalog = context.catalog();
-  std::optional<Calibration> calibration;
-  if (!args.calibration.empty()) {
-    auto loaded = Calibration::load(args.calibration);
-    if (!loaded.ok()) throw InputError{loaded.error()};
-    calibration = loaded.value();
-    context.add_input(args.calibration);
-  }
+  std::optional<Calibration> calibration = load_calibration_option(args.calibration);
+  if (calibration) context.add_input(args.calibration);
   for (const auto& [key, model] : spec.value().models)
     if (model.measured && !catalog.find_accelerator(model.measured->accelerator))
       throw InputError{Error{args.spec, model.line, "models." + key + ".service_time.accelerator",
@@ -344,15 +340,7 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
                                          b.daly_interval_s / 60)
                            : "");
     for (const auto& w : e.warnings) out += "  warning: " + w + "\n";
-    Table table;
-    table.columns = {"accelerator", "count", "offering", "pricing", "days", "gpu_hours", "usd_per_run", "mfu"};
-    table.align = {Align::left, Align::right, Align::left, Align::left, Align::right, Align::right, Align::right, Align::right};
-    for (const auto& c : tp.pareto)
-      table.add_row({c.offering->accelerator, std::to_string(c.devices),
-                     fmt::format("{} {} {} x{}", c.offering->cloud, c.offering->region, c.offering->instance_type, c.instances),
-                     std::string(pricing_name(c.pricing)), format_number(c.expected_time_s / 86400, 2),
-                     format_number(c.expected_time_s / 3600 * c.devices, 0), format_usd(c.usd),
-                     fmt::format("{:.0f}%", c.estimate.mfu * 100)});
+    Table table = training_frontier_table(tp.pareto);
     out += markdown ? "\nTime-cost frontier:\n\n" + render_markdown(table) : "  time-cost frontier:\n" + render_text(table);
     out += "\n";
   }

@@ -35,12 +35,7 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
   if (!spec.ok()) throw InputError{spec.error()};
   context.add_input(args.spec);
   const Catalog& catalog = context.catalog();
-  std::optional<Calibration> calibration;
-  if (!args.calibration.empty()) {
-    auto loaded = Calibration::load(args.calibration);
-    if (!loaded.ok()) throw InputError{loaded.error()};
-    calibration = loaded.value();
-  }
+  std::optional<Calibration> calibration = load_calibration_option(args.calibration);
   ReplicaBuildOptions build;
   build.calibration = calibration ? &*calibration : nullptr;
   json services = json::array();

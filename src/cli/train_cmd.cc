@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
+#include "cli/training_table.h"
 #include "core/text.h"
 #include "model/presets.h"
 #include "plan/training_plan.h"
@@ -73,12 +74,7 @@ int run_train(CommandContext& context, const TrainArgs& args) {
   auto pricing = parse_pricing(args.pricing);
   if (!pricing) fail("--pricing", "'" + args.pricing + "' is not one of on-demand, spot, reserved-1y, reserved-3y");
 
-  std::optional<Calibration> calibration;
-  if (!args.calibration.empty()) {
-    auto loaded = Calibration::load(args.calibration);
-    if (!loaded.ok()) throw InputError{loaded.error()};
-    calibration = loaded.value();
-  }
+  std::optional<Calibration> calibration = load_calibration_option(args.calibration);
   std::optional<SpotAvailability> trace;
   if (!args.spot_trace.empty()) {
     auto loaded = load_spot_trace(args.spot_trace);
@@ -231,15 +227,7 @@ int run_train(CommandContext& context, const TrainArgs& args) {
                        search.deadline_s ? fmt::format("; deadline {:.0f} days {}", args.deadline_days, plan.feasible ? "met" : "MISSED") : "");
     for (const auto& w : e.warnings) out += "  warning: " + w + "\n";
     if (plan.pareto.size() > 1) {
-      Table table;
-      table.columns = {"accelerator", "count", "offering", "pricing", "days", "gpu_hours", "usd_per_run", "mfu"};
-      table.align = {Align::left, Align::right, Align::left, Align::left, Align::right, Align::right, Align::right, Align::right};
-      for (const auto& c : plan.pareto)
-        table.add_row({c.offering->accelerator, std::to_string(c.devices),
-                       fmt::format("{} {} {} x{}", c.offering->cloud, c.offering->region, c.offering->instance_type, c.instances),
-                       std::string(pricing_name(c.pricing)), format_number(c.expected_time_s / 86400, 1),
-                       format_number(c.expected_time_s / 3600 * c.devices, 0), format_usd(c.usd),
-                       fmt::format("{:.0f}%", c.estimate.mfu * 100)});
+      Table table = training_frontier_table(plan.pareto);
       out += "Time-cost frontier:\n" + render_text(table);
     }
     out += spot_text;

@@ -37,6 +37,24 @@ std::vector<std::string> split(std::string_view text, char separator) {
   return parts;
 }
 
+std::vector<std::string> split_lists(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& value : values)
+    for (auto& part : split(value, ','))
+      if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+std::string csv_quote(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
 int line_of_offset(std::string_view text, size_t offset) {
   offset = std::min(offset, text.size());
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(offset), '\n'));

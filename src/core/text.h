@@ -11,6 +11,10 @@ std::string to_lower(std::string_view text);
 // Lower case with '-', '_', ' ' and '.' removed: "A100-80GB" and "a100_80gb" compare equal.
 std::string normalize_name(std::string_view text);
 std::vector<std::string> split(std::string_view text, char separator);
+// Values of a repeatable option, each possibly comma-separated: {"a,b", "c"} -> {a, b, c}.
+std::vector<std::string> split_lists(const std::vector<std::string>& values);
+// A CSV cell: quoted when it holds a comma, a quote or a newline (RFC 4180).
+std::string csv_quote(const std::string& text);
 // 1-based line number of a byte offset in text.
 int line_of_offset(std::string_view text, size_t offset);
 // Reads a whole file; an Error names the file when it cannot be read.

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "core/text.h"
+
 namespace gw {
 
 namespace {
@@ -69,15 +71,7 @@ std::string render_markdown(const Table& table) {
 }
 
 std::string render_csv(const Table& table) {
-  auto cell = [](const std::string& text) {
-    if (text.find_first_of(",\"\n") == std::string::npos) return text;
-    std::string quoted = "\"";
-    for (char c : text) {
-      if (c == '"') quoted += '"';
-      quoted += c;
-    }
-    return quoted + "\"";
-  };
+  auto cell = [](const std::string& text) { return csv_quote(text); };
   std::string out;
   for (size_t c = 0; c < table.columns.size(); ++c) out += (c ? "," : "") + cell(table.columns[c]);
   out += "\n";
