@@ -64,7 +64,7 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     fallback = catalog.find_accelerator(o.accelerator);
     if (!fallback) return Error{"", 0, "--accelerator", "unknown accelerator '" + o.accelerator + "'"};
   }
-  double util_sum = 0, idle_sum = 0, util_count = 0;
+  double util_sum = 0, idle_sum = 0, util_count = 0, requests_per_s = 0, priced_for_requests = 0;
   std::map<std::string, Attribution> groups;
   for (const auto& [id, a] : telemetry.series()) {
     if (a.util_samples == 0 && a.memory.count() == 0) continue;
@@ -82,6 +82,12 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     if (!price && accelerator) price = catalog_price(catalog, *accelerator);
     if (accelerator) s.accelerator = accelerator->name;
     s.usd_per_month = price.value_or(0) * kHoursPerMonth;
+    if (a.requests_samples > 0 && a.requests_sum > 0 && price) {
+      double rps = a.requests_sum / a.requests_samples;
+      s.usd_per_1k_inferences = *price / (rps * 3600) * 1000;
+      requests_per_s += rps;
+      priced_for_requests += s.usd_per_month;
+    }
     report.series.push_back(s);
     ++report.gpus;
     report.fleet_usd_per_month += s.usd_per_month;
@@ -129,6 +135,13 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
                                 idle_hours + busy_hours);
       f.waste_usd_per_month = s.usd_per_month * share;
       f.recommendation = "scale to zero on a schedule for the idle hours";
+      f.confidence = "medium";
+    } else if (s.mean_util_pct < o.underused_pct && a.cpu_samples > 0 && a.cpu_sum / a.cpu_samples > 80) {
+      f.kind = "starved";
+      f.evidence += fmt::format("duty cycle {:.1f}% while the host CPU is {:.0f}% busy", s.mean_util_pct,
+                                a.cpu_sum / a.cpu_samples);
+      f.waste_usd_per_month = s.usd_per_month * (1 - s.mean_util_pct / o.target_util_pct);
+      f.recommendation = "fix the input pipeline (data loading, preprocessing) before buying GPUs; a larger host, not a larger GPU";
       f.confidence = "medium";
     } else if (s.mean_util_pct < o.underused_pct && a.util_samples > 0) {
       f.kind = "underused";
@@ -179,6 +192,7 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
   }
   if (report.series.empty()) return Error{"", 0, "", "no GPU utilization or memory samples in the input"};
   report.mean_util_pct = util_count > 0 ? util_sum / util_count : 0;
+  if (requests_per_s > 0) report.usd_per_1k_inferences = priced_for_requests / kHoursPerMonth / (requests_per_s * 3600) * 1000;
   report.idle_sample_fraction = util_count > 0 ? idle_sum / util_count : 0;
   // One recoverable amount per series: the largest of its findings.
   std::map<std::string, double> per_scope;

@@ -35,6 +35,7 @@ struct SeriesReport {
   Labels labels;
   double mean_util_pct = 0, idle_fraction = 0, peak_memory_bytes = 0, p95_memory_bytes = 0, coverage_hours = 0;
   double usd_per_month = 0;
+  std::optional<double> usd_per_1k_inferences;  // when request rates are given
   std::string accelerator;
 };
 
@@ -55,6 +56,7 @@ struct AuditReport {
   std::vector<Finding> findings;  // largest waste first
   std::vector<Attribution> attribution;
   double top20_cost_share = 0;    // share of cost in the top 20% of groups
+  std::optional<double> usd_per_1k_inferences;  // fleet, when request rates are given
   std::vector<std::string> assumptions;
 };
 

@@ -60,6 +60,34 @@ TEST(Audit, FindsEachKindWithDollars) {
   EXPECT_EQ(report.value().attribution[0].group, "b");  // three GPUs
 }
 
+TEST(Audit, StarvedGpusAndCostPerThousandInferences) {
+  std::string id = "pod=a";
+  Labels labels{{"pod", "a"}};
+  TelemetryAggregator aggregator;
+  for (double t = 0; t < 40 * 3600; t += 60) {
+    TelemetrySample sample;
+    sample.series = &id;
+    sample.labels = &labels;
+    sample.time_s = t;
+    sample.value = 25;  // the GPU waits on its input
+    aggregator.add(sample);
+    sample.metric = Metric::cpu_util_pct;
+    sample.value = 95;
+    aggregator.add(sample);
+    sample.metric = Metric::requests_per_s;
+    sample.value = 10;
+    aggregator.add(sample);
+  }
+  AuditOptions options;
+  options.usd_per_gpu_hour = 3.6;
+  auto report = run_audit(aggregator, Catalog::embedded().value(), options);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report.value().findings[0].kind, "starved");
+  // $3.60 an hour for 36,000 requests an hour: $0.10 per 1k.
+  ASSERT_TRUE(report.value().usd_per_1k_inferences.has_value());
+  EXPECT_NEAR(*report.value().usd_per_1k_inferences, 0.10, 1e-9);
+}
+
 TEST(Audit, ShortDataIsInsufficientNotAFinding) {
   std::string id = "gpu=0";
   Labels labels{{"gpu", "0"}};

@@ -17,7 +17,7 @@ using nlohmann::json;
 struct AuditArgs {
   std::vector<std::string> files;
   std::string telemetry_format = "auto", host, columns, metric, accelerator, group_by;
-  std::string prometheus, range = "14d", selector;
+  std::string prometheus, range = "14d", selector, label_columns;
   double usd_per_gpu_hour = 0;
   double min_coverage_hours = 30;
   int top = 20;
@@ -30,6 +30,7 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
   read.format = *format;
   read.host = args.host;
   read.long_csv.fixed_metric = args.metric;
+  read.long_csv.label_columns = split_lists({args.label_columns});
   for (const auto& pair : split(args.columns, ',')) {
     if (gw::trim(pair).empty()) continue;
     auto kv = split(pair, '=');
@@ -55,9 +56,17 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
     if (auto error = audit_from_prometheus(query, aggregator, prometheus_stats)) throw InputError{*error};
     if (prometheus_stats.partial) context.note("gpuwise: warning: partial data from Prometheus: " + prometheus_stats.warnings);
   }
-  for (const auto& file : args.files) {
+  for (const auto& entry : args.files) {
+    // FILE@metric: the metric a long CSV without a metric column holds (one per file).
+    std::string file = entry;
+    ReadOptions per_file = read;
+    size_t at = entry.rfind('@');
+    if (at != std::string::npos && at > 0 && entry.find('/', at) == std::string::npos) {
+      file = entry.substr(0, at);
+      per_file.long_csv.fixed_metric = entry.substr(at + 1);
+    }
     context.add_input(file);
-    if (auto error = read_telemetry(file, read, [&](const TelemetrySample& s) { aggregator.add(s); }, stats))
+    if (auto error = read_telemetry(file, per_file, [&](const TelemetrySample& s) { aggregator.add(s); }, stats))
       throw InputError{*error};
   }
   AuditOptions options;
@@ -83,7 +92,8 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
       series.push_back({{"id", s.id}, {"labels", labels}, {"accelerator", s.accelerator}, {"mean_util_pct", s.mean_util_pct},
                         {"idle_fraction", s.idle_fraction}, {"peak_memory_bytes", s.peak_memory_bytes},
                         {"p95_memory_bytes", s.p95_memory_bytes}, {"coverage_hours", s.coverage_hours},
-                        {"usd_per_month", s.usd_per_month}});
+                        {"usd_per_month", s.usd_per_month},
+                        {"usd_per_1k_inferences", s.usd_per_1k_inferences ? json(*s.usd_per_1k_inferences) : json(nullptr)}});
     }
     json findings = json::array();
     for (const auto& f : r.findings)
@@ -104,6 +114,7 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
                                     {"samples", stats.samples},
                                     {"skipped_rows", skipped},
                                     {"top20_cost_share", r.top20_cost_share},
+                                    {"usd_per_1k_inferences", r.usd_per_1k_inferences ? json(*r.usd_per_1k_inferences) : json(nullptr)},
                                     {"prometheus_queries", prometheus_stats.queries},
                                     {"partial", prometheus_stats.partial}}},
                        {"series", series},
@@ -117,6 +128,8 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
   std::string out = fmt::format("{}/month recoverable of {}/month across {} GPUs (mean duty cycle {:.1f}%, {:.0f}% of samples idle)\n",
                                 format_usd(r.recoverable_usd_per_month), format_usd(r.fleet_usd_per_month), r.gpus,
                                 r.mean_util_pct, r.idle_sample_fraction * 100);
+  if (r.usd_per_1k_inferences)
+    out += fmt::format("{} per 1k inferences across the GPUs with request rates\n", format_usd(*r.usd_per_1k_inferences));
   out += fmt::format("{} samples read from {} file{}, {} rows skipped\n", format_number(static_cast<double>(stats.samples), 0),
                      args.files.size(), args.files.size() == 1 ? "" : "s", skipped);
   for (const auto& [reason, n] : stats.skipped) out += fmt::format("  skipped {}: {}\n", n, reason);
@@ -166,7 +179,10 @@ void add_audit_command(CLI::App& app, CommandContext& context, Action& action) {
   audit->add_option("--telemetry-format", args->telemetry_format, "auto, nvidia-smi, dmon, dcgm, prometheus-json, long-csv");
   audit->add_option("--host", args->host, "Host label for files without one");
   audit->add_option("--columns", args->columns, "Long CSV column roles: timestamp=...,series=...,value=...,metric=...");
-  audit->add_option("--metric", args->metric, "Long CSV without a metric column: the metric it holds (gpu_util_pct, memory_used_bytes, ...)");
+  audit->add_option("--metric", args->metric,
+                    "Long CSV without a metric column: the metric it holds (gpu_util_pct, memory_used_bytes, "
+                    "requests_per_s, cpu_util_pct, ...); FILE@metric sets it per file");
+  audit->add_option("--label-columns", args->label_columns, "Long CSV columns to keep as labels (comma-separated)");
   audit->add_option("--usd-per-gpu-hour", args->usd_per_gpu_hour, "Price per GPU-hour (default: the catalog's)")->check(CLI::Range(0.0, 1e5));
   audit->add_option("--accelerator", args->accelerator, "The GPU model when the telemetry does not name it");
   audit->add_option("--group-by", args->group_by, "Attribute cost to this label (namespace, team, job, pod, ...)");

@@ -67,6 +67,7 @@ void TelemetryAggregator::accumulate(SeriesAggregate& a, const TelemetrySample& 
     case Metric::memory_total_bytes: a.memory_total = std::max(a.memory_total, s.value); break;
     case Metric::power_w: ++a.power_samples; a.power_sum += s.value; break;
     case Metric::cpu_util_pct: ++a.cpu_samples; a.cpu_sum += s.value; break;
+    case Metric::requests_per_s: ++a.requests_samples; a.requests_sum += s.value; break;
   }
 }
 

@@ -23,6 +23,7 @@ std::string_view metric_name(Metric metric) {
     case Metric::memory_total_bytes: return "memory_total_bytes";
     case Metric::power_w: return "power_w";
     case Metric::cpu_util_pct: return "cpu_util_pct";
+    case Metric::requests_per_s: return "requests_per_s";
   }
   return "gpu_util_pct";
 }
@@ -462,6 +463,7 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
       if (metric_name(static_cast<Metric>(i)) == name) return static_cast<Metric>(i);
     if (name == "duty_cycle" || name == "gpu_util") return Metric::gpu_util_pct;
     if (name == "memory_used") return Metric::memory_used_bytes;
+    if (name == "qps") return Metric::requests_per_s;
     return std::nullopt;
   };
   if (!m.fixed_metric.empty()) {
@@ -506,10 +508,13 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
       stats.skip("unknown metric");
       continue;
     }
+    if (cells[static_cast<size_t>(series_col)].empty()) {
+      stats.skip("empty series id");
+      continue;
+    }
     Labels labels{{"series", cells[static_cast<size_t>(series_col)]}};
     for (size_t i = 0; i < cells.size(); ++i)
-      if (static_cast<int>(i) != time_col && static_cast<int>(i) != series_col && static_cast<int>(i) != metric_col &&
-          static_cast<int>(i) != value_col)
+      if (std::find(m.label_columns.begin(), m.label_columns.end(), header[i]) != m.label_columns.end())
         labels.emplace_back(header[i], cells[i]);
     auto [id, interned] = table().intern(std::move(labels));
     emit({id, interned, *metric, *t, *v});

@@ -17,8 +17,10 @@
 
 namespace gw {
 
-enum class Metric { gpu_util_pct, sm_active, tensor_active, memory_used_bytes, memory_total_bytes, power_w, cpu_util_pct };
-inline constexpr int kMetricCount = 7;
+enum class Metric {
+  gpu_util_pct, sm_active, tensor_active, memory_used_bytes, memory_total_bytes, power_w, cpu_util_pct, requests_per_s
+};
+inline constexpr int kMetricCount = 8;
 std::string_view metric_name(Metric metric);
 
 using Labels = std::vector<std::pair<std::string, std::string>>;  // sorted by key
@@ -46,6 +48,7 @@ std::optional<TelemetryFormat> parse_telemetry_format(std::string_view text);
 struct LongCsvMapping {
   std::string timestamp = "timestamp", series = "series", metric = "metric", value = "value";
   std::string fixed_metric;  // when the file holds one metric and has no metric column
+  std::vector<std::string> label_columns;  // further columns kept as labels (default: none)
 };
 
 struct ReadOptions {
