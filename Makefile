@@ -31,7 +31,7 @@ bench: configure
 	./$(BUILD)/gpuwise_training_accuracy bench/training_measurements.csv
 	taskset -c 0 ./$(BUILD)/gpuwise_sim_speed 1000000
 	./$(BUILD)/gpuwise_sim_speed 10000000
-	taskset -c 0 ./$(BUILD)/gpuwise_telemetry_speed 10000000
+	bench/telemetry_vs_duckdb.sh $(BUILD) 10000000
 
 clean:
 	rm -rf $(BUILD)

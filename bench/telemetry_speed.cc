@@ -1,6 +1,7 @@
 // Telemetry read-and-aggregate speed on one core: generates an nvidia-smi CSV and a
 // dcgm-exporter text file (argv[1] samples each, default 10 million), reads and aggregates
-// them, and prints MB/s and the peak resident set size. Target: >= 300 MB/s.
+// them, and prints MB/s and the peak resident set size. Target: >= 300 MB/s. With a folder as
+// argv[2] the files are kept there (bench/telemetry_vs_duckdb.sh reads them with DuckDB).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -36,7 +37,8 @@ void measure(const std::string& label, const std::string& path, long long sample
 
 int main(int argc, char** argv) {
   long long samples = argc > 1 ? std::stoll(argv[1]) : 10000000;
-  auto dir = std::filesystem::temp_directory_path() / "gpuwise_telemetry_bench";
+  bool keep = argc > 2;
+  auto dir = keep ? std::filesystem::path(argv[2]) : std::filesystem::temp_directory_path() / "gpuwise_telemetry_bench";
   std::filesystem::create_directories(dir);
   const int gpus = 64;
   {
@@ -63,6 +65,6 @@ int main(int argc, char** argv) {
   }
   measure("nvidia-smi", (dir / "smi.csv").string(), samples);
   measure("dcgm", (dir / "dcgm.txt").string(), samples);
-  std::filesystem::remove_all(dir);
+  if (!keep) std::filesystem::remove_all(dir);
   return 0;
 }
