@@ -64,7 +64,7 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     fallback = catalog.find_accelerator(o.accelerator);
     if (!fallback) return Error{"", 0, "--accelerator", "unknown accelerator '" + o.accelerator + "'"};
   }
-  double util_sum = 0, idle_sum = 0, util_count = 0, requests_per_s = 0, priced_for_requests = 0;
+  double util_sum = 0, idle_sum = 0, util_count = 0, requests_per_s = 0, priced_for_requests = 0, underused_util = 0;
   std::map<std::string, Attribution> groups;
   for (const auto& [id, a] : telemetry.series()) {
     if (a.util_samples == 0 && a.memory.count() == 0) continue;
@@ -81,6 +81,10 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     std::optional<double> price = o.usd_per_gpu_hour;
     if (!price && accelerator) price = catalog_price(catalog, *accelerator);
     if (accelerator) s.accelerator = accelerator->name;
+    if (a.sm_samples > 0) s.mean_sm_active = a.sm_sum / a.sm_samples;
+    if (a.power_samples > 0) s.mean_power_w = a.power_sum / a.power_samples;
+    for (size_t h = 0; h < 168; ++h)
+      s.hour_of_week_util_pct.push_back(a.hour_count[h] ? a.hour_sum[h] / static_cast<double>(a.hour_count[h]) : -1);
     s.usd_per_month = price.value_or(0) * kHoursPerMonth;
     if (a.requests_samples > 0 && a.requests_sum > 0 && price) {
       double rps = a.requests_sum / a.requests_samples;
@@ -145,6 +149,8 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
       f.confidence = "medium";
     } else if (s.mean_util_pct < o.underused_pct && a.util_samples > 0) {
       f.kind = "underused";
+      ++report.underused_gpus;
+      underused_util += s.mean_util_pct;
       f.evidence += fmt::format("mean duty cycle {:.1f}% (under {:.0f}%)", s.mean_util_pct, o.underused_pct);
       f.waste_usd_per_month = s.usd_per_month * (1 - s.mean_util_pct / o.target_util_pct);
       f.recommendation = "consolidate: its work fits on a share of a GPU (batch requests, or share the GPU)";
@@ -192,6 +198,7 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
   }
   if (report.series.empty()) return Error{"", 0, "", "no GPU utilization or memory samples in the input"};
   report.mean_util_pct = util_count > 0 ? util_sum / util_count : 0;
+  report.underused_fit_on = static_cast<int>(std::ceil(underused_util / o.target_util_pct - 1e-9));
   if (requests_per_s > 0) report.usd_per_1k_inferences = priced_for_requests / kHoursPerMonth / (requests_per_s * 3600) * 1000;
   report.idle_sample_fraction = util_count > 0 ? idle_sum / util_count : 0;
   // One recoverable amount per series: the largest of its findings.

@@ -36,6 +36,8 @@ struct SeriesReport {
   double mean_util_pct = 0, idle_fraction = 0, peak_memory_bytes = 0, p95_memory_bytes = 0, coverage_hours = 0;
   double usd_per_month = 0;
   std::optional<double> usd_per_1k_inferences;  // when request rates are given
+  std::optional<double> mean_sm_active, mean_power_w;
+  std::vector<double> hour_of_week_util_pct;     // 168 values, Monday 00:00 first; -1 without data
   std::string accelerator;
 };
 
@@ -57,6 +59,8 @@ struct AuditReport {
   std::vector<Attribution> attribution;
   double top20_cost_share = 0;    // share of cost in the top 20% of groups
   std::optional<double> usd_per_1k_inferences;  // fleet, when request rates are given
+  int underused_gpus = 0;         // under-used (not idle) GPUs with enough data
+  int underused_fit_on = 0;       // how many GPUs their work needs at the target utilization
   std::vector<std::string> assumptions;
 };
 

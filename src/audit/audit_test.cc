@@ -56,6 +56,9 @@ TEST(Audit, FindsEachKindWithDollars) {
   EXPECT_NEAR(report.value().fleet_usd_per_month, 5 * 1460, 1e-6);
   EXPECT_GT(report.value().recoverable_usd_per_month, 1460);
   EXPECT_LT(report.value().recoverable_usd_per_month, report.value().fleet_usd_per_month);
+  EXPECT_EQ(report.value().underused_gpus, 1);
+  EXPECT_EQ(report.value().underused_fit_on, 1);  // 20% of one GPU fits on one at 70%
+  ASSERT_EQ(report.value().series[0].hour_of_week_util_pct.size(), 168u);
   ASSERT_EQ(report.value().attribution.size(), 2u);
   EXPECT_EQ(report.value().attribution[0].group, "b");  // three GPUs
 }

@@ -93,7 +93,10 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
                         {"idle_fraction", s.idle_fraction}, {"peak_memory_bytes", s.peak_memory_bytes},
                         {"p95_memory_bytes", s.p95_memory_bytes}, {"coverage_hours", s.coverage_hours},
                         {"usd_per_month", s.usd_per_month},
-                        {"usd_per_1k_inferences", s.usd_per_1k_inferences ? json(*s.usd_per_1k_inferences) : json(nullptr)}});
+                        {"usd_per_1k_inferences", s.usd_per_1k_inferences ? json(*s.usd_per_1k_inferences) : json(nullptr)},
+                        {"mean_sm_active", s.mean_sm_active ? json(*s.mean_sm_active) : json(nullptr)},
+                        {"mean_power_w", s.mean_power_w ? json(*s.mean_power_w) : json(nullptr)},
+                        {"hour_of_week_util_pct", s.hour_of_week_util_pct}});
     }
     json findings = json::array();
     for (const auto& f : r.findings)
@@ -116,7 +119,9 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
                                     {"top20_cost_share", r.top20_cost_share},
                                     {"usd_per_1k_inferences", r.usd_per_1k_inferences ? json(*r.usd_per_1k_inferences) : json(nullptr)},
                                     {"prometheus_queries", prometheus_stats.queries},
-                                    {"partial", prometheus_stats.partial}}},
+                                    {"partial", prometheus_stats.partial},
+                                    {"underused_gpus", r.underused_gpus},
+                                    {"underused_fit_on", r.underused_fit_on}}},
                        {"series", series},
                        {"findings", findings},
                        {"attribution", attribution},
@@ -128,6 +133,8 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
   std::string out = fmt::format("{}/month recoverable of {}/month across {} GPUs (mean duty cycle {:.1f}%, {:.0f}% of samples idle)\n",
                                 format_usd(r.recoverable_usd_per_month), format_usd(r.fleet_usd_per_month), r.gpus,
                                 r.mean_util_pct, r.idle_sample_fraction * 100);
+  if (r.underused_gpus > 0)
+    out += fmt::format("The work of the {} under-used GPUs fits on {} at 70% busy\n", r.underused_gpus, r.underused_fit_on);
   if (r.usd_per_1k_inferences)
     out += fmt::format("{} per 1k inferences across the GPUs with request rates\n", format_usd(*r.usd_per_1k_inferences));
   out += fmt::format("{} samples read from {} file{}, {} rows skipped\n", format_number(static_cast<double>(stats.samples), 0),
