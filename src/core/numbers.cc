@@ -5,14 +5,6 @@
 
 namespace gw {
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\r'))
-    text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r'))
-    text.remove_suffix(1);
-  return text;
-}
-
 std::optional<double> parse_finite_double(std::string_view text) {
   text = trim(text);
   if (text.empty()) return std::nullopt;

@@ -150,7 +150,7 @@ void split_views(std::string_view line, std::vector<std::string_view>& cells) {
   size_t start = 0;
   while (true) {
     size_t comma = line.find(',', start);
-    cells.push_back(trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    cells.push_back(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     if (comma == std::string_view::npos) return;
     start = comma + 1;
   }
@@ -181,18 +181,20 @@ std::optional<Error> read_nvidia_smi(std::ifstream& in, const std::string& path,
   std::vector<std::string_view> cells;
   // Series by the raw "index|uuid|name" cells, so labels are built once per GPU.
   std::unordered_map<std::string, std::pair<const std::string*, const Labels*>, ViewHash, std::equal_to<>> known;
-  std::string key;
+  std::string key, last_stamp_storage;
+  std::string_view last_stamp;
+  std::optional<double> last_time;
   while (lines.next(line)) {
     ++number;
     ++stats.lines;
     if (trim(line).empty()) continue;
     split_views(line, cells);
     if (header_size == 0) {
-      if (to_lower(cells[0]).rfind("timestamp", 0) != 0)
+      if (to_lower(trim(cells[0])).rfind("timestamp", 0) != 0)
         return Error{path, number, "", "not nvidia-smi --query-gpu CSV: expected a header starting with timestamp"};
       header_size = cells.size();
       for (size_t i = 0; i < cells.size(); ++i) {
-        std::string c = to_lower(cells[i]);
+        std::string c = to_lower(trim(cells[i]));
         int idx = static_cast<int>(i);
         if (c.rfind("timestamp", 0) == 0) time_col = idx;
         else if (c == "index") index_col = idx;
@@ -210,23 +212,30 @@ std::optional<Error> read_nvidia_smi(std::ifstream& in, const std::string& path,
       stats.skip("wrong number of columns");
       continue;
     }
-    auto t = fast_time(cells[static_cast<size_t>(time_col)]);
+    // Rows of one query share their timestamp: parse it once.
+    std::string_view stamp = trim(cells[static_cast<size_t>(time_col)]);
+    if (stamp != last_stamp) {
+      last_stamp_storage.assign(stamp);
+      last_stamp = last_stamp_storage;
+      last_time = fast_time(stamp);
+    }
+    auto t = last_time;
     if (!t) {
       stats.skip("bad timestamp");
       continue;
     }
     key.clear();
     for (int c : {index_col, uuid_col, name_col}) {
-      if (c >= 0) key.append(cells[static_cast<size_t>(c)]);
-      key.push_back('|');
+      if (c >= 0) key.append(trim(cells[static_cast<size_t>(c)]));
+      key += '|';
     }
     auto it = known.find(std::string_view(key));
     if (it == known.end()) {
       Labels labels;
       if (!o.host.empty()) labels.emplace_back("host", o.host);
-      if (uuid_col >= 0) labels.emplace_back("uuid", std::string(cells[static_cast<size_t>(uuid_col)]));
-      else if (index_col >= 0) labels.emplace_back("gpu", std::string(cells[static_cast<size_t>(index_col)]));
-      if (name_col >= 0) labels.emplace_back("model", std::string(cells[static_cast<size_t>(name_col)]));
+      if (uuid_col >= 0) labels.emplace_back("uuid", std::string(trim(cells[static_cast<size_t>(uuid_col)])));
+      else if (index_col >= 0) labels.emplace_back("gpu", std::string(trim(cells[static_cast<size_t>(index_col)])));
+      if (name_col >= 0) labels.emplace_back("model", std::string(trim(cells[static_cast<size_t>(name_col)])));
       it = known.emplace(key, table().intern(std::move(labels))).first;
     }
     auto [id, interned] = it->second;
