@@ -4,7 +4,7 @@ BUILD ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 
-.PHONY: all bootstrap configure build demo test bench clean
+.PHONY: all bootstrap configure build demo test test-asan bench clean
 
 all: build
 
@@ -23,6 +23,14 @@ demo: build
 test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer (with leak checks).
+SANITIZE = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+test-asan: bootstrap
+	@cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWISE_BENCH=OFF \
+	  -DCMAKE_CXX_FLAGS="$(SANITIZE)" -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE)" >/dev/null
+	@cmake --build $(BUILD)-asan -j $(JOBS) --target gpuwise gpuwise_tests
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
+
 bench: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target gpuwise_bench gpuwise gpuwise_perf_accuracy gpuwise_sim_speed gpuwise_training_accuracy gpuwise_telemetry_speed
 	./$(BUILD)/gpuwise_bench
@@ -34,4 +42,4 @@ bench: configure
 	bench/telemetry_vs_duckdb.sh $(BUILD) 10000000
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-asan

@@ -538,7 +538,9 @@ TelemetryFormat detect(const std::string& path, const std::string& first_line) {
   if (path.size() > 5 && path.substr(path.size() - 5) == ".json") return TelemetryFormat::prometheus_json;
   if (!first_line.empty() && first_line[0] == '{') return TelemetryFormat::prometheus_json;
   if (lower.rfind("timestamp", 0) == 0 && lower.find("utilization") != std::string::npos) return TelemetryFormat::nvidia_smi;
-  if (lower.rfind("#date", 0) == 0 || lower.rfind("# gpu", 0) == 0 || lower.rfind("#gpu", 0) == 0) return TelemetryFormat::dmon;
+  bool dmon_columns = lower.find(" sm") != std::string::npos || lower.find(" pwr") != std::string::npos;
+  if ((lower.rfind("#date", 0) == 0 || lower.rfind("# gpu ", 0) == 0 || lower.rfind("#gpu ", 0) == 0) && dmon_columns)
+    return TelemetryFormat::dmon;
   if (lower.rfind("# help", 0) == 0 || lower.rfind("# type", 0) == 0 || lower.rfind("dcgm_", 0) == 0 ||
       lower.rfind("# timestamp", 0) == 0)
     return TelemetryFormat::dcgm;
