@@ -1,5 +1,7 @@
 #include "plan/training_plan.h"
 
+#include "plan/inference.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -64,12 +66,10 @@ TrainingPlan plan_training(const Catalog& catalog, const TrainingJob& job, const
     if (!search.accelerators.empty() &&
         std::find(search.accelerators.begin(), search.accelerators.end(), &accelerator) == search.accelerators.end())
       continue;
-    OfferingFilter filter;
-    filter.clouds = search.clouds;
-    filter.regions = search.regions;
-    filter.accelerators = {accelerator.name};
-    filter.complete_prices_only = true;
-    for (const Offering* offering : catalog.select(filter)) {
+    Constraints where;
+    where.clouds = search.clouds;
+    where.regions = search.regions;
+    for (const Offering* offering : allowed_offerings(catalog, where, accelerator, 1)) {
       for (int devices : counts) {
         // Whole instances: multi-node jobs use full nodes.
         if (devices > offering->accelerator_count && devices % offering->accelerator_count != 0) continue;
