@@ -10,6 +10,37 @@ namespace gw {
 // ignored. Returns nullopt for empty text, trailing garbage, NaN or infinities.
 std::optional<double> parse_finite_double(std::string_view text);
 
+// The common case of telemetry cells ("42", "60.5", "-3.25"): at most 15 significant digits
+// and 22 fraction digits, where mantissa / 10^k is correctly rounded (Clinger's fast path), so
+// the result equals the general parser's. Anything else goes to parse_finite_double.
+inline std::optional<double> parse_decimal(std::string_view text) {
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const char* p = text.data();
+  const char* end = p + text.size();
+  bool negative = p != end && *p == '-';
+  if (negative) ++p;
+  unsigned long long mantissa = 0;
+  int digits = 0, fraction = 0;
+  bool dot = false;
+  for (; p != end; ++p) {
+    char c = *p;
+    if (c >= '0' && c <= '9') {
+      mantissa = mantissa * 10 + static_cast<unsigned>(c - '0');
+      ++digits;
+      fraction += dot;
+    } else if (c == '.' && !dot) {
+      dot = true;
+    } else {
+      break;
+    }
+  }
+  if (p != end || digits == 0 || digits > 15 || fraction > 22) return parse_finite_double(text);
+  double value = static_cast<double>(mantissa);
+  if (fraction > 0) value /= kPow10[fraction];
+  return negative ? -value : value;
+}
+
 // As parse_finite_double, and the value must be an integer within [min, max].
 std::optional<long long> parse_integer(std::string_view text, long long min, long long max);
 

@@ -18,8 +18,15 @@ void LogHistogram::add(double value) {
   ++count_;
   sum_ += value;
   max_ = std::max(max_, value);
+  // Telemetry repeats values (memory used stays put): skip the logarithm then.
+  if (value == last_value_) {
+    ++buckets_[last_index_];
+    return;
+  }
   int index = value <= kMin ? 0 : static_cast<int>(std::log(value / kMin) / kLogGrowth) + 1;
-  ++buckets_[static_cast<size_t>(std::clamp(index, 0, kBuckets - 1))];
+  last_value_ = value;
+  last_index_ = static_cast<size_t>(std::clamp(index, 0, kBuckets - 1));
+  ++buckets_[last_index_];
 }
 
 double LogHistogram::quantile(double q) const {

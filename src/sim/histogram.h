@@ -3,6 +3,7 @@
 // latency, so memory does not grow with the number of requests.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -22,6 +23,8 @@ class LogHistogram {
   uint64_t count_ = 0;
   double sum_ = 0;
   double max_ = 0;
+  double last_value_ = -1;  // below kMin: never equals a value that needs its own bucket
+  std::size_t last_index_ = 0;
 };
 
 }  // namespace gw

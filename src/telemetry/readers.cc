@@ -1,6 +1,7 @@
 #include "telemetry/readers.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fmt/format.h>
 #include <fstream>
@@ -147,22 +148,29 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 // Cells of a CSV line as views into it (no quoting in telemetry CSVs).
 void split_views(std::string_view line, std::vector<std::string_view>& cells) {
   cells.clear();
-  size_t start = 0;
-  while (true) {
-    size_t comma = line.find(',', start);
-    cells.push_back(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
-    if (comma == std::string_view::npos) return;
-    start = comma + 1;
+  // A plain loop: cells are short, and memchr's set-up costs more than it saves here.
+  const char* begin = line.data();
+  const char* end = begin + line.size();
+  const char* start = begin;
+  for (const char* p = begin; p != end; ++p) {
+    if (*p == ',') {
+      cells.emplace_back(start, static_cast<size_t>(p - start));
+      start = p + 1;
+    }
   }
+  cells.emplace_back(start, static_cast<size_t>(end - start));
 }
 
 // "45 %", "1024 MiB", "[N/A]", "N/A" -> number or nullopt.
+// One pass: the first word is the number, what follows it is the unit.
 std::optional<double> smi_number(std::string_view text) {
-  text = trim(text);
-  if (text.empty() || text == "[N/A]" || text == "N/A" || text == "[Not Supported]" || text == "-") return std::nullopt;
-  size_t space = text.find(' ');
-  if (space != std::string_view::npos) text = text.substr(0, space);
-  return parse_finite_double(text);
+  size_t begin = 0, size = text.size();
+  while (begin < size && (text[begin] == ' ' || text[begin] == '\t')) ++begin;
+  size_t end = begin;
+  while (end < size && text[end] != ' ' && text[end] != '\t') ++end;
+  std::string_view word = text.substr(begin, end - begin);
+  if (word.empty() || word.front() == '[' || word == "N/A" || word == "-") return std::nullopt;  // [N/A], [Not Supported]
+  return parse_decimal(word);
 }
 
 std::optional<Error> read_nvidia_smi(std::ifstream& in, const std::string& path, const ReadOptions& o,
@@ -180,7 +188,15 @@ std::optional<Error> read_nvidia_smi(std::ifstream& in, const std::string& path,
   std::vector<Column> columns;
   std::vector<std::string_view> cells;
   // Series by the raw "index|uuid|name" cells, so labels are built once per GPU.
-  std::unordered_map<std::string, std::pair<const std::string*, const Labels*>, ViewHash, std::equal_to<>> known;
+  struct Gpu {
+    std::string key;
+    std::array<std::string, 3> raw;  // the untrimmed index, uuid and name cells of its last row
+    const std::string* id;
+    const Labels* labels;
+  };
+  std::vector<Gpu> gpus;
+  std::unordered_map<std::string, size_t, ViewHash, std::equal_to<>> known;
+  size_t guess = 0;
   std::string key, last_stamp_storage;
   std::string_view last_stamp;
   std::optional<double> last_time;
@@ -224,28 +240,43 @@ std::optional<Error> read_nvidia_smi(std::ifstream& in, const std::string& path,
       stats.skip("bad timestamp");
       continue;
     }
-    key.clear();
-    for (int c : {index_col, uuid_col, name_col}) {
-      if (c >= 0) key.append(trim(cells[static_cast<size_t>(c)]));
-      key += '|';
+    const int key_cols[3] = {index_col, uuid_col, name_col};
+    auto same_gpu = [&](const Gpu& g) {
+      for (int k = 0; k < 3; ++k)
+        if (key_cols[k] >= 0 && cells[static_cast<size_t>(key_cols[k])] != g.raw[static_cast<size_t>(k)]) return false;
+      return true;
+    };
+    // Rows cycle through the GPUs in the same order: try the one after the last first.
+    if (++guess >= gpus.size()) guess = 0;
+    if (guess >= gpus.size() || !same_gpu(gpus[guess])) {
+      key.clear();
+      for (int c : key_cols) {
+        if (c >= 0) key.append(trim(cells[static_cast<size_t>(c)]));
+        key += '|';
+      }
+      auto it = known.find(std::string_view(key));
+      if (it == known.end()) {
+        Labels labels;
+        if (!o.host.empty()) labels.emplace_back("host", o.host);
+        if (uuid_col >= 0) labels.emplace_back("uuid", std::string(trim(cells[static_cast<size_t>(uuid_col)])));
+        else if (index_col >= 0) labels.emplace_back("gpu", std::string(trim(cells[static_cast<size_t>(index_col)])));
+        if (name_col >= 0) labels.emplace_back("model", std::string(trim(cells[static_cast<size_t>(name_col)])));
+        auto [id, interned] = table().intern(std::move(labels));
+        gpus.push_back({key, {}, id, interned});
+        it = known.emplace(key, gpus.size() - 1).first;
+      }
+      guess = it->second;
+      for (int k = 0; k < 3; ++k)
+        if (key_cols[k] >= 0) gpus[guess].raw[static_cast<size_t>(k)].assign(cells[static_cast<size_t>(key_cols[k])]);
     }
-    auto it = known.find(std::string_view(key));
-    if (it == known.end()) {
-      Labels labels;
-      if (!o.host.empty()) labels.emplace_back("host", o.host);
-      if (uuid_col >= 0) labels.emplace_back("uuid", std::string(trim(cells[static_cast<size_t>(uuid_col)])));
-      else if (index_col >= 0) labels.emplace_back("gpu", std::string(trim(cells[static_cast<size_t>(index_col)])));
-      if (name_col >= 0) labels.emplace_back("model", std::string(trim(cells[static_cast<size_t>(name_col)])));
-      it = known.emplace(key, table().intern(std::move(labels))).first;
-    }
-    auto [id, interned] = it->second;
+    const Gpu& gpu = gpus[guess];
     for (const auto& c : columns) {
       auto v = smi_number(cells[static_cast<size_t>(c.index)]);
       if (!v) {
         stats.skip("not available ([N/A])");
         continue;
       }
-      emit({id, interned, c.metric, *t, *v * c.scale});
+      emit({gpu.id, gpu.labels, c.metric, *t, *v * c.scale});
       ++stats.samples;
     }
   }
@@ -387,7 +418,7 @@ std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const
     std::string_view fields = trim(view.substr(rest));
     size_t gap = fields.find(' ');
     std::string_view value_text = fields.substr(0, gap);
-    auto value = parse_finite_double(value_text);
+    auto value = parse_decimal(value_text);
     if (!value) {
       stats.skip(value_text.empty() ? "no value" : "value not a number");
       continue;
@@ -503,7 +534,7 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
       continue;
     }
     auto t = parse_timestamp(cells[static_cast<size_t>(time_col)]);
-    auto v = parse_finite_double(cells[static_cast<size_t>(value_col)]);
+    auto v = parse_decimal(trim(cells[static_cast<size_t>(value_col)]));
     if (!t) {
       stats.skip("bad timestamp");
       continue;

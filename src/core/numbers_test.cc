@@ -1,0 +1,40 @@
+#include "core/numbers.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <random>
+
+namespace gw {
+namespace {
+
+TEST(ParseDecimal, EqualsTheGeneralParserBitForBit) {
+  std::mt19937_64 random(7);
+  for (int i = 0; i < 200000; ++i) {
+    int whole_digits = static_cast<int>(random() % 10), fraction_digits = static_cast<int>(random() % 8);
+    std::string text = random() % 4 == 0 ? "-" : "";
+    for (int d = 0; d < std::max(1, whole_digits); ++d) text += static_cast<char>('0' + random() % 10);
+    if (fraction_digits > 0) text += '.';
+    for (int d = 0; d < fraction_digits; ++d) text += static_cast<char>('0' + random() % 10);
+    auto fast = parse_decimal(text);
+    auto general = parse_finite_double(text);
+    ASSERT_TRUE(fast && general) << text;
+    ASSERT_EQ(*fast, *general) << text;
+  }
+}
+
+TEST(ParseDecimal, FallsBackForEverythingElse) {
+  EXPECT_DOUBLE_EQ(*parse_decimal("1e3"), 1000);
+  EXPECT_DOUBLE_EQ(*parse_decimal(" 42 "), 42);
+  EXPECT_DOUBLE_EQ(*parse_decimal("12345678901234567890"), 12345678901234567890.0);
+  EXPECT_FALSE(parse_decimal(""));
+  EXPECT_FALSE(parse_decimal("-"));
+  EXPECT_FALSE(parse_decimal("."));
+  EXPECT_FALSE(parse_decimal("1.2.3"));
+  EXPECT_FALSE(parse_decimal("nan"));
+  EXPECT_FALSE(parse_decimal("inf"));
+  EXPECT_FALSE(parse_decimal("1e999"));
+  EXPECT_FALSE(parse_decimal("12%"));
+}
+
+}  // namespace
+}  // namespace gw
