@@ -55,6 +55,48 @@ std::string scope_of(const SeriesReport& s) {
   return out.empty() ? s.id : out;
 }
 
+// Starved: the GPU waits on its input. CPU-bound when the host's CPUs are busy (not counting
+// I/O wait); I/O-bound when they wait on storage. The CPUs a right-sized host needs scale with
+// the duty cycle the GPU should reach: a pipeline that feeds 25% with 8 busy CPUs needs about
+// 8 x 70/25 to feed 70%, run at the headroom share.
+std::optional<Finding> starved_finding(const SeriesReport& s, const AuditOptions& o) {
+  if (s.mean_util_pct >= o.underused_pct || !s.host_cpu_util_pct) return std::nullopt;
+  double iowait = s.host_iowait_pct.value_or(0);
+  double compute_pct = std::max(0.0, *s.host_cpu_util_pct - iowait);
+  bool cpu_bound = compute_pct > o.starved_cpu_pct;
+  bool io_bound = iowait > o.starved_iowait_pct;
+  if (!cpu_bound && !io_bound) return std::nullopt;
+  Finding f;
+  f.kind = "starved";
+  f.confidence = "medium";
+  f.waste_usd_per_month = s.usd_per_month * (1 - s.mean_util_pct / o.target_util_pct);
+  std::string cpus = s.host_cpus ? fmt::format(" of {} CPUs", *s.host_cpus) : "";
+  f.evidence = fmt::format("duty cycle {:.1f}% while the host CPU is {:.0f}% busy{} and {:.0f}% waiting on I/O", s.mean_util_pct,
+                           compute_pct, cpus, iowait);
+  // CPUs needed to feed the GPU at the target duty cycle, run at the headroom share.
+  std::optional<int> needed;
+  if (s.host_cpus && s.mean_util_pct > 0.5)
+    needed = std::max(1, static_cast<int>(std::ceil(*s.host_cpus * compute_pct / 100 * (o.target_util_pct / s.mean_util_pct) /
+                                                    (o.host_cpu_headroom_pct / 100) - 1e-9)));
+  if (cpu_bound) {
+    f.recommendation = "the input pipeline is CPU-bound: move decoding and augmentation to the GPU or to more loader "
+                       "processes on a host with more CPUs per GPU before buying GPUs; a smaller host would not do";
+    if (needed && s.host_cpus && *needed > *s.host_cpus)
+      f.recommendation += fmt::format(" (about {} CPUs feed it at {:.0f}%, against {} now)", *needed, o.target_util_pct, *s.host_cpus);
+  } else {
+    f.recommendation = "the input pipeline waits on storage: stage the data on local NVMe, prefetch, or read larger shards "
+                       "before buying GPUs";
+    if (needed && s.host_cpus && *needed < *s.host_cpus)
+      f.recommendation += fmt::format("; a smaller host would do: about {} CPUs feed it at {:.0f}%, against {} now", *needed,
+                                      o.target_util_pct, *s.host_cpus);
+    else if (compute_pct < 30 && !s.host_cpus)
+      f.recommendation += fmt::format("; its CPUs are {:.0f}% busy, so a smaller host would likely do", compute_pct);
+    else
+      f.recommendation += "; keep the host's size: its CPUs will be needed once storage keeps up";
+  }
+  return f;
+}
+
 }  // namespace
 
 Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalog& catalog, const AuditOptions& o) {
@@ -66,6 +108,11 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
   }
   double util_sum = 0, idle_sum = 0, util_count = 0, requests_per_s = 0, priced_for_requests = 0, underused_util = 0;
   std::map<std::string, Attribution> groups;
+  // Host CPU series (node_exporter) by host name, joined to the GPUs on that host.
+  std::map<std::string, const SeriesAggregate*> hosts;
+  for (const auto& [id, a] : telemetry.series())
+    if (a.util_samples == 0 && a.memory.count() == 0 && (a.cpu_samples > 0 || a.iowait_samples > 0))
+      hosts[a.label("hostname")] = &a;
   for (const auto& [id, a] : telemetry.series()) {
     if (a.util_samples == 0 && a.memory.count() == 0) continue;
     SeriesReport s;
@@ -83,6 +130,15 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     if (accelerator) s.accelerator = accelerator->name;
     if (a.sm_samples > 0) s.mean_sm_active = a.sm_sum / a.sm_samples;
     if (a.power_samples > 0) s.mean_power_w = a.power_sum / a.power_samples;
+    const SeriesAggregate* host = &a;
+    if (a.cpu_samples == 0 && a.iowait_samples == 0) {
+      std::string name = a.label("hostname").empty() ? a.label("host") : a.label("hostname");
+      auto it = hosts.find(name);
+      host = it == hosts.end() || name.empty() ? nullptr : it->second;
+    }
+    if (host && host->cpu_samples > 0) s.host_cpu_util_pct = host->cpu_sum / host->cpu_samples;
+    if (host && host->iowait_samples > 0) s.host_iowait_pct = host->iowait_sum / host->iowait_samples;
+    if (host && host->host_cpus > 0) s.host_cpus = host->host_cpus;
     for (size_t h = 0; h < 168; ++h)
       s.hour_of_week_util_pct.push_back(a.hour_count[h] ? a.hour_sum[h] / static_cast<double>(a.hour_count[h]) : -1);
     s.usd_per_month = price.value_or(0) * kHoursPerMonth;
@@ -140,13 +196,10 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
       f.waste_usd_per_month = s.usd_per_month * share;
       f.recommendation = "scale to zero on a schedule for the idle hours";
       f.confidence = "medium";
-    } else if (s.mean_util_pct < o.underused_pct && a.cpu_samples > 0 && a.cpu_sum / a.cpu_samples > 80) {
-      f.kind = "starved";
-      f.evidence += fmt::format("duty cycle {:.1f}% while the host CPU is {:.0f}% busy", s.mean_util_pct,
-                                a.cpu_sum / a.cpu_samples);
-      f.waste_usd_per_month = s.usd_per_month * (1 - s.mean_util_pct / o.target_util_pct);
-      f.recommendation = "fix the input pipeline (data loading, preprocessing) before buying GPUs; a larger host, not a larger GPU";
-      f.confidence = "medium";
+    } else if (auto starved = starved_finding(s, o)) {
+      starved->evidence = f.evidence + starved->evidence;
+      starved->scope = f.scope;
+      f = *starved;
     } else if (s.mean_util_pct < o.underused_pct && a.util_samples > 0) {
       f.kind = "underused";
       ++report.underused_gpus;

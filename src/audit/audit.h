@@ -19,10 +19,13 @@ struct AuditOptions {
   std::string group_by;                    // label to attribute cost to (namespace, team, job, ...)
   double underused_pct = 50;
   double target_util_pct = 70;             // what consolidated GPUs may run at
+  double starved_cpu_pct = 80;             // host CPU (not waiting on I/O) above this starves the GPU
+  double starved_iowait_pct = 10;          // host CPU time waiting on I/O above this starves the GPU
+  double host_cpu_headroom_pct = 80;       // how busy a right-sized host's CPUs may run
 };
 
 struct Finding {
-  std::string kind;       // idle, idle_schedule, underused, vram_oversized, inefficient, insufficient_data, healthy
+  std::string kind;       // idle, idle_schedule, starved, underused, vram_oversized, inefficient, insufficient_data, healthy
   std::string scope;      // the series or group
   std::string evidence;
   double waste_usd_per_month = 0;
@@ -37,6 +40,8 @@ struct SeriesReport {
   double usd_per_month = 0;
   std::optional<double> usd_per_1k_inferences;  // when request rates are given
   std::optional<double> mean_sm_active, mean_power_w;
+  std::optional<double> host_cpu_util_pct, host_iowait_pct;  // the host's CPU (own samples or node_exporter's)
+  std::optional<int> host_cpus;
   std::vector<double> hour_of_week_util_pct;     // 168 values, Monday 00:00 first; -1 without data
   std::string accelerator;
 };

@@ -91,6 +91,44 @@ TEST(Audit, StarvedGpusAndCostPerThousandInferences) {
   EXPECT_NEAR(*report.value().usd_per_1k_inferences, 0.10, 1e-9);
 }
 
+// A GPU at 20% on a host seen through node_exporter: CPU-bound or waiting on storage.
+AuditReport starved_by_host(double busy_pct, double iowait_pct, int cpus) {
+  static std::string gpu = "gpu=0,hostname=node-a", host = "hostname=node-a";
+  static Labels gpu_labels{{"gpu", "0"}, {"hostname", "node-a"}}, host_labels{{"hostname", "node-a"}};
+  TelemetryAggregator aggregator;
+  for (double t = 0; t < 40 * 3600; t += 60) {
+    aggregator.add({&gpu, &gpu_labels, Metric::gpu_util_pct, t, 20});
+    aggregator.add({&host, &host_labels, Metric::cpu_util_pct, t, busy_pct + iowait_pct});
+    aggregator.add({&host, &host_labels, Metric::cpu_iowait_pct, t, iowait_pct});
+  }
+  aggregator.add({&host, &host_labels, Metric::host_cpus, 0, static_cast<double>(cpus)});
+  AuditOptions options;
+  options.usd_per_gpu_hour = 2;
+  return run_audit(aggregator, Catalog::embedded().value(), options).value();
+}
+
+TEST(Audit, StarvedByTheHostSaysWhetherASmallerHostWouldDo) {
+  auto cpu_bound = starved_by_host(90, 2, 8);
+  ASSERT_EQ(cpu_bound.series.size(), 1u);  // the host is joined, not audited as a GPU
+  ASSERT_EQ(cpu_bound.findings.size(), 1u);
+  EXPECT_EQ(cpu_bound.findings[0].kind, "starved");
+  EXPECT_NE(cpu_bound.findings[0].recommendation.find("a smaller host would not do"), std::string::npos);
+  // 8 CPUs x 90% feed 20%; 70% needs 8 x 0.9 x 3.5 / 0.8 = 31.5 -> 32 CPUs.
+  EXPECT_NE(cpu_bound.findings[0].recommendation.find("about 32 CPUs"), std::string::npos) << cpu_bound.findings[0].recommendation;
+  EXPECT_NEAR(cpu_bound.findings[0].waste_usd_per_month, 2 * 730 * (1 - 20.0 / 70), 1e-6);
+
+  auto io_bound = starved_by_host(10, 40, 16);
+  EXPECT_EQ(io_bound.findings[0].kind, "starved");
+  // 16 x 0.1 x 3.5 / 0.8 = 7 CPUs.
+  EXPECT_NE(io_bound.findings[0].recommendation.find("a smaller host would do: about 7 CPUs"), std::string::npos)
+      << io_bound.findings[0].recommendation;
+  ASSERT_TRUE(io_bound.series[0].host_iowait_pct.has_value());
+  EXPECT_NEAR(*io_bound.series[0].host_iowait_pct, 40, 1e-9);
+
+  // A quiet host: the GPU is simply under-used.
+  EXPECT_EQ(starved_by_host(20, 1, 8).findings[0].kind, "underused");
+}
+
 TEST(Audit, ShortDataIsInsufficientNotAFinding) {
   std::string id = "gpu=0";
   Labels labels{{"gpu", "0"}};

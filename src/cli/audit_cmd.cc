@@ -96,6 +96,9 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
                         {"usd_per_1k_inferences", s.usd_per_1k_inferences ? json(*s.usd_per_1k_inferences) : json(nullptr)},
                         {"mean_sm_active", s.mean_sm_active ? json(*s.mean_sm_active) : json(nullptr)},
                         {"mean_power_w", s.mean_power_w ? json(*s.mean_power_w) : json(nullptr)},
+                        {"host_cpu_util_pct", s.host_cpu_util_pct ? json(*s.host_cpu_util_pct) : json(nullptr)},
+                        {"host_iowait_pct", s.host_iowait_pct ? json(*s.host_iowait_pct) : json(nullptr)},
+                        {"host_cpus", s.host_cpus ? json(*s.host_cpus) : json(nullptr)},
                         {"hour_of_week_util_pct", s.hour_of_week_util_pct}});
     }
     json findings = json::array();

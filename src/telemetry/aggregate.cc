@@ -67,7 +67,26 @@ void TelemetryAggregator::accumulate(SeriesAggregate& a, const TelemetrySample& 
     case Metric::memory_total_bytes: a.memory_total = std::max(a.memory_total, s.value); break;
     case Metric::power_w: ++a.power_samples; a.power_sum += s.value; break;
     case Metric::cpu_util_pct: ++a.cpu_samples; a.cpu_sum += s.value; break;
+    case Metric::cpu_iowait_pct: ++a.iowait_samples; a.iowait_sum += s.value; break;
+    case Metric::host_cpus: a.host_cpus = std::max(a.host_cpus, static_cast<int>(s.value)); break;
     case Metric::requests_per_s: ++a.requests_samples; a.requests_sum += s.value; break;
+  }
+}
+
+void TelemetryAggregator::add_mean(const std::string& series, const Labels& labels, Metric metric, double mean,
+                                   double samples) {
+  auto it = series_.find(series);
+  if (it == series_.end()) {
+    it = series_.emplace(series, SeriesAggregate{}).first;
+    it->second.labels = labels;
+  }
+  SeriesAggregate& a = it->second;
+  long long n = static_cast<long long>(std::llround(samples));
+  switch (metric) {
+    case Metric::cpu_util_pct: a.cpu_samples += n; a.cpu_sum += mean * samples; break;
+    case Metric::cpu_iowait_pct: a.iowait_samples += n; a.iowait_sum += mean * samples; break;
+    case Metric::host_cpus: a.host_cpus = std::max(a.host_cpus, static_cast<int>(std::lround(mean))); break;
+    default: break;  // GPU metrics come through add_hour
   }
 }
 

@@ -19,8 +19,9 @@ struct SeriesAggregate {
   long long util_samples = 0;
   double util_sum = 0;
   long long idle_samples = 0;     // duty cycle below the idle threshold
-  double sm_sum = 0, tensor_sum = 0, power_sum = 0, cpu_sum = 0, requests_sum = 0;
-  long long sm_samples = 0, tensor_samples = 0, power_samples = 0, cpu_samples = 0, requests_samples = 0;
+  double sm_sum = 0, tensor_sum = 0, power_sum = 0, cpu_sum = 0, iowait_sum = 0, requests_sum = 0;
+  long long sm_samples = 0, tensor_samples = 0, power_samples = 0, cpu_samples = 0, iowait_samples = 0, requests_samples = 0;
+  int host_cpus = 0;               // logical CPUs of a host series, when known
   double memory_peak = 0, memory_total = 0;
   LogHistogram memory;             // GiB, for the p95
   double first_s = 1e300, last_s = -1e300;
@@ -51,6 +52,8 @@ class TelemetryAggregator {
     std::optional<double> memory_max, memory_p95;
   };
   void add_hour(const std::string& series, const Labels& labels, const HourSummary& hour);
+  // A mean over `samples` samples of one metric, aggregated elsewhere (host CPU from PromQL).
+  void add_mean(const std::string& series, const Labels& labels, Metric metric, double mean, double samples);
   const std::map<std::string, SeriesAggregate>& series() const { return series_; }
   long long samples() const { return samples_; }
 

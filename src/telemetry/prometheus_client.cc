@@ -154,6 +154,36 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
       }
     }
   }
+  // Host CPU from node_exporter, one series per instance, joined to the GPUs by host name.
+  const Query host_queries[] = {
+      // A counter's rate over the hour is its mean rate in that hour.
+      {"cpu", "100 * (1 - avg by (instance) (rate(node_cpu_seconds_total{mode=\"idle\"}[1h])))"},
+      {"iowait", "100 * avg by (instance) (rate(node_cpu_seconds_total{mode=\"iowait\"}[1h]))"},
+      {"cpus", "count by (instance) (node_cpu_seconds_total{mode=\"idle\"})"},
+  };
+  for (const auto& q : host_queries) {
+    if (data.empty()) break;
+    for (double from = start + step; from <= end; from += chunk) {
+      double to = std::min(end, from + chunk - step);
+      auto body = range_query(client, *url, q.promql, from, to, step, o, stats);
+      if (!body.ok()) {
+        stats.partial = true;
+        stats.warnings += body.error().message + "; ";
+        continue;
+      }
+      for (const auto& series : body.value()["data"]["result"]) {
+        std::string instance = series["metric"].value("instance", "");
+        if (instance.empty()) continue;
+        Labels labels{{"hostname", instance_host(instance)}};
+        std::string id = "hostname=" + labels[0].second;
+        Metric metric = q.name == "cpu" ? Metric::cpu_util_pct : q.name == "iowait" ? Metric::cpu_iowait_pct : Metric::host_cpus;
+        for (const auto& point : series["values"]) {
+          auto value = parse_finite_double(point[1].get<std::string>());
+          if (value) aggregator.add_mean(id, labels, metric, *value, 1);
+        }
+      }
+    }
+  }
   if (data.empty() && stats.partial) return Error{o.url, 0, "", stats.warnings.substr(0, stats.warnings.find(';'))};
   if (data.empty())
     return Error{o.url, 0, "", "Prometheus has no DCGM_FI_DEV_GPU_UTIL or DCGM_FI_DEV_FB_USED series in the range"};

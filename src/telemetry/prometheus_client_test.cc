@@ -1,5 +1,6 @@
-// Integration test with a real Prometheus: two weeks of dcgm-exporter history for five GPUs
-// (idle, under-used, oversized, on a night schedule, healthy) is backfilled with promtool,
+// Integration test with a real Prometheus: two weeks of dcgm-exporter history for seven GPUs
+// (idle, under-used, oversized, on a night schedule, healthy, and two starved by their hosts:
+// one CPU-bound, one waiting on I/O, seen through node_exporter's CPU counters) is backfilled with promtool,
 // served on loopback, and audited through the API; the findings must equal those of the audit
 // of the same data read from a file.
 #include "telemetry/prometheus_client.h"
@@ -43,7 +44,16 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
       {"oversized", [](double) { return 85.0; }, 9000},
       {"nights", [](double t) { return std::fmod(t, 86400) < 43200 ? 0.0 : 90.0; }, 70000},
       {"healthy", [](double) { return 80.0; }, 70000},
+      {"cpubound", [](double) { return 25.0; }, 70000},
+      {"iobound", [](double) { return 20.0; }, 70000},
   };
+  // node_exporter on three of the hosts: CPUs, busy share (not I/O), I/O wait share.
+  struct Host {
+    std::string name;
+    int cpus;
+    double busy, iowait;
+  };
+  std::vector<Host> hosts = {{"underused", 2, 0.10, 0.0}, {"cpubound", 2, 0.95, 0.01}, {"iobound", 4, 0.15, 0.45}};
   // Whole hours ending an hour ago, 5-minute samples.
   double end = std::floor(static_cast<double>(std::time(nullptr)) / 3600) * 3600 - 3600;
   double start = end - 14 * 86400;
@@ -58,6 +68,20 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
         double value = std::string(metric) == "DCGM_FI_DEV_GPU_UTIL" ? g.util(t) : g.memory_mib;
         openmetrics << fmt::format("{}{{{}}} {} {:.0f}\n", metric, labels, value, t);
         scrapes << fmt::format("{}{{{}}} {} {:.0f}\n", metric, labels, value, t * 1000);
+      }
+    }
+  }
+  openmetrics << "# TYPE node_cpu_seconds counter\n";
+  for (const auto& h : hosts) {
+    for (int cpu = 0; cpu < h.cpus; ++cpu) {
+      for (const char* mode : {"idle", "iowait"}) {
+        double share = std::string(mode) == "idle" ? 1 - h.busy - h.iowait : h.iowait;
+        std::string labels = fmt::format("cpu=\"{}\",instance=\"node-{}:9100\",mode=\"{}\"", cpu, h.name, mode);
+        for (double t = start + 900; t <= end; t += 900) {  // scraped every 15 minutes
+          double value = 1000 + share * (t - start);
+          openmetrics << fmt::format("node_cpu_seconds_total{{{}}} {:.3f} {:.0f}\n", labels, value, t);
+          scrapes << fmt::format("node_cpu_seconds_total{{{}}} {:.3f} {:.0f}\n", labels, value, t * 1000);
+        }
       }
     }
   }
@@ -128,7 +152,37 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
   }
   std::set<std::string> kinds;
   for (const auto& [scope, finding] : f) kinds.insert(finding.first);
-  EXPECT_EQ(kinds, (std::set<std::string>{"idle", "underused", "vram_oversized", "idle_schedule", "healthy"}));
+  EXPECT_EQ(kinds, (std::set<std::string>{"idle", "underused", "vram_oversized", "idle_schedule", "healthy", "starved"}));
+  // The host CPU joined to the GPUs, the same through both paths.
+  for (const auto* report : {&api.value(), &file.value()}) {
+    int starved = 0;
+    for (const auto& series : report->series) {
+      std::string host;
+      for (const auto& [k, v] : series.labels)
+        if (k == "hostname") host = v;
+      if (host == "node-cpubound") {
+        ASSERT_TRUE(series.host_cpu_util_pct && series.host_cpus);
+        EXPECT_NEAR(*series.host_cpu_util_pct, 96, 0.5);
+        EXPECT_EQ(*series.host_cpus, 2);
+      }
+      if (host == "node-iobound") {
+        ASSERT_TRUE(series.host_iowait_pct);
+        EXPECT_NEAR(*series.host_iowait_pct, 45, 0.5);
+      }
+      if (host == "node-idle") {
+        EXPECT_FALSE(series.host_cpu_util_pct);
+      }
+    }
+    for (const auto& finding : report->findings) {
+      if (finding.kind != "starved") continue;
+      ++starved;
+      bool io = finding.scope.find("iobound") != std::string::npos;
+      EXPECT_NE(finding.recommendation.find(io ? "a smaller host would do: about 3 CPUs" : "a smaller host would not do"),
+                std::string::npos)
+          << finding.recommendation;
+    }
+    EXPECT_EQ(starved, 2);
+  }
   EXPECT_NEAR(api.value().mean_util_pct, file.value().mean_util_pct, 0.01);
   std::filesystem::remove_all(dir);
 }

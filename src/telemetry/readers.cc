@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <cstring>
+#include <set>
 #include <unordered_map>
 
 #include "core/numbers.h"
@@ -25,6 +26,8 @@ std::string_view metric_name(Metric metric) {
     case Metric::power_w: return "power_w";
     case Metric::cpu_util_pct: return "cpu_util_pct";
     case Metric::requests_per_s: return "requests_per_s";
+    case Metric::cpu_iowait_pct: return "cpu_iowait_pct";
+    case Metric::host_cpus: return "host_cpus";
   }
   return "gpu_util_pct";
 }
@@ -342,6 +345,107 @@ std::optional<Error> read_dmon(std::ifstream& in, const std::string& path, const
   return std::nullopt;
 }
 
+// name="value" pairs of a Prometheus label block, with \" \\ and \n escapes.
+std::vector<std::pair<std::string, std::string>> parse_label_block(std::string_view block) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t pos = 0;
+  while (pos < block.size()) {
+    size_t eq = block.find('=', pos);
+    if (eq == std::string_view::npos) break;
+    std::string key(trim(block.substr(pos, eq - pos)));
+    size_t q = block.find('"', eq);
+    if (q == std::string_view::npos) break;
+    std::string value;
+    size_t i = q + 1;
+    for (; i < block.size() && block[i] != '"'; ++i) {
+      if (block[i] == '\\' && i + 1 < block.size()) {
+        ++i;
+        value += block[i] == 'n' ? '\n' : block[i];
+      } else {
+        value += block[i];
+      }
+    }
+    if (i >= block.size()) break;  // unterminated value
+    out.emplace_back(std::move(key), std::move(value));
+    pos = i + 1;
+    while (pos < block.size() && (block[pos] == ',' || block[pos] == ' ')) ++pos;
+  }
+  return out;
+}
+
+// Host CPU from node_exporter: per-CPU idle and iowait counters become rates between
+// consecutive samples (as PromQL's rate would), emitted as the host's busy and iowait
+// percentages; the recording rule instance:node_cpu_utilisation:rate5m passes through.
+class HostCpuRates {
+ public:
+  void add(std::string_view block, Metric metric, double time_s, double value, const SampleHandler& emit, ReadStats& stats) {
+    std::string host, cpu, mode;
+    for (auto& [key, label] : parse_label_block(block)) {
+      if (key == "instance" && host.empty()) host = instance_host(label);
+      else if (key == "hostname" || key == "Hostname" || key == "nodename") host = label;
+      else if (key == "cpu") cpu = label;
+      else if (key == "mode") mode = label;
+    }
+    if (host.empty()) {
+      stats.skip("host CPU sample without an instance or hostname label");
+      return;
+    }
+    auto [id, labels] = table().intern(Labels{{"hostname", host}});
+    if (metric == Metric::cpu_util_pct) {  // the recording rule, already a ratio x 100
+      emit({id, labels, metric, time_s, std::clamp(value, 0.0, 100.0)});
+      ++stats.samples;
+      return;
+    }
+    if (mode != "idle" && mode != "iowait") {
+      stats.skip("node_cpu_seconds_total in a mode other than idle or iowait");
+      return;
+    }
+    Host& h = hosts_[host];
+    h.id = id;
+    h.labels = labels;
+    h.last_s = std::max(h.last_s, time_s);
+    h.cpus.insert(cpu);
+    Counter& c = counters_[host + '\x1f' + cpu + '\x1f' + mode];
+    if (c.time_s >= 0) {
+      double dt = time_s - c.time_s;
+      if (dt <= 0) {
+        stats.skip("counter sample not after the previous one");
+        return;
+      }
+      if (value < c.value) {
+        stats.skip("counter reset");
+      } else {
+        double rate = std::clamp((value - c.value) / dt, 0.0, 1.0);
+        emit({id, labels, mode == "idle" ? Metric::cpu_util_pct : Metric::cpu_iowait_pct, time_s,
+              mode == "idle" ? 100 * (1 - rate) : 100 * rate});
+        ++stats.samples;
+      }
+    }
+    c.time_s = time_s;
+    c.value = value;
+  }
+  // The number of CPUs of each host, once its samples are all in.
+  void finish(const SampleHandler& emit, ReadStats& stats) {
+    for (const auto& [host, h] : hosts_) {
+      emit({h.id, h.labels, Metric::host_cpus, h.last_s, static_cast<double>(h.cpus.size())});
+      ++stats.samples;
+    }
+  }
+
+ private:
+  struct Counter {
+    double time_s = -1, value = 0;
+  };
+  struct Host {
+    const std::string* id = nullptr;
+    const Labels* labels = nullptr;
+    double last_s = 0;
+    std::set<std::string> cpus;
+  };
+  std::map<std::string, Host> hosts_;
+  std::unordered_map<std::string, Counter> counters_;
+};
+
 // Prometheus text: name{labels} value [timestamp_ms]; "# timestamp: <s>" lines set the time of
 // untimestamped samples (scrapes saved one after another).
 std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const SampleHandler& emit, ReadStats& stats) {
@@ -352,6 +456,7 @@ std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const
   bool any_metric = false;
   // Series by the raw label block, so labels are parsed once per series.
   std::unordered_map<std::string, std::pair<const std::string*, const Labels*>, ViewHash, std::equal_to<>> known;
+  HostCpuRates hosts;
   while (lines.next(view)) {
     ++number;
     ++stats.lines;
@@ -376,8 +481,10 @@ std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const
     else if (name == "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE") metric = Metric::tensor_active;
     else if (name == "DCGM_FI_DEV_FB_USED") { metric = Metric::memory_used_bytes; scale = kMiB; }
     else if (name == "DCGM_FI_DEV_POWER_USAGE") metric = Metric::power_w;
-    if (name.rfind("DCGM_", 0) != 0 && !any_metric && number > 50)
-      return Error{path, number, "", "not dcgm-exporter output: no DCGM_ metrics"};
+    else if (name == "node_cpu_seconds_total") metric = Metric::cpu_iowait_pct;  // idle or iowait: HostCpuRates sorts it out
+    else if (name == "instance:node_cpu_utilisation:rate5m") { metric = Metric::cpu_util_pct; scale = 100; }
+    if (!metric && !any_metric && number > 50)
+      return Error{path, number, "", "not dcgm-exporter or node_exporter output: no DCGM_ or node CPU metrics"};
     if (!metric) {
       stats.skip("metric not used by the audit");
       continue;
@@ -394,38 +501,12 @@ std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const
       block = view.substr(brace + 1, close - brace - 1);
       rest = close + 1;
     }
-    auto it = known.find(block);
-    if (it == known.end()) {
-      Labels labels;
-      size_t pos = 0;
-      while (pos < block.size()) {
-        size_t eq = block.find('=', pos);
-        if (eq == std::string_view::npos) break;
-        std::string key(trim(block.substr(pos, eq - pos)));
-        size_t q1 = block.find('"', eq);
-        size_t q2 = q1 == std::string_view::npos ? q1 : block.find('"', q1 + 1);
-        if (q2 == std::string_view::npos) break;
-        std::string value(block.substr(q1 + 1, q2 - q1 - 1));
-        if (key == "Hostname") key = "hostname";
-        if (key == "gpu" || key == "UUID" || key == "hostname" || key == "pod" || key == "namespace" ||
-            key == "container" || key == "modelName" || key == "GPU_I_ID" || key == "job" || key == "team")
-          labels.emplace_back(key == "modelName" ? "model" : key == "UUID" ? "uuid" : key, value);
-        pos = q2 + 1;
-        if (pos < block.size() && block[pos] == ',') ++pos;
-      }
-      it = known.emplace(std::string(block), table().intern(std::move(labels))).first;
-    }
     std::string_view fields = trim(view.substr(rest));
     size_t gap = fields.find(' ');
     std::string_view value_text = fields.substr(0, gap);
     auto value = parse_decimal(value_text);
     if (!value) {
       stats.skip(value_text.empty() ? "no value" : "value not a number");
-      continue;
-    }
-    // DCGM's blank sentinels (int64 values from 0x7ffffff0..., int32 2147483632...) mean "not supported".
-    if (*value >= 9.2e18 || (*value >= 2147483632.0 && *value <= 2147483647.0)) {
-      stats.skip("DCGM 'not supported' sentinel");
       continue;
     }
     std::optional<double> t = scrape_time;
@@ -437,11 +518,32 @@ std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const
       stats.skip("no timestamp (add one per sample or '# timestamp: <s>' per scrape)");
       continue;
     }
+    if (*metric == Metric::cpu_util_pct || *metric == Metric::cpu_iowait_pct) {
+      hosts.add(block, *metric, *t, *value * scale, emit, stats);
+      continue;
+    }
+    auto it = known.find(block);
+    if (it == known.end()) {
+      Labels labels;
+      for (auto& [key, label] : parse_label_block(block)) {
+        if (key == "Hostname") key = "hostname";
+        if (key == "gpu" || key == "UUID" || key == "hostname" || key == "pod" || key == "namespace" ||
+            key == "container" || key == "modelName" || key == "GPU_I_ID" || key == "job" || key == "team")
+          labels.emplace_back(key == "modelName" ? "model" : key == "UUID" ? "uuid" : key, std::move(label));
+      }
+      it = known.emplace(std::string(block), table().intern(std::move(labels))).first;
+    }
+    // DCGM's blank sentinels (int64 values from 0x7ffffff0..., int32 2147483632...) mean "not supported".
+    if (*value >= 9.2e18 || (*value >= 2147483632.0 && *value <= 2147483647.0)) {
+      stats.skip("DCGM 'not supported' sentinel");
+      continue;
+    }
     if (*metric == Metric::sm_active || *metric == Metric::tensor_active) *value = std::clamp(*value, 0.0, 1.0);
     emit({it->second.first, it->second.second, *metric, *t, *value * scale});
     ++stats.samples;
   }
-  if (!any_metric) return Error{path, 0, "", "not dcgm-exporter output: no DCGM_ metrics"};
+  hosts.finish(emit, stats);
+  if (!any_metric) return Error{path, 0, "", "not dcgm-exporter or node_exporter output: no DCGM_ or node CPU metrics"};
   return std::nullopt;
 }
 
@@ -573,12 +675,21 @@ TelemetryFormat detect(const std::string& path, const std::string& first_line) {
   if ((lower.rfind("#date", 0) == 0 || lower.rfind("# gpu ", 0) == 0 || lower.rfind("#gpu ", 0) == 0) && dmon_columns)
     return TelemetryFormat::dmon;
   if (lower.rfind("# help", 0) == 0 || lower.rfind("# type", 0) == 0 || lower.rfind("dcgm_", 0) == 0 ||
+      lower.rfind("node_", 0) == 0 || lower.rfind("instance:node_", 0) == 0 ||
       lower.rfind("# timestamp", 0) == 0)
     return TelemetryFormat::dcgm;
   return TelemetryFormat::long_csv;
 }
 
 }  // namespace
+
+// "[::1]:9100" -> [::1]; a bare host stays as it is.
+std::string instance_host(std::string_view instance) {
+  size_t colon = instance.rfind(':');
+  if (colon != std::string_view::npos && (instance.front() != '[' || (colon > 0 && instance[colon - 1] == ']')))
+    instance = instance.substr(0, colon);
+  return std::string(instance);
+}
 
 std::optional<Error> read_telemetry(const std::string& path, const ReadOptions& o, const SampleHandler& emit, ReadStats& stats) {
   std::ifstream in(path, std::ios::binary);

@@ -3,7 +3,9 @@
 // scrapes in the Prometheus text format (Hostname or hostname, DCGM's "not supported"
 // sentinels as missing, DCGM_FI_DEV_* in percent and DCGM_FI_PROF_* as ratios), Prometheus
 // range-query JSON, and a long CSV (timestamp, series, value and label columns, mapped by
-// name) that reads the Alibaba GenAI telemetry. Memory is bounded by the number of series;
+// name) that reads the Alibaba GenAI telemetry. Host CPU comes from node_exporter in the same
+// text format (node_cpu_seconds_total counters turned into rates, or the node-mixin recording
+// rule instance:node_cpu_utilisation:rate5m), as series labelled hostname=<instance host>. Memory is bounded by the number of series;
 // every skipped row is counted with its reason.
 #pragma once
 
@@ -18,9 +20,11 @@
 namespace gw {
 
 enum class Metric {
-  gpu_util_pct, sm_active, tensor_active, memory_used_bytes, memory_total_bytes, power_w, cpu_util_pct, requests_per_s
+  gpu_util_pct, sm_active, tensor_active, memory_used_bytes, memory_total_bytes, power_w, cpu_util_pct, requests_per_s,
+  cpu_iowait_pct,  // host: share of CPU time waiting on I/O
+  host_cpus        // host: number of logical CPUs
 };
-inline constexpr int kMetricCount = 8;
+inline constexpr int kMetricCount = 10;
 std::string_view metric_name(Metric metric);
 
 using Labels = std::vector<std::pair<std::string, std::string>>;  // sorted by key
@@ -56,6 +60,9 @@ struct ReadOptions {
   std::string host;          // label for files without one (nvidia-smi, dmon)
   LongCsvMapping long_csv;
 };
+
+// The host of a Prometheus instance label: "node-a:9100" -> node-a.
+std::string instance_host(std::string_view instance);
 
 // Reads one file, calling on_sample for every sample in file order. A file that is not
 // telemetry of the given (or detected) format is an error naming the file and line.

@@ -75,6 +75,40 @@ TEST(Telemetry, DcgmExporterTextWithSentinelsAndHostnameSpellings) {
   EXPECT_NE(c.series[0].find("hostname=h1"), std::string::npos);  // Hostname normalised
 }
 
+TEST(Telemetry, NodeExporterCpuCountersBecomeHostRates) {
+  // Two CPUs, scraped every 60 s: idle 30 s and iowait 6 s of each minute -> 50% busy, 10% iowait.
+  std::string text = "# TYPE node_cpu_seconds_total counter\n";
+  for (int i = 0; i < 4; ++i) {
+    for (int cpu = 0; cpu < 2; ++cpu) {
+      double t_ms = (1700000000 + i * 60) * 1000.0;
+      text += "node_cpu_seconds_total{cpu=\"" + std::to_string(cpu) + "\",instance=\"node-a:9100\",mode=\"idle\"} " +
+              std::to_string(100 + i * 30) + " " + std::to_string(static_cast<long long>(t_ms)) + "\n";
+      text += "node_cpu_seconds_total{cpu=\"" + std::to_string(cpu) + "\",instance=\"node-a:9100\",mode=\"iowait\"} " +
+              std::to_string(5 + i * 6) + " " + std::to_string(static_cast<long long>(t_ms)) + "\n";
+      text += "node_cpu_seconds_total{cpu=\"" + std::to_string(cpu) + "\",instance=\"node-a:9100\",mode=\"user\"} 1 " +
+              std::to_string(static_cast<long long>(t_ms)) + "\n";
+    }
+  }
+  // A counter reset, and the recording rule for another host (a ratio).
+  text += "node_cpu_seconds_total{cpu=\"0\",instance=\"node-a:9100\",mode=\"idle\"} 1 1700000300000\n";
+  text += "instance:node_cpu_utilisation:rate5m{instance=\"node-b:9100\"} 0.25 1700000000000\n";
+  auto c = read(write("node.prom", text));
+  ASSERT_FALSE(c.error) << c.error->to_string();
+  EXPECT_EQ(c.stats.skipped["counter reset"], 1);
+  EXPECT_EQ(c.stats.skipped["node_cpu_seconds_total in a mode other than idle or iowait"], 8);
+  TelemetryAggregator aggregator;
+  for (const auto& sample : c.samples) aggregator.add(sample);
+  const auto& a = aggregator.series().at("hostname=node-a");
+  EXPECT_EQ(a.cpu_samples, 6);  // three intervals x two CPUs
+  EXPECT_NEAR(a.cpu_sum / a.cpu_samples, 50, 1e-9);
+  EXPECT_NEAR(a.iowait_sum / a.iowait_samples, 10, 1e-9);
+  EXPECT_EQ(a.host_cpus, 2);
+  const auto& b = aggregator.series().at("hostname=node-b");
+  EXPECT_NEAR(b.cpu_sum / b.cpu_samples, 25, 1e-9);
+  EXPECT_EQ(instance_host("[::1]:9100"), "[::1]");
+  EXPECT_EQ(instance_host("gpu-node-7"), "gpu-node-7");
+}
+
 TEST(Telemetry, DmonAndPrometheusJson) {
   auto dmon = read(write("dmon.txt",
                          "#Date       Time        gpu    pwr  gtemp  mtemp     sm    mem    enc    dec   mclk   pclk\n"
