@@ -4,7 +4,7 @@ BUILD ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 
-.PHONY: all bootstrap configure build demo test test-asan bench clean
+.PHONY: all bootstrap configure build demo test test-asan fuzz bench clean
 
 all: build
 
@@ -31,6 +31,14 @@ test-asan: bootstrap
 	@cmake --build $(BUILD)-asan -j $(JOBS) --target gpuwise gpuwise_tests
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
 
+# libFuzzer targets for every reader (clang, with ASan and UBSan), each run FUZZ_SECONDS.
+FUZZ_SECONDS ?= 300
+fuzz: bootstrap
+	@CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWISE_BENCH=OFF \
+	  -DGPUWISE_FUZZ=ON >/dev/null
+	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_targets
+	@fuzz/run $(BUILD)-fuzz $(FUZZ_SECONDS)
+
 bench: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target gpuwise_bench gpuwise gpuwise_perf_accuracy gpuwise_sim_speed gpuwise_training_accuracy gpuwise_telemetry_speed
 	./$(BUILD)/gpuwise_bench
@@ -42,4 +50,4 @@ bench: configure
 	bench/telemetry_vs_duckdb.sh $(BUILD) 10000000
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz

@@ -78,6 +78,11 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
   if (!result.ok()) {
     Error e = result.error();
     if (e.file.empty() && !args.files.empty() && e.field.empty()) e.file = args.files.front();
+    // Say what was read and skipped: "no samples" alone does not tell what to fix.
+    std::string skipped;
+    for (const auto& [reason, n] : stats.skipped) skipped += fmt::format("{}{} {}", skipped.empty() ? "" : ", ", n, reason);
+    e.message += fmt::format(" ({} lines read; {} samples; skipped: {})", stats.lines, stats.samples,
+                             skipped.empty() ? "none" : skipped);
     throw InputError{e};
   }
   const AuditReport& r = result.value();

@@ -1,5 +1,6 @@
 #include "core/csv.h"
 
+#include "core/text.h"
 #include <fmt/format.h>
 
 #include "core/numbers.h"
@@ -28,8 +29,7 @@ Result<CsvTable> parse_csv(std::string_view text, const std::string& file) {
   CsvTable table;
   table.file = file;
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-  if (text.find('\0') != std::string_view::npos)
-    return Error{file, 0, "", "binary content (NUL bytes): not a CSV text file"};
+  if (auto problem = encoding_problem(text)) return Error{file, 0, "", *problem + ": not a CSV text file"};
 
   size_t pos = 0;
   int line = 1;

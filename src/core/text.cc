@@ -107,4 +107,21 @@ std::string closest_match(std::string_view text, const std::vector<std::string>&
   return best;
 }
 
+std::optional<std::string> encoding_problem(std::string_view text) {
+  auto starts = [&](std::string_view bom) { return text.substr(0, bom.size()) == bom; };
+  if (starts(std::string_view("\xFF\xFE\x00\x00", 4)) || starts(std::string_view("\x00\x00\xFE\xFF", 4)))
+    return std::string("UTF-32 text (save it as UTF-8)");
+  if (starts("\xFF\xFE") || starts("\xFE\xFF")) return std::string("UTF-16 text (save it as UTF-8)");
+  if (text.find('\0') != std::string_view::npos) return std::string("binary content (NUL bytes)");
+  return std::nullopt;
+}
+
+std::string without_exception_id(std::string message) {
+  if (!message.empty() && message.front() == '[') {
+    size_t close = message.find("] ");
+    if (close != std::string::npos) message.erase(0, close + 2);
+  }
+  return message;
+}
+
 }  // namespace gw

@@ -1,6 +1,7 @@
 // Small text helpers shared by readers and writers.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,5 +24,12 @@ bool read_file(const std::string& path, std::string& contents, std::string& erro
 size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to text, if it is close enough to be a useful suggestion.
 std::string closest_match(std::string_view text, const std::vector<std::string>& candidates);
+
+// A library's exception text without its "[json.exception.parse_error.101] " prefix.
+std::string without_exception_id(std::string message);
+
+// Why text is not UTF-8 we can read: "UTF-16 text (save it as UTF-8)", "binary content (NUL
+// bytes)", or nullopt when it looks fine. Checks the byte-order marks and NUL bytes.
+std::optional<std::string> encoding_problem(std::string_view text);
 
 }  // namespace gw

@@ -238,18 +238,13 @@ void read_transformer(ConfigReader& r, ModelArch& arch) {
 }  // namespace
 
 Result<ModelArch> parse_model_config(std::string_view text, const std::string& file) {
-  if (text.find('\0') != std::string_view::npos)
-    return Error{file, 0, "", "binary content (NUL bytes): not a JSON config"};
+  if (auto problem = encoding_problem(text)) return Error{file, 0, "", *problem + ": not a JSON config"};
   json document;
   try {
     document = json::parse(text.begin(), text.end(), nullptr, true, false);
   } catch (const json::parse_error& e) {
     size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    std::string message = e.what();
-    // nlohmann's message starts with "[json.exception.parse_error.101] parse error at ...".
-    size_t colon = message.find("parse error");
-    return Error{file, line_of_offset(text, offset), "",
-                 "invalid JSON: " + (colon == std::string::npos ? message : message.substr(colon))};
+    return Error{file, line_of_offset(text, offset), "", "invalid JSON: " + without_exception_id(e.what())};
   } catch (const std::exception& e) {
     return Error{file, 0, "", std::string("invalid JSON: ") + e.what()};
   }

@@ -1,6 +1,7 @@
 #include "perf/efficiency.h"
 
 #include <fmt/format.h>
+#include <map>
 
 #include "core/csv.h"
 #include "core/text.h"
@@ -42,11 +43,15 @@ Result<Calibration> Calibration::load(const std::string& path) {
   auto table = parse_csv(text, path);
   if (!table.ok()) return table.error();
   Calibration calibration;
+  std::map<std::string, int> first_line;
   for (const auto& column : {"accelerator", "compute", "memory"})
     if (table.value().column(column) < 0) return Error{path, 1, column, "missing column in the header"};
   for (const auto& row : table.value().rows) {
     CsvRecord record(table.value(), row);
     std::string name = record.required_text("accelerator");
+    if (!name.empty() && !first_line.emplace(name, record.line()).second)
+      return Error{path, record.line(), "accelerator",
+                   fmt::format("'{}' is calibrated twice (first on line {}): keep one row", name, first_line[name])};
     EfficiencyFactors f;
     f.compute = record.number("compute", 0.01, 1.0);
     f.compute_8bit = record.optional_number("compute_8bit", 0.01, 1.0).value_or(f.compute * 2 / 3);

@@ -32,7 +32,6 @@ class LlmStepModel {
   double memory_rate_ = 0;           // bytes/s achieved
   double network_bytes_per_token_ = 0;
   double network_latency_s_ = 0;     // all-reduce latencies per step
-  double network_rate_ = 0;
   double overhead_s_ = 0;
 };
 

@@ -40,8 +40,10 @@ Result<SpotAvailability> load_spot_trace(const std::string& path) {
     if (std::find(trace.available.begin(), trace.available.end(), 1) == trace.available.end())
       return Error{path, 1, "data", "capacity is never available in this trace"};
     return trace;
+  } catch (const nlohmann::json::parse_error& e) {
+    return Error{path, 0, "", "invalid JSON: " + without_exception_id(e.what())};
   } catch (const std::exception& e) {
-    return Error{path, 0, "", std::string("invalid JSON: ") + e.what()};
+    return Error{path, 0, "", "invalid JSON: " + without_exception_id(e.what())};
   }
 }
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include "core/text.h"
@@ -87,7 +89,7 @@ class Reader {
       value = std::stod(text, &used);
       if (used != text.size()) throw std::invalid_argument("trailing");
     } catch (const std::exception&) {
-      fail(node, key, "'" + text + "' is not a number");
+      fail(node, key, "'" + text + "' is not a finite number");
     }
     if (!std::isfinite(value)) fail(node, key, "must be a finite number");
     if (value < min || value > max) fail(node, key, fmt::format("{} is outside [{}, {}]", text, min, max));
@@ -164,7 +166,7 @@ std::vector<double> named_profile(const std::string& name) {
     for (double& v : hours) v *= 168.0 / sum;  // average 1
     return hours;
   }
-  return {{-1}};
+  return std::vector<double>{-1};  // unknown profile
 }
 
 ModelSpec read_model(const Reader& r, const YAML::Node& node, const std::string& key, const std::string& base_dir) {
@@ -310,6 +312,9 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
     double scale = traffic["time_scale"] ? r.number(traffic["time_scale"], path + ".traffic.time_scale", 1e-6, 1e6) : 1.0;
     s.arrivals.process = "trace";
     s.arrivals.time_scale = scale;
+    std::error_code missing;
+    if (!std::filesystem::is_regular_file(resolved, missing))
+      r.fail(traffic["trace"], path + ".traffic.trace", "cannot read the trace '" + resolved.string() + "': no such file");
     auto summary = summarize_trace(resolved.string(), format, scale);
     if (!summary.ok()) throw SpecError{summary.error()};
     s.traffic.trace_path = resolved.string();
@@ -521,6 +526,24 @@ TrainingSpec read_training(const Reader& r, const YAML::Node& node, size_t index
   return t;
 }
 
+// YAML maps with a key twice keep one value silently: reject them. Each node is visited once
+// (aliases share their anchor's node), so an alias bomb costs its size in the file, not its
+// expansion.
+void reject_duplicate_keys(const Reader& r, const YAML::Node& node, std::set<size_t>& visited) {
+  if (!node.IsMap() && !node.IsSequence()) return;
+  if (!visited.insert(static_cast<size_t>(node.Mark().pos)).second) return;
+  if (node.IsSequence()) {
+    for (const auto& item : node) reject_duplicate_keys(r, item, visited);
+    return;
+  }
+  std::set<std::string> keys;
+  for (const auto& entry : node) {
+    if (entry.first.IsScalar() && !keys.insert(entry.first.Scalar()).second)
+      r.fail(entry.first, entry.first.Scalar(), "duplicate key (YAML would keep only one of them)");
+    reject_duplicate_keys(r, entry.second, visited);
+  }
+}
+
 }  // namespace
 
 Result<Spec> parse_spec(const std::string& text, const std::string& path) {
@@ -530,9 +553,11 @@ Result<Spec> parse_spec(const std::string& text, const std::string& path) {
   std::string base_dir = std::filesystem::path(path).parent_path().string();
   if (base_dir.empty()) base_dir = ".";
   try {
-    if (text.find('\0') != std::string::npos) return Error{path, 0, "", "binary content: not a YAML spec"};
+    if (auto problem = encoding_problem(text)) return Error{path, 0, "", *problem + ": not a YAML spec"};
     YAML::Node root = YAML::Load(text);
     if (!root.IsDefined() || root.IsNull()) return Error{path, 0, "", "empty spec"};
+    std::set<size_t> visited;
+    reject_duplicate_keys(r, root, visited);
     r.check_keys(root, "", {"version", "name", "constraints", "models", "services", "batch_jobs", "training"});
     if (root["version"] && r.number(root["version"], "version", 1, 1) != 1) r.fail(root["version"], "version", "only version 1");
     if (root["name"]) spec.name = r.text(root["name"], "name");
@@ -592,8 +617,19 @@ Result<Spec> parse_spec(const std::string& text, const std::string& path) {
     }
   } catch (const SpecError& e) {
     return e.error;
+  } catch (const YAML::DeepRecursion& e) {
+    return Error{path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", fmt::format("invalid YAML: nested deeper than {} levels", e.depth())};
   } catch (const YAML::Exception& e) {
-    return Error{path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "invalid YAML: " + e.msg};
+    // yaml-cpp's "illegal map value" for tab indentation does not say why.
+    std::string hint;
+    for (size_t at = 0, line = 1; at < text.size(); at = text.find('\n', at) + 1, ++line) {
+      if (text[at] == '\t') {
+        hint = fmt::format(" (YAML indents with spaces, not tabs: line {} starts with a tab)", line);
+        break;
+      }
+      if (text.find('\n', at) == std::string::npos) break;
+    }
+    return Error{path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "invalid YAML: " + e.msg + hint};
   }
   return spec;
 }

@@ -188,7 +188,9 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
   if (data.empty())
     return Error{o.url, 0, "", "Prometheus has no DCGM_FI_DEV_GPU_UTIL or DCGM_FI_DEV_FB_USED series in the range"};
   for (const auto& [id, entry] : data) {
-    for (const auto& [hour, values] : entry.second) {
+    for (const auto& hour_values : entry.second) {
+      const double hour = hour_values.first;
+      const auto& values = hour_values.second;  // a named variable: lambdas may not capture bindings before clang 16
       TelemetryAggregator::HourSummary h;
       h.hour_start_s = hour;
       auto get = [&](const char* key) -> std::optional<double> {

@@ -165,6 +165,11 @@ void split_views(std::string_view line, std::vector<std::string_view>& cells) {
 }
 
 // "45 %", "1024 MiB", "[N/A]", "N/A" -> number or nullopt.
+bool smi_not_available(std::string_view text) {
+  text = trim(text);
+  return text.empty() || text.front() == '[' || text == "N/A" || text == "-";
+}
+
 // One pass: the first word is the number, what follows it is the unit.
 std::optional<double> smi_number(std::string_view text) {
   size_t begin = 0, size = text.size();
@@ -276,7 +281,7 @@ std::optional<Error> read_nvidia_smi(std::ifstream& in, const std::string& path,
     for (const auto& c : columns) {
       auto v = smi_number(cells[static_cast<size_t>(c.index)]);
       if (!v) {
-        stats.skip("not available ([N/A])");
+        stats.skip(smi_not_available(cells[static_cast<size_t>(c.index)]) ? "not available ([N/A])" : "value not a number");
         continue;
       }
       emit({gpu.id, gpu.labels, c.metric, *t, *v * c.scale});
@@ -506,7 +511,8 @@ std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const
     std::string_view value_text = fields.substr(0, gap);
     auto value = parse_decimal(value_text);
     if (!value) {
-      stats.skip(value_text.empty() ? "no value" : "value not a number");
+      bool special = value_text == "NaN" || value_text == "+Inf" || value_text == "-Inf" || value_text == "Inf";
+      stats.skip(value_text.empty() ? "no value" : special ? "NaN or infinite value" : "value not a number");
       continue;
     }
     std::optional<double> t = scrape_time;
@@ -554,10 +560,11 @@ std::optional<Error> read_prometheus_json(const std::string& path, const SampleH
   try {
     doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    return Error{path, line_of_offset(text, e.byte > 0 ? e.byte - 1 : 0), "", "invalid JSON"};
+    return Error{path, line_of_offset(text, e.byte > 0 ? e.byte - 1 : 0), "", "invalid JSON: " + without_exception_id(e.what())};
   }
   if (!doc.is_object() || doc.value("status", "") != "success" || !doc.contains("data") || !doc["data"].contains("result"))
     return Error{path, 1, "status", "not a successful Prometheus query response"};
+  std::set<std::pair<const std::string*, int>> seen;
   for (const auto& series : doc["data"]["result"]) {
     std::string name = series.contains("metric") ? series["metric"].value("__name__", "") : "";
     std::optional<Metric> metric;
@@ -575,6 +582,11 @@ std::optional<Error> read_prometheus_json(const std::string& path, const SampleH
     for (const auto& [k, v] : series["metric"].items())
       if (k != "__name__" && v.is_string()) labels.emplace_back(k == "Hostname" ? "hostname" : k, v.get<std::string>());
     auto [id, interned] = table().intern(std::move(labels));
+    // The same series twice (merged responses): count it once.
+    if (!seen.insert({id, static_cast<int>(*metric)}).second) {
+      stats.skip("duplicate series");
+      continue;
+    }
     for (const auto& point : series.value("values", nlohmann::json::array())) {
       ++stats.lines;
       if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_string()) {
@@ -698,7 +710,7 @@ std::optional<Error> read_telemetry(const std::string& path, const ReadOptions& 
   if (format == TelemetryFormat::automatic) {
     std::string first;
     std::getline(in, first);
-    if (first.find('\0') != std::string::npos) return Error{path, 1, "", "binary content: not telemetry"};
+    if (auto problem = encoding_problem(first)) return Error{path, 1, "", *problem + ": not telemetry"};
     format = detect(path, first);
     in.clear();
     in.seekg(0);

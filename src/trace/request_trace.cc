@@ -16,6 +16,9 @@ namespace gw {
 
 namespace {
 
+// Beyond any context window: larger counts are typos or garbage, and would stall the planner.
+constexpr double kMaxTokens = 1e8;
+
 // Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
 long long days_from_civil(long long y, unsigned m, unsigned d) {
   y -= m <= 2;
@@ -109,7 +112,8 @@ std::optional<TraceRequest> TraceStream::next() {
     ++st.line_number;
     std::string& line = st.line;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find('\0') != std::string::npos) return fail(st.line_number, "", "binary content");
+    if (st.line_number == 1 || line.find('\0') != std::string::npos)
+      if (auto problem = encoding_problem(line)) return fail(st.line_number, "", *problem + ": not a request trace");
     if (trim(line).empty() || (format_ != TraceFormat::jsonl && trim(line).front() == '#')) continue;
     TraceRequest request;
     request.line = st.line_number;
@@ -122,7 +126,8 @@ std::optional<TraceRequest> TraceStream::next() {
         for (int k = 0; k < 3; ++k) {
           doc.rewind();
           auto value = doc[keys[k]];
-          if (value.error()) return fail(st.line_number, keys[k], "missing");
+          if (value.error() == simdjson::NO_SUCH_FIELD) return fail(st.line_number, keys[k], "missing");
+          if (value.error()) return fail(st.line_number, "", std::string("invalid JSON: ") + simdjson::error_message(value.error()));
           if (k == 0 && value.type().value() == simdjson::ondemand::json_type::string) {
             auto parsed = parse_timestamp(value.get_string().value());
             if (!parsed) return fail(st.line_number, keys[k], "not a time");
@@ -137,8 +142,10 @@ std::optional<TraceRequest> TraceStream::next() {
       } catch (const simdjson::simdjson_error& e) {
         return fail(st.line_number, "", std::string("invalid JSON: ") + e.what());
       }
-      if (request.input_tokens < 0) return fail(st.line_number, "input_tokens", "negative");
-      if (request.output_tokens < 0) return fail(st.line_number, "output_tokens", "negative");
+      if (request.input_tokens < 0 || request.input_tokens > kMaxTokens)
+        return fail(st.line_number, "input_tokens", fmt::format("{} is not a token count (0 to {:.0e})", request.input_tokens, kMaxTokens));
+      if (request.output_tokens < 0 || request.output_tokens > kMaxTokens)
+        return fail(st.line_number, "output_tokens", fmt::format("{} is not a token count (0 to {:.0e})", request.output_tokens, kMaxTokens));
     } else {
       auto cells = cells_of(line);
       if (st.time_column < 0) {
@@ -161,10 +168,12 @@ std::optional<TraceRequest> TraceStream::next() {
       if (!timestamp) return fail(st.line_number, "timestamp", "'" + std::string(cell(st.time_column)) + "' is not a time");
       auto input = parse_finite_double(cell(st.input_column));
       auto output = parse_finite_double(cell(st.output_column));
-      if (!input || *input < 0)
-        return fail(st.line_number, "input_tokens", "'" + std::string(cell(st.input_column)) + "' is not a token count");
-      if (!output || *output < 0)
-        return fail(st.line_number, "output_tokens", "'" + std::string(cell(st.output_column)) + "' is not a token count");
+      if (!input || *input < 0 || *input > kMaxTokens)
+        return fail(st.line_number, "input_tokens",
+                    fmt::format("'{}' is not a token count (0 to {:.0e})", cell(st.input_column), kMaxTokens));
+      if (!output || *output < 0 || *output > kMaxTokens)
+        return fail(st.line_number, "output_tokens",
+                    fmt::format("'{}' is not a token count (0 to {:.0e})", cell(st.output_column), kMaxTokens));
       request.timestamp_s = *timestamp;
       request.input_tokens = *input;
       request.output_tokens = *output;

@@ -1,0 +1,7 @@
+// Telemetry as exported by half-broken agents: the dcgm reader, then the aggregation and
+// the audit over whatever it read.
+#include "telemetry_fuzz.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return gw::fuzz::telemetry(data, size, gw::TelemetryFormat::dcgm);
+}
