@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/context.h"
+#include "core/limits.h"
 
 namespace gw {
 
@@ -24,6 +25,16 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       ->type_name("FILE");
   app.add_flag("--explain", context.options.explain, "Show assumptions, formulas and sources");
   app.add_flag("-q,--quiet", context.options.quiet, "No notes or progress on stderr");
+  // Limits that keep memory bounded on hostile input (each run starts from the defaults).
+  input_limits() = InputLimits{};
+  double max_input_mib = static_cast<double>(input_limits().max_file_bytes) / (1 << 20);
+  size_t max_series = input_limits().max_series;
+  app.add_option("--max-input-mib", max_input_mib, "Largest file read whole (specs, configs, catalogs, JSON), MiB")
+      ->check(CLI::Range(0.0001, 1e7))
+      ->capture_default_str();
+  app.add_option("--max-series", max_series, "Most telemetry series an audit keeps")
+      ->check(CLI::Range(1.0, 1e9))
+      ->capture_default_str();
 
   Action action;
   add_catalog_commands(app, context, action);
@@ -55,6 +66,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       err << "Run 'gpuwise --help' for usage.\n";
     return 2;
   }
+  input_limits().max_file_bytes = static_cast<size_t>(max_input_mib * (1 << 20));
+  input_limits().max_series = max_series;
   try {
     return action ? action() : 2;
   } catch (const InputError& e) {

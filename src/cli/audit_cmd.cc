@@ -21,6 +21,7 @@ struct AuditArgs {
   double usd_per_gpu_hour = 0;
   double min_coverage_hours = 30;
   int top = 20;
+  PrometheusQueryOptions query;  // timeouts, retries and size limits of the push-down
 };
 
 int run_audit_command(CommandContext& context, const AuditArgs& args) {
@@ -47,7 +48,7 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
   if (args.files.empty() && args.prometheus.empty()) fail("FILES", "give telemetry files or --prometheus URL");
   PrometheusStats prometheus_stats;
   if (!args.prometheus.empty()) {
-    PrometheusQueryOptions query;
+    PrometheusQueryOptions query = args.query;
     query.url = args.prometheus;
     auto range = parse_duration_s(args.range);
     if (!range) fail("--range", "'" + args.range + "' is not a duration like 14d, 36h or 90m");
@@ -55,6 +56,8 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
     query.selector = args.selector;
     if (auto error = audit_from_prometheus(query, aggregator, prometheus_stats)) throw InputError{*error};
     if (prometheus_stats.partial) context.note("gpuwise: warning: partial data from Prometheus: " + prometheus_stats.warnings);
+    if (prometheus_stats.malformed > 0)
+      context.note(fmt::format("gpuwise: warning: {} malformed series or points from Prometheus skipped", prometheus_stats.malformed));
   }
   for (const auto& entry : args.files) {
     // FILE@metric: the metric a long CSV without a metric column holds (one per file).
@@ -128,6 +131,10 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
                                     {"usd_per_1k_inferences", r.usd_per_1k_inferences ? json(*r.usd_per_1k_inferences) : json(nullptr)},
                                     {"prometheus_queries", prometheus_stats.queries},
                                     {"partial", prometheus_stats.partial},
+                                    {"prometheus_retries", prometheus_stats.retries},
+                                    {"prometheus_splits", prometheus_stats.splits},
+                                    {"prometheus_failed_chunks", prometheus_stats.failed_chunks},
+                                    {"prometheus_malformed", prometheus_stats.malformed},
                                     {"underused_gpus", r.underused_gpus},
                                     {"underused_fit_on", r.underused_fit_on}}},
                        {"series", series},
@@ -203,6 +210,15 @@ void add_audit_command(CLI::App& app, CommandContext& context, Action& action) {
   audit->add_option("--group-by", args->group_by, "Attribute cost to this label (namespace, team, job, pod, ...)");
   audit->add_option("--min-coverage-hours", args->min_coverage_hours, "Hours of data a finding needs")->check(CLI::Range(0.0, 1e6));
   audit->add_option("--top", args->top, "Findings to show")->check(CLI::Range(1, 100000));
+  audit->add_option("--prometheus-timeout", args->query.timeout_s, "Seconds to wait for one Prometheus answer")
+      ->check(CLI::Range(0.1, 3600.0))->capture_default_str();
+  audit->add_option("--prometheus-retries", args->query.retries, "Retries per query (exponential backoff)")
+      ->check(CLI::Range(0, 10))->capture_default_str();
+  audit->add_option("--max-points-per-query", args->query.max_points_per_query, "Hourly points per series in one query")
+      ->check(CLI::Range(1, 11000))->capture_default_str();
+  audit->add_option("--max-response-bytes", args->query.max_response_bytes,
+                    "Largest Prometheus answer kept in memory (larger ones are split by time range), bytes")
+      ->check(CLI::Range(size_t{1024}, size_t{1} << 34))->capture_default_str();
   audit->callback([&context, &action, args] { action = [&context, args] { return run_audit_command(context, *args); }; });
 }
 

@@ -4,8 +4,12 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 #include <sstream>
+
+#include "core/limits.h"
 
 namespace gw {
 
@@ -64,6 +68,13 @@ bool read_file(const std::string& path, std::string& contents, std::string& erro
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error_message = std::strerror(errno);
+    return false;
+  }
+  std::error_code ignored;
+  auto size = std::filesystem::file_size(path, ignored);
+  if (!ignored && size > input_limits().max_file_bytes) {
+    error_message = fmt::format("{} bytes is over the input limit of {} bytes (raise it with --max-input-mib)", size,
+                                input_limits().max_file_bytes);
     return false;
   }
   std::ostringstream buffer;

@@ -4,11 +4,13 @@
 #include <cmath>
 #include <ctime>
 #include <fmt/format.h>
+#include <functional>
 #include <httplib.h>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/limits.h"
 #include "core/numbers.h"
 
 namespace gw {
@@ -46,40 +48,117 @@ std::optional<Url> split_url(const std::string& url) {
   return u;
 }
 
-// One range query, retried with exponential backoff on connection errors, timeouts and 5xx.
-Result<nlohmann::json> range_query(httplib::Client& client, const Url& url, const std::string& query, double start,
-                                   double end, double step, const PrometheusQueryOptions& o, PrometheusStats& stats) {
+// Why a range query failed: too large for the server or for us (split the range and ask
+// again), refused (a bad query: stop), or unavailable after retries (down, slow, 5xx, truncated).
+enum class Failure { none, too_large, refused, unavailable };
+
+struct QueryResult {
+  Failure failure = Failure::none;
+  std::string message;
+  nlohmann::json body;
+};
+
+// Prometheus and its kin refuse ranges with too many points or samples; the message says so.
+bool says_too_large(const std::string& text) {
+  for (const char* phrase : {"exceeded maximum resolution", "too many samples", "would load too many", "limit exceeded",
+                             "too many points", "exceeds the limit", "max_samples"})
+    if (text.find(phrase) != std::string::npos) return true;
+  return false;
+}
+
+// One range query, retried with exponential backoff on connection errors, timeouts, 5xx and
+// bodies that are cut short. A body over the size limit is abandoned as it streams.
+QueryResult range_query(httplib::Client& client, const Url& url, const std::string& query, double start, double end,
+                        double step, const PrometheusQueryOptions& o, PrometheusStats& stats) {
   httplib::Params params{{"query", query}, {"start", fmt::format("{:.3f}", start)}, {"end", fmt::format("{:.3f}", end)},
                          {"step", fmt::format("{:.0f}", step)}};
+  QueryResult result;
   std::string last_error;
   for (int attempt = 0; attempt <= o.retries; ++attempt) {
     if (attempt > 0) {
       ++stats.retries;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200 * (1 << (attempt - 1))));
+      std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(o.backoff_s * 1000) * (1 << (attempt - 1))));
     }
     ++stats.queries;
-    auto response = client.Post((url.base_path + "/api/v1/query_range").c_str(), params);
+    std::string body_text;
+    bool over_limit = false;
+    int status = 0;
+    auto response = client.Get(
+        (url.base_path + "/api/v1/query_range").c_str(), params, httplib::Headers{},
+        [&](const httplib::Response& r) {
+          status = r.status;
+          return true;
+        },
+        [&](const char* data, size_t length) {
+          if (body_text.size() + length > o.max_response_bytes) {
+            over_limit = true;
+            return false;
+          }
+          body_text.append(data, length);
+          return true;
+        });
+    if (over_limit) {
+      result.failure = Failure::too_large;
+      result.message = fmt::format("a response over {} MiB", o.max_response_bytes >> 20);
+      return result;
+    }
     if (!response) {
       last_error = fmt::format("cannot reach Prometheus ({})", httplib::to_string(response.error()));
       continue;
     }
-    if (response->status >= 500) {
-      last_error = fmt::format("HTTP {} from Prometheus", response->status);
+    status = response->status;
+    if (status >= 500 && !says_too_large(body_text)) {
+      last_error = fmt::format("HTTP {} from Prometheus", status);
       continue;
     }
-    nlohmann::json body;
-    try {
-      body = nlohmann::json::parse(response->body);
-    } catch (const std::exception&) {
-      last_error = fmt::format("HTTP {}: the response is not JSON (truncated?)", response->status);
+    nlohmann::json body = nlohmann::json::parse(body_text, nullptr, false);
+    if (body.is_discarded() || !body.is_object()) {
+      if (status >= 400) {  // a proxy's error page, not Prometheus's JSON
+        result.failure = says_too_large(body_text) ? Failure::too_large : Failure::refused;
+        result.message = fmt::format("HTTP {}: {}", status, body_text.substr(0, 200));
+        return result;
+      }
+      last_error = fmt::format("HTTP {}: the response is not JSON (truncated?)", status);
       continue;
     }
-    if (response->status >= 400 || body.value("status", "") != "success")
-      return Error{o.url, 0, "query", fmt::format("Prometheus refused the query (HTTP {}): {}", response->status,
-                                                  body.value("error", response->body.substr(0, 200)))};
-    return body;
+    std::string error = body.contains("error") && body["error"].is_string() ? body["error"].get<std::string>() : "";
+    if (status >= 400 || !body.contains("status") || body["status"] != "success") {
+      result.failure = says_too_large(error) ? Failure::too_large : Failure::refused;
+      result.message = fmt::format("Prometheus refused the query (HTTP {}): {}", status,
+                                   error.empty() ? body_text.substr(0, 200) : error);
+      return result;
+    }
+    if (!body.contains("data") || !body["data"].is_object() || !body["data"].contains("result") ||
+        !body["data"]["result"].is_array()) {
+      last_error = "the response has no data.result list";
+      continue;
+    }
+    // Thanos and Mimir answer with warnings when some stores did not: the data is partial.
+    if (body.contains("warnings") && body["warnings"].is_array() && !body["warnings"].empty()) {
+      stats.partial = true;
+      for (const auto& w : body["warnings"])
+        if (w.is_string()) stats.warnings += w.get<std::string>() + "; ";
+    }
+    result.body = std::move(body);
+    return result;
   }
-  return Error{o.url, 0, "", last_error + fmt::format(" after {} tries", o.retries + 1)};
+  result.failure = Failure::unavailable;
+  result.message = last_error + fmt::format(" after {} tries", o.retries + 1);
+  return result;
+}
+
+// Runs the query over [from, to], halving the range while the answer is too large.
+void query_range_split(httplib::Client& client, const Url& url, const std::string& query, double from, double to,
+                       double step, const PrometheusQueryOptions& o, PrometheusStats& stats, std::vector<QueryResult>& out) {
+  QueryResult r = range_query(client, url, query, from, to, step, o, stats);
+  if (r.failure == Failure::too_large && to - from >= step) {
+    ++stats.splits;
+    double middle = from + std::floor((to - from) / step / 2) * step;
+    query_range_split(client, url, query, from, middle, step, o, stats, out);
+    query_range_split(client, url, query, middle + step, to, step, o, stats, out);
+    return;
+  }
+  out.push_back(std::move(r));
 }
 
 std::string series_id(const nlohmann::json& metric, Labels& labels) {
@@ -130,29 +209,62 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
   // series -> hour -> name -> value
   std::map<std::string, std::pair<Labels, std::map<double, std::map<std::string, double>>>> data;
   const double chunk = step * o.max_points_per_query;
-  for (const auto& q : queries) {
+  bool answered = false;  // the server answered at least one query
+  // Runs one query over the whole range in chunks; calls on_series for each series of each
+  // answer. A refused query is an error; chunks unavailable after retries make the result partial.
+  auto run = [&](const std::string& promql, const std::function<void(const nlohmann::json&)>& on_series) -> std::optional<Error> {
     for (double from = start + step; from <= end; from += chunk) {
       double to = std::min(end, from + chunk - step);
-      auto body = range_query(client, *url, q.promql, from, to, step, o, stats);
-      if (!body.ok()) {
-        // A refused query, or a server that never answered the first query: stop here.
-        if (body.error().field == "query" || (stats.queries <= o.retries + 1 && body.error().message.rfind("cannot reach", 0) == 0))
-          return body.error();
-        stats.partial = true;
-        stats.warnings += body.error().message + "; ";
-        continue;
-      }
-      for (const auto& series : body.value()["data"]["result"]) {
-        Labels labels;
-        std::string id = series_id(series["metric"], labels);
-        auto& entry = data[id];
-        entry.first = labels;
-        for (const auto& point : series["values"]) {
-          auto value = parse_finite_double(point[1].get<std::string>());
-          if (value) entry.second[point[0].get<double>() - step][q.name] = *value;
+      std::vector<QueryResult> results;
+      query_range_split(client, *url, promql, from, to, step, o, stats, results);
+      for (const auto& r : results) {
+        if (r.failure == Failure::refused) return Error{o.url, 0, "query", r.message + " (query: " + promql + ")"};
+        if (r.failure == Failure::unavailable && !answered && r.message.rfind("cannot reach", 0) == 0)
+          return Error{o.url, 0, "", r.message};
+        if (r.failure != Failure::none) {
+          stats.partial = true;
+          ++stats.failed_chunks;
+          stats.warnings += fmt::format("{} for {:.0f}..{:.0f}; ", r.message, from, to);
+          continue;
+        }
+        answered = true;
+        for (const auto& series : r.body["data"]["result"]) {
+          // Malformed series (no labels, values that are not [time, "number"]) are skipped, counted.
+          if (!series.is_object() || !series.contains("metric") || !series["metric"].is_object() ||
+              !series.contains("values") || !series["values"].is_array()) {
+            ++stats.malformed;
+            continue;
+          }
+          on_series(series);
         }
       }
     }
+    return std::nullopt;
+  };
+  // [time, "value"] pairs of a series; malformed points are counted and skipped.
+  auto points = [&](const nlohmann::json& series, const std::function<void(double, double)>& on_point) {
+    for (const auto& point : series["values"]) {
+      if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_string()) {
+        ++stats.malformed;
+        continue;
+      }
+      auto value = parse_finite_double(point[1].get<std::string>());
+      if (value) on_point(point[0].get<double>(), *value);
+    }
+  };
+  for (const auto& q : queries) {
+    auto error = run(q.promql, [&](const nlohmann::json& series) {
+      Labels labels;
+      std::string id = series_id(series["metric"], labels);
+      if (data.size() >= input_limits().max_series && !data.count(id)) {
+        ++stats.over_series_limit;
+        return;
+      }
+      auto& entry = data[id];
+      entry.first = labels;
+      points(series, [&](double t, double value) { entry.second[t - step][q.name] = value; });
+    });
+    if (error) return error;
   }
   // Host CPU from node_exporter, one series per instance, joined to the GPUs by host name.
   const Query host_queries[] = {
@@ -163,27 +275,19 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
   };
   for (const auto& q : host_queries) {
     if (data.empty()) break;
-    for (double from = start + step; from <= end; from += chunk) {
-      double to = std::min(end, from + chunk - step);
-      auto body = range_query(client, *url, q.promql, from, to, step, o, stats);
-      if (!body.ok()) {
-        stats.partial = true;
-        stats.warnings += body.error().message + "; ";
-        continue;
-      }
-      for (const auto& series : body.value()["data"]["result"]) {
-        std::string instance = series["metric"].value("instance", "");
-        if (instance.empty()) continue;
-        Labels labels{{"hostname", instance_host(instance)}};
-        std::string id = "hostname=" + labels[0].second;
-        Metric metric = q.name == "cpu" ? Metric::cpu_util_pct : q.name == "iowait" ? Metric::cpu_iowait_pct : Metric::host_cpus;
-        for (const auto& point : series["values"]) {
-          auto value = parse_finite_double(point[1].get<std::string>());
-          if (value) aggregator.add_mean(id, labels, metric, *value, 1);
-        }
-      }
-    }
+    Metric metric = q.name == "cpu" ? Metric::cpu_util_pct : q.name == "iowait" ? Metric::cpu_iowait_pct : Metric::host_cpus;
+    auto error = run(q.promql, [&](const nlohmann::json& series) {
+      const auto& m = series["metric"];
+      if (!m.contains("instance") || !m["instance"].is_string()) return;
+      Labels labels{{"hostname", instance_host(m["instance"].get<std::string>())}};
+      std::string id = "hostname=" + labels[0].second;
+      points(series, [&](double, double value) { aggregator.add_mean(id, labels, metric, value, 1); });
+    });
+    if (error) return error;
   }
+  if (stats.over_series_limit > 0)
+    return Error{o.url, 0, "", fmt::format("more than {} series match (raise the limit with --max-series, or narrow --selector)",
+                                           input_limits().max_series)};
   if (data.empty() && stats.partial) return Error{o.url, 0, "", stats.warnings.substr(0, stats.warnings.find(';'))};
   if (data.empty())
     return Error{o.url, 0, "", "Prometheus has no DCGM_FI_DEV_GPU_UTIL or DCGM_FI_DEV_FB_USED series in the range"};

@@ -18,13 +18,19 @@ struct PrometheusQueryOptions {
   std::string selector;          // extra label matchers, e.g. namespace="ml"
   int max_points_per_query = 10000;
   int retries = 3;
+  double backoff_s = 0.2;        // before the first retry; doubles each time
   double timeout_s = 30;
+  size_t max_response_bytes = 256u << 20;  // a larger answer is split by time range
 };
 
 struct PrometheusStats {
   int queries = 0;
   int retries = 0;
-  bool partial = false;          // some chunk failed after retries
+  int splits = 0;                // ranges halved because the answer was too large
+  int failed_chunks = 0;         // chunks still unavailable after retries
+  long long malformed = 0;       // series or points that were not [time, "value"]
+  long long over_series_limit = 0;  // series refused by --max-series
+  bool partial = false;          // some chunk failed after retries, or the server said so
   std::string warnings;
 };
 

@@ -100,16 +100,22 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
     ::execlp("prometheus", "prometheus", ("--config.file=" + (dir / "prometheus.yml").string()).c_str(),
              ("--storage.tsdb.path=" + (dir / "tsdb").string()).c_str(),
              fmt::format("--web.listen-address=127.0.0.1:{}", port).c_str(), "--storage.tsdb.retention.time=60d",
+             // Small enough that one query over the whole range is refused as too large.
+             "--query.max-samples=20000",
              static_cast<char*>(nullptr));
     std::_Exit(127);
   }
   ASSERT_GT(server, 0);
   struct Stop {
     pid_t pid;
-    ~Stop() {
-      ::kill(pid, SIGTERM);
-      ::waitpid(pid, nullptr, 0);
+    void now() {
+      if (pid > 0) {
+        ::kill(pid, SIGTERM);
+        ::waitpid(pid, nullptr, 0);
+      }
+      pid = 0;
     }
+    ~Stop() { now(); }
   } stop{server};
   httplib::Client probe("127.0.0.1", port);
   bool ready = false;
@@ -182,6 +188,48 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
           << finding.recommendation;
     }
     EXPECT_EQ(starved, 2);
+  }
+
+  // Faults with the real server. A bad selector: Prometheus's own message, no retries.
+  {
+    PrometheusQueryOptions bad = query;
+    bad.selector = "namespace==";
+    TelemetryAggregator ignored;
+    PrometheusStats bad_stats;
+    auto refused = audit_from_prometheus(bad, ignored, bad_stats);
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_NE(refused->message.find("refused the query (HTTP 400)"), std::string::npos) << refused->message;
+    EXPECT_EQ(bad_stats.retries, 0);
+  }
+  // One query over the whole range loads more samples than the server allows
+  // (--query.max-samples): refused, split by the client, and the same findings.
+  {
+    PrometheusQueryOptions wide = query;
+    wide.max_points_per_query = 100000;
+    TelemetryAggregator from_wide;
+    PrometheusStats wide_stats;
+    auto wide_error = audit_from_prometheus(wide, from_wide, wide_stats);
+    ASSERT_FALSE(wide_error) << wide_error->to_string();
+    EXPECT_GT(wide_stats.splits, 0);
+    EXPECT_FALSE(wide_stats.partial) << wide_stats.warnings;
+    auto wide_audit = run_audit(from_wide, catalog, options);
+    ASSERT_TRUE(wide_audit.ok());
+    std::map<std::string, std::string> w;
+    for (const auto& x : wide_audit.value().findings) w[x.scope] = x.kind;
+    for (const auto& [scope, finding] : f) EXPECT_EQ(w[scope], finding.first) << scope;
+  }
+  // The server goes down: a clear error after bounded retries.
+  stop.now();
+  {
+    PrometheusQueryOptions gone = query;
+    gone.retries = 1;
+    gone.backoff_s = 0.01;
+    TelemetryAggregator ignored;
+    PrometheusStats gone_stats;
+    auto down = audit_from_prometheus(gone, ignored, gone_stats);
+    ASSERT_TRUE(down.has_value());
+    EXPECT_NE(down->message.find("cannot reach Prometheus"), std::string::npos) << down->message;
+    EXPECT_EQ(gone_stats.queries, 2);
   }
   EXPECT_NEAR(api.value().mean_util_pct, file.value().mean_util_pct, 0.01);
   std::filesystem::remove_all(dir);

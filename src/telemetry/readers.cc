@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/limits.h"
 #include "core/numbers.h"
 #include "core/text.h"
 #include "trace/request_trace.h"
@@ -129,7 +130,12 @@ class SeriesTable {
     std::string id;
     for (const auto& [k, v] : labels) id += (id.empty() ? "" : ",") + k + "=" + v;
     auto it = series_.find(id);
-    if (it == series_.end()) it = series_.emplace(id, std::move(labels)).first;
+    if (it == series_.end()) {
+      if (series_.size() >= input_limits().max_series)
+        throw SeriesLimitExceeded(fmt::format("more than {} telemetry series (raise the limit with --max-series)",
+                                              input_limits().max_series));
+      it = series_.emplace(id, std::move(labels)).first;
+    }
     return {&it->first, &it->second};
   }
 
@@ -715,12 +721,16 @@ std::optional<Error> read_telemetry(const std::string& path, const ReadOptions& 
     in.clear();
     in.seekg(0);
   }
-  switch (format) {
-    case TelemetryFormat::nvidia_smi: return read_nvidia_smi(in, path, o, emit, stats);
-    case TelemetryFormat::dmon: return read_dmon(in, path, o, emit, stats);
-    case TelemetryFormat::dcgm: return read_dcgm(in, path, emit, stats);
-    case TelemetryFormat::prometheus_json: return read_prometheus_json(path, emit, stats);
-    default: return read_long_csv(in, path, o.long_csv, emit, stats);
+  try {
+    switch (format) {
+      case TelemetryFormat::nvidia_smi: return read_nvidia_smi(in, path, o, emit, stats);
+      case TelemetryFormat::dmon: return read_dmon(in, path, o, emit, stats);
+      case TelemetryFormat::dcgm: return read_dcgm(in, path, emit, stats);
+      case TelemetryFormat::prometheus_json: return read_prometheus_json(path, emit, stats);
+      default: return read_long_csv(in, path, o.long_csv, emit, stats);
+    }
+  } catch (const SeriesLimitExceeded& e) {
+    return Error{path, static_cast<int>(std::min<long long>(stats.lines, 1 << 30)), "", e.what()};
   }
 }
 

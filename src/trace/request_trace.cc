@@ -178,6 +178,9 @@ std::optional<TraceRequest> TraceStream::next() {
       request.input_tokens = *input;
       request.output_tokens = *output;
     }
+    // About 3,000 years either side of 1970: beyond that a timestamp is garbage (and overflows minutes).
+    if (std::abs(request.timestamp_s) > 1e11)
+      return fail(st.line_number, "timestamp", fmt::format("{} s is out of range (more than 3,000 years from 1970)", request.timestamp_s));
     if (request.timestamp_s < st.last_timestamp)
       return fail(st.line_number, "timestamp", "goes backwards (traces must be in time order)");
     st.last_timestamp = request.timestamp_s;
