@@ -50,7 +50,7 @@ std::string scope_of(const SeriesReport& s) {
   std::string out;
   for (const auto& [k, v] : s.labels) {
     if (k == "model") continue;
-    out += (out.empty() ? "" : " ") + k + "=" + (v.size() > 12 ? v.substr(0, 12) : v);
+    out += (out.empty() ? "" : " ") + k + "=" + std::string(utf8_prefix(v, 12));
   }
   return out.empty() ? s.id : out;
 }

@@ -20,7 +20,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                  "commitments.csv, instance_types.csv); may be repeated")
       ->type_name("DIR");
   app.add_option("--format", context.options.format, "Output format")
-      ->check(CLI::IsMember({"table", "json", "csv", "md"}));
+      ->check(CLI::IsMember({"table", "json", "csv", "md", "html"}));
   app.add_option("-o,--output", context.options.output, "Write the result to FILE (atomically) instead of stdout")
       ->type_name("FILE");
   app.add_flag("--explain", context.options.explain, "Show assumptions, formulas and sources");

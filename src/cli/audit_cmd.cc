@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "audit/audit.h"
+#include "audit/audit_document.h"
 #include "cli/context.h"
 #include "telemetry/prometheus_client.h"
 #include "core/numbers.h"
@@ -143,6 +144,17 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
                        {"skipped", skipped_json},
                        {"assumptions", r.assumptions}},
                       "audit");
+    return 0;
+  }
+  if (context.options.format == "html" || context.options.format == "md") {
+    Document document = audit_document(r, args.group_by, args.top);
+    if (prometheus_stats.partial)
+      document.facts.insert(document.facts.begin(), {"data", "PARTIAL: " + prometheus_stats.warnings});
+    document.sections.front().paragraphs.push_back(
+        fmt::format("{} samples read from {} file{}, {} rows skipped.", format_number(static_cast<double>(stats.samples), 0),
+                    args.files.size(), args.files.size() == 1 ? "" : "s", skipped));
+    for (const auto& [reason, n] : stats.skipped) document.sections.front().paragraphs.push_back(fmt::format("Skipped {}: {}.", n, reason));
+    context.emit_document(document);
     return 0;
   }
   std::string out = fmt::format("{}/month recoverable of {}/month across {} GPUs (mean duty cycle {:.1f}%, {:.0f}% of samples idle)\n",

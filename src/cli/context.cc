@@ -26,6 +26,8 @@ const Catalog& CommandContext::catalog() {
 }
 
 void CommandContext::emit(const std::string& text) {
+  if (options.format == "html" && !emitting_document_)
+    fail("--format", "html reports are available for audit and plan; use md or json for this command");
   if (options.output.empty()) {
     out_ << text;
     out_.flush();
@@ -39,7 +41,8 @@ void CommandContext::emit(const std::string& text) {
 void CommandContext::emit_json(nlohmann::json document, const std::string& command) {
   nlohmann::json wrapped = {{"schema_version", 1}, {"command", command}};
   wrapped.update(document);
-  emit(wrapped.dump(2) + "\n");
+  // Labels from telemetry may hold invalid UTF-8: replaced (U+FFFD), never a failure.
+  emit(wrapped.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 void CommandContext::emit_table(const Table& table, const std::string& heading) {
@@ -50,6 +53,18 @@ void CommandContext::emit_table(const Table& table, const std::string& heading) 
   } else {
     emit((heading.empty() ? "" : heading + "\n") + render_text(table));
   }
+}
+
+void CommandContext::emit_document(const Document& document) {
+  if (options.format != "html") {
+    emit(render_markdown(document));
+    return;
+  }
+  auto html = render_html(document);
+  if (!html.ok()) throw InputError{html.error()};
+  emitting_document_ = true;
+  emit(html.value());
+  emitting_document_ = false;
 }
 
 void CommandContext::note(const std::string& line) {

@@ -12,6 +12,7 @@
 #include "catalog/catalog.h"
 #include "perf/efficiency.h"
 #include "core/error.h"
+#include "report/document.h"
 #include "report/table.h"
 
 namespace CLI {
@@ -22,7 +23,7 @@ namespace gw {
 
 struct GlobalOptions {
   std::vector<std::string> catalog_dirs;
-  std::string format = "table";  // table, json, csv, md
+  std::string format = "table";  // table, json, csv, md, html
   std::string output;            // file; empty for stdout
   bool explain = false;
   bool quiet = false;
@@ -45,6 +46,8 @@ class CommandContext {
   void emit_json(nlohmann::json document, const std::string& command);
   // table/md/csv per --format (json handled by the caller).
   void emit_table(const Table& table, const std::string& heading = "");
+  // html or md per --format, for the commands that build a report document.
+  void emit_document(const Document& document);
   void note(const std::string& line);  // to stderr unless --quiet
 
  private:
@@ -52,6 +55,7 @@ class CommandContext {
   std::ostream& err_;
   std::unique_ptr<Catalog> catalog_;
   std::vector<std::string> inputs_;
+  bool emitting_document_ = false;
 };
 
 // Subcommands register themselves and set the action to run after parsing.

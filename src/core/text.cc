@@ -135,4 +135,12 @@ std::string without_exception_id(std::string message) {
   return message;
 }
 
+std::string_view utf8_prefix(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  size_t end = max_bytes;
+  // Back off continuation bytes (10xxxxxx) so a character is never split.
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
 }  // namespace gw

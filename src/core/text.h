@@ -25,6 +25,9 @@ size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to text, if it is close enough to be a useful suggestion.
 std::string closest_match(std::string_view text, const std::vector<std::string>& candidates);
 
+// At most max_bytes of text, cut at a UTF-8 character boundary.
+std::string_view utf8_prefix(std::string_view text, size_t max_bytes);
+
 // A library's exception text without its "[json.exception.parse_error.101] " prefix.
 std::string without_exception_id(std::string message);
 

@@ -49,10 +49,15 @@ std::string render_text(const Table& table) {
 }
 
 std::string render_markdown(const Table& table) {
+  // Cells from users or telemetry: markup characters escaped, newlines (which end a row) as spaces.
   auto escape = [](const std::string& cell) {
     std::string out;
     for (char c : cell) {
-      if (c == '|') out += '\\';
+      if (c == '\n' || c == '\r') {
+        out += ' ';
+        continue;
+      }
+      if (std::string_view("\\`*_[]<>|").find(c) != std::string_view::npos) out += '\\';
       out += c;
     }
     return out;

@@ -1,0 +1,116 @@
+// Escaping in every format, and the HTML report rendered in headless chromium: charts drawn from
+// their data, no console errors, no network requests, hostile names shown as text.
+#include "report/document.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace gw {
+namespace {
+
+const std::string kHostile = "<script>alert(1)</script>";
+
+TEST(Report, HtmlEscapesTextAndScriptData) {
+  EXPECT_EQ(html_escape(kHostile + " & \"q\" 'a'"), "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot; &#39;a&#39;");
+  nlohmann::json data = {{"pod", kHostile}, {"line", "a\u2028b"}};
+  std::string safe = script_safe_json(data);
+  EXPECT_EQ(safe.find("</script"), std::string::npos);
+  EXPECT_EQ(safe.find('<'), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(safe), data);  // the same data once parsed
+  // Invalid UTF-8 from telemetry is replaced, not a failure.
+  EXPECT_NO_THROW(script_safe_json(nlohmann::json(std::string("bad \xff byte"))));
+}
+
+TEST(Report, MarkdownEscapesMarkupAndNewlines) {
+  Document d;
+  d.title = "fleet";
+  Section s;
+  Table t;
+  t.columns = {"pod", "usd"};
+  t.add_row({kHostile + "|x\ny", "1"});
+  s.tables.push_back(t);
+  s.paragraphs.push_back("*not bold* " + kHostile);
+  d.sections.push_back(s);
+  std::string md = render_markdown(d);
+  EXPECT_NE(md.find("\\<script\\>alert(1)\\</script\\>\\|x y"), std::string::npos) << md;
+  EXPECT_NE(md.find("\\*not bold\\*"), std::string::npos) << md;
+  EXPECT_EQ(md.find("<script>"), std::string::npos);
+}
+
+bool have(const std::string& command) { return std::system(("command -v " + command + " >/dev/null 2>&1").c_str()) == 0; }
+
+// Two weeks of dcgm-exporter scrapes for five GPUs whose pods have hostile names.
+void write_fleet(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream out(dir / "fleet.prom");
+    const char* pods[] = {"train-a", "infer-b", "<script>alert(1)</script>", "quote\\\"pod's", "\xC3\xBCn\xC3\xAF-\xE6\xA8\xA1\xE5\x9E\x8B"};
+    double utils[] = {0, 20, 85, -1, 80};
+    double memory_mib[] = {900, 60000, 9000, 70000, 70000};
+    for (int step = 0; step < 14 * 24 * 12; ++step) {
+      long long t = 1714348800LL + step * 300LL;  // from Monday 2024-04-29
+      for (int i = 0; i < 5; ++i) {
+        double util = utils[i] >= 0 ? utils[i] : ((t / 3600) % 24 < 12 ? 0 : 90);
+        std::string labels = fmt::format("gpu=\"{}\",UUID=\"GPU-{}\",Hostname=\"node-{}\",modelName=\"NVIDIA A100-SXM4-80GB\",pod=\"{}\",namespace=\"team-{}\"",
+                                         i, i, i, pods[i], i % 2);
+        out << fmt::format("DCGM_FI_DEV_GPU_UTIL{{{}}} {} {}\n", labels, util, t * 1000);
+        out << fmt::format("DCGM_FI_DEV_FB_USED{{{}}} {} {}\n", labels, memory_mib[i], t * 1000);
+      }
+    }
+  }
+}
+
+// The audit of a fleet whose pods have hostile names, rendered in chromium.
+TEST(Report, AuditHtmlRendersInChromium) {
+  if (!have("node") || !have("chromium")) GTEST_FAIL() << "node and chromium are required (scripts/bootstrap installs them)";
+  auto web = std::filesystem::path(GPUWISE_SOURCE_DIR) / "web";
+  if (!std::filesystem::exists(web / "node_modules" / "playwright-core"))
+    GTEST_FAIL() << "web/node_modules is missing (scripts/bootstrap runs npm ci in web/)";
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_html_{}", ::getpid());
+  write_fleet(dir);
+  std::string report = (dir / "audit.html").string();
+  ASSERT_EQ(std::system(fmt::format("'{}' audit '{}' --group-by pod --format html -o '{}' -q", GPUWISE_BINARY,
+                                    (dir / "fleet.prom").string(), report).c_str()), 0);
+  // The screenshot is kept in the build folder for people to look at.
+  std::string screenshot = std::filesystem::absolute("audit-report.png").string();
+  std::string command = fmt::format("cd '{}' && node test/render.mjs '{}' '{}' '{}' >'{}' 2>&1", web.string(), report, screenshot,
+                                    kHostile, (dir / "render.log").string());
+  int status = std::system(command.c_str());
+  std::ifstream log(dir / "render.log");
+  std::string text((std::istreambuf_iterator<char>(log)), {});
+  EXPECT_EQ(status, 0) << text;
+  EXPECT_NE(text.find("\"failures\":[]"), std::string::npos) << text;
+  EXPECT_TRUE(std::filesystem::exists(screenshot));
+  std::filesystem::remove_all(dir);
+}
+
+// The audit's JSON validates against schemas/audit.schema.json, and a document missing a
+// required field does not (so the check can fail).
+TEST(Report, AuditJsonValidatesAgainstItsSchema) {
+  if (!have("node")) GTEST_FAIL() << "node is required (scripts/bootstrap installs it)";
+  auto root = std::filesystem::path(GPUWISE_SOURCE_DIR);
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_schema_{}", ::getpid());
+  write_fleet(dir);
+  std::string json_path = (dir / "audit.json").string();
+  ASSERT_EQ(std::system(fmt::format("'{}' audit '{}' --group-by namespace --format json -o '{}' -q", GPUWISE_BINARY,
+                                    (dir / "fleet.prom").string(), json_path).c_str()), 0);
+  auto validate = [&](const std::string& document) {
+    return std::system(fmt::format("cd '{}' && node test/validate.mjs '{}' '{}' >'{}' 2>&1", (root / "web").string(),
+                                   (root / "schemas" / "audit.schema.json").string(), document, (dir / "validate.log").string())
+                           .c_str());
+  };
+  EXPECT_EQ(validate(json_path), 0);
+  std::ifstream in(json_path);
+  nlohmann::json document = nlohmann::json::parse(in);
+  ASSERT_EQ(document["attribution"].size(), 2u);
+  document.erase("summary");
+  std::ofstream(dir / "broken.json") << document.dump();
+  EXPECT_NE(validate((dir / "broken.json").string()), 0);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gw

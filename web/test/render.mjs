@@ -1,0 +1,44 @@
+// Renders a gpuwise HTML report in headless Debian chromium (playwright-core cannot download
+// its own browser here) and checks it: every chart drew marks from its data, the console shows
+// no errors, the page made no network request, no script from the data ran (a dialog would
+// open), and the given texts appear as text. Saves a screenshot. Exit 0 when all hold.
+// Usage: node render.mjs REPORT.html SCREENSHOT.png [TEXT ...]
+import { chromium } from 'playwright-core';
+import path from 'node:path';
+
+const [report, screenshot, ...texts] = process.argv.slice(2);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+});
+const failures = [];
+try {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const errors = [], requests = [], dialogs = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('request', (r) => { if (!r.url().startsWith('file:')) requests.push(r.url()); });
+  page.on('dialog', async (d) => { dialogs.push(d.message()); await d.dismiss(); });
+  await page.goto('file://' + path.resolve(report));
+  const charts = await page.evaluate(async () => {
+    await window.gpuwiseCharts;
+    return [...document.querySelectorAll('[data-chart]')].map((el) => ({
+      title: el.parentElement.querySelector('h3')?.textContent,
+      rendered: el.getAttribute('data-rendered') === 'true',
+      // Marks drawn from data (axes and legends have other roles).
+      marks: el.querySelectorAll('g.role-mark > path, g.role-mark > rect, g.role-mark > g').length,
+    }));
+  });
+  const body = await page.evaluate(() => document.body.innerText);
+  await page.screenshot({ path: screenshot, fullPage: true });
+  if (charts.length === 0) failures.push('no charts');
+  for (const c of charts) if (!c.rendered || c.marks === 0) failures.push(`chart "${c.title}" drew ${c.marks} marks`);
+  for (const e of errors) failures.push('console: ' + e);
+  for (const r of requests) failures.push('network request: ' + r);
+  for (const d of dialogs) failures.push('a script from the data ran: ' + d);
+  for (const t of texts) if (!body.includes(t)) failures.push('text not shown: ' + t);
+  console.log(JSON.stringify({ charts, errors, requests, dialogs, failures }));
+} finally {
+  await browser.close();
+}
+process.exit(failures.length ? 1 : 0);
