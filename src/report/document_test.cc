@@ -75,7 +75,7 @@ TEST(Report, AuditHtmlRendersInChromium) {
   ASSERT_EQ(std::system(fmt::format("'{}' audit '{}' --group-by pod --format html -o '{}' -q", GPUWISE_BINARY,
                                     (dir / "fleet.prom").string(), report).c_str()), 0);
   // The screenshot is kept in the build folder for people to look at.
-  std::string screenshot = std::filesystem::absolute("audit-report.png").string();
+  std::string screenshot = (std::filesystem::path(GPUWISE_BINARY).parent_path() / "audit-report.png").string();
   std::string command = fmt::format("cd '{}' && node test/render.mjs '{}' '{}' '{}' >'{}' 2>&1", web.string(), report, screenshot,
                                     kHostile, (dir / "render.log").string());
   int status = std::system(command.c_str());
