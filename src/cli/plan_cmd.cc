@@ -5,6 +5,8 @@
 
 #include "cli/context.h"
 #include "cli/training_table.h"
+#include "core/numbers.h"
+#include "core/text.h"
 #include "plan/training_plan.h"
 #include "plan/verify.h"
 
@@ -69,6 +71,52 @@ json option_json(const PlanOption& o, const ServicePlan& p, bool llm) {
     j["simulated"] = s;
   }
   return j;
+}
+
+// The cost-latency frontier: each option's monthly cost against its p99 latency (TTFT for LLMs),
+// the chosen plan marked.
+Chart pareto_chart(const ServicePlan& p, bool llm) {
+  nlohmann::json values = nlohmann::json::array();
+  for (const auto& o : p.pareto)
+    values.push_back({{"option", fmt::format("{} x{} tp{} {} ({})", o.config.accelerator->name, o.replicas, o.config.tensor_parallel,
+                                              batching_name(o.config.batching), pricing_name(o.pricing))},
+                      {"usd_per_month", o.usd_per_month()},
+                      {"latency_s", llm ? o.level.ttft_p99_s : o.level.latency_p99_s},
+                      {"chosen", p.best && o.usd_per_hour == p.best->usd_per_hour && o.config.accelerator == p.best->config.accelerator}});
+  std::string y = llm ? "TTFT p99 (s)" : "latency p99 (s)";
+  nlohmann::json spec = {
+      {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+      {"width", 560},
+      {"height", 300},
+      {"data", {{"values", values}}},
+      {"layer", nlohmann::json::array({
+                    {{"mark", {{"type", "line"}, {"interpolate", "step-after"}, {"color", "#9aa4b5"}}},
+                     {"encoding", {{"x", {{"field", "usd_per_month"}, {"type", "quantitative"}, {"title", "USD per month"}}},
+                                   {"y", {{"field", "latency_s"}, {"type", "quantitative"}, {"title", y}}}}}},
+                    {{"mark", {{"type", "point"}, {"filled", true}, {"size", 90}, {"tooltip", {{"content", "data"}}}}},
+                     {"encoding", {{"x", {{"field", "usd_per_month"}, {"type", "quantitative"}}},
+                                   {"y", {{"field", "latency_s"}, {"type", "quantitative"}}},
+                                   {"color", {{"field", "chosen"}, {"type", "nominal"}, {"title", "chosen"},
+                                              {"scale", {{"domain", {false, true}}, {"range", {"#2458a6", "#c2410c"}}}}}}}}},
+                })}};
+  return {"Cost against latency: the frontier of candidate plans", spec};
+}
+
+// The training time-cost frontier: days against dollars per run.
+Chart training_chart(const TrainingPlan& tp) {
+  nlohmann::json values = nlohmann::json::array();
+  for (const auto& c : tp.pareto)
+    values.push_back({{"option", fmt::format("{} x{} {} ({})", c.offering->accelerator, c.devices, c.offering->instance_type, pricing_name(c.pricing))},
+                      {"days", c.expected_time_s / 86400},
+                      {"usd", c.usd}});
+  nlohmann::json spec = {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+                         {"width", 560},
+                         {"height", 300},
+                         {"data", {{"values", values}}},
+                         {"mark", {{"type", "point"}, {"filled", true}, {"size", 90}, {"tooltip", {{"content", "data"}}}}},
+                         {"encoding", {{"x", {{"field", "usd"}, {"type", "quantitative"}, {"title", "USD per run"}}},
+                                       {"y", {{"field", "days"}, {"type", "quantitative"}, {"title", "days per run"}}}}}};
+  return {"Time against cost per run: the frontier", spec};
 }
 
 std::string latency_text(const PlanOption& o, bool llm) {
@@ -244,6 +292,17 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
 
   std::string out;
   bool markdown = context.options.format == "md";
+  // The same content as a report document, for --format html.
+  Document doc;
+  doc.kind = "plan";
+  doc.title = "Plan: " + (spec.value().name.empty() ? args.spec : spec.value().name);
+  // Lines written to `out` since `from`, as paragraphs.
+  auto paragraphs_since = [&](size_t from) {
+    std::vector<std::string> lines;
+    for (auto& line : split(out.substr(from), '\n'))
+      if (!gw::trim(line).empty()) lines.emplace_back(gw::trim(line));
+    return lines;
+  };
   if (markdown) out += "# Plan: " + (spec.value().name.empty() ? args.spec : spec.value().name) + "\n\n";
   for (size_t i = 0; i < plans.size(); ++i) {
     const auto& p = plans[i];
@@ -256,8 +315,13 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
                                                         p.mean_input_tokens, p.mean_output_tokens)
                                           : "");
     out += markdown ? "## " + heading + "\n\n" : heading + "\n";
+    size_t section_start = out.size();
+    Section section;
+    section.heading = heading;
     if (!p.best) {
       out += fmt::format("  no plan: {}\n\n", p.binding);
+      section.paragraphs = paragraphs_since(section_start);
+      doc.sections.push_back(section);
       continue;
     }
     const PlanOption& b = *p.best;
@@ -286,6 +350,7 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
                          p.no_batching->config.accelerator->name, format_usd(p.no_batching->usd_per_month()),
                          format_usd(saving), p.no_batching->usd_per_month() > 0 ? saving / p.no_batching->usd_per_month() * 100 : 0);
     }
+    section.paragraphs = paragraphs_since(section_start);
     Table table;
     table.columns = {"accelerator", "tp", "batching", "replicas", "offering", "pricing", llm ? "ttft_p99_s" : "p99_ms",
                      llm ? "tpot_p99_ms" : "p50_ms", "simulated_p99", "busy", "usd_per_month", "usd_per_1k"};
@@ -304,6 +369,9 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
                      fmt::format("{:.0f}%", o.level.utilization * 100), format_usd(o.usd_per_month()),
                      format_usd(usd_per_1k(o, p.average_rps))});
     out += markdown ? "\nCost-latency frontier:\n\n" + render_markdown(table) : "  cost-latency frontier:\n" + render_text(table);
+    section.charts.push_back(pareto_chart(p, llm));
+    section.tables.push_back(table);
+    doc.sections.push_back(section);
     if (context.options.explain) {
       out += "  assumptions:\n";
       for (const auto& a : p.assumptions) out += "    - " + a + "\n";
@@ -320,8 +388,13 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
     std::string heading = fmt::format("training {} ({}): {}{}", t.name, m.arch.name, work,
                                       t.deadline_days ? fmt::format(", deadline {:.3g} days", *t.deadline_days) : "");
     out += markdown ? "## " + heading + "\n\n" : heading + "\n";
+    size_t section_start = out.size();
+    Section section;
+    section.heading = heading;
     if (!tp.best) {
       out += "  no plan: " + tp.binding + "\n\n";
+      section.paragraphs = paragraphs_since(section_start);
+      doc.sections.push_back(section);
       continue;
     }
     const auto& b = *tp.best;
@@ -340,8 +413,12 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
                                          b.daly_interval_s / 60)
                            : "");
     for (const auto& w : e.warnings) out += "  warning: " + w + "\n";
+    section.paragraphs = paragraphs_since(section_start);
     Table table = training_frontier_table(tp.pareto);
     out += markdown ? "\nTime-cost frontier:\n\n" + render_markdown(table) : "  time-cost frontier:\n" + render_text(table);
+    section.charts.push_back(training_chart(tp));
+    section.tables.push_back(table);
+    doc.sections.push_back(section);
     out += "\n";
   }
   double one_off = 0;
@@ -352,7 +429,16 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
   if (budget) out += fmt::format(" (budget {}/month{})", format_usd(*budget), over_budget ? ": EXCEEDED" : "");
   out += "\n";
   for (const auto& skipped : spec.value().not_planned) out += "Not planned by this version: " + skipped + "\n";
-  context.emit(out);
+  if (context.options.format == "html") {
+    doc.facts.emplace_back("total per month", format_usd(total_per_month));
+    if (one_off > 0) doc.facts.emplace_back("one-off training", format_usd(one_off));
+    if (budget) doc.facts.emplace_back("budget per month", format_usd(*budget) + (over_budget ? " (exceeded)" : ""));
+    for (const auto& p : plans) doc.assumptions.insert(doc.assumptions.end(), p.assumptions.begin(), p.assumptions.end());
+    for (const auto& skipped : spec.value().not_planned) doc.assumptions.push_back("not planned by this version: " + skipped);
+    context.emit_document(doc);
+  } else {
+    context.emit(out);
+  }
   for (const auto& p : plans)
     if (!p.feasible) context.err() << "gpuwise: service '" << p.service << "' cannot be planned: " << p.binding << "\n";
   for (size_t i = 0; i < training_plans.size(); ++i)

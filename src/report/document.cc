@@ -53,6 +53,7 @@ h2 { font-size: 1.2rem; margin: 2rem 0 .5rem; border-bottom: 1px solid var(--lin
 .fact { border: 1px solid var(--line); border-radius: 6px; padding: .5rem .8rem; min-width: 11rem; }
 .fact .label { color: var(--muted); font-size: .8rem; }
 .fact .value { font-size: 1.15rem; font-weight: 600; }
+.table { overflow-x: auto; }
 table { border-collapse: collapse; margin: .75rem 0; font-size: .85rem; width: 100%; }
 th, td { border-bottom: 1px solid var(--line); padding: .3rem .5rem; text-align: left; vertical-align: top; }
 th { background: #f4f6f9; }
@@ -66,7 +67,7 @@ footer { color: var(--muted); font-size: .8rem; margin-top: 2rem; }
 
 std::string table_html(const Table& table) {
   auto right = [&](size_t c) { return c < table.align.size() && table.align[c] == Align::right; };
-  std::string out = "<table>\n<thead><tr>";
+  std::string out = "<div class=\"table\"><table>\n<thead><tr>";
   for (size_t c = 0; c < table.columns.size(); ++c)
     out += fmt::format("<th{}>{}</th>", right(c) ? " class=\"num\"" : "", html_escape(table.columns[c]));
   out += "</tr></thead>\n<tbody>\n";
@@ -76,7 +77,7 @@ std::string table_html(const Table& table) {
       out += fmt::format("<td{}>{}</td>", right(c) ? " class=\"num\"" : "", html_escape(row[c]));
     out += "</tr>\n";
   }
-  return out + "</tbody>\n</table>\n";
+  return out + "</tbody>\n</table></div>\n";
 }
 
 // Markdown text: the characters that would start markup are escaped; a newline would end a table row.

@@ -87,6 +87,29 @@ TEST(Report, AuditHtmlRendersInChromium) {
   std::filesystem::remove_all(dir);
 }
 
+// Plans (inference and training) as HTML: the frontier charts draw.
+TEST(Report, PlanHtmlRendersInChromium) {
+  if (!have("node") || !have("chromium")) GTEST_FAIL() << "node and chromium are required (scripts/bootstrap installs them)";
+  auto root = std::filesystem::path(GPUWISE_SOURCE_DIR);
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_plan_html_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  // Each example with a text its report must show (the chart's title).
+  for (auto [example, title] : {std::pair<std::string, std::string>{"spam-filter", "Cost against latency"},
+                                {"pretrain-7b", "Time against cost per run"}}) {
+    std::string report = (dir / (example + ".html")).string();
+    ASSERT_EQ(std::system(fmt::format("'{}' plan '{}' --no-simulate --format html -o '{}' -q", GPUWISE_BINARY,
+                                      (root / "examples" / (example + ".yaml")).string(), report).c_str()), 0);
+    std::string screenshot = (std::filesystem::path(GPUWISE_BINARY).parent_path() / ("plan-" + example + ".png")).string();
+    int status = std::system(fmt::format("cd '{}' && node test/render.mjs '{}' '{}' '{}' >'{}' 2>&1", (root / "web").string(),
+                                         report, screenshot, title, (dir / "render.log").string())
+                                 .c_str());
+    std::ifstream log(dir / "render.log");
+    std::string text((std::istreambuf_iterator<char>(log)), {});
+    EXPECT_EQ(status, 0) << example << ": " << text;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // The audit's JSON validates against schemas/audit.schema.json, and a document missing a
 // required field does not (so the check can fail).
 TEST(Report, AuditJsonValidatesAgainstItsSchema) {
