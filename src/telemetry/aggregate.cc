@@ -97,6 +97,7 @@ void TelemetryAggregator::add_hour(const std::string& series, const Labels& labe
     it->second.labels = labels;
   }
   SeriesAggregate& a = it->second;
+  if (std::abs(h.hour_start_s) > 1e11 || !(h.samples < 1e15)) return;  // not a time or a count: a broken server
   if (h.samples > 0) {
     long long n = static_cast<long long>(std::llround(h.samples));
     a.util_samples += n;

@@ -721,13 +721,23 @@ std::optional<Error> read_telemetry(const std::string& path, const ReadOptions& 
     in.clear();
     in.seekg(0);
   }
+  // One check for every format: a time about 3,000 years from 1970 is garbage, and would
+  // overflow the hour-of-week arithmetic downstream.
+  const SampleHandler checked = [&](const TelemetrySample& s) {
+    if (std::abs(s.time_s) > 1e11) {
+      stats.skip("timestamp out of range");
+      --stats.samples;  // readers count every sample they hand over
+      return;
+    }
+    emit(s);
+  };
   try {
     switch (format) {
-      case TelemetryFormat::nvidia_smi: return read_nvidia_smi(in, path, o, emit, stats);
-      case TelemetryFormat::dmon: return read_dmon(in, path, o, emit, stats);
-      case TelemetryFormat::dcgm: return read_dcgm(in, path, emit, stats);
-      case TelemetryFormat::prometheus_json: return read_prometheus_json(path, emit, stats);
-      default: return read_long_csv(in, path, o.long_csv, emit, stats);
+      case TelemetryFormat::nvidia_smi: return read_nvidia_smi(in, path, o, checked, stats);
+      case TelemetryFormat::dmon: return read_dmon(in, path, o, checked, stats);
+      case TelemetryFormat::dcgm: return read_dcgm(in, path, checked, stats);
+      case TelemetryFormat::prometheus_json: return read_prometheus_json(path, checked, stats);
+      default: return read_long_csv(in, path, o.long_csv, checked, stats);
     }
   } catch (const SeriesLimitExceeded& e) {
     return Error{path, static_cast<int>(std::min<long long>(stats.lines, 1 << 30)), "", e.what()};
