@@ -568,11 +568,18 @@ std::optional<Error> read_prometheus_json(const std::string& path, const SampleH
   } catch (const nlohmann::json::parse_error& e) {
     return Error{path, line_of_offset(text, e.byte > 0 ? e.byte - 1 : 0), "", "invalid JSON: " + without_exception_id(e.what())};
   }
-  if (!doc.is_object() || doc.value("status", "") != "success" || !doc.contains("data") || !doc["data"].contains("result"))
+  // Shapes are checked before use: nlohmann's accessors throw on the wrong type.
+  if (!doc.is_object() || !doc.contains("status") || doc["status"] != "success" || !doc.contains("data") ||
+      !doc["data"].is_object() || !doc["data"].contains("result") || !doc["data"]["result"].is_array())
     return Error{path, 1, "status", "not a successful Prometheus query response"};
   std::set<std::pair<const std::string*, int>> seen;
   for (const auto& series : doc["data"]["result"]) {
-    std::string name = series.contains("metric") ? series["metric"].value("__name__", "") : "";
+    if (!series.is_object() || !series.contains("metric") || !series["metric"].is_object()) {
+      stats.skip("malformed series (no metric labels)");
+      continue;
+    }
+    const auto& labels_json = series["metric"];
+    std::string name = labels_json.contains("__name__") && labels_json["__name__"].is_string() ? labels_json["__name__"].get<std::string>() : "";
     std::optional<Metric> metric;
     double scale = 1;
     if (name == "DCGM_FI_DEV_GPU_UTIL" || name == "gpu_util_pct") metric = Metric::gpu_util_pct;
@@ -593,7 +600,11 @@ std::optional<Error> read_prometheus_json(const std::string& path, const SampleH
       stats.skip("duplicate series");
       continue;
     }
-    for (const auto& point : series.value("values", nlohmann::json::array())) {
+    if (!series.contains("values") || !series["values"].is_array()) {
+      stats.skip("malformed series (no values list)");
+      continue;
+    }
+    for (const auto& point : series["values"]) {
       ++stats.lines;
       if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_string()) {
         stats.skip("malformed point");
