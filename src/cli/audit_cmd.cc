@@ -4,6 +4,7 @@
 
 #include "audit/audit.h"
 #include "audit/audit_document.h"
+#include "report/progress.h"
 #include "cli/context.h"
 #include "telemetry/prometheus_client.h"
 #include "core/numbers.h"
@@ -55,7 +56,13 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
     if (!range) fail("--range", "'" + args.range + "' is not a duration like 14d, 36h or 90m");
     query.range_s = *range;
     query.selector = args.selector;
+    Progress progress("querying Prometheus", "chunks", 0, context.progress_enabled());
+    query.on_progress = [&](int done, int total) {
+      progress.set_total(total);
+      progress.update(done);
+    };
     if (auto error = audit_from_prometheus(query, aggregator, prometheus_stats)) throw InputError{*error};
+    progress.finish();
     if (prometheus_stats.partial) context.note("gpuwise: warning: partial data from Prometheus: " + prometheus_stats.warnings);
     if (prometheus_stats.malformed > 0)
       context.note(fmt::format("gpuwise: warning: {} malformed series or points from Prometheus skipped", prometheus_stats.malformed));
@@ -70,8 +77,14 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
       per_file.long_csv.fixed_metric = entry.substr(at + 1);
     }
     context.add_input(file);
-    if (auto error = read_telemetry(file, per_file, [&](const TelemetrySample& s) { aggregator.add(s); }, stats))
-      throw InputError{*error};
+    Progress progress("reading " + file, "samples", 0, context.progress_enabled());
+    long long read_before = stats.samples;
+    auto on_sample = [&](const TelemetrySample& s) {
+      aggregator.add(s);
+      if ((aggregator.samples() & 0xFFFFF) == 0) progress.update(static_cast<double>(stats.samples - read_before));
+    };
+    if (auto error = read_telemetry(file, per_file, on_sample, stats)) throw InputError{*error};
+    progress.finish();
   }
   AuditOptions options;
   options.min_coverage_hours = args.min_coverage_hours;

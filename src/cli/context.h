@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -13,6 +14,7 @@
 #include "perf/efficiency.h"
 #include "core/error.h"
 #include "report/document.h"
+#include "report/progress.h"
 #include "report/table.h"
 
 namespace CLI {
@@ -49,6 +51,8 @@ class CommandContext {
   // html or md per --format, for the commands that build a report document.
   void emit_document(const Document& document);
   void note(const std::string& line);  // to stderr unless --quiet
+  // Progress bars: stderr is a terminal, not --quiet, and the command writes to stderr's terminal.
+  bool progress_enabled() const { return !options.quiet && &err_ == &std::cerr && Progress::stderr_is_terminal(); }
 
  private:
   std::ostream& out_;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
+#include "report/progress.h"
 #include "plan/verify.h"
 
 namespace gw {
@@ -79,7 +80,10 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
     if (args.duration_s > 0) options.max_duration_s = args.duration_s;
     options.slo = service.slo;
     options.router = *parse_router(deployment.router);
+    Progress progress("simulating " + service.name, "requests", static_cast<double>(args.requests), context.progress_enabled());
+    options.on_progress = [&](long long admitted) { progress.update(static_cast<double>(admitted)); };
     auto result = simulate(*process, replicas.value(), options);
+    progress.finish();
     if (!result.ok()) {
       Error e = result.error();
       if (e.file.empty()) e.file = args.spec;

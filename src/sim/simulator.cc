@@ -226,6 +226,7 @@ class Simulation {
       state.outstanding_tokens += r.input + r.output;
     }
     ++admitted_;
+    if ((admitted_ & 0xFFFF) == 0 && options_.on_progress) options_.on_progress(admitted_);
     last_arrival_ = t;
     ++in_flight_;
     peak_in_flight_ = std::max(peak_in_flight_, in_flight_);

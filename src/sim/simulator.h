@@ -51,6 +51,7 @@ struct SimOptions {
   Router router = Router::round_robin;
   Slo slo;
   int timeseries_points = 200;        // samples of queue depth and KV use over the run
+  std::function<void(long long admitted)> on_progress;  // called every 65,536 admissions
 };
 
 struct ReplicaStats {

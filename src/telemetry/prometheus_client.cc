@@ -210,6 +210,9 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
   std::map<std::string, std::pair<Labels, std::map<double, std::map<std::string, double>>>> data;
   const double chunk = step * o.max_points_per_query;
   bool answered = false;  // the server answered at least one query
+  const int chunks_per_query = static_cast<int>(std::ceil((end - start) / chunk));
+  const int chunks_total = chunks_per_query * 10;  // seven GPU queries, three host queries
+  int chunks_done = 0;
   // Runs one query over the whole range in chunks; calls on_series for each series of each
   // answer. A refused query is an error; chunks unavailable after retries make the result partial.
   auto run = [&](const std::string& promql, const std::function<void(const nlohmann::json&)>& on_series) -> std::optional<Error> {
@@ -217,6 +220,7 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
       double to = std::min(end, from + chunk - step);
       std::vector<QueryResult> results;
       query_range_split(client, *url, promql, from, to, step, o, stats, results);
+      if (o.on_progress) o.on_progress(++chunks_done, chunks_total);
       for (const auto& r : results) {
         if (r.failure == Failure::refused) return Error{o.url, 0, "query", r.message + " (query: " + promql + ")"};
         if (r.failure == Failure::unavailable && !answered && r.message.rfind("cannot reach", 0) == 0)

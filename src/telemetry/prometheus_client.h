@@ -4,6 +4,7 @@
 // series than the server allows, and failures are retried with backoff.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "core/error.h"
@@ -21,6 +22,7 @@ struct PrometheusQueryOptions {
   double backoff_s = 0.2;        // before the first retry; doubles each time
   double timeout_s = 30;
   size_t max_response_bytes = 256u << 20;  // a larger answer is split by time range
+  std::function<void(int chunks_done, int chunks_total)> on_progress;
 };
 
 struct PrometheusStats {
