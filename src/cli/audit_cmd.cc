@@ -5,6 +5,7 @@
 #include "audit/audit.h"
 #include "audit/audit_document.h"
 #include "report/progress.h"
+#include "report/style.h"
 #include "cli/context.h"
 #include "telemetry/prometheus_client.h"
 #include "core/numbers.h"
@@ -170,9 +171,10 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
     context.emit_document(document);
     return 0;
   }
-  std::string out = fmt::format("{}/month recoverable of {}/month across {} GPUs (mean duty cycle {:.1f}%, {:.0f}% of samples idle)\n",
+  bool colour = colour_wanted_here(!context.options.output.empty(), context.options.format);
+  std::string out = paint(fmt::format("{}/month recoverable of {}/month across {} GPUs (mean duty cycle {:.1f}%, {:.0f}% of samples idle)",
                                 format_usd(r.recoverable_usd_per_month), format_usd(r.fleet_usd_per_month), r.gpus,
-                                r.mean_util_pct, r.idle_sample_fraction * 100);
+                                r.mean_util_pct, r.idle_sample_fraction * 100), Style::bold, colour) + "\n";
   if (r.underused_gpus > 0)
     out += fmt::format("The work of the {} under-used GPUs fits on {} at 70% busy\n", r.underused_gpus, r.underused_fit_on);
   if (r.usd_per_1k_inferences)
@@ -196,7 +198,7 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
     if (++shown > args.top) break;
     table.add_row({f.kind, f.scope, format_usd(f.waste_usd_per_month), f.confidence, f.evidence, f.recommendation});
   }
-  out += "\nLargest moves first:\n" + render_text(table);
+  out += "\n" + paint("Largest moves first:", Style::bold, colour) + "\n" + render_text(table);
   if (!r.attribution.empty()) {
     Table groups;
     groups.columns = {args.group_by, "gpus", "usd_per_month", "mean_util_pct"};

@@ -5,6 +5,7 @@
 
 #include "cli/context.h"
 #include "cli/training_table.h"
+#include "report/style.h"
 #include "core/numbers.h"
 #include "core/text.h"
 #include "plan/training_plan.h"
@@ -292,6 +293,7 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
 
   std::string out;
   bool markdown = context.options.format == "md";
+  bool colour = colour_wanted_here(!context.options.output.empty(), context.options.format);
   // The same content as a report document, for --format html.
   Document doc;
   doc.kind = "plan";
@@ -319,13 +321,13 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
     Section section;
     section.heading = heading;
     if (!p.best) {
-      out += fmt::format("  no plan: {}\n\n", p.binding);
+      out += "  " + paint("no plan: " + p.binding, Style::bad, colour) + "\n\n";
       section.paragraphs = paragraphs_since(section_start);
       doc.sections.push_back(section);
       continue;
     }
     const PlanOption& b = *p.best;
-    out += fmt::format("  best: {} x {} {} {} ({}), {} replica{} of {}x {} (tp{}, {} batching{}), {}; "
+    out += "  " + paint("best:", Style::good, colour) + fmt::format(" {} x {} {} {} ({}), {} replica{} of {}x {} (tp{}, {} batching{}), {}; "
                        "{:.0f}% busy at peak\n",
                        b.instances, b.offering->cloud, b.offering->region, b.offering->instance_type,
                        pricing_name(b.pricing), b.replicas, b.replicas == 1 ? "" : "s", b.config.tensor_parallel,
