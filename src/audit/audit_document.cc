@@ -54,6 +54,41 @@ Chart waste_by_kind(const AuditReport& r) {
   return {"Waste by finding", spec};
 }
 
+// From today's monthly cost to the recommended fleet's: one step down per kind of finding.
+Chart waterfall(const AuditReport& r) {
+  std::map<std::string, double> waste;
+  std::map<std::string, double> per_scope;  // each series' largest finding, as the summary counts it
+  std::map<std::string, std::string> kind_of_scope;
+  for (const auto& f : r.findings) {
+    if (f.waste_usd_per_month > per_scope[f.scope]) {
+      per_scope[f.scope] = f.waste_usd_per_month;
+      kind_of_scope[f.scope] = f.kind;
+    }
+  }
+  for (const auto& [scope, usd] : per_scope)
+    if (usd > 0) waste[kind_of_scope[scope]] += usd;
+  json values = json::array();
+  double level = r.fleet_usd_per_month;
+  values.push_back({{"step", "today"}, {"start", 0}, {"end", level}, {"kind", "total"}, {"order", 0}});
+  int order = 1;
+  for (const auto& [kind, usd] : waste) {
+    values.push_back({{"step", kind}, {"start", level}, {"end", level - usd}, {"kind", "saving"}, {"order", order++}});
+    level -= usd;
+  }
+  values.push_back({{"step", "recommended"}, {"start", 0}, {"end", level}, {"kind", "total"}, {"order", order}});
+  json spec = {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+               {"width", 560},
+               {"data", {{"values", values}}},
+               {"mark", {{"type", "bar"}, {"tooltip", true}}},
+               {"encoding",
+                {{"x", {{"field", "step"}, {"type", "nominal"}, {"sort", {{"field", "order"}}}, {"title", nullptr}, {"axis", {{"labelAngle", 0}}}}},
+                 {"y", {{"field", "start"}, {"type", "quantitative"}, {"title", "USD per month"}}},
+                 {"y2", {{"field", "end"}}},
+                 {"color", {{"field", "kind"}, {"type", "nominal"}, {"title", nullptr},
+                            {"scale", {{"domain", {"total", "saving"}}, {"range", {"#2458a6", "#c2410c"}}}}}}}}};
+  return {"From today's fleet to the recommended one (USD per month)", spec};
+}
+
 Chart cost_by_group(const AuditReport& r, const std::string& group_by) {
   json values = json::array();
   double cumulative = 0;
@@ -105,6 +140,7 @@ Document audit_document(const AuditReport& r, const std::string& group_by, int t
     table.add_row({f.kind, f.scope, format_usd(f.waste_usd_per_month), f.confidence, f.evidence, f.recommendation});
   }
   moves.tables.push_back(table);
+  moves.charts.push_back(waterfall(r));
   moves.charts.push_back(waste_by_kind(r));
   d.sections.push_back(moves);
 

@@ -23,6 +23,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       ->check(CLI::IsMember({"table", "json", "csv", "md", "html"}));
   app.add_option("-o,--output", context.options.output, "Write the result to FILE (atomically) instead of stdout")
       ->type_name("FILE");
+  app.add_option("--charts", context.options.charts_dir,
+                 "Also write each chart of an html or md report as a Vega-Lite spec (DIR/<command>-<n>.vl.json)")
+      ->type_name("DIR");
   app.add_flag("--explain", context.options.explain, "Show assumptions, formulas and sources");
   app.add_flag("-q,--quiet", context.options.quiet, "No notes or progress on stderr");
   // Limits that keep memory bounded on hostile input (each run starts from the defaults).

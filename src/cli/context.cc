@@ -1,5 +1,9 @@
 #include "cli/context.h"
 
+#include <fmt/format.h>
+
+#include <filesystem>
+
 #include "core/atomic_file.h"
 
 namespace gw {
@@ -56,6 +60,19 @@ void CommandContext::emit_table(const Table& table, const std::string& heading) 
 }
 
 void CommandContext::emit_document(const Document& document) {
+  if (!options.charts_dir.empty()) {
+    std::error_code ignored;
+    std::filesystem::create_directories(options.charts_dir, ignored);
+    int n = 0;
+    for (const auto& section : document.sections)
+      for (const auto& chart : section.charts) {
+        nlohmann::json spec = chart.spec;
+        spec["title"] = chart.title;
+        std::string path = (std::filesystem::path(options.charts_dir) / fmt::format("{}-{}.vl.json", document.kind, ++n)).string();
+        if (auto error = write_file_atomically(path, spec.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"))
+          throw InputError{*error};
+      }
+  }
   if (options.format != "html") {
     emit(render_markdown(document));
     return;

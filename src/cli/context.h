@@ -27,6 +27,7 @@ struct GlobalOptions {
   std::vector<std::string> catalog_dirs;
   std::string format = "table";  // table, json, csv, md, html
   std::string output;            // file; empty for stdout
+  std::string charts_dir;        // write each chart's Vega-Lite spec here too (html, md)
   bool explain = false;
   bool quiet = false;
 };

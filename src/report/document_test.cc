@@ -72,8 +72,15 @@ TEST(Report, AuditHtmlRendersInChromium) {
   auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_html_{}", ::getpid());
   write_fleet(dir);
   std::string report = (dir / "audit.html").string();
-  ASSERT_EQ(std::system(fmt::format("'{}' audit '{}' --group-by pod --format html -o '{}' -q", GPUWISE_BINARY,
-                                    (dir / "fleet.prom").string(), report).c_str()), 0);
+  ASSERT_EQ(std::system(fmt::format("'{}' audit '{}' --group-by pod --format html -o '{}' --charts '{}' -q", GPUWISE_BINARY,
+                                    (dir / "fleet.prom").string(), report, (dir / "charts").string()).c_str()), 0);
+  // The charts also as Vega-Lite specs beside the report: waterfall, waste, heat map, cost by pod.
+  for (int n = 1; n <= 4; ++n) {
+    std::ifstream spec(dir / "charts" / fmt::format("audit-{}.vl.json", n));
+    ASSERT_TRUE(spec.good()) << n;
+    auto json = nlohmann::json::parse(spec);
+    EXPECT_TRUE(json.contains("$schema") && json.contains("data") && json.contains("title")) << n;
+  }
   // The screenshot is kept in the build folder for people to look at.
   std::string screenshot = (std::filesystem::path(GPUWISE_BINARY).parent_path() / "audit-report.png").string();
   std::string command = fmt::format("cd '{}' && node test/render.mjs '{}' '{}' '{}' >'{}' 2>&1", web.string(), report, screenshot,
