@@ -31,6 +31,51 @@ std::string deployment_text(const Deployment& d) {
   return fmt::format("{}, {} batching (max {}), {}", groups, d.batching.empty() ? "default" : d.batching, d.max_batch, d.router);
 }
 
+// Latency CDFs from the simulator's histograms (end to end, and TTFT/TPOT for LLMs): 1% steps,
+// finer in the tail where SLOs live.
+Chart latency_cdf(const SimResult& r, bool llm) {
+  json values = json::array();
+  std::vector<double> qs;
+  for (int i = 1; i < 100; ++i) qs.push_back(i / 100.0);
+  for (double q : {0.995, 0.999}) qs.push_back(q);
+  auto add = [&](const char* metric, const LogHistogram& h) {
+    if (h.count() == 0) return;
+    for (double q : qs) values.push_back({{"metric", metric}, {"latency_s", h.quantile(q)}, {"fraction", q}});
+  };
+  add("latency", r.latency);
+  if (llm) {
+    add("ttft", r.ttft);
+    add("tpot", r.tpot);
+  }
+  json spec = {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+               {"width", 560},
+               {"height", 280},
+               {"data", {{"values", values}}},
+               {"mark", {{"type", "line"}, {"interpolate", "step-after"}, {"tooltip", true}}},
+               {"encoding", {{"x", {{"field", "latency_s"}, {"type", "quantitative"}, {"title", "seconds"}, {"scale", {{"type", "log"}}}}},
+                             {"y", {{"field", "fraction"}, {"type", "quantitative"}, {"title", "fraction of requests"}, {"axis", {{"format", "%"}}}}},
+                             {"color", {{"field", "metric"}, {"type", "nominal"}, {"title", nullptr}}}}}};
+  return {"Latency CDF", spec};
+}
+
+// Requests waiting and in flight over the run.
+Chart queue_over_time(const SimResult& r) {
+  json values = json::array();
+  for (const auto& t : r.timeseries) {
+    values.push_back({{"time_s", t.time_s}, {"count", t.queue_depth}, {"what", "waiting"}});
+    values.push_back({{"time_s", t.time_s}, {"count", t.in_flight}, {"what", "in flight"}});
+  }
+  json spec = {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+               {"width", 560},
+               {"height", 220},
+               {"data", {{"values", values}}},
+               {"mark", {{"type", "line"}, {"tooltip", true}}},
+               {"encoding", {{"x", {{"field", "time_s"}, {"type", "quantitative"}, {"title", "seconds"}}},
+                             {"y", {{"field", "count"}, {"type", "quantitative"}, {"title", "requests"}}},
+                             {"color", {{"field", "what"}, {"type", "nominal"}, {"title", nullptr}}}}}};
+  return {"Requests waiting and in flight", spec};
+}
+
 int run_simulate(CommandContext& context, const SimulateArgs& args) {
   auto spec = load_spec(args.spec);
   if (!spec.ok()) throw InputError{spec.error()};
@@ -40,6 +85,9 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
   ReplicaBuildOptions build;
   build.calibration = calibration ? &*calibration : nullptr;
   json services = json::array();
+  Document doc;
+  doc.kind = "simulate";
+  doc.title = "Simulation: " + args.spec;
   std::string text;
   bool all_meet = true;
   for (const auto& service : spec.value().services) {
@@ -155,13 +203,32 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
       row("tpot_ms", r.tpot, 1e3, 2);
     }
     text += render_text(table);
-    for (const auto& s : r.replicas)
+    Section section;
+    section.heading = fmt::format("{}: {} ({})", service.name, deployment_text(deployment), origin);
+    section.paragraphs.push_back(fmt::format(
+        "{} requests ({} arrivals at {:.3g}/s, seed {}), {:.1f} s simulated: throughput {:.3g}/s, goodput {:.3g}/s, SLO attainment {:.2f}%.",
+        r.requests, arrivals.process, arrivals.process == "trace" ? r.arrival_rate_rps : rate, args.seed, r.duration_s,
+        r.throughput_rps, r.goodput_rps, r.slo_attainment * 100));
+    section.charts.push_back(latency_cdf(r, llm));
+    section.charts.push_back(queue_over_time(r));
+    section.tables.push_back(table);
+    Table replicas_table;
+    replicas_table.columns = {"replica", "requests", "busy", "steps", "preemptions"};
+    replicas_table.align = {Align::left, Align::right, Align::right, Align::right, Align::right};
+    for (const auto& s : r.replicas) {
       text += fmt::format("  replica {}: {} requests, {:.0f}% busy, {} steps{}\n", s.name, s.requests, s.busy_fraction * 100,
                           s.steps, s.preemptions ? fmt::format(", {} preemptions", s.preemptions) : "");
+      replicas_table.add_row({s.name, format_number(static_cast<double>(s.requests), 0), fmt::format("{:.0f}%", s.busy_fraction * 100),
+                              format_number(static_cast<double>(s.steps), 0), std::to_string(s.preemptions)});
+    }
+    section.tables.push_back(replicas_table);
+    doc.sections.push_back(section);
     text += "\n";
   }
   if (context.options.format == "json") {
     context.emit_json({{"spec", args.spec}, {"services", services}}, "simulate");
+  } else if (context.options.format == "html" || context.options.format == "md") {
+    context.emit_document(doc);
   } else {
     context.emit(text);
   }

@@ -94,19 +94,25 @@ TEST(Report, AuditHtmlRendersInChromium) {
   std::filesystem::remove_all(dir);
 }
 
-// Plans (inference and training) as HTML: the frontier charts draw.
-TEST(Report, PlanHtmlRendersInChromium) {
+// Plans (inference and training) and a simulation as HTML: the frontier charts and the
+// latency CDF draw.
+TEST(Report, PlanAndSimulationHtmlRenderInChromium) {
   if (!have("node") || !have("chromium")) GTEST_FAIL() << "node and chromium are required (scripts/bootstrap installs them)";
   auto root = std::filesystem::path(GPUWISE_SOURCE_DIR);
   auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_plan_html_{}", ::getpid());
   std::filesystem::create_directories(dir);
   // Each example with a text its report must show (the chart's title).
-  for (auto [example, title] : {std::pair<std::string, std::string>{"spam-filter", "Cost against latency"},
-                                {"pretrain-7b", "Time against cost per run"}}) {
+  struct Case {
+    std::string command, example, title;
+  };
+  for (const auto& [command, example, title] : {Case{"plan --no-simulate", "spam-filter", "Cost against latency"},
+                                                Case{"plan", "pretrain-7b", "Time against cost per run"},
+                                                Case{"simulate --requests 20000", "spam-filter", "Latency CDF"}}) {
     std::string report = (dir / (example + ".html")).string();
-    ASSERT_EQ(std::system(fmt::format("'{}' plan '{}' --no-simulate --format html -o '{}' -q", GPUWISE_BINARY,
+    ASSERT_EQ(std::system(fmt::format("'{}' {} '{}' --format html -o '{}' -q", GPUWISE_BINARY, command,
                                       (root / "examples" / (example + ".yaml")).string(), report).c_str()), 0);
-    std::string screenshot = (std::filesystem::path(GPUWISE_BINARY).parent_path() / ("plan-" + example + ".png")).string();
+    std::string screenshot = (std::filesystem::path(GPUWISE_BINARY).parent_path() /
+                              (command.substr(0, command.find(' ')) + "-" + example + ".png")).string();
     int status = std::system(fmt::format("cd '{}' && node test/render.mjs '{}' '{}' '{}' >'{}' 2>&1", (root / "web").string(),
                                          report, screenshot, title, (dir / "render.log").string())
                                  .c_str());
