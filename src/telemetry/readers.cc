@@ -566,7 +566,8 @@ std::optional<Error> read_prometheus_json(const std::string& path, const SampleH
   try {
     doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    return Error{path, line_of_offset(text, e.byte > 0 ? e.byte - 1 : 0), "", "invalid JSON: " + without_exception_id(e.what())};
+    return Error{path, line_of_offset(text, e.byte > 0 ? e.byte - 1 : 0), "", "invalid JSON: " + without_exception_id(e.what())};  } catch (const nlohmann::json::exception& e) {  // numbers out of range, and the like
+    return Error{path, 0, "", "invalid JSON: " + without_exception_id(e.what())};
   }
   // Shapes are checked before use: nlohmann's accessors throw on the wrong type.
   if (!doc.is_object() || !doc.contains("status") || doc["status"] != "success" || !doc.contains("data") ||
