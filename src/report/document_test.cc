@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace gw {
@@ -145,6 +146,29 @@ TEST(Report, AuditJsonValidatesAgainstItsSchema) {
   document.erase("summary");
   std::ofstream(dir / "broken.json") << document.dump();
   EXPECT_NE(validate((dir / "broken.json").string()), 0);
+  std::filesystem::remove_all(dir);
+}
+
+// Every example's plan validates against schemas/plan.schema.json.
+TEST(Report, PlanJsonValidatesAgainstItsSchema) {
+  if (!have("node")) GTEST_FAIL() << "node is required (scripts/bootstrap installs it)";
+  auto root = std::filesystem::path(GPUWISE_SOURCE_DIR);
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_plan_schema_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(root / "examples")) {
+    if (entry.path().extension() != ".yaml") continue;
+    std::string out = (dir / (entry.path().stem().string() + ".json")).string();
+    int status = std::system(fmt::format("'{}' plan '{}' --format json -o '{}' -q", GPUWISE_BINARY, entry.path().string(), out).c_str());
+    ASSERT_TRUE(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3)) << entry.path();
+    int valid = std::system(fmt::format("cd '{}' && node test/validate.mjs '{}' '{}' >'{}' 2>&1", (root / "web").string(),
+                                        (root / "schemas" / "plan.schema.json").string(), out, (dir / "validate.log").string())
+                                .c_str());
+    std::ifstream log(dir / "validate.log");
+    EXPECT_EQ(valid, 0) << entry.path() << ": " << std::string((std::istreambuf_iterator<char>(log)), {});
+    ++checked;
+  }
+  EXPECT_GE(checked, 7);
   std::filesystem::remove_all(dir);
 }
 
