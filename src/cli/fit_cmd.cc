@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
+#include "core/numbers.h"
 #include "core/text.h"
 #include "model/presets.h"
 #include "plan/fit.h"
@@ -243,7 +244,55 @@ int run_fit(CommandContext& context, FitArgs args) {
                "`gpuwise catalog offerings --explain`\n";
   }
 
-  if (context.options.format == "md") {
+  if (context.options.format == "html") {
+    Document doc;
+    doc.kind = "fit";
+    doc.title = "Fit: " + std::string(gw::trim(header));
+    doc.facts = {{"parameters", format_count(estimate.params)},
+                 {"memory per device", format_gib(estimate.total_bytes_per_device) + " GiB"},
+                 {"fits on", fmt::format("{} of {} accelerators", fitting, fits.size())}};
+    // Memory per device by term, and for each accelerator what is needed against what is usable.
+    nlohmann::json terms = nlohmann::json::array(), devices = nlohmann::json::array();
+    for (const auto& term : estimate.terms)
+      if (term.name != "kv_cache_bytes_per_token" && term.bytes > 0)
+        terms.push_back({{"term", term.name}, {"gib", term.bytes / (1024.0 * 1024.0 * 1024.0)}});
+    for (const auto& f : fits)
+      devices.push_back({{"accelerator", f.accelerator->name}, {"need_gib", f.total_bytes_per_device / (1024.0 * 1024.0 * 1024.0)},
+                         {"usable_gib", f.usable_bytes_per_device / (1024.0 * 1024.0 * 1024.0)},
+                         {"devices", f.fits ? f.count : 0}, {"fits", f.fits}});
+    Section memory;
+    memory.heading = "Memory per device";
+    memory.charts.push_back({"What takes the memory (GiB per device)",
+                             {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+                              {"width", 520},
+                              {"data", {{"values", terms}}},
+                              {"mark", {{"type", "bar"}, {"tooltip", true}}},
+                              {"encoding", {{"y", {{"field", "term"}, {"type", "nominal"}, {"sort", "-x"}, {"title", nullptr}}},
+                                            {"x", {{"field", "gib"}, {"type", "quantitative"}, {"title", "GiB"}}}}}}});
+    memory.tables.push_back(breakdown);
+    Section where;
+    where.heading = "Where it fits";
+    where.charts.push_back({"Needed against usable memory per device, on the fewest devices that fit",
+                            {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+                             {"width", 620},
+                             {"data", {{"values", devices}}},
+                             {"layer", nlohmann::json::array({
+                                           {{"mark", {{"type", "bar"}, {"color", "#d9dee7"}, {"tooltip", true}}},
+                                            {"encoding", {{"x", {{"field", "accelerator"}, {"type", "nominal"}, {"sort", nullptr}}},
+                                                          {"y", {{"field", "usable_gib"}, {"type", "quantitative"}, {"title", "GiB per device"}}}}}},
+                                           {{"mark", {{"type", "tick"}, {"thickness", 3}, {"tooltip", true}}},
+                                            {"encoding", {{"x", {{"field", "accelerator"}, {"type", "nominal"}, {"sort", nullptr}}},
+                                                          {"y", {{"field", "need_gib"}, {"type", "quantitative"}}},
+                                                          {"color", {{"field", "fits"}, {"type", "nominal"},
+                                                                     {"scale", {{"domain", {true, false}}, {"range", {"#2458a6", "#c2410c"}}}}}}}}},
+                                       })}}});
+    where.tables.push_back(placements);
+    doc.sections = {memory, where};
+    doc.assumptions = arch.assumptions;
+    doc.assumptions.insert(doc.assumptions.end(), estimate.assumptions.begin(), estimate.assumptions.end());
+    doc.assumptions.push_back("model: " + arch.source);
+    context.emit_document(doc);
+  } else if (context.options.format == "md") {
     context.emit("# " + header + "\n## Memory per device\n\n" + render_markdown(breakdown) +
                  "\n## Where it fits\n\n" + render_markdown(placements) + explain);
   } else if (context.options.format == "csv") {

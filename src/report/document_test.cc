@@ -95,31 +95,32 @@ TEST(Report, AuditHtmlRendersInChromium) {
   std::filesystem::remove_all(dir);
 }
 
-// Plans (inference and training) and a simulation as HTML: the frontier charts and the
-// latency CDF draw.
-TEST(Report, PlanAndSimulationHtmlRenderInChromium) {
+// Plans (inference and training), a simulation and a fit as HTML: the frontier charts, the
+// latency CDF and the memory charts draw.
+TEST(Report, PlanSimulationAndFitHtmlRenderInChromium) {
   if (!have("node") || !have("chromium")) GTEST_FAIL() << "node and chromium are required (scripts/bootstrap installs them)";
   auto root = std::filesystem::path(GPUWISE_SOURCE_DIR);
   auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_plan_html_{}", ::getpid());
   std::filesystem::create_directories(dir);
   // Each example with a text its report must show (the chart's title).
   struct Case {
-    std::string command, example, title;
+    std::string name, arguments, title;
   };
-  for (const auto& [command, example, title] : {Case{"plan --no-simulate", "spam-filter", "Cost against latency"},
-                                                Case{"plan", "pretrain-7b", "Time against cost per run"},
-                                                Case{"simulate --requests 20000", "spam-filter", "Latency CDF"}}) {
-    std::string report = (dir / (example + ".html")).string();
-    ASSERT_EQ(std::system(fmt::format("'{}' {} '{}' --format html -o '{}' -q", GPUWISE_BINARY, command,
-                                      (root / "examples" / (example + ".yaml")).string(), report).c_str()), 0);
-    std::string screenshot = (std::filesystem::path(GPUWISE_BINARY).parent_path() /
-                              (command.substr(0, command.find(' ')) + "-" + example + ".png")).string();
+  std::string examples = (root / "examples").string();
+  for (const auto& [name, arguments, title] :
+       {Case{"plan-spam-filter", "plan --no-simulate '" + examples + "/spam-filter.yaml'", "Cost against latency"},
+        Case{"plan-pretrain-7b", "plan '" + examples + "/pretrain-7b.yaml'", "Time against cost per run"},
+        Case{"simulate-spam-filter", "simulate --requests 20000 '" + examples + "/spam-filter.yaml'", "Latency CDF"},
+        Case{"fit-llama-3.1-70b", "fit llama-3.1-70b", "Needed against usable memory"}}) {
+    std::string report = (dir / (name + ".html")).string();
+    ASSERT_EQ(std::system(fmt::format("'{}' {} --format html -o '{}' -q", GPUWISE_BINARY, arguments, report).c_str()), 0) << name;
+    std::string screenshot = (std::filesystem::path(GPUWISE_BINARY).parent_path() / (name + ".png")).string();
     int status = std::system(fmt::format("cd '{}' && node test/render.mjs '{}' '{}' '{}' >'{}' 2>&1", (root / "web").string(),
                                          report, screenshot, title, (dir / "render.log").string())
                                  .c_str());
     std::ifstream log(dir / "render.log");
     std::string text((std::istreambuf_iterator<char>(log)), {});
-    EXPECT_EQ(status, 0) << example << ": " << text;
+    EXPECT_EQ(status, 0) << name << ": " << text;
   }
   std::filesystem::remove_all(dir);
 }
