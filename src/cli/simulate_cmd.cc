@@ -222,6 +222,25 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
                               format_number(static_cast<double>(s.steps), 0), std::to_string(s.preemptions)});
     }
     section.tables.push_back(replicas_table);
+    std::vector<std::string> assumptions = {
+        fmt::format("arrivals: {} at {:.3g} requests/s, seed {} (the same seed gives the same run)", arrivals.process,
+                    arrivals.process == "trace" ? r.arrival_rate_rps : rate, args.seed),
+        "router: " + deployment.router + "; batching: " + (deployment.batching.empty() ? "the default for the model" : deployment.batching),
+        "latency percentiles from log-bucket histograms (1% buckets, within 0.5% of exact); mean exact"};
+    for (const auto& group : deployment.groups) {
+      const Accelerator* a = context.catalog().find_accelerator(group.accelerator);
+      if (!a) continue;
+      if (model.measured && context.catalog().find_accelerator(model.measured->accelerator) == a)
+        assumptions.push_back(fmt::format("service times on {}: measured by batch size in the spec ({} times around the mean)",
+                                          a->name, model.measured->distribution));
+      else
+        assumptions.push_back(fmt::format("step times on {}: the roofline model, {}", a->name, efficiency_for(*a, build.calibration).source));
+    }
+    if (context.options.explain) {
+      text += "  assumptions:\n";
+      for (const auto& a : assumptions) text += "    - " + a + "\n";
+    }
+    doc.assumptions.insert(doc.assumptions.end(), assumptions.begin(), assumptions.end());
     doc.sections.push_back(section);
     text += "\n";
   }

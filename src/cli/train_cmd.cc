@@ -231,6 +231,25 @@ int run_train(CommandContext& context, const TrainArgs& args) {
       out += "Time-cost frontier:\n" + render_text(table);
     }
     out += spot_text;
+    if (context.options.explain) {
+      const Accelerator* accelerator = context.catalog().find_accelerator(best.offering->accelerator);
+      out += "Assumptions:\n";
+      out += "  - work per token: 6 x parameters FLOPs (forward and backward) plus attention; MFU counts no recomputation\n";
+      if (accelerator) {
+        auto peak = accelerator->peak(*precision);
+        out += fmt::format("  - {} {} dense peak {} TFLOP/s, {:.0f} GiB, interconnect {} {}: {} ({})\n", accelerator->name,
+                           args.precision, peak ? format_number(*peak, 0) : "-", accelerator->memory_gib, accelerator->interconnect,
+                           accelerator->interconnect_gb_per_s ? format_number(*accelerator->interconnect_gb_per_s, 0) + " GB/s" : "",
+                           accelerator->source, accelerator->as_of);
+        out += fmt::format("  - large training GEMMs reach {:.0f}% of that peak at this width{}\n",
+                           training_compute_efficiency(*accelerator, search.calibration, arch.hidden_size) * 100,
+                           search.calibration ? " (calibrated)" : " (Megatron-LM's measurements; bench/training_measurements.csv)");
+      }
+      out += "  - step = compute + exposed tensor-parallel all-reduces + pipeline bubble + exposed data-parallel ring all-reduce\n";
+      out += "  - spot: preemptions as a Poisson process (or the replayed trace); checkpoints every interval (Young/Daly's "
+             "optimum by default), each preemption loses the work since the last one plus the restart\n";
+      out += fmt::format("  - price: {} ({})\n", best.offering->source, best.offering->as_of);
+    }
     context.emit(out);
   }
   if (!plan.feasible) {
