@@ -5,6 +5,7 @@
 
 #include "cli/context.h"
 #include "cli/training_table.h"
+#include "core/numbers.h"
 #include "core/text.h"
 #include "model/presets.h"
 #include "plan/training_plan.h"
@@ -155,6 +156,7 @@ int run_train(CommandContext& context, const TrainArgs& args) {
 
   // Spot: Monte Carlo of completion time and cost for each policy, on the chosen hardware.
   json policies = json::array();
+  json completion = json::array();  // each Monte Carlo run's hours, by policy, for the HTML chart
   std::string spot_text;
   auto spot_price = best.offering->usd_per_hour(Pricing::spot);
   auto on_demand_price = best.offering->usd_per_hour(Pricing::on_demand);
@@ -175,6 +177,7 @@ int run_train(CommandContext& context, const TrainArgs& args) {
     for (SpotPolicy policy : {SpotPolicy::on_demand_only, SpotPolicy::spot_only, SpotPolicy::deadline_aware}) {
       if (policy == SpotPolicy::deadline_aware && !in.deadline_s) continue;
       SpotOutcome o = simulate_spot(in, policy, args.runs, args.seed);
+      for (double t : o.times_s) completion.push_back({{"policy", std::string(spot_policy_name(policy))}, {"hours", t / 3600}});
       policies.push_back({{"policy", std::string(spot_policy_name(policy))}, {"mean_time_s", o.mean_time_s},
                           {"p90_time_s", o.p90_time_s}, {"mean_usd", o.mean_usd}, {"p90_usd", o.p90_usd},
                           {"mean_preemptions", o.mean_preemptions}, {"deadline_met_fraction", o.deadline_met_fraction},
@@ -210,6 +213,7 @@ int run_train(CommandContext& context, const TrainArgs& args) {
     context.emit_json(document, "train");
   } else {
     const auto& e = best.estimate;
+    bool html = context.options.format == "html" || context.options.format == "md";  // the report document
     std::string out = fmt::format("{}: {} tokens on {} x {} ({} {} {}, {} instance{}, {})\n", arch.name,
                                   format_count(args.tokens), best.devices, best.offering->accelerator, best.offering->cloud,
                                   best.offering->region, best.offering->instance_type, best.instances,
@@ -250,7 +254,35 @@ int run_train(CommandContext& context, const TrainArgs& args) {
              "optimum by default), each preemption loses the work since the last one plus the restart\n";
       out += fmt::format("  - price: {} ({})\n", best.offering->source, best.offering->as_of);
     }
-    context.emit(out);
+    if (html) {
+      Document doc;
+      doc.kind = "train";
+      doc.title = fmt::format("Training {} on {} tokens", arch.name, format_count(args.tokens));
+      doc.facts = {{"best", fmt::format("{} x {} ({})", best.devices, best.offering->accelerator, pricing_name(best.pricing))},
+                   {"time per run", fmt::format("{:.1f} days", best.expected_time_s / 86400)},
+                   {"cost per run", format_usd(best.usd)},
+                   {"MFU", fmt::format("{:.0f}%", e.mfu * 100)}};
+      Section section;
+      section.heading = "The run";
+      for (auto& line : split(out, '\n'))
+        if (!gw::trim(line).empty() && line.find("  - ") != 0 && line != "Assumptions:") section.paragraphs.emplace_back(gw::trim(line));
+      if (!completion.empty())
+        section.charts.push_back({"Completion time of each simulated run, by spot policy",
+                                  {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+                                   {"width", 560},
+                                   {"height", 90},
+                                   {"data", {{"values", completion}}},
+                                   {"mark", {{"type", "bar"}, {"tooltip", true}}},
+                                   {"encoding", {{"x", {{"field", "hours"}, {"type", "quantitative"}, {"bin", {{"maxbins", 40}}}, {"title", "hours"}}},
+                                                 {"y", {{"aggregate", "count"}, {"type", "quantitative"}, {"title", "runs"}}},
+                                                 {"row", {{"field", "policy"}, {"type", "nominal"}, {"title", nullptr}}}}},
+                                   {"resolve", {{"scale", {{"y", "independent"}}}}}}});
+      section.tables.push_back(training_frontier_table(plan.pareto));
+      doc.sections.push_back(section);
+      context.emit_document(doc);
+    } else {
+      context.emit(out);
+    }
   }
   if (!plan.feasible) {
     context.err() << "gpuwise: " << plan.binding << "\n";

@@ -194,6 +194,7 @@ SpotOutcome simulate_spot(const SpotRunInputs& in, SpotPolicy policy, int runs, 
   double n = std::max(1, runs);
   for (double t : times) out.mean_time_s += t / n;
   for (double c : costs) out.mean_usd += c / n;
+  out.times_s = times;  // before percentile() sorts its copy
   out.p90_time_s = percentile(times, 0.9);
   out.p90_usd = percentile(costs, 0.9);
   out.mean_preemptions = preemptions / n;

@@ -52,6 +52,7 @@ struct SpotOutcome {
   double mean_preemptions = 0;
   double deadline_met_fraction = 1;
   double on_demand_share = 0;  // of billed hours (deadline-aware)
+  std::vector<double> times_s;  // each run's completion time, in run order (for distributions)
 };
 
 // Seeded Monte Carlo over runs (each run its own preemption sequence or trace offset).

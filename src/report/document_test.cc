@@ -95,8 +95,8 @@ TEST(Report, AuditHtmlRendersInChromium) {
   std::filesystem::remove_all(dir);
 }
 
-// Plans (inference and training), a simulation and a fit as HTML: the frontier charts, the
-// latency CDF and the memory charts draw.
+// Plans (inference and training), a simulation, a fit and a spot training run as HTML: the
+// frontier charts, the latency CDF, the memory charts and the completion-time distribution draw.
 TEST(Report, PlanSimulationAndFitHtmlRenderInChromium) {
   if (!have("node") || !have("chromium")) GTEST_FAIL() << "node and chromium are required (scripts/bootstrap installs them)";
   auto root = std::filesystem::path(GPUWISE_SOURCE_DIR);
@@ -111,7 +111,9 @@ TEST(Report, PlanSimulationAndFitHtmlRenderInChromium) {
        {Case{"plan-spam-filter", "plan --no-simulate '" + examples + "/spam-filter.yaml'", "Cost against latency"},
         Case{"plan-pretrain-7b", "plan '" + examples + "/pretrain-7b.yaml'", "Time against cost per run"},
         Case{"simulate-spam-filter", "simulate --requests 20000 '" + examples + "/spam-filter.yaml'", "Latency CDF"},
-        Case{"fit-llama-3.1-70b", "fit llama-3.1-70b", "Needed against usable memory"}}) {
+        Case{"fit-llama-3.1-70b", "fit llama-3.1-70b", "Needed against usable memory"},
+        Case{"train-spot", "train llama-3.2-1b --tokens 1e11 --accelerator H100 --count 8 --pricing spot --deadline-days 5 --runs 500",
+             "Completion time of each simulated run"}}) {
     std::string report = (dir / (name + ".html")).string();
     ASSERT_EQ(std::system(fmt::format("'{}' {} --format html -o '{}' -q", GPUWISE_BINARY, arguments, report).c_str()), 0) << name;
     std::string screenshot = (std::filesystem::path(GPUWISE_BINARY).parent_path() / (name + ".png")).string();
