@@ -33,11 +33,12 @@ test-asan: bootstrap
 
 # libFuzzer targets for every reader (clang, with ASan and UBSan), each run FUZZ_SECONDS.
 FUZZ_SECONDS ?= 300
+FUZZ_SEED ?= 0
 fuzz: bootstrap
 	@CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWISE_BENCH=OFF \
 	  -DGPUWISE_FUZZ=ON >/dev/null
 	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_targets
-	@fuzz/run $(BUILD)-fuzz $(FUZZ_SECONDS)
+	@FUZZ_SEED=$(FUZZ_SEED) fuzz/run $(BUILD)-fuzz $(FUZZ_SECONDS)
 
 bench: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target gpuwise_bench gpuwise gpuwise_perf_accuracy gpuwise_sim_speed gpuwise_training_accuracy gpuwise_telemetry_speed
