@@ -115,6 +115,28 @@ Chart cost_by_group(const AuditReport& r, const std::string& group_by) {
 
 }  // namespace
 
+Table findings_table(const AuditReport& r, int top) {
+  Table table;
+  table.columns = {"kind", "scope", "waste_per_month", "confidence", "evidence", "recommendation"};
+  table.align = {Align::left, Align::left, Align::right, Align::left, Align::left, Align::left};
+  int shown = 0;
+  for (const auto& f : r.findings) {
+    if (f.kind == "healthy") continue;
+    if (++shown > top) break;
+    table.add_row({f.kind, f.scope, format_usd(f.waste_usd_per_month), f.confidence, f.evidence, f.recommendation});
+  }
+  return table;
+}
+
+Table attribution_table(const AuditReport& r, const std::string& group_by) {
+  Table groups;
+  groups.columns = {group_by, "gpus", "usd_per_month", "mean_util_pct"};
+  groups.align = {Align::left, Align::right, Align::right, Align::right};
+  for (const auto& a : r.attribution)
+    groups.add_row({a.group, std::to_string(a.gpus), format_usd(a.usd_per_month), format_number(a.mean_util_pct, 1)});
+  return groups;
+}
+
 Document audit_document(const AuditReport& r, const std::string& group_by, int top) {
   Document d;
   d.kind = "audit";
@@ -130,16 +152,7 @@ Document audit_document(const AuditReport& r, const std::string& group_by, int t
   moves.heading = "Moves, largest first";
   if (r.underused_gpus > 0)
     moves.paragraphs.push_back(fmt::format("The work of the {} under-used GPUs fits on {} at 70% busy.", r.underused_gpus, r.underused_fit_on));
-  Table table;
-  table.columns = {"kind", "scope", "waste per month", "confidence", "evidence", "recommendation"};
-  table.align = {Align::left, Align::left, Align::right, Align::left, Align::left, Align::left};
-  int shown = 0;
-  for (const auto& f : r.findings) {
-    if (f.kind == "healthy") continue;
-    if (++shown > top) break;
-    table.add_row({f.kind, f.scope, format_usd(f.waste_usd_per_month), f.confidence, f.evidence, f.recommendation});
-  }
-  moves.tables.push_back(table);
+  moves.tables.push_back(findings_table(r, top));
   moves.charts.push_back(waterfall(r));
   moves.charts.push_back(waste_by_kind(r));
   d.sections.push_back(moves);
@@ -153,12 +166,7 @@ Document audit_document(const AuditReport& r, const std::string& group_by, int t
     Section cost;
     cost.heading = "Cost by " + group_by;
     cost.charts.push_back(cost_by_group(r, group_by));
-    Table groups;
-    groups.columns = {group_by, "gpus", "usd per month", "mean duty cycle %"};
-    groups.align = {Align::left, Align::right, Align::right, Align::right};
-    for (const auto& a : r.attribution)
-      groups.add_row({a.group, std::to_string(a.gpus), format_usd(a.usd_per_month), format_number(a.mean_util_pct, 1)});
-    cost.tables.push_back(groups);
+    cost.tables.push_back(attribution_table(r, group_by));
     d.sections.push_back(cost);
   }
   d.assumptions = r.assumptions;

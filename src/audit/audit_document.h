@@ -9,4 +9,9 @@ namespace gw {
 
 Document audit_document(const AuditReport& report, const std::string& group_by, int top);
 
+// The moves, largest first (healthy series left out), at most `top` rows; and cost by group.
+// Shared by the terminal output and the report document.
+Table findings_table(const AuditReport& report, int top);
+Table attribution_table(const AuditReport& report, const std::string& group_by);
+
 }  // namespace gw

@@ -189,22 +189,10 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
   }
   out += "\nFindings:\n";
   for (const auto& [kind, v] : kinds) out += fmt::format("  {:<18} {:>5} series, {}/month\n", kind, v.first, format_usd(v.second));
-  Table table;
-  table.columns = {"kind", "scope", "waste_per_month", "confidence", "evidence", "recommendation"};
-  table.align = {Align::left, Align::left, Align::right, Align::left, Align::left, Align::left};
-  int shown = 0;
-  for (const auto& f : r.findings) {
-    if (f.kind == "healthy") continue;
-    if (++shown > args.top) break;
-    table.add_row({f.kind, f.scope, format_usd(f.waste_usd_per_month), f.confidence, f.evidence, f.recommendation});
-  }
+  Table table = findings_table(r, args.top);
   out += "\n" + paint("Largest moves first:", Style::bold, colour) + "\n" + render_text(table);
   if (!r.attribution.empty()) {
-    Table groups;
-    groups.columns = {args.group_by, "gpus", "usd_per_month", "mean_util_pct"};
-    groups.align = {Align::left, Align::right, Align::right, Align::right};
-    for (const auto& a : r.attribution)
-      groups.add_row({a.group, std::to_string(a.gpus), format_usd(a.usd_per_month), format_number(a.mean_util_pct, 1)});
+    Table groups = attribution_table(r, args.group_by);
     out += fmt::format("\nCost by {} (the top 20% hold {:.0f}% of the cost):\n", args.group_by, r.top20_cost_share * 100) +
            render_text(groups);
   }

@@ -80,20 +80,6 @@ std::string table_html(const Table& table) {
   return out + "</tbody>\n</table></div>\n";
 }
 
-// Markdown text: the characters that would start markup are escaped; a newline would end a table row.
-std::string markdown_text(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\n' || c == '\r') {
-      out += ' ';
-      continue;
-    }
-    if (std::string_view("\\`*_[]<>|#").find(c) != std::string_view::npos) out += '\\';
-    out += c;
-  }
-  return out;
-}
-
 }  // namespace
 
 Result<std::string> render_html(const Document& d) {
@@ -158,17 +144,17 @@ Result<std::string> render_html(const Document& d) {
 }
 
 std::string render_markdown(const Document& d) {
-  std::string out = "# " + markdown_text(d.title) + "\n\n";
-  for (const auto& [label, value] : d.facts) out += "- **" + markdown_text(label) + "**: " + markdown_text(value) + "\n";
+  std::string out = "# " + markdown_escape(d.title) + "\n\n";
+  for (const auto& [label, value] : d.facts) out += "- **" + markdown_escape(label) + "**: " + markdown_escape(value) + "\n";
   if (!d.facts.empty()) out += "\n";
   for (const auto& section : d.sections) {
-    if (!section.heading.empty()) out += "## " + markdown_text(section.heading) + "\n\n";
-    for (const auto& paragraph : section.paragraphs) out += markdown_text(paragraph) + "\n\n";
+    if (!section.heading.empty()) out += "## " + markdown_escape(section.heading) + "\n\n";
+    for (const auto& paragraph : section.paragraphs) out += markdown_escape(paragraph) + "\n\n";
     for (const auto& table : section.tables) out += render_markdown(table) + "\n";
   }
   if (!d.assumptions.empty()) {
     out += "## Assumptions\n\n";
-    for (const auto& a : d.assumptions) out += "- " + markdown_text(a) + "\n";
+    for (const auto& a : d.assumptions) out += "- " + markdown_escape(a) + "\n";
   }
   return out;
 }

@@ -48,20 +48,21 @@ std::string render_text(const Table& table) {
   return out;
 }
 
-std::string render_markdown(const Table& table) {
-  // Cells from users or telemetry: markup characters escaped, newlines (which end a row) as spaces.
-  auto escape = [](const std::string& cell) {
-    std::string out;
-    for (char c : cell) {
-      if (c == '\n' || c == '\r') {
-        out += ' ';
-        continue;
-      }
-      if (std::string_view("\\`*_[]<>|").find(c) != std::string_view::npos) out += '\\';
-      out += c;
+std::string markdown_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n' || c == '\r') {
+      out += ' ';
+      continue;
     }
-    return out;
-  };
+    if (std::string_view("\\`*_[]<>|#").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string render_markdown(const Table& table) {
+  auto escape = [](const std::string& cell) { return markdown_escape(cell); };
   std::string out = "|";
   for (const auto& column : table.columns) out += " " + escape(column) + " |";
   out += "\n|";

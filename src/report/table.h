@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gw {
@@ -19,6 +20,9 @@ struct Table {
 
 std::string render_text(const Table& table);
 std::string render_markdown(const Table& table);
+// Text from users or telemetry for Markdown: markup characters escaped, newlines (which would end
+// a paragraph or a table row) as spaces.
+std::string markdown_escape(std::string_view text);
 std::string render_csv(const Table& table);
 
 // Number formatting for people: thousands separators, fixed decimals, "-" for missing.
