@@ -5,6 +5,8 @@
 #include <deque>
 #include <queue>
 
+#include <fmt/format.h>
+
 #include "core/text.h"
 
 namespace gw {
@@ -87,7 +89,10 @@ class RequestPool {
   std::vector<int> free_;
 };
 
-enum class EventKind { step_done = 0, timeout = 1, sample = 2, arrival = 3 };
+enum class EventKind { step_done = 0, timeout = 1, sample = 2, replica_ready = 3, node_ready = 4, arrival = 5, scale_tick = 6 };
+
+// A replica slot's life under autoscaling; without it every replica is ready throughout.
+enum class Life { off, starting, ready, draining };
 
 struct Event {
   double time;
@@ -114,6 +119,10 @@ struct DecodeEntry {
 
 struct ReplicaState {
   const ReplicaConfig* config = nullptr;
+  Life life = Life::ready;
+  unsigned life_version = 0;     // invalidates a pending ready event when a start is cancelled
+  double busy_observed = 0;      // busy seconds at the last scrape
+  double observed_since = 0;     // when the replica last became ready or was scraped
   bool busy = false;
   unsigned timer_version = 0;
   std::deque<int> waiting;
@@ -144,13 +153,25 @@ class Simulation {
  public:
   Simulation(ArrivalProcess& arrivals, const std::vector<ReplicaConfig>& configs, const SimOptions& options)
       : arrivals_(arrivals), options_(options), rng_(options.seed ^ 0x9e3779b97f4a7c15ULL) {
-    for (const auto& config : configs) {
+    auto add = [&](const ReplicaConfig& config, std::string name, Life life) {
       ReplicaState r;
       r.config = &config;
+      r.life = life;
       r.phase_count.assign(static_cast<size_t>(std::max(1, config.block_tokens)), 0);
-      r.stats.name = config.name;
+      r.stats.name = std::move(name);
       r.stats.batch_sizes.assign(static_cast<size_t>(std::max(1, config.max_batch)) + 1, 0);
       replicas_.push_back(std::move(r));
+    };
+    if (options_.scaling) {
+      const ScalingOptions& s = *options_.scaling;
+      for (int i = 0; i < s.max_replicas; ++i)
+        add(configs.front(), fmt::format("{}#{}", configs.front().name, i + 1), i < s.initial_replicas ? Life::ready : Life::off);
+      ready_ = s.initial_replicas;
+      nodes_ = s.initial_replicas;
+      warm_idle_ = s.warm_pool;
+    } else {
+      for (const auto& config : configs) add(config, config.name, Life::ready);
+      ready_ = nodes_ = static_cast<int>(configs.size());
     }
   }
 
@@ -162,6 +183,7 @@ class Simulation {
     }
     first_arrival_ = pending_->time_s;
     push({pending_->time_s, static_cast<int>(EventKind::arrival), -1, 0, 0});
+    if (options_.scaling) push({options_.scaling->interval_s, static_cast<int>(EventKind::scale_tick), -1, 0, 0});
     while (!events_.empty()) {
       Event e = events_.top();
       events_.pop();
@@ -173,6 +195,12 @@ class Simulation {
           if (e.version == replicas_[static_cast<size_t>(e.replica)].timer_version) try_start(e.replica, e.time);
           break;
         case EventKind::sample: break;
+        case EventKind::scale_tick: on_scale_tick(e.time); break;
+        case EventKind::replica_ready: on_replica_ready(e.replica, e.version, e.time); break;
+        case EventKind::node_ready:
+          --warm_pending_;
+          ++warm_idle_;
+          break;
       }
     }
     if (auto e = arrivals_.error()) return *e;
@@ -187,25 +215,199 @@ class Simulation {
 
   void advance(double t) {
     if (t > now_) {
-      area_ += static_cast<double>(in_flight_) * (t - now_);
+      double dt = t - now_;
+      area_ += static_cast<double>(in_flight_) * dt;
+      billed_area_ += static_cast<double>(nodes_ + warm_idle_ + warm_pending_) * dt;
+      serving_area_ += static_cast<double>(ready_) * dt;
       now_ = t;
     }
   }
 
-  int route(const Request& request) {
-    const size_t n = replicas_.size();
-    if (options_.router == Router::round_robin) return static_cast<int>(next_replica_++ % n);
+  // A ready replica for a new request; -1: the shared queue; -2: none ready (held until one is).
+  int route() {
     if (options_.router == Router::shared_queue) return -1;
-    int best = 0;
-    for (size_t i = 1; i < n; ++i) {
+    if (ready_ == 0) return -2;
+    const size_t n = replicas_.size();
+    if (options_.router == Router::round_robin) {
+      for (size_t tries = 0; tries < n; ++tries) {
+        size_t i = next_replica_++ % n;
+        if (replicas_[i].life == Life::ready) return static_cast<int>(i);
+      }
+      return -2;
+    }
+    int best = -2;
+    for (size_t i = 0; i < n; ++i) {
       const auto& a = replicas_[i];
+      if (a.life != Life::ready) continue;
+      if (best < 0) {
+        best = static_cast<int>(i);
+        continue;
+      }
       const auto& b = replicas_[static_cast<size_t>(best)];
       bool better = options_.router == Router::shortest_queue ? a.outstanding < b.outstanding
                                                                : a.outstanding_tokens < b.outstanding_tokens;
       if (better) best = static_cast<int>(i);
     }
-    (void)request;
     return best;
+  }
+
+  void assign(int id, int replica) {
+    pool_[id].replica = replica;
+    auto& state = replicas_[static_cast<size_t>(replica)];
+    state.waiting.push_back(id);
+    state.outstanding++;
+    state.outstanding_tokens += pool_[id].input + pool_[id].output;
+  }
+
+  // Autoscaling: what the pool looked like over the last interval, the scaler's answer, and
+  // replicas started or stopped to meet it.
+  void on_scale_tick(double t) {
+    const ScalingOptions& s = *options_.scaling;
+    ScaleObservation o;
+    o.time_s = t;
+    o.interval_s = s.interval_s;
+    double busy = 0, observed = 0;
+    for (auto& r : replicas_) {
+      if (r.life == Life::starting) ++o.starting;
+      o.waiting += static_cast<long long>(r.waiting.size());
+      if (r.life != Life::ready) continue;
+      ++o.ready;
+      double cumulative = r.stats.busy_s + (r.busy ? t - r.step_started : 0);
+      busy += cumulative - r.busy_observed;
+      observed += t - r.observed_since;
+      r.busy_observed = cumulative;
+      r.observed_since = t;
+    }
+    o.waiting += static_cast<long long>(shared_.size() + held_.size());
+    o.in_service = std::max(0LL, in_flight_ - o.waiting);
+    o.busy_fraction = observed > 0 ? std::clamp(busy / observed, 0.0, 1.0) : 0;
+    o.arrival_rps = static_cast<double>(admitted_ - admitted_at_tick_) / s.interval_s;
+    o.completion_rps = static_cast<double>(completed_ + rejected_ - completed_at_tick_) / s.interval_s;
+    admitted_at_tick_ = admitted_;
+    completed_at_tick_ = completed_ + rejected_;
+    int desired = std::clamp(s.decide(o), 0, s.max_replicas);
+    // Activation: a request in the system wakes a pool scaled to zero (KEDA's activation step).
+    if (desired == 0 && in_flight_ > 0) desired = 1;
+    int current = o.ready + o.starting;
+    if (desired > current) {
+      if (current == 0) ++result_.cold_starts;
+      ++result_.scale_ups;
+      int more = desired - current;
+      // Draining replicas come back first: they are warm.
+      for (size_t i = 0; i < replicas_.size() && more > 0; ++i) {
+        auto& r = replicas_[i];
+        if (r.life != Life::draining) continue;
+        r.life = Life::ready;
+        ++ready_;
+        r.observed_since = t;
+        r.busy_observed = r.stats.busy_s + (r.busy ? t - r.step_started : 0);
+        --more;
+        dispatch_held(t);
+      }
+      for (size_t i = 0; i < replicas_.size() && more > 0; ++i) {
+        auto& r = replicas_[i];
+        if (r.life != Life::off) continue;
+        double delay = s.start_s;
+        if (warm_idle_ > 0) {
+          --warm_idle_;
+          delay = s.warm_start_s;
+          if (warm_idle_ + warm_pending_ < s.warm_pool) {
+            ++warm_pending_;
+            push({t + s.node_provisioning_s, static_cast<int>(EventKind::node_ready), -1, 0, 0});
+          }
+        }
+        r.life = Life::starting;
+        ++nodes_;
+        push({t + delay, static_cast<int>(EventKind::replica_ready), static_cast<int>(i), 0, ++r.life_version});
+        --more;
+      }
+    } else if (desired < current) {
+      ++result_.scale_downs;
+      int fewer = current - desired;
+      // Cancel starts first (newest slots last started), then drain the least loaded.
+      for (size_t i = replicas_.size(); i-- > 0 && fewer > 0;) {
+        auto& r = replicas_[i];
+        if (r.life != Life::starting) continue;
+        r.life_version++;
+        stop(r);
+        --fewer;
+      }
+      while (fewer > 0) {
+        int victim = -1;
+        for (size_t i = 0; i < replicas_.size(); ++i) {
+          const auto& r = replicas_[i];
+          if (r.life != Life::ready) continue;
+          if (victim < 0 || r.outstanding < replicas_[static_cast<size_t>(victim)].outstanding) victim = static_cast<int>(i);
+        }
+        if (victim < 0) break;
+        auto& r = replicas_[static_cast<size_t>(victim)];
+        r.life = Life::draining;
+        --ready_;
+        maybe_stop(r);
+        --fewer;
+      }
+    }
+    ScaleSample sample;
+    sample.time_s = t;
+    sample.ready = ready_;
+    sample.starting = 0;
+    for (const auto& r : replicas_)
+      if (r.life == Life::starting) ++sample.starting;
+    sample.desired = desired;
+    sample.billed = nodes_ + warm_idle_ + warm_pending_;
+    sample.arrival_rps = o.arrival_rps;
+    sample.waiting = o.waiting;
+    sample.busy_fraction = o.busy_fraction;
+    record_scale(sample);
+    if (arrivals_open_ || in_flight_ > 0) push({t + s.interval_s, static_cast<int>(EventKind::scale_tick), -1, 0, 0});
+  }
+
+  // Bounded series: when full, keep every other point (the chart needs shape, not every scrape).
+  void record_scale(const ScaleSample& sample) {
+    ++scale_ticks_;
+    if (scale_ticks_ % scale_stride_ != 0) return;
+    result_.scale_series.push_back(sample);
+    if (result_.scale_series.size() >= 4096) {
+      std::vector<ScaleSample> kept;
+      for (size_t i = 0; i < result_.scale_series.size(); i += 2) kept.push_back(result_.scale_series[i]);
+      result_.scale_series = std::move(kept);
+      scale_stride_ *= 2;
+    }
+  }
+
+  void on_replica_ready(int index, unsigned version, double t) {
+    auto& r = replicas_[static_cast<size_t>(index)];
+    if (r.life != Life::starting || r.life_version != version) return;
+    r.life = Life::ready;
+    ++ready_;
+    r.observed_since = t;
+    r.busy_observed = r.stats.busy_s;
+    dispatch_held(t);
+    if (options_.router == Router::shared_queue) try_start(index, t);
+  }
+
+  // Requests that arrived while no replica was ready go out as soon as one is.
+  void dispatch_held(double t) {
+    while (!held_.empty()) {
+      int replica = route();
+      if (replica < 0) return;
+      int id = held_.front();
+      held_.pop_front();
+      assign(id, replica);
+      try_start(replica, t);
+    }
+  }
+
+  // A draining replica stops (and stops being billed) once it holds no work.
+  void maybe_stop(ReplicaState& r) {
+    if (r.life == Life::draining && r.outstanding == 0 && !r.busy) stop(r);
+  }
+
+  void stop(ReplicaState& r) {
+    r.life = Life::off;
+    --nodes_;
+    // The node stays as a warm one when the pool is short of its size.
+    if (warm_idle_ + warm_pending_ < options_.scaling->warm_pool) ++warm_idle_;
   }
 
   void on_arrival(double t) {
@@ -215,15 +417,15 @@ class Simulation {
     r.output = std::max(1.0, pending_->output_tokens);
     r.prompt = r.input;
     int id = pool_.add(r);
-    int replica = route(pool_[id]);
-    if (replica < 0) {
+    int replica = route();
+    if (replica == -1) {
       shared_.push_back(id);
+      if (ready_ == 0) ++result_.held_requests;
+    } else if (replica == -2) {
+      held_.push_back(id);
+      ++result_.held_requests;
     } else {
-      pool_[id].replica = replica;
-      auto& state = replicas_[static_cast<size_t>(replica)];
-      state.waiting.push_back(id);
-      state.outstanding++;
-      state.outstanding_tokens += r.input + r.output;
+      assign(id, replica);
     }
     ++admitted_;
     if ((admitted_ & 0xFFFF) == 0 && options_.on_progress) options_.on_progress(admitted_);
@@ -231,14 +433,17 @@ class Simulation {
     ++in_flight_;
     peak_in_flight_ = std::max(peak_in_flight_, in_flight_);
     sample(t);
+    arrivals_open_ = false;
     if (admitted_ < options_.max_requests) {
       pending_ = arrivals_.next();
-      if (pending_ && pending_->time_s <= options_.max_duration_s)
+      if (pending_ && pending_->time_s <= options_.max_duration_s) {
         push({std::max(t, pending_->time_s), static_cast<int>(EventKind::arrival), -1, 0, 0});
+        arrivals_open_ = true;
+      }
     }
     if (replica >= 0) {
       try_start(replica, t);
-    } else {
+    } else if (replica == -1) {
       for (size_t i = 0; i < replicas_.size() && !shared_.empty(); ++i) try_start(static_cast<int>(i), t);
     }
   }
@@ -259,13 +464,10 @@ class Simulation {
     // A shared queue: an idle replica takes the oldest requests.
     // One request when a pass takes one; otherwise up to a batch, which this replica then owns.
     size_t pull = r.config->batching == SimBatching::none ? 1 : static_cast<size_t>(std::max(1, r.config->max_batch));
-    while (!shared_.empty() && r.waiting.size() < pull) {
+    while (r.life == Life::ready && !shared_.empty() && r.waiting.size() < pull) {
       int id = shared_.front();
       shared_.pop_front();
-      pool_[id].replica = index;
-      r.waiting.push_back(id);
-      r.outstanding++;
-      r.outstanding_tokens += pool_[id].input + pool_[id].output;
+      assign(id, index);
     }
     if (r.waiting.empty()) return;
     const ReplicaConfig& c = *r.config;
@@ -429,6 +631,9 @@ class Simulation {
     ++completed_;
     --in_flight_;
     last_completion_ = t;
+    // The run ends at the last completion: billing up to here.
+    billed_at_completion_ = billed_area_;
+    serving_at_completion_ = serving_area_;
     pool_.release(id);
   }
 
@@ -445,6 +650,7 @@ class Simulation {
       r.batch.clear();
       sample(t);
       try_start(index, t);
+      if (options_.scaling) maybe_stop(r);
       return;
     }
     const int block = std::max(1, c.block_tokens);
@@ -494,6 +700,7 @@ class Simulation {
     }
     sample(t);
     try_start(index, t);
+    if (options_.scaling) maybe_stop(r);
   }
 
   void sample(double t) {
@@ -510,6 +717,7 @@ class Simulation {
         ++kv_replicas;
       }
     }
+    s.queue_depth += static_cast<long long>(shared_.size() + held_.size());
     s.in_flight = in_flight_;
     s.kv_used_fraction = kv_replicas ? kv / kv_replicas : 0;
     samples_.push_back(s);
@@ -541,6 +749,8 @@ class Simulation {
     out.peak_in_flight = peak_in_flight_;
     out.rejected = rejected_;
     out.waited_fraction = completed_ ? static_cast<double>(waited_) / static_cast<double>(completed_) : 0;
+    out.billed_node_s = billed_at_completion_;
+    out.serving_replica_s = serving_at_completion_;
     return out;
   }
 
@@ -556,6 +766,11 @@ class Simulation {
   double now_ = 0, area_ = 0, first_arrival_ = 0, last_arrival_ = 0, last_completion_ = 0;
   long long in_flight_ = 0, peak_in_flight_ = 0, admitted_ = 0, completed_ = 0, good_ = 0, rejected_ = 0, waited_ = 0;
   std::deque<int> shared_;
+  bool arrivals_open_ = true;
+  std::deque<int> held_;  // arrived while no replica was ready
+  int ready_ = 0, nodes_ = 0, warm_idle_ = 0, warm_pending_ = 0;
+  double billed_area_ = 0, serving_area_ = 0, billed_at_completion_ = 0, serving_at_completion_ = 0;
+  long long admitted_at_tick_ = 0, completed_at_tick_ = 0, scale_ticks_ = 0, scale_stride_ = 1;
   double next_sample_ = 0, sample_interval_ = 1.0;
   std::vector<TimeSample> samples_;
   SimResult result_;
@@ -566,6 +781,13 @@ class Simulation {
 Result<SimResult> simulate(ArrivalProcess& arrivals, const std::vector<ReplicaConfig>& replicas,
                            const SimOptions& options) {
   if (replicas.empty()) return Error{"", 0, "replicas", "at least one replica"};
+  if (const auto& s = options.scaling) {
+    if (!s->decide) return Error{"", 0, "scaling", "an autoscaled run needs a scaler"};
+    if (s->max_replicas < 1 || s->initial_replicas < 0 || s->initial_replicas > s->max_replicas)
+      return Error{"", 0, "scaling", "initial replicas must lie in [0, max replicas] and max replicas be at least 1"};
+    if (!(s->interval_s > 0) || s->start_s < 0 || s->warm_start_s < 0 || s->warm_pool < 0 || s->node_provisioning_s < 0)
+      return Error{"", 0, "scaling", "interval must be positive and delays non-negative"};
+  }
   for (const auto& r : replicas) {
     if (options.router == Router::shared_queue && (r.batching == SimBatching::continuous || r.llm))
       return Error{"", 0, "router", "a shared queue serves classic replicas; LLM replicas admit from their own queue"};

@@ -44,6 +44,43 @@ struct ReplicaConfig {
   bool chunked_prefill = true;
 };
 
+// What an autoscaler sees at each scrape: the pool and its load over the last interval.
+struct ScaleObservation {
+  double time_s = 0;
+  double interval_s = 0;
+  int ready = 0;                // serving
+  int starting = 0;             // requested, not yet serving (node, container, model load)
+  long long waiting = 0;        // requests queued, not yet in service (all replicas and held)
+  long long in_service = 0;     // requests a replica has taken (batched or decoding)
+  double busy_fraction = 0;     // mean over ready replicas: the GPU duty cycle
+  double arrival_rps = 0;       // over the interval
+  double completion_rps = 0;    // over the interval
+};
+
+// Autoscaling: replica slots start and stop as the scaler asks. Every replica is a copy of the
+// first config. A started replica serves after start_s (warm_start_s on a warm node); a stopped
+// one takes no new work, finishes what it holds, then stops being billed.
+struct ScalingOptions {
+  double interval_s = 15;
+  int max_replicas = 1;
+  int initial_replicas = 1;
+  double start_s = 0;           // node provisioning + container start + model load
+  double warm_start_s = 0;      // container start + model load on an idle provisioned node
+  int warm_pool = 0;            // idle provisioned nodes kept (billed) to skip provisioning
+  double node_provisioning_s = 0;
+  // Returns the replica count wanted now (clamped to [0, max_replicas]).
+  std::function<int(const ScaleObservation&)> decide;
+};
+
+// One point of the pool over time, at each scrape.
+struct ScaleSample {
+  double time_s = 0;
+  int ready = 0, starting = 0, desired = 0, billed = 0;  // billed: nodes paid for (replicas + warm)
+  double arrival_rps = 0;
+  long long waiting = 0;
+  double busy_fraction = 0;
+};
+
 struct SimOptions {
   uint64_t seed = 1;
   long long max_requests = 100000;    // stop admitting arrivals after this many
@@ -52,6 +89,7 @@ struct SimOptions {
   Slo slo;
   int timeseries_points = 200;        // samples of queue depth and KV use over the run
   std::function<void(long long admitted)> on_progress;  // called every 65,536 admissions
+  std::optional<ScalingOptions> scaling;                // absent: every replica serves throughout
 };
 
 struct ReplicaStats {
@@ -86,6 +124,13 @@ struct SimResult {
   long long peak_in_flight = 0;
   long long rejected = 0;           // prompts longer than a replica's whole KV cache
   double waited_fraction = 0;       // requests that waited before service started
+  // Autoscaled runs.
+  std::vector<ScaleSample> scale_series;
+  double billed_node_s = 0;         // node-seconds paid for, replicas and warm pool
+  double serving_replica_s = 0;     // replica-seconds ready to serve
+  long long cold_starts = 0;        // times the pool went from no replica to one starting
+  long long held_requests = 0;      // requests that arrived with no replica ready
+  long long scale_ups = 0, scale_downs = 0;
 };
 
 // Runs arrivals through the replicas until the arrivals end or a limit is reached, then drains.

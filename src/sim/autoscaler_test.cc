@@ -1,0 +1,192 @@
+// The HPA algorithm step by step (ratio, tolerance, windows, step limits, scale to zero), the CPU
+// model of a GPU-bound server, and autoscaled simulations: a pool that follows a step in demand,
+// cold starts with their delay, warm pools, billing that stops when a drained replica stops.
+#include "sim/autoscaler.h"
+
+#include <gtest/gtest.h>
+
+namespace gw {
+namespace {
+
+ScaleObservation observe(double t, int ready, double busy, long long waiting = 0, long long in_service = 0, double rps = 1) {
+  ScaleObservation o;
+  o.time_s = t;
+  o.interval_s = 15;
+  o.ready = ready;
+  o.busy_fraction = busy;
+  o.waiting = waiting;
+  o.in_service = in_service;
+  o.arrival_rps = rps;
+  o.completion_rps = rps;
+  return o;
+}
+
+TEST(Autoscaler, UtilizationRatioWithTolerance) {
+  ScalerConfig c;
+  c.policy = ScalePolicy::duty_cycle;
+  c.target = 70;
+  c.max_replicas = 100;
+  Autoscaler a(c);
+  EXPECT_EQ(a.decide(observe(15, 10, 0.75)), 10);  // 75/70 = 1.07: inside the 10% tolerance
+  EXPECT_EQ(a.decide(observe(30, 10, 0.91)), 13);  // ceil(10 x 91/70) = 13
+}
+
+TEST(Autoscaler, ScaleUpStepLimitIsTheLargerOfFourPodsAndDoubling) {
+  ScalerConfig c;
+  c.policy = ScalePolicy::queue_depth;
+  c.target = 1;
+  c.max_replicas = 1000;
+  Autoscaler a(c);
+  EXPECT_EQ(a.decide(observe(15, 2, 1, 100, 2)), 6);     // 2 + 4 pods
+  EXPECT_EQ(a.decide(observe(30, 20, 1, 200, 20)), 40);  // 20 x 2
+}
+
+TEST(Autoscaler, ScaleDownWaitsForTheStabilizationWindow) {
+  ScalerConfig c;
+  c.policy = ScalePolicy::queue_depth;
+  c.target = 1;
+  c.max_replicas = 100;
+  c.scale_down_window_s = 300;
+  Autoscaler a(c);
+  EXPECT_EQ(a.decide(observe(0, 10, 1, 0, 10)), 10);
+  // Demand drops to 2: the highest recommendation over 300 s (10) holds until it ages out.
+  for (double t = 15; t <= 300; t += 15) EXPECT_EQ(a.decide(observe(t, 10, 0.2, 0, 2)), 10) << t;
+  EXPECT_EQ(a.decide(observe(315, 10, 0.2, 0, 2)), 2);
+}
+
+TEST(Autoscaler, ScaleToZeroAfterKeepAliveAndNotBefore) {
+  ScalerConfig c;
+  c.policy = ScalePolicy::queue_depth;
+  c.target = 1;
+  c.min_replicas = 0;
+  c.keep_alive_s = 600;
+  c.scale_down_window_s = 0;
+  Autoscaler a(c);
+  EXPECT_EQ(a.decide(observe(0, 1, 0.5, 0, 1)), 1);
+  EXPECT_EQ(a.decide(observe(300, 1, 0, 0, 0, 0)), 1);  // idle 300 s: still kept alive
+  EXPECT_EQ(a.decide(observe(600, 1, 0, 0, 0, 0)), 0);
+  EXPECT_EQ(a.decide(observe(615, 0, 0, 3, 0, 0.2)), 3);  // requests wake it
+}
+
+TEST(Autoscaler, CpuOfAGpuBoundServerStaysLow) {
+  CpuModel cpu;  // 8 cores
+  EXPECT_NEAR(cpu.utilization_pct(1.0, 20), 3 + 100 * (1 + 0.1) / 8, 1e-9);
+  EXPECT_LT(cpu.utilization_pct(1.0, 20), 20);
+  // So an HPA on 70% CPU scales a saturated pool down, not up.
+  ScalerConfig c;
+  c.policy = ScalePolicy::cpu;
+  c.target = 70;
+  c.scale_down_window_s = 0;
+  Autoscaler a(c);
+  EXPECT_LT(a.decide(observe(15, 10, 1.0, 50, 10, 20)), 10);
+}
+
+// A pool of one-at-a-time replicas (1 s each) under a load that steps from 2 to 8 requests/s.
+struct StepArrivals : ArrivalProcess {
+  Rng rng{3};
+  double now = 0, end_s;
+  explicit StepArrivals(double end) : end_s(end) {}
+  std::optional<Arrival> next() override {
+    double rate = now < 600 ? 2 : 8;
+    now += rng.exponential(1 / rate);
+    if (now > end_s) return std::nullopt;
+    return Arrival{now, 0, 1};
+  }
+};
+
+SimResult run_scaled(ScalerConfig config, ScalingOptions scaling, double end_s = 1800) {
+  StepArrivals arrivals(end_s);
+  ReplicaConfig replica;
+  replica.name = "r";
+  replica.batching = SimBatching::none;
+  replica.max_batch = 1;
+  replica.batch_time = [](int, Rng&) { return 1.0; };
+  auto scaler = std::make_shared<Autoscaler>(config);
+  scaling.decide = [scaler](const ScaleObservation& o) { return scaler->decide(o); };
+  SimOptions options;
+  options.seed = 5;
+  options.max_requests = 1000000;
+  options.router = Router::shared_queue;
+  options.slo.latency_p99_s = 5;
+  options.scaling = scaling;
+  auto result = simulate(arrivals, {replica}, options);
+  EXPECT_TRUE(result.ok()) << result.error().to_string();
+  return result.value();
+}
+
+TEST(AutoscaledSimulation, QueueDepthFollowsAStepInDemand) {
+  ScalerConfig c;
+  c.policy = ScalePolicy::queue_depth;
+  c.target = 1.5;
+  c.max_replicas = 40;
+  ScalingOptions s;
+  s.max_replicas = 40;
+  s.initial_replicas = 3;
+  s.start_s = 60;
+  SimResult r = run_scaled(c, s);
+  ASSERT_FALSE(r.scale_series.empty());
+  double late_ready = 0;
+  int late = 0;
+  for (const auto& p : r.scale_series)
+    if (p.time_s > 1000 && p.time_s < 1700) late_ready += p.ready, ++late;
+  // 8 requests/s of 1 s work needs 8 busy replicas; the target adds headroom.
+  EXPECT_GT(late_ready / late, 8);
+  EXPECT_LT(late_ready / late, 14);
+  EXPECT_GT(r.scale_ups, 0);
+  // Billing covers starting replicas: more than the serving time.
+  EXPECT_GT(r.billed_node_s, r.serving_replica_s);
+}
+
+TEST(AutoscaledSimulation, StaticPoolBillsReplicasTimesDuration) {
+  ScalerConfig c;
+  c.policy = ScalePolicy::static_peak;
+  c.static_replicas = 12;
+  ScalingOptions s;
+  s.max_replicas = 12;
+  s.initial_replicas = 12;
+  SimResult r = run_scaled(c, s);
+  EXPECT_NEAR(r.billed_node_s, 12 * r.duration_s, 12 * 5.0);
+  EXPECT_EQ(r.scale_ups + r.scale_downs, 0);
+  EXPECT_GT(r.slo_attainment, 0.99);
+}
+
+TEST(AutoscaledSimulation, ColdStartsHoldRequestsAndWarmPoolShortensThem) {
+  ScalerConfig c;
+  c.policy = ScalePolicy::queue_depth;
+  c.target = 1;
+  c.min_replicas = 0;
+  c.max_replicas = 20;
+  ScalingOptions s;
+  s.max_replicas = 20;
+  s.initial_replicas = 0;
+  s.start_s = 120;
+  s.node_provisioning_s = 90;
+  s.warm_start_s = 30;
+  SimResult cold = run_scaled(c, s, 300);
+  EXPECT_EQ(cold.cold_starts, 1);
+  EXPECT_GT(cold.held_requests, 0);
+  EXPECT_GT(cold.latency.max(), 100);  // the first request waited for the whole start
+  s.warm_pool = 2;
+  SimResult warm = run_scaled(c, s, 300);
+  EXPECT_LT(warm.latency.max(), 60);
+  // Warm nodes are paid for.
+  EXPECT_GT(warm.billed_node_s, warm.serving_replica_s);
+}
+
+TEST(AutoscaledSimulation, SameSeedSameRun) {
+  ScalerConfig c;
+  c.policy = ScalePolicy::duty_cycle;
+  c.target = 70;
+  c.max_replicas = 40;
+  ScalingOptions s;
+  s.max_replicas = 40;
+  s.initial_replicas = 2;
+  s.start_s = 45;
+  SimResult a = run_scaled(c, s), b = run_scaled(c, s);
+  EXPECT_EQ(a.requests, b.requests);
+  EXPECT_DOUBLE_EQ(a.billed_node_s, b.billed_node_s);
+  EXPECT_DOUBLE_EQ(a.latency.quantile(0.99), b.latency.quantile(0.99));
+}
+
+}  // namespace
+}  // namespace gw
