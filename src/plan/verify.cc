@@ -24,7 +24,7 @@ Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& 
   auto replicas = build_replicas(catalog, model, service, deployment, options.build);
   if (!replicas.ok()) return replicas.error();
   ArrivalOptions arrivals = arrival_options(service, service.traffic.peak_rps);
-  if (arrivals.process == "curve") {  // verify at the peak rate, not through the day
+  if (arrivals.process == "curve" || arrivals.process == "series") {  // verify at the peak rate, not through the day
     arrivals.process = "poisson";
     arrivals.rate_rps = service.traffic.peak_rps;
   }

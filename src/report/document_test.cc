@@ -112,6 +112,7 @@ TEST(Report, PlanSimulationAndFitHtmlRenderInChromium) {
         Case{"plan-pretrain-7b", "plan '" + examples + "/pretrain-7b.yaml'", "Time against cost per run"},
         Case{"simulate-spam-filter", "simulate --requests 20000 '" + examples + "/spam-filter.yaml'", "Latency CDF"},
         Case{"fit-llama-3.1-70b", "fit llama-3.1-70b", "Needed against usable memory"},
+        Case{"scale-sd-alibaba", "scale '" + examples + "/sd-serving-alibaba.yaml'", "Replicas against demand"},
         Case{"train-spot", "train llama-3.2-1b --tokens 1e11 --accelerator H100 --count 8 --pricing spot --deadline-days 5 --runs 500",
              "Completion time of each simulated run"}}) {
     std::string report = (dir / (name + ".html")).string();
@@ -172,6 +173,37 @@ TEST(Report, PlanJsonValidatesAgainstItsSchema) {
     ++checked;
   }
   EXPECT_GE(checked, 7);
+  std::filesystem::remove_all(dir);
+}
+
+// The autoscaling report validates against schemas/scale.schema.json (a weekly profile, so
+// weekend figures are numbers; a measured rate series, so they are null); a policy with an
+// unknown name does not.
+TEST(Report, ScaleJsonValidatesAgainstItsSchema) {
+  if (!have("node")) GTEST_FAIL() << "node is required (scripts/bootstrap installs it)";
+  auto root = std::filesystem::path(GPUWISE_SOURCE_DIR);
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_scale_schema_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  auto validate = [&](const std::string& document) {
+    return std::system(fmt::format("cd '{}' && node test/validate.mjs '{}' '{}' >'{}' 2>&1", (root / "web").string(),
+                                   (root / "schemas" / "scale.schema.json").string(), document, (dir / "validate.log").string())
+                           .c_str());
+  };
+  for (const char* example : {"sd-serving-alibaba", "dev-endpoint-weekdays"}) {
+    std::string out = (dir / (std::string(example) + ".json")).string();
+    ASSERT_EQ(std::system(fmt::format("'{}' scale '{}' --format json -o '{}' -q", GPUWISE_BINARY,
+                                      (root / "examples" / (std::string(example) + ".yaml")).string(), out).c_str()), 0) << example;
+    int valid = validate(out);
+    std::ifstream log(dir / "validate.log");
+    EXPECT_EQ(valid, 0) << example << ": " << std::string((std::istreambuf_iterator<char>(log)), {});
+    if (std::string(example) == "sd-serving-alibaba") {
+      std::ifstream in(out);
+      nlohmann::json document = nlohmann::json::parse(in);
+      document["services"][0]["policies"][0]["name"] = "magic";
+      std::ofstream(dir / "broken.json") << document.dump();
+      EXPECT_NE(validate((dir / "broken.json").string()), 0);
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 

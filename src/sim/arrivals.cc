@@ -69,6 +69,34 @@ class CurveArrivals : public ArrivalProcess {
   Rng& rng_;
 };
 
+// A measured rate series replayed once: non-homogeneous Poisson by thinning under its peak.
+class SeriesArrivals : public ArrivalProcess {
+ public:
+  SeriesArrivals(RateSeries series, TokenSampler sampler, Rng& rng)
+      : series_(std::move(series)), sampler_(std::move(sampler)), rng_(rng) {}
+  std::optional<Arrival> next() override {
+    const double bound = series_.peak_rps;
+    while (true) {
+      now_ += rng_.exponential(1.0 / bound);
+      if (now_ >= series_.duration_s) return std::nullopt;
+      // Most candidates fall in the same or the next interval: walk forward from the last one.
+      while (index_ + 1 < series_.points.size() && series_.points[index_ + 1].time_s <= now_) ++index_;
+      if (rng_.uniform() * bound <= series_.points[index_].rps) break;
+    }
+    Arrival a;
+    a.time_s = now_;
+    sampler_.fill(a);
+    return a;
+  }
+
+ private:
+  RateSeries series_;
+  TokenSampler sampler_;
+  Rng& rng_;
+  size_t index_ = 0;
+  double now_ = 0;
+};
+
 // Two-state MMPP: exponential sojourns in a high-rate and a low-rate state.
 class MmppArrivals : public ArrivalProcess {
  public:
@@ -133,6 +161,7 @@ std::unique_ptr<ArrivalProcess> make_arrivals(const ArrivalOptions& o, const Ser
   TokenSampler sampler(service.input_tokens, service.output_tokens, rng);
   if (o.process == "trace") return std::make_unique<TraceArrivals>(o);
   if (o.process == "curve") return std::make_unique<CurveArrivals>(o.rate_rps, o.profile, std::move(sampler), rng);
+  if (o.process == "series" && o.rates) return std::make_unique<SeriesArrivals>(*o.rates, std::move(sampler), rng);
   if (o.process == "mmpp") return std::make_unique<MmppArrivals>(o, std::move(sampler), rng);
   return std::make_unique<RenewalArrivals>(o.rate_rps, o.process == "gamma" ? o.cv : 1.0, std::move(sampler), rng);
 }

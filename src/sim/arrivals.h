@@ -1,6 +1,6 @@
 // Request arrival processes for the simulator: Poisson, gamma renewal with a coefficient of
 // variation (bursts), a rate curve (non-homogeneous Poisson by thinning), a two-state
-// Markov-modulated Poisson process, and trace replay with time and rate scaling (streamed).
+// Markov-modulated Poisson process, a measured rate series, and trace replay with time and rate scaling (streamed).
 #pragma once
 
 #include <memory>
@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "sim/random.h"
 #include "spec/spec.h"
+#include "trace/rate_series.h"
 #include "trace/request_trace.h"
 
 namespace gw {
@@ -51,6 +52,7 @@ struct ArrivalOptions {
   std::string trace_path;
   TraceFormat trace_format = TraceFormat::automatic;
   double time_scale = 1;  // trace: divide gaps by this (2 = twice as fast)
+  std::optional<RateSeries> rates;  // series: a measured rate curve, replayed once
 };
 
 std::unique_ptr<ArrivalProcess> make_arrivals(const ArrivalOptions& options, const ServiceSpec& service, Rng& rng);

@@ -104,6 +104,7 @@ ArrivalOptions arrival_options(const ServiceSpec& service, double rate_rps) {
   o.trace_path = service.traffic.trace_path;
   o.time_scale = service.arrivals.time_scale;
   if (o.process == "curve") o.rate_rps = service.traffic.average_rps;
+  o.rates = service.traffic.rates;
   return o;
 }
 

@@ -168,6 +168,7 @@ class Simulation {
         add(configs.front(), fmt::format("{}#{}", configs.front().name, i + 1), i < s.initial_replicas ? Life::ready : Life::off);
       ready_ = s.initial_replicas;
       nodes_ = s.initial_replicas;
+      account_until_ = s.account_until_s;
       warm_idle_ = s.warm_pool;
     } else {
       for (const auto& config : configs) add(config, config.name, Life::ready);
@@ -217,8 +218,11 @@ class Simulation {
     if (t > now_) {
       double dt = t - now_;
       area_ += static_cast<double>(in_flight_) * dt;
-      billed_area_ += static_cast<double>(nodes_ + warm_idle_ + warm_pending_) * dt;
-      serving_area_ += static_cast<double>(ready_) * dt;
+      double counted = std::min(t, account_until_) - now_;
+      if (counted > 0) {
+        billed_area_ += static_cast<double>(nodes_ + warm_idle_ + warm_pending_) * counted;
+        serving_area_ += static_cast<double>(ready_) * counted;
+      }
       now_ = t;
     }
   }
@@ -359,7 +363,9 @@ class Simulation {
     sample.waiting = o.waiting;
     sample.busy_fraction = o.busy_fraction;
     record_scale(sample);
-    if (arrivals_open_ || in_flight_ > 0) push({t + s.interval_s, static_cast<int>(EventKind::scale_tick), -1, 0, 0});
+    // The pool keeps being watched (and billed) to the end of the accounted span.
+    if (arrivals_open_ || in_flight_ > 0 || t + s.interval_s <= account_until_)
+      push({t + s.interval_s, static_cast<int>(EventKind::scale_tick), -1, 0, 0});
   }
 
   // Bounded series: when full, keep every other point (the chart needs shape, not every scrape).
@@ -749,8 +755,14 @@ class Simulation {
     out.peak_in_flight = peak_in_flight_;
     out.rejected = rejected_;
     out.waited_fraction = completed_ ? static_cast<double>(waited_) / static_cast<double>(completed_) : 0;
-    out.billed_node_s = billed_at_completion_;
-    out.serving_replica_s = serving_at_completion_;
+    if (account_until_ < 1e17) {
+      advance(account_until_);  // to the end of the span: idle pools are paid for too
+      out.billed_node_s = billed_area_;
+      out.serving_replica_s = serving_area_;
+    } else {
+      out.billed_node_s = billed_at_completion_;
+      out.serving_replica_s = serving_at_completion_;
+    }
     return out;
   }
 
@@ -769,6 +781,7 @@ class Simulation {
   bool arrivals_open_ = true;
   std::deque<int> held_;  // arrived while no replica was ready
   int ready_ = 0, nodes_ = 0, warm_idle_ = 0, warm_pending_ = 0;
+  double account_until_ = 1e18;
   double billed_area_ = 0, serving_area_ = 0, billed_at_completion_ = 0, serving_at_completion_ = 0;
   long long admitted_at_tick_ = 0, completed_at_tick_ = 0, scale_ticks_ = 0, scale_stride_ = 1;
   double next_sample_ = 0, sample_interval_ = 1.0;

@@ -68,6 +68,9 @@ struct ScalingOptions {
   double warm_start_s = 0;      // container start + model load on an idle provisioned node
   int warm_pool = 0;            // idle provisioned nodes kept (billed) to skip provisioning
   double node_provisioning_s = 0;
+  // Billing and serving time are counted up to here (the traffic's span), so a backlog a policy
+  // leaves behind shows in latency, not as extra hours.
+  double account_until_s = 1e18;
   // Returns the replica count wanted now (clamped to [0, max_replicas]).
   std::function<int(const ScaleObservation&)> decide;
 };

@@ -166,6 +166,13 @@ std::vector<double> named_profile(const std::string& name) {
     for (double& v : hours) v *= 168.0 / sum;  // average 1
     return hours;
   }
+  if (name == "weekdays-only") {
+    // A dev or internal endpoint: Monday-Friday 08:00-20:00, nothing at night or at weekends.
+    for (int day = 0; day < 7; ++day)
+      for (int h = 0; h < 24; ++h) hours.push_back(day < 5 && h >= 8 && h < 20 ? 1.0 : 0.0);
+    for (double& v : hours) v *= 168.0 / 60.0;  // average 1
+    return hours;
+  }
   return std::vector<double>{-1};  // unknown profile
 }
 
@@ -253,7 +260,7 @@ TokenDistribution read_tokens(const Reader& r, const YAML::Node& node, const std
 
 ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, Spec& spec, const std::string& base_dir) {
   std::string path = fmt::format("services[{}]", index);
-  r.check_keys(node, path, {"name", "model", "traffic", "tokens", "slo", "batching", "max_batch", "deployment"});
+  r.check_keys(node, path, {"name", "model", "traffic", "tokens", "slo", "batching", "max_batch", "deployment", "scaling"});
   ServiceSpec s;
   s.line = node.Mark().line + 1;
   if (!node["name"]) r.fail(node, path + ".name", "required");
@@ -282,7 +289,7 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
 
   if (!node["traffic"]) r.fail(node, path + ".traffic", "required: rps, profile or trace");
   const YAML::Node traffic = node["traffic"];
-  r.check_keys(traffic, path + ".traffic", {"rps", "profile", "trace", "trace_format", "time_scale", "process", "cv", "mmpp"});
+  r.check_keys(traffic, path + ".traffic", {"rps", "profile", "trace", "trace_format", "time_scale", "process", "cv", "mmpp", "rates"});
   if (traffic["process"]) {
     std::string process = r.text(traffic["process"], path + ".traffic.process");
     if (process != "poisson" && process != "gamma" && process != "mmpp")
@@ -326,6 +333,33 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
     std::sort(s.input_tokens.sample.begin(), s.input_tokens.sample.end());
     std::sort(s.output_tokens.sample.begin(), s.output_tokens.sample.end());
   }
+  if (const YAML::Node rates = traffic["rates"]) {
+    std::string where = path + ".traffic.rates";
+    if (traffic["trace"] || traffic["rps"] || traffic["profile"])
+      r.fail(rates, where, "give one of rates, trace, or rps (with a profile)");
+    RateSeriesOptions options;
+    std::string file;
+    if (rates.IsScalar()) {
+      file = rates.Scalar();
+    } else {
+      r.check_keys(rates, where, {"file", "timestamp_column", "rps_column", "where"});
+      if (!rates["file"]) r.fail(rates, where + ".file", "required");
+      file = r.text(rates["file"], where + ".file");
+      if (rates["timestamp_column"]) options.timestamp_column = r.text(rates["timestamp_column"], where + ".timestamp_column");
+      if (rates["rps_column"]) options.rps_column = r.text(rates["rps_column"], where + ".rps_column");
+      if (const YAML::Node filter = rates["where"]) {
+        if (!filter.IsMap()) r.fail(filter, where + ".where", "a mapping of column to value");
+        for (const auto& entry : filter) options.where.emplace_back(entry.first.as<std::string>(), r.text(entry.second, where + ".where"));
+      }
+    }
+    std::filesystem::path resolved = std::filesystem::path(file).is_absolute() ? std::filesystem::path(file) : std::filesystem::path(base_dir) / file;
+    auto series = load_rate_series(resolved.string(), options);
+    if (!series.ok()) throw SpecError{series.error()};
+    s.traffic.rates = series.value();
+    s.traffic.average_rps = series.value().mean_rps;
+    s.traffic.peak_rps = series.value().peak_rps;
+    s.arrivals.process = "series";
+  }
   if (traffic["rps"]) {
     if (traffic["trace"]) r.fail(traffic["rps"], path + ".traffic.rps", "give rps or trace, not both");
     const YAML::Node rps = traffic["rps"];
@@ -347,7 +381,7 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
     if (profile.IsScalar()) {
       s.traffic.profile = named_profile(profile.Scalar());
       if (s.traffic.profile.size() == 1)
-        r.fail(profile, path + ".traffic.profile", "unknown profile; one of flat, diurnal, weekday-business-hours, or a list of 24 or 168 factors");
+        r.fail(profile, path + ".traffic.profile", "unknown profile; one of flat, diurnal, weekday-business-hours, weekdays-only, or a list of 24 or 168 factors");
     } else {
       for (const auto& factor : profile) s.traffic.profile.push_back(r.number(factor, path + ".traffic.profile", 0, 1e6));
       if (s.traffic.profile.size() != 24 && s.traffic.profile.size() != 168)
@@ -459,6 +493,55 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
         r.fail(d["router"], where + ".router", "one of round-robin, join-shortest-queue, least-outstanding-tokens, shared-queue");
     }
     s.deployment = deployment;
+  }
+  if (const YAML::Node sc = node["scaling"]) {
+    std::string where = path + ".scaling";
+    r.check_keys(sc, where, {"policies", "min_replicas", "max_replicas", "keep_alive_s", "interval_s", "scale_up_window_s",
+                             "scale_down_window_s", "node_provisioning_s", "container_start_s", "model_source",
+                             "model_load_gbps", "warm_pool", "targets", "cpu"});
+    ScalingSpec& c = s.scaling;
+    c.given = true;
+    c.line = sc.Mark().line + 1;
+    if (sc["policies"]) {
+      c.policies = r.strings(sc["policies"], where + ".policies");
+      const std::vector<std::string> known = {"static-peak", "cpu", "gpu-duty-cycle", "concurrency", "queue-depth", "scale-to-zero"};
+      for (const auto& p : c.policies)
+        if (std::find(known.begin(), known.end(), p) == known.end()) {
+          std::string hint = closest_match(p, known);
+          r.fail(sc["policies"], where + ".policies", "'" + p + "' is not a policy" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; one of " + Reader::list(known));
+        }
+    }
+    auto seconds = [&](const char* key, double& out, double max) {
+      if (sc[key]) out = r.number(sc[key], where + "." + key, 0, max);
+    };
+    if (sc["min_replicas"]) c.min_replicas = static_cast<int>(r.number(sc["min_replicas"], where + ".min_replicas", 0, 100000));
+    if (sc["max_replicas"]) c.max_replicas = static_cast<int>(r.number(sc["max_replicas"], where + ".max_replicas", 1, 100000));
+    if (c.max_replicas > 0 && c.min_replicas > c.max_replicas) r.fail(sc["min_replicas"], where + ".min_replicas", "above max_replicas");
+    seconds("keep_alive_s", c.keep_alive_s, 7 * 86400);
+    seconds("scale_up_window_s", c.scale_up_window_s, 3600);
+    seconds("scale_down_window_s", c.scale_down_window_s, 3600);
+    seconds("node_provisioning_s", c.node_provisioning_s, 7200);
+    seconds("container_start_s", c.container_start_s, 7200);
+    if (sc["interval_s"]) c.interval_s = r.number(sc["interval_s"], where + ".interval_s", 1, 3600);
+    if (sc["model_source"]) {
+      c.model_source = r.text(sc["model_source"], where + ".model_source");
+      if (c.model_source != "object-storage" && c.model_source != "image" && c.model_source != "node-cache")
+        r.fail(sc["model_source"], where + ".model_source", "one of object-storage, image, node-cache");
+    }
+    if (sc["model_load_gbps"]) c.model_load_gbps = r.number(sc["model_load_gbps"], where + ".model_load_gbps", 0.001, 1000);
+    if (sc["warm_pool"]) c.warm_pool = static_cast<int>(r.number(sc["warm_pool"], where + ".warm_pool", 0, 10000));
+    if (const YAML::Node t = sc["targets"]) {
+      r.check_keys(t, where + ".targets", {"cpu_pct", "gpu_duty_cycle_pct", "queue_depth", "concurrency"});
+      if (t["cpu_pct"]) c.cpu_target_pct = r.number(t["cpu_pct"], where + ".targets.cpu_pct", 1, 100);
+      if (t["gpu_duty_cycle_pct"]) c.duty_cycle_target_pct = r.number(t["gpu_duty_cycle_pct"], where + ".targets.gpu_duty_cycle_pct", 1, 100);
+      if (t["queue_depth"]) c.queue_depth_target = r.number(t["queue_depth"], where + ".targets.queue_depth", 0.01, 1e6);
+      if (t["concurrency"]) c.concurrency_target = r.number(t["concurrency"], where + ".targets.concurrency", 0.01, 1e6);
+    }
+    if (const YAML::Node cpu = sc["cpu"]) {
+      r.check_keys(cpu, where + ".cpu", {"cores", "ms_per_request"});
+      if (cpu["cores"]) c.cpu_cores = static_cast<int>(r.number(cpu["cores"], where + ".cpu.cores", 1, 1024));
+      if (cpu["ms_per_request"]) c.cpu_ms_per_request = r.number(cpu["ms_per_request"], where + ".cpu.ms_per_request", 0, 1e6);
+    }
   }
   if (!s.traffic.profile.empty() && s.arrivals.process == "poisson") s.arrivals.process = "curve";
   return s;

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/precision.h"
 #include "model/model_arch.h"
+#include "trace/rate_series.h"
 #include "trace/request_trace.h"
 
 namespace gw {
@@ -40,6 +41,30 @@ struct Traffic {
   std::vector<double> profile;  // 24 or 168 hourly factors of the average; empty when flat
   std::string trace_path;       // when driven by a trace
   std::optional<TraceSummary> trace;
+  std::optional<RateSeries> rates;  // when driven by a measured rate series
+};
+
+// How a service may scale (gpuwise scale): the mechanics of the cluster and the policies' targets.
+struct ScalingSpec {
+  std::vector<std::string> policies;   // empty: all
+  int min_replicas = 1;                // for the metric policies; scale-to-zero runs as its own policy
+  int max_replicas = 0;                // 0: twice the peak plan
+  double keep_alive_s = 600;           // scale to zero after this long without a request
+  double interval_s = 15;              // metric scrape and HPA sync
+  double scale_up_window_s = 0;
+  double scale_down_window_s = 300;
+  double node_provisioning_s = 120;    // a new GPU node joins the cluster
+  double container_start_s = 45;       // image pull (cached layers) and process start
+  std::string model_source = "object-storage";  // object-storage, image, node-cache
+  double model_load_gbps = 0;          // 0: by source
+  int warm_pool = 0;                   // idle provisioned nodes kept
+  double cpu_target_pct = 70, duty_cycle_target_pct = 70;
+  double queue_depth_target = 0;       // 0: from the plan's capacity at the SLO
+  double concurrency_target = 0;       // 0: from the plan's operating batch
+  int cpu_cores = 8;
+  double cpu_ms_per_request = 5;
+  bool given = false;
+  int line = 0;
 };
 
 // Service times a user measured for a model on one accelerator, by batch size.
@@ -97,6 +122,7 @@ struct ServiceSpec {
   int max_batch = 0;  // 0: search
   ArrivalShape arrivals;
   std::optional<Deployment> deployment;
+  ScalingSpec scaling;
   int line = 0;
 };
 

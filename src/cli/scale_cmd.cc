@@ -1,0 +1,197 @@
+// gpuwise scale SPEC: each service's autoscaling policies simulated on its traffic, with
+// replicas against demand, GPU-hours, cost, SLO attainment and cold starts; the cheapest policy
+// that meets the SLO is recommended.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/context.h"
+#include "plan/scaling_plan.h"
+
+namespace gw {
+
+namespace {
+
+using nlohmann::json;
+
+struct ScaleArgs {
+  std::string spec, calibration;
+  uint64_t seed = 1;
+  double hours = 0;
+};
+
+// Replicas ready under each policy against the replicas the demand needs (arrivals over the
+// interval / a replica's capacity at the utilization limit), one panel per policy, over the
+// traffic's span (a backlog a failing policy drains later is left out), at most 600 points each.
+Chart replicas_against_demand(const ScalingReport& report, double max_utilization) {
+  json values = json::array();
+  double per_replica = std::max(1e-12, report.capacity_rps_per_replica * max_utilization);
+  for (const auto& p : report.policies) {
+    size_t in_span = 0;
+    while (in_span < p.series.size() && p.series[in_span].time_s <= report.duration_s) ++in_span;
+    size_t stride = std::max<size_t>(1, (in_span + 599) / 600);
+    for (size_t i = 0; i < in_span; i += stride) {
+      const auto& s = p.series[i];
+      values.push_back({{"policy", p.name}, {"hours", s.time_s / 3600}, {"replicas", s.ready}, {"series", "replicas ready"}});
+      values.push_back({{"policy", p.name}, {"hours", s.time_s / 3600}, {"replicas", s.arrival_rps / per_replica}, {"series", "demand (replicas needed)"}});
+    }
+  }
+  json spec = {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+               {"data", {{"values", values}}},
+               {"facet", {{"row", {{"field", "policy"}, {"type", "nominal"}, {"title", nullptr}, {"sort", nullptr}}}}},
+               {"spec", {{"width", 640},
+                         {"height", 90},
+                         {"mark", {{"type", "line"}, {"interpolate", "step-after"}, {"tooltip", true}, {"strokeWidth", 1.2}}},
+                         {"encoding", {{"x", {{"field", "hours"}, {"type", "quantitative"}, {"title", "hours"}}},
+                                       {"y", {{"field", "replicas"}, {"type", "quantitative"}, {"title", "replicas"}}},
+                                       {"color", {{"field", "series"}, {"type", "nominal"}, {"title", nullptr}}}}}}},
+               {"resolve", {{"scale", {{"y", "shared"}}}}}};
+  return {"Replicas against demand, " + report.service, spec};
+}
+
+Table policy_table(const ScalingReport& report) {
+  Table t;
+  t.columns = {"policy", "target", "mean replicas", "peak", "GPU-hours", "cost", "per month", "SLO met", "p99 latency s", "cold starts", ""};
+  t.align = {Align::left, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right,
+             Align::right, Align::right, Align::left};
+  for (size_t i = 0; i < report.policies.size(); ++i) {
+    const auto& p = report.policies[i];
+    std::string target = p.name == "static-peak" ? "-" : p.name == "cpu" || p.name == "gpu-duty-cycle" ? fmt::format("{:.0f}%", p.target)
+                                                                                                         : format_number(p.target, 2);
+    t.add_row({p.name, target, format_number(p.mean_ready, 1), std::to_string(p.peak_ready), format_number(p.gpu_hours, 1),
+               format_usd(p.usd), format_usd(p.usd_per_month), fmt::format("{:.2f}%", p.slo_attainment * 100),
+               format_number(p.latency_p99_s, 3), std::to_string(p.cold_starts),
+               static_cast<int>(i) == report.recommended ? "recommended" : p.meets_slo ? "" : "misses SLO"});
+  }
+  return t;
+}
+
+std::string verdict(const ScalingReport& report) {
+  if (report.recommended < 0) return "No policy meets the SLO over this traffic: raise max_replicas or the targets' headroom.";
+  const auto& best = report.policies[static_cast<size_t>(report.recommended)];
+  std::string text = fmt::format("Recommended: {} at {}/month", best.name, format_usd(best.usd_per_month));
+  for (const auto& p : report.policies)
+    if (p.name == "static-peak" && p.name != best.name && p.usd > 0)
+      text += fmt::format(", {:.0f}% less than static peak provisioning ({}/month, {} fewer GPU-hours over the span)",
+                          100 * (1 - best.usd / p.usd), format_usd(p.usd_per_month), format_number(p.gpu_hours - best.gpu_hours, 1));
+  text += ".";
+  if (best.weekend_usd) {
+    // Against the most expensive weekend among the other policies (left running).
+    const PolicyOutcome* worst = nullptr;
+    for (const auto& p : report.policies)
+      if (p.weekend_usd && p.name != best.name && (!worst || *p.weekend_usd > *worst->weekend_usd)) worst = &p;
+    if (worst && *worst->weekend_usd > *best.weekend_usd)
+      text += fmt::format(" Weekend (Saturday and Sunday): {} under {}, against {} under {}: {} saved per weekend, {} a month.",
+                          format_usd(*best.weekend_usd), best.name, format_usd(*worst->weekend_usd), worst->name,
+                          format_usd(*worst->weekend_usd - *best.weekend_usd),
+                          format_usd((*worst->weekend_usd - *best.weekend_usd) * 730 / 168));
+  }
+  return text;
+}
+
+int run_scale(CommandContext& context, const ScaleArgs& args) {
+  auto spec = load_spec(args.spec);
+  if (!spec.ok()) throw InputError{spec.error()};
+  context.add_input(args.spec);
+  if (spec.value().services.empty()) throw InputError{Error{args.spec, 0, "services", "no services to scale"}};
+  std::optional<Calibration> calibration = load_calibration_option(args.calibration);
+  ScalingPlanOptions options;
+  options.calibration = calibration ? &*calibration : nullptr;
+  options.seed = args.seed;
+  options.duration_s = args.hours * 3600;
+  json services = json::array();
+  Document doc;
+  doc.kind = "scale";
+  doc.title = "Autoscaling: " + args.spec;
+  std::string text;
+  bool all_meet = true;
+  const bool markdown = context.options.format == "md";
+  for (const auto& service : spec.value().services) {
+    std::unique_ptr<Progress> progress;
+    std::string current;
+    options.on_progress = [&](const std::string& policy, long long admitted) {
+      if (!context.progress_enabled()) return;
+      if (policy != current) {
+        if (progress) progress->finish();
+        progress = std::make_unique<Progress>("scaling " + service.name + ": " + policy, "requests", 0, true);
+        current = policy;
+      }
+      progress->update(static_cast<double>(admitted));
+    };
+    auto result = plan_scaling(context.catalog(), spec.value(), service, options);
+    if (progress) progress->finish();
+    if (!result.ok()) throw InputError{result.error()};
+    const ScalingReport& r = result.value();
+    all_meet = all_meet && r.recommended >= 0;
+    const PlanOption& plan = r.plan;
+    std::string replica = fmt::format("{} x{} ({} batching, max {}) on {} {} {}, ${:.4g}/replica-hour", plan.config.accelerator->name,
+                                      plan.config.tensor_parallel, batching_name(plan.config.batching), plan.config.max_batch,
+                                      plan.offering->cloud, plan.offering->instance_type, pricing_name(plan.pricing), r.usd_per_replica_hour);
+    Table table = policy_table(r);
+    std::string headline = fmt::format("{}: {}; traffic {}; {:.1f} h simulated; cold start {:.0f} s ({:.0f} s on a warm node)",
+                                       service.name, replica, r.traffic, r.duration_s / 3600, r.start_s, r.warm_start_s);
+    text += headline + "\n" + render_text(table);
+    text += verdict(r) + "\n";
+    if (context.options.explain) {
+      text += "  assumptions:\n";
+      for (const auto& a : r.assumptions) text += "    - " + a + "\n";
+    }
+    text += "\n";
+    Section section;
+    section.heading = service.name;
+    section.paragraphs = {headline + ".", verdict(r)};
+    section.charts.push_back(replicas_against_demand(r, spec.value().constraints.max_utilization));
+    section.tables.push_back(table);
+    doc.sections.push_back(section);
+    doc.assumptions.insert(doc.assumptions.end(), r.assumptions.begin(), r.assumptions.end());
+
+    json policies = json::array();
+    for (const auto& p : r.policies) {
+      json series = json::array();
+      for (const auto& s : p.series)
+        series.push_back({{"time_s", s.time_s}, {"ready", s.ready}, {"starting", s.starting}, {"desired", s.desired},
+                          {"billed", s.billed}, {"arrival_rps", s.arrival_rps}, {"waiting", s.waiting}, {"busy_fraction", s.busy_fraction}});
+      policies.push_back({{"name", p.name}, {"signal", p.signal}, {"target", p.target}, {"min_replicas", p.min_replicas},
+                          {"max_replicas", p.max_replicas}, {"gpu_hours", p.gpu_hours}, {"replica_hours", p.replica_hours},
+                          {"usd", p.usd}, {"usd_per_month", p.usd_per_month},
+                          {"weekend_usd", p.weekend_usd ? json(*p.weekend_usd) : json(nullptr)}, {"slo_attainment", p.slo_attainment},
+                          {"meets_slo", p.meets_slo}, {"cold_starts", p.cold_starts}, {"held_requests", p.held_requests},
+                          {"requests", p.requests}, {"scale_events", p.scale_events}, {"latency_p99_s", p.latency_p99_s},
+                          {"mean_replicas", p.mean_ready}, {"peak_replicas", p.peak_ready}, {"series", series}});
+    }
+    services.push_back({{"name", service.name},
+                        {"replica", {{"accelerator", plan.config.accelerator->name}, {"tensor_parallel", plan.config.tensor_parallel},
+                                     {"batching", batching_name(plan.config.batching)}, {"max_batch", plan.config.max_batch},
+                                     {"cloud", plan.offering->cloud}, {"instance_type", plan.offering->instance_type},
+                                     {"pricing", pricing_name(plan.pricing)}, {"usd_per_replica_hour", r.usd_per_replica_hour},
+                                     {"capacity_rps", r.capacity_rps_per_replica}, {"peak_replicas", plan.replicas}}},
+                        {"traffic", r.traffic},
+                        {"duration_s", r.duration_s},
+                        {"cold_start_s", r.start_s},
+                        {"warm_start_s", r.warm_start_s},
+                        {"policies", policies},
+                        {"recommended", r.recommended >= 0 ? json(r.policies[static_cast<size_t>(r.recommended)].name) : json(nullptr)},
+                        {"assumptions", r.assumptions}});
+  }
+  if (context.options.format == "json") {
+    context.emit_json({{"spec", args.spec}, {"seed", args.seed}, {"services", services}}, "scale");
+  } else if (context.options.format == "html" || markdown) {
+    context.emit_document(doc);
+  } else {
+    context.emit(text);
+  }
+  return all_meet ? 0 : 3;
+}
+
+}  // namespace
+
+void add_scale_command(CLI::App& app, CommandContext& context, Action& action) {
+  auto* scale = app.add_subcommand("scale", "Compare autoscaling policies on each service's traffic (replicas, GPU-hours, cost, SLO)");
+  auto args = std::make_shared<ScaleArgs>();
+  scale->add_option("SPEC", args->spec, "Workload spec (YAML); a service's scaling: section sets the mechanics")->required();
+  scale->add_option("--seed", args->seed, "Simulation seed (same seed, same output)");
+  scale->add_option("--hours", args->hours, "Hours to simulate (default: the traffic's own span)")->check(CLI::Range(0.01, 24.0 * 366));
+  scale->add_option("--calibration", args->calibration, "Efficiency factors from `gpuwise calibrate`");
+  scale->callback([&context, &action, args] { action = [&context, args] { return run_scale(context, *args); }; });
+}
+
+}  // namespace gw

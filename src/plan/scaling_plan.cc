@@ -1,0 +1,269 @@
+#include "plan/scaling_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <memory>
+
+#include "model/memory.h"
+#include "plan/verify.h"
+#include "sim/deployment.h"
+
+namespace gw {
+
+namespace {
+
+// Model load bandwidth by where the weights come from. Typical figures, not measurements: set
+// scaling.model_load_gbps from a measured cold start.
+double default_load_gbps(const std::string& source) {
+  if (source == "image") return 0.5;       // registry pull and layer decompression
+  if (source == "node-cache") return 4.0;  // local NVMe
+  return 1.0;                              // object storage, parallel ranged reads
+}
+
+const std::vector<std::string>& all_policies() {
+  static const std::vector<std::string> names = {"static-peak", "cpu", "gpu-duty-cycle", "concurrency", "queue-depth", "scale-to-zero"};
+  return names;
+}
+
+// A daily shape for traffic given only as average and peak rates: a cosine peaking at 14:00 with
+// the given peak-to-average ratio (amplitude capped at the average, so night never goes negative).
+std::vector<double> daily_shape(double average, double peak) {
+  double amplitude = std::min(1.0, peak / average - 1);
+  std::vector<double> hours;
+  for (int h = 0; h < 24; ++h) hours.push_back(1.0 + amplitude * std::cos((h - 14) * 2 * M_PI / 24));
+  return hours;
+}
+
+}  // namespace
+
+Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service_in,
+                                   const ScalingPlanOptions& options) {
+  ServiceSpec service = service_in;
+  const ModelSpec& model = spec.models.at(service.model_key);
+  const ScalingSpec& scaling = service.scaling;
+  const bool llm = model.arch.kind == ModelKind::decoder;
+  const std::string field = "services." + service.name;
+
+  PlannerOptions planner;
+  planner.calibration = options.calibration;
+  ServicePlan plan = plan_service(catalog, spec, service, planner);
+  VerifyOptions verify;
+  verify.build.calibration = options.calibration;
+  verify.seed = options.seed;
+  verify_plan(catalog, spec, service, plan, verify);
+  if (!plan.feasible || !plan.best) return Error{spec.path, service.line, field, "no configuration meets the SLO at peak: " + plan.binding};
+
+  ScalingReport report;
+  report.service = service.name;
+  report.plan = *plan.best;
+  const PlanOption& best = report.plan;
+  report.gpus_per_replica = best.config.tensor_parallel;
+  report.usd_per_replica_hour = best.usd_per_hour / std::max(1, best.replicas);
+  report.capacity_rps_per_replica = best.level.capacity_rps;
+
+  Deployment deployment = deployment_of(best, llm, planner.prefill_chunk_tokens);
+  deployment.groups.front().count = 1;
+  auto replicas = build_replicas(catalog, model, service, deployment, verify.build);
+  if (!replicas.ok()) return replicas.error();
+
+  // Cold start: node, container, weights.
+  InferenceMemoryOptions memory;
+  memory.weight_precision = model.precision;
+  report.weights_gib = estimate_inference(model.arch, memory).weights_bytes / (1024.0 * 1024 * 1024);
+  double load_gbps = scaling.model_load_gbps > 0 ? scaling.model_load_gbps : default_load_gbps(scaling.model_source);
+  report.model_load_s = report.weights_gib * 1.073741824 / load_gbps;
+  report.warm_start_s = scaling.container_start_s + report.model_load_s;
+  report.start_s = scaling.node_provisioning_s + report.warm_start_s;
+
+  // The demand over time and the span to simulate.
+  ArrivalOptions arrivals = arrival_options(service, service.traffic.average_rps);
+  if (arrivals.process == "poisson" || arrivals.process == "gamma" || arrivals.process == "mmpp") {
+    if (service.traffic.peak_rps > service.traffic.average_rps * 1.0001) {
+      service.traffic.profile = daily_shape(service.traffic.average_rps, service.traffic.peak_rps);
+      arrivals.process = "curve";
+      arrivals.profile = service.traffic.profile;
+      report.traffic = fmt::format("average {:.3g}/s, peak {:.3g}/s on a daily cosine (peak 14:00)", service.traffic.average_rps,
+                                   service.traffic.peak_rps);
+      report.duration_s = 86400;
+    } else {
+      report.traffic = fmt::format("flat {:.3g}/s ({})", service.traffic.average_rps, arrivals.process);
+      report.duration_s = 3600;
+    }
+  } else if (arrivals.process == "curve") {
+    report.duration_s = service.traffic.profile.size() * 3600.0;
+    report.traffic = fmt::format("average {:.3g}/s on a {}-hour profile (peak {:.3g}/s)", service.traffic.average_rps,
+                                 service.traffic.profile.size(), service.traffic.peak_rps);
+  } else if (arrivals.process == "series") {
+    report.duration_s = service.traffic.rates->duration_s;
+    report.traffic = fmt::format("measured rates {} ({} points every {:.0f} s, mean {:.3g}/s, peak {:.3g}/s)",
+                                 service.traffic.rates->path, service.traffic.rates->points.size(),
+                                 service.traffic.rates->step_s, service.traffic.rates->mean_rps, service.traffic.rates->peak_rps);
+  } else {
+    report.duration_s = service.traffic.trace->duration_s;
+    report.traffic = fmt::format("trace {} ({} requests over {:.0f} s)", service.traffic.trace_path,
+                                 service.traffic.trace->requests, service.traffic.trace->duration_s);
+  }
+  if (options.duration_s > 0) report.duration_s = options.duration_s;
+
+  const double max_utilization = spec.constraints.max_utilization;
+  const int static_replicas = best.replicas;
+  const int max_replicas = scaling.max_replicas > 0 ? scaling.max_replicas : std::max(2 * static_replicas, static_replicas + 4);
+  // Targets for the metric policies (unless the spec sets them): what one replica holds when it
+  // serves its capacity at the SLO (the planner's rate at the utilization limit), by Little's law
+  // on the mean latency (backlog) and mean service time (in service) simulated for the peak plan.
+  const double capacity_at_limit_rps = best.level.capacity_rps * max_utilization;
+  double queue_target = scaling.queue_depth_target;
+  double concurrency_target = scaling.concurrency_target;
+  double measured_latency_s = 0, measured_service_s = 0;
+  std::vector<std::string> names = scaling.policies.empty() ? all_policies() : scaling.policies;
+  const bool show_static = std::find(names.begin(), names.end(), "static-peak") != names.end();
+  names.erase(std::remove(names.begin(), names.end(), "static-peak"), names.end());
+  names.insert(names.begin(), "static-peak");
+  for (const std::string& name : names) {
+    ScalerConfig c;
+    c.min_replicas = scaling.min_replicas;
+    c.max_replicas = max_replicas;
+    c.scale_up_window_s = scaling.scale_up_window_s;
+    c.scale_down_window_s = scaling.scale_down_window_s;
+    c.period_s = scaling.interval_s;
+    c.keep_alive_s = scaling.keep_alive_s;
+    c.cpu.cores = scaling.cpu_cores;
+    c.cpu.cpu_ms_per_request = scaling.cpu_ms_per_request;
+    PolicyOutcome outcome;
+    outcome.name = name;
+    if (name == "static-peak") {
+      c.policy = ScalePolicy::static_peak;
+      c.static_replicas = static_replicas;
+      outcome.signal = "none: the peak plan's replicas around the clock";
+      outcome.target = static_replicas;
+    } else if (name == "cpu") {
+      c.policy = ScalePolicy::cpu;
+      c.target = scaling.cpu_target_pct;
+      outcome.signal = fmt::format("CPU utilization, % of {} cores (HPA Resource metric)", c.cpu.cores);
+    } else if (name == "gpu-duty-cycle") {
+      c.policy = ScalePolicy::duty_cycle;
+      c.target = scaling.duty_cycle_target_pct;
+      outcome.signal = "GPU duty cycle, % (DCGM_FI_DEV_GPU_UTIL)";
+    } else if (name == "concurrency") {
+      c.policy = ScalePolicy::concurrency;
+      c.target = concurrency_target;
+      outcome.signal = "requests in service per replica";
+    } else if (name == "queue-depth") {
+      c.policy = ScalePolicy::queue_depth;
+      c.target = queue_target;
+      outcome.signal = "requests queued or in service per replica (KEDA Prometheus trigger)";
+    } else {  // scale-to-zero
+      c.policy = ScalePolicy::queue_depth;
+      c.target = queue_target;
+      c.min_replicas = 0;
+      outcome.signal = fmt::format("queue depth as above, to zero after {:.0f} s without a request", scaling.keep_alive_s);
+    }
+    if (c.policy != ScalePolicy::static_peak) outcome.target = c.target;
+    outcome.min_replicas = c.policy == ScalePolicy::static_peak ? static_replicas : c.min_replicas;
+    outcome.max_replicas = c.policy == ScalePolicy::static_peak ? static_replicas : max_replicas;
+
+    ScalingOptions s;
+    s.interval_s = scaling.interval_s;
+    s.max_replicas = outcome.max_replicas;
+    s.initial_replicas = c.policy == ScalePolicy::static_peak ? static_replicas : std::clamp(static_replicas, c.min_replicas, max_replicas);
+    s.start_s = report.start_s;
+    s.warm_start_s = report.warm_start_s;
+    s.node_provisioning_s = scaling.node_provisioning_s;
+    s.warm_pool = scaling.warm_pool;
+    s.account_until_s = report.duration_s;
+    auto scaler = std::make_shared<Autoscaler>(c);
+    s.decide = [scaler](const ScaleObservation& o) { return scaler->decide(o); };
+
+    Rng rng(options.seed);
+    auto process = make_arrivals(arrivals, service, rng);
+    SimOptions sim;
+    sim.seed = options.seed;
+    sim.max_requests = 1LL << 40;
+    sim.max_duration_s = report.duration_s;
+    sim.slo = service.slo;
+    sim.router = *parse_router(deployment.router);
+    sim.timeseries_points = 0;
+    sim.scaling = s;
+    if (options.on_progress) sim.on_progress = [&](long long admitted) { options.on_progress(name, admitted); };
+    auto result = simulate(*process, replicas.value(), sim);
+    if (!result.ok()) {
+      Error e = result.error();
+      if (e.file.empty()) e.file = spec.path;
+      return e;
+    }
+    const SimResult& r = result.value();
+    outcome.replica_hours = r.billed_node_s / 3600;
+    outcome.gpu_hours = outcome.replica_hours * report.gpus_per_replica;
+    outcome.usd = outcome.replica_hours * report.usd_per_replica_hour;
+    outcome.usd_per_month = outcome.usd * 730 * 3600 / report.duration_s;
+    outcome.slo_attainment = r.slo_attainment;
+    outcome.meets_slo = r.slo_attainment >= options.slo_attainment && r.rejected == 0;
+    outcome.requests = r.requests;
+    outcome.cold_starts = r.cold_starts;
+    outcome.held_requests = r.held_requests;
+    outcome.scale_events = r.scale_ups + r.scale_downs;
+    outcome.latency_p99_s = r.latency.quantile(0.99);
+    outcome.ttft_p99_s = r.ttft.quantile(0.99);
+    outcome.mean_ready = r.serving_replica_s / report.duration_s;
+    for (const auto& p : r.scale_series) outcome.peak_ready = std::max(outcome.peak_ready, p.ready);
+    outcome.series = r.scale_series;
+    if (arrivals.process == "curve" && service.traffic.profile.size() == 168) {
+      // Weekly profiles start on Monday 00:00: days 5 and 6 are the weekend.
+      double weekend_node_s = 0;
+      for (size_t i = 0; i < r.scale_series.size(); ++i) {
+        double t = r.scale_series[i].time_s;
+        double next = i + 1 < r.scale_series.size() ? r.scale_series[i + 1].time_s : report.duration_s;
+        double day = std::fmod(t, 7 * 86400.0) / 86400;
+        if (day >= 5 && t < report.duration_s) weekend_node_s += r.scale_series[i].billed * (std::min(next, report.duration_s) - t);
+      }
+      outcome.weekend_usd = weekend_node_s / 3600 * report.usd_per_replica_hour;
+    }
+    if (name == "static-peak") {
+      measured_latency_s = r.latency.mean();
+      measured_service_s = std::max(0.0, r.latency.mean() - r.wait.mean());
+      if (queue_target <= 0) queue_target = std::max(1.0, capacity_at_limit_rps * measured_latency_s);
+      if (concurrency_target <= 0) concurrency_target = std::max(0.5, capacity_at_limit_rps * measured_service_s);
+      if (!show_static) continue;
+    }
+    report.policies.push_back(std::move(outcome));
+  }
+  for (size_t i = 0; i < report.policies.size(); ++i) {
+    const auto& p = report.policies[i];
+    if (p.meets_slo && (report.recommended < 0 || p.usd < report.policies[static_cast<size_t>(report.recommended)].usd))
+      report.recommended = static_cast<int>(i);
+  }
+
+  auto& a = report.assumptions;
+  a.push_back(fmt::format("replica: {} x {} (tp {}), {} batching, ${:.4g} per replica-hour ({} {}, {})", 1,
+                          best.config.accelerator->name, best.config.tensor_parallel, batching_name(best.config.batching),
+                          report.usd_per_replica_hour, best.offering->cloud, best.offering->instance_type, pricing_name(best.pricing)));
+  a.push_back(fmt::format("static-peak: {} replicas, the plan's count at peak {:.3g}/s with utilization at most {:.0f}%",
+                          static_replicas, service.traffic.peak_rps, max_utilization * 100));
+  a.push_back(fmt::format("traffic: {}; simulated {:.1f} h, seed {}", report.traffic, report.duration_s / 3600, options.seed));
+  a.push_back(fmt::format("cold start {:.0f} s = node provisioning {:.0f} s + container start {:.0f} s + model load {:.0f} s "
+                          "({:.1f} GiB of weights at {:.2g} GB/s from {}); on a warm node {:.0f} s. Delays are assumed defaults "
+                          "unless the spec's scaling section sets them: measure yours",
+                          report.start_s, scaling.node_provisioning_s, scaling.container_start_s, report.model_load_s,
+                          report.weights_gib, load_gbps, scaling.model_source, report.warm_start_s));
+  a.push_back(fmt::format("HPA mechanics (Kubernetes defaults, kubernetes.io HPA docs): sync every {:.0f} s, tolerance 10%, "
+                          "scale-up stabilization {:.0f} s, scale-down stabilization {:.0f} s, up by max(4 pods, 100%) and down by "
+                          "up to 100% per period; KEDA activation wakes a pool at zero on the first request",
+                          scaling.interval_s, scaling.scale_up_window_s, scaling.scale_down_window_s));
+  a.push_back(fmt::format("targets{}: queue depth {:.3g} per replica (capacity at the SLO {:.3g} requests/s per replica x the peak plan's "
+                          "simulated mean latency {:.3g} s), concurrency {:.3g} in service per replica (x mean service time {:.3g} s), "
+                          "GPU duty cycle {:.0f}%, CPU {:.0f}%",
+                          scaling.queue_depth_target > 0 || scaling.concurrency_target > 0 ? " (some set in the spec)" : "",
+                          queue_target, capacity_at_limit_rps, measured_latency_s, concurrency_target, measured_service_s,
+                          scaling.duty_cycle_target_pct, scaling.cpu_target_pct));
+  a.push_back(fmt::format("CPU model of a GPU-bound server: {:.0f}% idle floor + one core driving the GPU while it works + "
+                          "{:.3g} ms per request, over {} cores: at a fully busy GPU the CPU reads {:.0f}%",
+                          CpuModel{}.idle_pct, scaling.cpu_ms_per_request, scaling.cpu_cores,
+                          CpuModel{scaling.cpu_cores, 3, 1.0, scaling.cpu_ms_per_request}.utilization_pct(1.0, best.level.capacity_rps)));
+  a.push_back(fmt::format("billing: every node from the request to launch until its replica has drained and stopped, and "
+                          "{} warm node(s) throughout; GPU-hours = node-hours x {} GPU(s)", scaling.warm_pool, report.gpus_per_replica));
+  a.push_back(fmt::format("an SLO is met when at least {:.0f}% of requests meet every target (p99 targets)", options.slo_attainment * 100));
+  return report;
+}
+
+}  // namespace gw

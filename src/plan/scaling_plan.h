@@ -1,0 +1,63 @@
+// Autoscaling policies compared on a service's time-varying traffic: the plan's best
+// configuration as the replica, each policy simulated request by request over the traffic
+// (trace, measured rates or a daily/weekly profile) with Kubernetes mechanics, and the cheapest
+// policy that meets the SLO recommended. Costs are node-hours billed (starting, serving,
+// draining and warm nodes) at the plan's price per replica.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/inference.h"
+#include "sim/autoscaler.h"
+#include "sim/simulator.h"
+
+namespace gw {
+
+struct PolicyOutcome {
+  std::string name;
+  std::string signal;             // what it scales on, in words
+  double target = 0;              // in the signal's unit
+  int min_replicas = 0, max_replicas = 0;
+  double replica_hours = 0;       // billed nodes x hours
+  double gpu_hours = 0;
+  double usd = 0;                 // over the simulated span
+  double usd_per_month = 0;       // scaled to 730 hours
+  std::optional<double> weekend_usd;  // Saturday and Sunday, when the traffic is a weekly profile
+  double slo_attainment = 0;
+  bool meets_slo = false;
+  long long requests = 0, cold_starts = 0, held_requests = 0, scale_events = 0;
+  double latency_p99_s = 0, ttft_p99_s = 0;
+  double mean_ready = 0;
+  int peak_ready = 0;
+  std::vector<ScaleSample> series;
+};
+
+struct ScalingReport {
+  std::string service;
+  PlanOption plan;                // the replica type and its peak-provisioned count
+  double usd_per_replica_hour = 0;
+  int gpus_per_replica = 1;
+  double duration_s = 0;          // simulated span
+  std::string traffic;            // where the demand came from
+  double weights_gib = 0, model_load_s = 0, start_s = 0, warm_start_s = 0;
+  double capacity_rps_per_replica = 0;  // at the utilization limit
+  std::vector<PolicyOutcome> policies;
+  int recommended = -1;           // index into policies; -1 when none meets the SLO
+  std::vector<std::string> assumptions;
+};
+
+struct ScalingPlanOptions {
+  const Calibration* calibration = nullptr;
+  uint64_t seed = 1;
+  double duration_s = 0;          // 0: the traffic's own span (trace, series, 24 h or 168 h profile; 1 h flat)
+  double slo_attainment = 0.99;   // p99 targets: 99% of requests within them
+  std::function<void(const std::string& policy, long long admitted)> on_progress;
+};
+
+Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
+                                   const ScalingPlanOptions& options);
+
+}  // namespace gw
