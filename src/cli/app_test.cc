@@ -405,5 +405,38 @@ services:
   EXPECT_FALSE(doc["services"][0]["replicas"][0]["batch_size_distribution"].empty());
 }
 
+// The worked prices on the example week: the documented keys and their arithmetic.
+TEST(CliMix, ExampleWeekWithTheWorkedPrices) {
+  std::string csv = std::string(GPUWISE_SOURCE_DIR) + "/examples/demand-week.csv";
+  CliRun r = run({"mix", csv, "--on-demand", "4", "--reserved-1y", "2.5", "--reserved-3y", "1.8", "--spot", "1.2", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  for (const char* key : {"reserved_1y", "reserved_3y", "on_demand_unit_hours", "spot_unit_hours", "usd_per_month", "all_on_demand_usd_per_month"})
+    EXPECT_TRUE(doc.contains(key)) << key;
+  EXPECT_EQ(doc["reserved_3y"], 10);
+  EXPECT_EQ(doc["reserved_1y"], 0);
+  // 10 units x $1.80 x 168 h + the weekday peak's 4 extra units x 75 h x $4.00, scaled to 730 h.
+  double week = 10 * 1.8 * 168 + 4 * 75 * 4.0;
+  EXPECT_NEAR(doc["usd_per_month"].get<double>(), week * 730 / 168, 1e-6);
+  double all_on_demand = 4.0 * (63 * 6 + 75 * 14 + 30 * 8) + 4.0 * 63 * 4;  // batch work on demand too
+  EXPECT_NEAR(doc["all_on_demand_usd_per_month"].get<double>(), all_on_demand * 730 / 168, 1e-6);
+  // Over one year, 3-year terms cost three times their rate: 1-year units and spot instead.
+  r = run({"mix", csv, "--on-demand", "4", "--reserved-1y", "2.5", "--reserved-3y", "1.8", "--spot", "1.2", "--horizon-months", "12",
+           "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["reserved_3y"], 0);
+  EXPECT_EQ(doc["reserved_1y"], 8);
+  // The night's 4 batch units: 2 fit on reserved units firm demand (6) leaves idle, 2 go to spot.
+  EXPECT_DOUBLE_EQ(doc["spot_unit_hours"].get<double>(), 63 * 2);
+}
+
+TEST(CliMix, NeedsPrices) {
+  CliRun r = run({"mix", std::string(GPUWISE_SOURCE_DIR) + "/examples/demand-week.csv"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--on-demand"), std::string::npos) << r.err;
+}
+
+
 }  // namespace
 }  // namespace gw
