@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -437,6 +438,27 @@ TEST(CliMix, NeedsPrices) {
   EXPECT_NE(r.err.find("--on-demand"), std::string::npos) << r.err;
 }
 
+
+// --emit-k8s: three manifests per service; scale to zero where the simulation says it pays
+// (the weekday dev endpoint), not where traffic never stops (the image service).
+TEST(CliPlan, EmitK8sWritesManifestsWithTheirFigures) {
+  std::string dir = temp_path("k8s");
+  std::filesystem::remove_all(dir);
+  CliRun r = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/dev-endpoint-weekdays.yaml", "--emit-k8s", dir, "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* file : {"dev-assistant-keda-scaledobject.yaml", "dev-assistant-hpa.yaml", "dev-assistant-karpenter-nodepool.yaml"})
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / file)) << file;
+  YAML::Node keda = YAML::LoadFile((std::filesystem::path(dir) / "dev-assistant-keda-scaledobject.yaml").string());
+  EXPECT_EQ(keda["spec"]["minReplicaCount"].as<int>(), 0);
+  EXPECT_EQ(keda["spec"]["cooldownPeriod"].as<int>(), 600);  // the spec's keep_alive_s
+  r = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/sd-serving-alibaba.yaml", "--emit-k8s", dir, "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  keda = YAML::LoadFile((std::filesystem::path(dir) / "image-generation-keda-scaledobject.yaml").string());
+  EXPECT_GE(keda["spec"]["minReplicaCount"].as<int>(), 1);
+  // No keep_alive_s in that spec: the cooldown is the cold start rounded up to 30 s (167 s -> 180 s).
+  EXPECT_EQ(keda["spec"]["cooldownPeriod"].as<int>(), 180);
+  std::filesystem::remove_all(dir);
+}
 
 }  // namespace
 }  // namespace gw

@@ -9,7 +9,11 @@
 #include "core/numbers.h"
 #include "core/text.h"
 #include "plan/training_plan.h"
+#include "core/atomic_file.h"
+#include "k8s/manifests.h"
+#include "plan/scaling_plan.h"
 #include "plan/verify.h"
+#include <filesystem>
 
 namespace gw {
 
@@ -26,7 +30,86 @@ struct PlanArgs {
   bool no_simulate = false;
   long long sim_requests = 20000;
   uint64_t seed = 1;
+  std::string emit_k8s;  // folder for KEDA, HPA and Karpenter manifests
+  std::string prometheus_url = "http://prometheus-operated.monitoring.svc:9090";
 };
+
+// KEDA, HPA and Karpenter manifests for each planned service. The queue-depth threshold and
+// whether scale to zero pays come from simulating both on the service's traffic (gpuwise scale's
+// policies); the cooldown is the cold start's billed time (ski rental: idle as long as a restart
+// costs), unless the spec sets keep_alive_s.
+void emit_k8s(CommandContext& context, const Spec& spec, const std::vector<ServicePlan>& plans, const PlanArgs& args,
+              const Calibration* calibration) {
+  std::error_code error;
+  std::filesystem::create_directories(args.emit_k8s, error);
+  if (error) fail("--emit-k8s", "cannot create the folder '" + args.emit_k8s + "': " + error.message());
+  std::vector<Manifest> manifests;
+  for (size_t i = 0; i < spec.services.size(); ++i) {
+    const ServicePlan& plan = plans[i];
+    if (!plan.feasible || !plan.best) continue;
+    ServiceSpec service = spec.services[i];
+    ScalingPlanOptions options;
+    options.calibration = calibration;
+    options.seed = args.seed;
+    // First pass for the cold start, then the policies with the cooldown it implies.
+    service.scaling.policies = {"queue-depth"};
+    auto probe = plan_scaling(context.catalog(), spec, service, options);
+    if (!probe.ok()) throw InputError{probe.error()};
+    double cooldown = service.scaling.keep_alive_given ? service.scaling.keep_alive_s
+                                                       : std::max(60.0, std::ceil(probe.value().start_s / 30) * 30);
+    service.scaling.keep_alive_s = cooldown;
+    service.scaling.policies = {"queue-depth", "scale-to-zero"};
+    auto result = plan_scaling(context.catalog(), spec, service, options);
+    if (!result.ok()) throw InputError{result.error()};
+    const ScalingReport& r = result.value();
+    const PolicyOutcome& queue = r.policies[0];
+    const PolicyOutcome& zero = r.policies[1];
+    ManifestInput in;
+    in.service = service.name;
+    in.llm = spec.models.at(service.model_key).arch.kind == ModelKind::decoder;
+    in.queue_threshold = queue.target;
+    in.peak_replicas = r.plan.replicas;
+    in.max_replicas = queue.max_replicas;
+    bool zero_pays = zero.meets_slo && zero.usd < 0.99 * queue.usd;
+    in.min_replicas = zero_pays ? 0 : std::max(1, service.scaling.min_replicas);
+    in.why_min = zero_pays ? fmt::format("scaling to zero met the SLO ({:.2f}%) for {}/month against {}/month kept warm, over {:.0f} h of "
+                                         "this service's traffic", zero.slo_attainment * 100, format_usd(zero.usd_per_month),
+                                         format_usd(queue.usd_per_month), r.duration_s / 3600)
+                           : zero.meets_slo ? fmt::format("scaling to zero saved under 1% ({}/month against {}/month)",
+                                                          format_usd(zero.usd_per_month), format_usd(queue.usd_per_month))
+                                            : fmt::format("scaling to zero missed the SLO ({:.2f}% within it) over {:.0f} h of this service's traffic",
+                                                          zero.slo_attainment * 100, r.duration_s / 3600);
+    in.why_threshold = fmt::format("{:.3g} requests queued or in service per replica = capacity at the SLO {:.3g}/s x mean latency "
+                                   "(simulated queue-depth scaling: SLO {:.2f}%, {} GPU-hours over {:.0f} h){}",
+                                   queue.target, r.capacity_rps_per_replica * spec.constraints.max_utilization,
+                                   queue.slo_attainment * 100, format_number(queue.gpu_hours, 1), r.duration_s / 3600,
+                                   in.llm ? "" : "; Triton's pending count leaves out requests in service, so compare it with the same figure less what a replica serves at once");
+    in.cooldown_s = cooldown;
+    in.polling_interval_s = service.scaling.interval_s;
+    in.scale_down_window_s = service.scaling.scale_down_window_s;
+    in.scale_up_window_s = service.scaling.scale_up_window_s;
+    in.prometheus_url = args.prometheus_url;
+    in.cloud = r.plan.offering->cloud;
+    in.instance_types = {r.plan.offering->instance_type};
+    for (const auto& o : plan.pareto)
+      if (o.offering && o.offering->cloud == in.cloud && o.config.accelerator == r.plan.config.accelerator &&
+          std::find(in.instance_types.begin(), in.instance_types.end(), o.offering->instance_type) == in.instance_types.end())
+        in.instance_types.push_back(o.offering->instance_type);
+    in.capacity_types = {"on-demand"};
+    for (Pricing p : spec.constraints.pricing)
+      if (p == Pricing::spot) in.capacity_types.push_back("spot");
+    in.gpus_per_replica = r.gpus_per_replica;
+    in.accelerator = r.plan.config.accelerator->name;
+    in.usd_per_replica_hour = r.usd_per_replica_hour;
+    in.cold_start_s = r.start_s;
+    for (auto& m : service_manifests(in)) manifests.push_back(std::move(m));
+  }
+  for (const auto& m : manifests) {
+    std::string path = (std::filesystem::path(args.emit_k8s) / m.file_name).string();
+    if (auto e = write_file_atomically(path, m.yaml)) throw InputError{*e};
+    context.note("wrote " + path);
+  }
+}
 
 double usd_per_1k(const PlanOption& o, double average_rps) {
   return average_rps > 0 ? o.usd_per_hour / (average_rps * 3600.0) * 1000.0 : NAN;
@@ -204,6 +287,8 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
     }
     training_plans.push_back(plan_training(catalog, job, search, spot));
   }
+
+  if (!args.emit_k8s.empty()) emit_k8s(context, spec.value(), plans, args, options.calibration);
 
   double total_per_month = 0;
   bool all_feasible = true;
@@ -469,6 +554,8 @@ void add_plan_command(CLI::App& app, CommandContext& context, Action& action) {
   plan->add_option("--sim-requests", args->sim_requests, "Requests per simulated candidate")
       ->check(CLI::Range(100LL, 100000000LL));
   plan->add_option("--seed", args->seed, "Simulation seed");
+  plan->add_option("--emit-k8s", args->emit_k8s, "Write KEDA ScaledObject, HPA and Karpenter NodePool manifests per service here");
+  plan->add_option("--prometheus-url", args->prometheus_url, "Prometheus the KEDA trigger queries (with --emit-k8s)");
   plan->callback([&context, &action, args] { action = [&context, args] { return run_plan(context, *args); }; });
 }
 

@@ -518,6 +518,7 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
     if (sc["max_replicas"]) c.max_replicas = static_cast<int>(r.number(sc["max_replicas"], where + ".max_replicas", 1, 100000));
     if (c.max_replicas > 0 && c.min_replicas > c.max_replicas) r.fail(sc["min_replicas"], where + ".min_replicas", "above max_replicas");
     seconds("keep_alive_s", c.keep_alive_s, 7 * 86400);
+    c.keep_alive_given = sc["keep_alive_s"].IsDefined();
     seconds("scale_up_window_s", c.scale_up_window_s, 3600);
     seconds("scale_down_window_s", c.scale_down_window_s, 3600);
     seconds("node_provisioning_s", c.node_provisioning_s, 7200);

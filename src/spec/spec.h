@@ -50,6 +50,7 @@ struct ScalingSpec {
   int min_replicas = 1;                // for the metric policies; scale-to-zero runs as its own policy
   int max_replicas = 0;                // 0: twice the peak plan
   double keep_alive_s = 600;           // scale to zero after this long without a request
+  bool keep_alive_given = false;
   double interval_s = 15;              // metric scrape and HPA sync
   double scale_up_window_s = 0;
   double scale_down_window_s = 300;

@@ -1,0 +1,47 @@
+// Kubernetes manifests for a planned service: a KEDA ScaledObject (Prometheus trigger on queue
+// depth, threshold from the plan's capacity at the SLO), an HPA v2 on the same signal as an
+// external metric (the alternative without KEDA), and a Karpenter NodePool for the plan's
+// instances. Each file is commented with the figures it came from.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gw {
+
+struct ManifestInput {
+  std::string service;              // the spec's name; made DNS-1123 for metadata.name
+  bool llm = false;
+  // Scaling.
+  double queue_threshold = 1;       // requests queued or in service per replica
+  int min_replicas = 1;             // 0: scale to zero pays
+  int max_replicas = 1;
+  int peak_replicas = 1;
+  double cooldown_s = 300;
+  double polling_interval_s = 15;
+  double scale_down_window_s = 300;
+  double scale_up_window_s = 0;
+  std::string prometheus_url = "http://prometheus-operated.monitoring.svc:9090";
+  std::string why_min;              // the figures behind minReplicaCount
+  std::string why_threshold;        // the figures behind the threshold
+  // Nodes.
+  std::string cloud;
+  std::vector<std::string> instance_types;
+  std::vector<std::string> capacity_types;  // on-demand, spot
+  int gpus_per_replica = 1;
+  std::string accelerator;
+  double usd_per_replica_hour = 0;
+  double cold_start_s = 0;
+};
+
+struct Manifest {
+  std::string file_name;  // e.g. chat-keda-scaledobject.yaml
+  std::string yaml;
+};
+
+// A DNS-1123 label from a free-form name (lowercase letters, digits and '-', at most 63).
+std::string dns_label(const std::string& name);
+
+std::vector<Manifest> service_manifests(const ManifestInput& input);
+
+}  // namespace gw

@@ -1,0 +1,159 @@
+// Emitted manifests against the published schemas of their APIs (schemas/k8s, ajv), for an LLM
+// service scaled to zero on AWS and a classic one kept warm on Azure; a misspelt field or a
+// wrong enum value fails the same check; names are made DNS-1123 and strings stay quoted.
+#include "k8s/manifests.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+namespace gw {
+namespace {
+
+bool have(const std::string& command) { return std::system(("command -v " + command + " >/dev/null 2>&1").c_str()) == 0; }
+
+// YAML to JSON as Kubernetes reads it: quoted scalars are strings, plain ones typed.
+nlohmann::json to_json(const YAML::Node& node) {
+  if (node.IsMap()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& entry : node) out[entry.first.as<std::string>()] = to_json(entry.second);
+    return out;
+  }
+  if (node.IsSequence()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& item : node) out.push_back(to_json(item));
+    return out;
+  }
+  if (node.IsNull()) return nullptr;
+  const std::string& text = node.Scalar();
+  if (node.Tag() == "!") return text;  // quoted
+  if (text == "true" || text == "false") return text == "true";
+  try {
+    size_t used = 0;
+    long long integer = std::stoll(text, &used);
+    if (used == text.size()) return integer;
+    double number = std::stod(text, &used);
+    if (used == text.size()) return number;
+  } catch (const std::exception&) {
+  }
+  return text;
+}
+
+ManifestInput llm_input() {
+  ManifestInput in;
+  in.service = "Chat Service (prod)";
+  in.llm = true;
+  in.queue_threshold = 21.74;
+  in.min_replicas = 0;
+  in.max_replicas = 8;
+  in.peak_replicas = 2;
+  in.cooldown_s = 210;
+  in.why_min = "scale to zero met the SLO";
+  in.why_threshold = "capacity x latency";
+  in.cloud = "aws";
+  in.instance_types = {"g6.xlarge", "g6.12xlarge"};
+  in.capacity_types = {"on-demand", "spot"};
+  in.gpus_per_replica = 2;
+  in.accelerator = "L4";
+  in.usd_per_replica_hour = 1.6;
+  in.cold_start_s = 181;
+  return in;
+}
+
+class ManifestSchemas : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have("node")) GTEST_FAIL() << "node is required (scripts/bootstrap installs it)";
+    dir_ = std::filesystem::temp_directory_path() / fmt::format("gpuwise_k8s_{}", ::getpid());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // 0 when the document validates against the schema.
+  int validate(const nlohmann::json& document, const std::string& schema) {
+    std::string path = (dir_ / "manifest.json").string();
+    std::ofstream(path) << document.dump(2);
+    auto root = std::filesystem::path(GPUWISE_SOURCE_DIR);
+    int status = std::system(fmt::format("cd '{}' && node test/validate.mjs '{}' '{}' >'{}' 2>&1", (root / "web").string(),
+                                         (root / "schemas" / "k8s" / schema).string(), path, (dir_ / "log").string())
+                                 .c_str());
+    std::ifstream log(dir_ / "log");
+    last_log_ = std::string((std::istreambuf_iterator<char>(log)), {});
+    return status;
+  }
+
+  static std::string schema_for(const std::string& file) {
+    if (file.find("keda") != std::string::npos) return "keda-scaledobject-v1alpha1.schema.json";
+    if (file.find("hpa") != std::string::npos) return "hpa-autoscaling-v2.schema.json";
+    return "karpenter-nodepool-v1.schema.json";
+  }
+
+  std::filesystem::path dir_;
+  std::string last_log_;
+};
+
+TEST_F(ManifestSchemas, EveryManifestValidates) {
+  ManifestInput classic = llm_input();
+  classic.service = "image-generation";
+  classic.llm = false;
+  classic.min_replicas = 3;
+  classic.cloud = "azure";
+  classic.capacity_types = {"on-demand"};
+  ManifestInput elsewhere = llm_input();
+  elsewhere.cloud = "runpod";
+  int checked = 0;
+  for (const ManifestInput& in : {llm_input(), classic, elsewhere}) {
+    for (const auto& m : service_manifests(in)) {
+      nlohmann::json document = to_json(YAML::Load(m.yaml));
+      EXPECT_EQ(validate(document, schema_for(m.file_name)), 0) << m.file_name << "\n" << m.yaml << "\n" << last_log_;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 9);
+}
+
+TEST_F(ManifestSchemas, MisspeltFieldsAndBadValuesFail) {
+  auto manifests = service_manifests(llm_input());
+  nlohmann::json keda = to_json(YAML::Load(manifests[0].yaml));
+  keda["spec"]["minReplicas"] = 0;  // HPA's name, not KEDA's
+  EXPECT_NE(validate(keda, schema_for(manifests[0].file_name)), 0);
+  nlohmann::json hpa = to_json(YAML::Load(manifests[1].yaml));
+  hpa["spec"]["metrics"][0]["external"]["target"]["averageValue"] = "twenty";
+  EXPECT_NE(validate(hpa, schema_for(manifests[1].file_name)), 0);
+  nlohmann::json pool = to_json(YAML::Load(manifests[2].yaml));
+  pool["spec"]["disruption"]["consolidationPolicy"] = "WhenUnderutilized";  // the pre-v1 name
+  EXPECT_NE(validate(pool, schema_for(manifests[2].file_name)), 0);
+}
+
+TEST(Manifests, NamesAndFigures) {
+  EXPECT_EQ(dns_label("Chat Service (prod)"), "chat-service-prod");
+  EXPECT_EQ(dns_label("--"), "service");
+  EXPECT_EQ(dns_label(std::string(80, 'a')).size(), 63u);
+  auto manifests = service_manifests(llm_input());
+  ASSERT_EQ(manifests.size(), 3u);
+  EXPECT_EQ(manifests[0].file_name, "chat-service-prod-keda-scaledobject.yaml");
+  YAML::Node keda = YAML::Load(manifests[0].yaml);
+  EXPECT_EQ(keda["spec"]["minReplicaCount"].as<int>(), 0);
+  EXPECT_EQ(keda["spec"]["cooldownPeriod"].as<int>(), 210);
+  EXPECT_EQ(keda["spec"]["triggers"][0]["metadata"]["threshold"].as<std::string>(), "21.7");
+  EXPECT_NE(keda["spec"]["triggers"][0]["metadata"]["query"].as<std::string>().find("vllm:num_requests_waiting{service=\"chat-service-prod\"}"),
+            std::string::npos);
+  YAML::Node hpa = YAML::Load(manifests[1].yaml);
+  EXPECT_EQ(hpa["spec"]["minReplicas"].as<int>(), 1);  // an HPA cannot go to zero
+  EXPECT_EQ(hpa["spec"]["metrics"][0]["external"]["target"]["averageValue"].as<std::string>(), "21740m");
+  YAML::Node pool = YAML::Load(manifests[2].yaml);
+  EXPECT_EQ(pool["spec"]["limits"]["nvidia.com/gpu"].as<int>(), 16);  // 8 replicas x 2 GPUs
+  EXPECT_EQ(pool["spec"]["template"]["spec"]["requirements"][0]["values"].size(), 2u);
+  EXPECT_EQ(pool["spec"]["disruption"]["consolidateAfter"].as<std::string>(), "210s");
+  // The service's own name appears only quoted in comments: a name with YAML syntax stays inert.
+  ManifestInput odd = llm_input();
+  odd.service = "x: {y: [z]} # \"q\"";
+  for (const auto& m : service_manifests(odd)) EXPECT_NO_THROW(YAML::Load(m.yaml)) << m.yaml;
+}
+
+}  // namespace
+}  // namespace gw
