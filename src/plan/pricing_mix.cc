@@ -51,8 +51,8 @@ Result<PricingMix> optimize_pricing_mix(const std::vector<DemandInterval>& deman
   long long peak = 0;
   for (const auto& d : demand) {
     if (!(d.hours > 0) || !std::isfinite(d.hours) || d.firm_units < 0 || d.interruptible_units < 0 || !std::isfinite(d.firm_units) ||
-        !std::isfinite(d.interruptible_units) || d.firm_units + d.interruptible_units > 1e7)
-      return bad("demand", "intervals need positive hours and units in [0, 1e7]");
+        !std::isfinite(d.interruptible_units) || d.firm_units + d.interruptible_units > 1e6)
+      return bad("demand", "intervals need positive hours and units in [0, 1e6]");
     mix.hours += d.hours;
     peak = std::max(peak, whole(d.firm_units + d.interruptible_units));
     mix.peak_units = std::max(mix.peak_units, d.firm_units + d.interruptible_units);
@@ -145,8 +145,8 @@ Result<std::vector<DemandInterval>> load_demand_csv(const std::string& path) {
     auto time = parse_timestamp(stamp);
     if (!time) return Error{path, row.line, "timestamp", "'" + stamp + "' is not a timestamp (epoch seconds or ISO 8601)"};
     DemandInterval d;
-    d.firm_units = record.number("units", 0, 1e7);
-    if (has_interruptible) d.interruptible_units = record.optional_number("interruptible_units", 0, 1e7).value_or(0);
+    d.firm_units = record.number("units", 0, 1e6);
+    if (has_interruptible) d.interruptible_units = record.optional_number("interruptible_units", 0, 1e6).value_or(0);
     if (!record.ok()) return record.error();
     if (!rows.empty() && *time <= rows.back().first)
       return Error{path, row.line, "timestamp", "timestamps must increase (this one is not after the previous row's)"};

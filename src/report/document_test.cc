@@ -207,5 +207,49 @@ TEST(Report, ScaleJsonValidatesAgainstItsSchema) {
   std::filesystem::remove_all(dir);
 }
 
+// fit, simulate, train and catalog JSON validate against their schemas in several modes
+// (inference, training with ZeRO, int4, a CNN; classic and LLM simulations; on-demand and spot
+// training; accelerators and offerings), and a document with a required field removed does not.
+TEST(Report, FitSimulateTrainAndCatalogJsonValidateAgainstTheirSchemas) {
+  if (!have("node")) GTEST_FAIL() << "node is required (scripts/bootstrap installs it)";
+  auto root = std::filesystem::path(GPUWISE_SOURCE_DIR);
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_more_schemas_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  std::string examples = (root / "examples").string();
+  struct Case {
+    std::string schema, arguments;
+  };
+  auto validate = [&](const std::string& schema, const std::string& document) {
+    int status = std::system(fmt::format("cd '{}' && node test/validate.mjs '{}' '{}' >'{}' 2>&1", (root / "web").string(),
+                                         (root / "schemas" / (schema + ".schema.json")).string(), document, (dir / "log").string())
+                                 .c_str());
+    std::ifstream log(dir / "log");
+    return std::make_pair(status, std::string((std::istreambuf_iterator<char>(log)), {}));
+  };
+  int n = 0;
+  for (const auto& [schema, arguments] :
+       {Case{"fit", "fit llama-3.1-8b"}, Case{"fit", "fit llama-3.1-70b --train --zero 3 --dp 64"},
+        Case{"fit", "fit llama-3.1-405b --precision int4"}, Case{"fit", "fit resnet-50"},
+        Case{"simulate", "simulate --requests 5000 '" + examples + "/spam-filter.yaml'"},
+        Case{"simulate", "simulate --requests 3000 '" + examples + "/chat-azure.yaml'"},
+        Case{"train", "train llama-2-7b --tokens 50e9 --deadline-days 20"},
+        Case{"train", "train llama-3.2-1b --tokens 1e11 --accelerator H100 --count 8 --pricing spot --deadline-days 5 --runs 200"},
+        Case{"catalog", "catalog accelerators"}, Case{"catalog", "catalog offerings --accelerator H100"}}) {
+    std::string out = (dir / fmt::format("{}-{}.json", schema, n++)).string();
+    int status = std::system(fmt::format("'{}' {} --format json -o '{}' -q", GPUWISE_BINARY, arguments, out).c_str());
+    ASSERT_TRUE(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3)) << arguments;
+    auto [valid, log] = validate(schema, out);
+    EXPECT_EQ(valid, 0) << arguments << ": " << log;
+    if (schema == "train" && n == 7) {
+      std::ifstream in(out);
+      nlohmann::json document = nlohmann::json::parse(in);
+      document.erase("gpu_hours");
+      std::ofstream(dir / "broken.json") << document.dump();
+      EXPECT_NE(validate("train", (dir / "broken.json").string()).first, 0);
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace gw

@@ -364,7 +364,7 @@ class Simulation {
     sample.busy_fraction = o.busy_fraction;
     record_scale(sample);
     // The pool keeps being watched (and billed) to the end of the accounted span.
-    if (arrivals_open_ || in_flight_ > 0 || t + s.interval_s <= account_until_)
+    if (arrivals_open_ || in_flight_ > 0 || (account_until_ < 1e17 && t + s.interval_s <= account_until_))
       push({t + s.interval_s, static_cast<int>(EventKind::scale_tick), -1, 0, 0});
   }
 
