@@ -50,6 +50,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_audit_command(app, context, action);
   add_scale_command(app, context, action);
   add_mix_command(app, context, action);
+  add_fleet_command(app, context, action);
   add_completion_commands(app, context, action);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -8,6 +8,7 @@
 
 #include "cli/context.h"
 #include "plan/pricing_mix.h"
+#include "plan/scaling_plan.h"
 #include "plan/verify.h"
 #include "sim/deployment.h"
 
@@ -83,6 +84,9 @@ SpecDemand spec_demand(CommandContext& context, const MixArgs& args) {
   else if (arrivals.process == "series") span_s = service->traffic.rates->duration_s;
   else if (arrivals.process == "trace") span_s = service->traffic.trace->duration_s;
   else if (service->traffic.peak_rps > service->traffic.average_rps * 1.0001) fail("DEMAND", "give the service a profile, rates or a trace: average and peak alone do not say how many hours are at peak");
+  if (span_s > kMaxTrafficSpanS)
+    throw InputError{Error{args.demand, service->line, "services." + service->name + ".traffic",
+                           fmt::format("the traffic spans {:.0f} days; a demand curve covers at most 366", span_s / 86400)}};
   size_t hours = static_cast<size_t>(std::ceil(span_s / 3600 - 1e-9));
   std::vector<double> counts(hours, 0);
   Rng rng(args.seed);

@@ -105,6 +105,9 @@ Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, con
                                  service.traffic.trace->requests, service.traffic.trace->duration_s);
   }
   if (options.duration_s > 0) report.duration_s = options.duration_s;
+  if (report.duration_s > kMaxTrafficSpanS)
+    return Error{spec.path, service.line, field + ".traffic",
+                 fmt::format("the traffic spans {:.0f} days; gpuwise scale simulates at most 366 (use --hours)", report.duration_s / 86400)};
 
   const double max_utilization = spec.constraints.max_utilization;
   const int static_replicas = best.replicas;

@@ -49,6 +49,9 @@ struct ScalingReport {
   std::vector<std::string> assumptions;
 };
 
+// Autoscaled runs and hourly demand curves cover at most this span (a year and a day).
+constexpr double kMaxTrafficSpanS = 366 * 86400.0;
+
 struct ScalingPlanOptions {
   const Calibration* calibration = nullptr;
   uint64_t seed = 1;

@@ -113,6 +113,8 @@ TEST(Report, PlanSimulationAndFitHtmlRenderInChromium) {
         Case{"simulate-spam-filter", "simulate --requests 20000 '" + examples + "/spam-filter.yaml'", "Latency CDF"},
         Case{"fit-llama-3.1-70b", "fit llama-3.1-70b", "Needed against usable memory"},
         Case{"scale-sd-alibaba", "scale '" + examples + "/sd-serving-alibaba.yaml'", "Replicas against demand"},
+        Case{"fleet-shared-pool", "fleet '" + examples + "/fleet-shared-pool.yaml'", "GPUs busy through the week"},
+        Case{"fleet-what-if", "fleet '" + examples + "/what-if-t4.yaml'", "Cost per month after each step"},
         Case{"train-spot", "train llama-3.2-1b --tokens 1e11 --accelerator H100 --count 8 --pricing spot --deadline-days 5 --runs 500",
              "Completion time of each simulated run"}}) {
     std::string report = (dir / (name + ".html")).string();
@@ -207,10 +209,11 @@ TEST(Report, ScaleJsonValidatesAgainstItsSchema) {
   std::filesystem::remove_all(dir);
 }
 
-// fit, simulate, train and catalog JSON validate against their schemas in several modes
+// fit, simulate, train, catalog, mix and fleet JSON validate against their schemas in several modes
 // (inference, training with ZeRO, int4, a CNN; classic and LLM simulations; on-demand and spot
-// training; accelerators and offerings), and a document with a required field removed does not.
-TEST(Report, FitSimulateTrainAndCatalogJsonValidateAgainstTheirSchemas) {
+// training; accelerators and offerings; a CSV and a spec's demand; a pool and a what-if), and a
+// document with a required field removed does not.
+TEST(Report, EveryOtherCommandsJsonValidatesAgainstItsSchema) {
   if (!have("node")) GTEST_FAIL() << "node is required (scripts/bootstrap installs it)";
   auto root = std::filesystem::path(GPUWISE_SOURCE_DIR);
   auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_more_schemas_{}", ::getpid());
@@ -234,7 +237,10 @@ TEST(Report, FitSimulateTrainAndCatalogJsonValidateAgainstTheirSchemas) {
         Case{"simulate", "simulate --requests 3000 '" + examples + "/chat-azure.yaml'"},
         Case{"train", "train llama-2-7b --tokens 50e9 --deadline-days 20"},
         Case{"train", "train llama-3.2-1b --tokens 1e11 --accelerator H100 --count 8 --pricing spot --deadline-days 5 --runs 200"},
-        Case{"catalog", "catalog accelerators"}, Case{"catalog", "catalog offerings --accelerator H100"}}) {
+        Case{"catalog", "catalog accelerators"}, Case{"catalog", "catalog offerings --accelerator H100"},
+        Case{"mix", "mix '" + examples + "/demand-week.csv' --on-demand 4 --reserved-1y 2.5 --reserved-3y 1.8 --spot 1.2"},
+        Case{"mix", "mix '" + examples + "/dev-endpoint-weekdays.yaml'"},
+        Case{"fleet", "fleet '" + examples + "/fleet-shared-pool.yaml'"}, Case{"fleet", "fleet '" + examples + "/what-if-t4.yaml'"}}) {
     std::string out = (dir / fmt::format("{}-{}.json", schema, n++)).string();
     int status = std::system(fmt::format("'{}' {} --format json -o '{}' -q", GPUWISE_BINARY, arguments, out).c_str());
     ASSERT_TRUE(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3)) << arguments;

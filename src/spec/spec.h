@@ -158,6 +158,59 @@ struct TrainingSpec {
   int line = 0;
 };
 
+// Fleet questions (gpuwise fleet): projects on a shared pool, buy versus rent, what-ifs.
+struct FleetProjectSpec {
+  std::string name;
+  int gpus = 1;
+  int peak_gpus = 0;              // always-on projects that flex: GPUs in the peak window
+  int peak_from_hour = 9, peak_to_hour = 17;
+  std::string schedule;           // cron; empty: always on
+  double duration_hours = 0;
+  bool shiftable = true;          // may the start move to lower the pool's peak
+  int line = 0;
+};
+
+struct BuyVsRentSpec {
+  int gpus = 8;
+  double purchase_usd = 0;
+  double overhead_fraction = 0.75;  // power, cooling, networking, storage, staff over the life, of the purchase
+  double life_years = 3;            // straight-line depreciation
+  std::optional<double> utilization;  // planned share of hours busy; default: the projects' pool
+  double on_demand_usd_per_gpu_hour = 0;
+  std::optional<double> reserved_1y_usd_per_gpu_hour, reserved_3y_usd_per_gpu_hour, spot_usd_per_gpu_hour;
+  int line = 0;
+};
+
+struct WhatIfStepSpec {
+  std::string name;
+  double weeks = 1;                          // engineering effort
+  std::string batching;                      // dynamic, continuous, none
+  std::optional<Precision> precision;        // quantization
+  std::optional<double> cache_hit_rate;      // response caching: this share never reaches a GPU
+  std::string small_model;                   // cascade: a preset or models key that answers first
+  double small_share = 0;                    // cascade: the share the small model settles
+  std::string distill_to;                    // distillation: the smaller model replacing the service's
+  int line = 0;
+};
+
+struct WhatIfSpec {
+  std::string service;
+  std::string accelerator;        // what runs today
+  int gpus = 1;
+  double usd_per_month = 0;
+  double engineering_usd_per_week = 0;
+  std::vector<WhatIfStepSpec> steps;
+  int line = 0;
+};
+
+struct FleetSpec {
+  std::vector<FleetProjectSpec> projects;
+  std::optional<double> usd_per_gpu_hour;
+  std::optional<BuyVsRentSpec> buy_vs_rent;
+  std::optional<WhatIfSpec> what_if;
+  int line = 0;
+};
+
 struct Spec {
   std::string path;
   std::string name;
@@ -165,6 +218,7 @@ struct Spec {
   std::map<std::string, ModelSpec> models;
   std::vector<ServiceSpec> services;
   std::vector<TrainingSpec> training;
+  std::optional<FleetSpec> fleet;
   std::vector<std::string> not_planned;  // sections this version reads but does not plan yet
 };
 

@@ -1,0 +1,246 @@
+// gpuwise fleet SPEC: the spec's fleet section: projects on a shared pool against static
+// allocation (with schedule shifts that lower the peak), owning against renting (break-even,
+// hybrid), and what-if optimizations of a service with their payback.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/context.h"
+#include "fleet/buy_vs_rent.h"
+#include "fleet/shared_pool.h"
+#include "fleet/what_if.h"
+
+namespace gw {
+
+namespace {
+
+using nlohmann::json;
+
+struct FleetArgs {
+  std::string spec, calibration;
+  uint64_t seed = 1;
+};
+
+json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+Chart pool_chart(const SharedPoolReport& r) {
+  json values = json::array();
+  static const char* days[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+  for (size_t h = 0; h < r.week_peak_by_hour.size(); ++h) {
+    std::string when = fmt::format("{} {:02d}:00", days[h / 24], h % 24);
+    values.push_back({{"hour", static_cast<double>(h)}, {"when", when}, {"gpus", r.week_peak_by_hour[h]}, {"series", "shared pool"}});
+    if (!r.shifts.empty())
+      values.push_back({{"hour", static_cast<double>(h)}, {"when", when}, {"gpus", r.shifted_week_peak_by_hour[h]}, {"series", "pool with shifts"}});
+    values.push_back({{"hour", static_cast<double>(h)}, {"when", when}, {"gpus", r.static_gpus}, {"series", "static allocation"}});
+  }
+  json spec = {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+               {"width", 640},
+               {"height", 240},
+               {"data", {{"values", values}}},
+               {"mark", {{"type", "line"}, {"interpolate", "step-after"}, {"tooltip", true}}},
+               {"encoding", {{"x", {{"field", "hour"}, {"type", "quantitative"}, {"title", "hour of the week (Monday 00:00 = 0)"},
+                                    {"scale", {{"domain", {0, 168}}}}}},
+                             {"y", {{"field", "gpus"}, {"type", "quantitative"}, {"title", "GPUs"}}},
+                             {"color", {{"field", "series"}, {"type", "nominal"}, {"title", nullptr}}}}}};
+  return {"GPUs busy through the week", spec};
+}
+
+Chart what_if_chart(const WhatIfReport& r) {
+  json values = json::array();
+  values.push_back({{"step", "today"}, {"order", 0}, {"usd_per_month", r.current_usd_per_month}});
+  int order = 1;
+  for (const auto& s : r.steps)
+    if (s.feasible) values.push_back({{"step", s.name}, {"order", order++}, {"usd_per_month", s.usd_per_month}});
+  json spec = {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+               {"width", 480},
+               {"height", 220},
+               {"data", {{"values", values}}},
+               {"mark", {{"type", "bar"}, {"tooltip", true}}},
+               {"encoding", {{"x", {{"field", "step"}, {"type", "nominal"}, {"sort", {{"field", "order"}}}, {"title", nullptr}}},
+                             {"y", {{"field", "usd_per_month"}, {"type", "quantitative"}, {"title", "USD per month"}}}}}};
+  return {"Cost per month after each step", spec};
+}
+
+int run_fleet(CommandContext& context, const FleetArgs& args) {
+  auto loaded = load_spec(args.spec);
+  if (!loaded.ok()) throw InputError{loaded.error()};
+  context.add_input(args.spec);
+  const Spec& spec = loaded.value();
+  if (!spec.fleet) throw InputError{Error{args.spec, 0, "fleet", "the spec has no fleet section (projects, buy_vs_rent, what_if)"}};
+  const FleetSpec& fleet = *spec.fleet;
+  std::optional<Calibration> calibration = load_calibration_option(args.calibration);
+  json out = json::object();
+  Document doc;
+  doc.kind = "fleet";
+  doc.title = "Fleet: " + args.spec;
+  std::string text;
+
+  std::optional<SharedPoolReport> pool;
+  if (!fleet.projects.empty()) {
+    SharedPoolOptions options;
+    if (fleet.usd_per_gpu_hour) options.usd_per_gpu_hour = *fleet.usd_per_gpu_hour;
+    else if (fleet.buy_vs_rent) options.usd_per_gpu_hour = fleet.buy_vs_rent->on_demand_usd_per_gpu_hour;
+    else throw InputError{Error{args.spec, fleet.line, "fleet.usd_per_gpu_hour", "required to price the pool"}};
+    auto result = plan_shared_pool(fleet.projects, options);
+    if (!result.ok()) {
+      Error e = result.error();
+      e.file = args.spec;
+      throw InputError{e};
+    }
+    pool = result.value();
+    const SharedPoolReport& r = *pool;
+    Table t;
+    t.columns = {"allocation", "GPUs", "per month"};
+    t.align = {Align::left, Align::right, Align::right};
+    t.add_row({"static: each project its own GPUs", std::to_string(r.static_gpus), format_usd(r.static_usd_per_month)});
+    t.add_row({"shared pool sized for its peak", std::to_string(r.pool_peak_gpus), format_usd(r.pool_fixed_usd_per_month)});
+    t.add_row({"elastic shared pool (GPU-hours used)", fmt::format("{:.2f} average", r.pool_average_gpus), format_usd(r.pool_usd_per_month)});
+    std::string shifts;
+    for (const auto& s : r.shifts) shifts += fmt::format("{}{} {:+d} h", shifts.empty() ? "" : ", ", s.project, s.hours);
+    std::string headline = fmt::format("Projects on a shared pool ({} projects over {} days): peak {} GPUs, average {:.2f}; static "
+                                       "allocation {} GPUs ({} to cover every peak).",
+                                       fleet.projects.size(), r.days, r.pool_peak_gpus, r.pool_average_gpus, r.static_gpus,
+                                       r.static_cover_gpus);
+    std::string verdict = r.shifts.empty() ? "No start-time shift lowers the peak."
+                                           : fmt::format("Shifting {} lowers the peak from {} to {} GPUs.", shifts, r.pool_peak_gpus,
+                                                         r.shifted_peak_gpus);
+    text += headline + "\n" + render_text(t) + verdict + "\n\n";
+    Section section;
+    section.heading = "Projects on a shared pool";
+    section.paragraphs = {headline, verdict};
+    section.tables.push_back(t);
+    section.charts.push_back(pool_chart(r));
+    doc.sections.push_back(section);
+    doc.assumptions.insert(doc.assumptions.end(), r.assumptions.begin(), r.assumptions.end());
+    json shift_list = json::array();
+    for (const auto& s : r.shifts) shift_list.push_back({{"project", s.project}, {"hours", s.hours}});
+    out["pool"] = {{"days", r.days}, {"static_gpus", r.static_gpus}, {"static_cover_gpus", r.static_cover_gpus},
+                   {"static_usd_per_month", r.static_usd_per_month}, {"pool_usd_per_month", r.pool_usd_per_month},
+                   {"pool_fixed_usd_per_month", r.pool_fixed_usd_per_month}, {"pool_peak_gpus", r.pool_peak_gpus},
+                   {"pool_average_gpus", r.pool_average_gpus}, {"shifts", shift_list}, {"shifted_peak_gpus", r.shifted_peak_gpus},
+                   {"usd_per_gpu_hour", r.usd_per_gpu_hour}, {"week_peak_by_hour", r.week_peak_by_hour}};
+  }
+
+  if (fleet.buy_vs_rent) {
+    const BuyVsRentSpec& b = *fleet.buy_vs_rent;
+    BuyVsRentInput in;
+    in.gpus = b.gpus;
+    in.purchase_usd = b.purchase_usd;
+    in.overhead_fraction = b.overhead_fraction;
+    in.life_years = b.life_years;
+    in.on_demand_usd_per_gpu_hour = b.on_demand_usd_per_gpu_hour;
+    in.reserved_1y_usd_per_gpu_hour = b.reserved_1y_usd_per_gpu_hour;
+    in.reserved_3y_usd_per_gpu_hour = b.reserved_3y_usd_per_gpu_hour;
+    in.spot_usd_per_gpu_hour = b.spot_usd_per_gpu_hour;
+    std::string utilization_source = "given";
+    if (b.utilization) {
+      in.utilization = *b.utilization;
+    } else {
+      in.utilization = std::min(1.0, pool->pool_average_gpus / b.gpus);
+      utilization_source = fmt::format("the projects' average {:.2f} GPUs of {}", pool->pool_average_gpus, b.gpus);
+    }
+    if (pool)
+      for (int g : pool->hourly_peak) in.demand.push_back({1, static_cast<double>(g), 0});
+    auto result = buy_vs_rent(in);
+    if (!result.ok()) throw InputError{Error{args.spec, b.line, result.error().field, result.error().message}};
+    const BuyVsRentReport& r = result.value();
+    Table t;
+    t.columns = {"option", "per month"};
+    t.align = {Align::left, Align::right};
+    t.add_row({fmt::format("own {} GPUs", b.gpus), format_usd(r.owned_usd_per_month)});
+    t.add_row({fmt::format("rent on demand at {:.0f}% utilization", in.utilization * 100), format_usd(r.on_demand_usd_per_month)});
+    if (r.reserved_1y_usd_per_month) t.add_row({"reserved 1-year", format_usd(*r.reserved_1y_usd_per_month)});
+    if (r.reserved_3y_usd_per_month) t.add_row({"reserved 3-year", format_usd(*r.reserved_3y_usd_per_month)});
+    if (r.spot_usd_per_month) t.add_row({"spot (interruptible work only)", format_usd(*r.spot_usd_per_month)});
+    if (r.hybrid_owned_gpus)
+      t.add_row({fmt::format("hybrid for the projects' demand: own {}, rent {:.0f} GPU-hours/month", *r.hybrid_owned_gpus,
+                             r.hybrid_cloud_gpu_hours_per_month),
+                 format_usd(r.hybrid_usd_per_month)});
+    std::string headline = fmt::format(
+        "Buy or rent {} GPUs (${:.0f}, {:.0f}% overhead, {:.3g}-year life; utilization {:.0f}%, {}): owning breaks even above "
+        "{:.1f}% utilization{}; cheapest here: {}.",
+        b.gpus, b.purchase_usd, b.overhead_fraction * 100, b.life_years, in.utilization * 100, utilization_source,
+        r.break_even_utilization * 100,
+        r.break_even_months ? fmt::format(", and pays for itself in {:.1f} months against on-demand", *r.break_even_months) : "",
+        r.cheapest);
+    text += headline + "\n" + render_text(t) + "\n";
+    Section section;
+    section.heading = "Buy or rent";
+    section.paragraphs = {headline};
+    section.tables.push_back(t);
+    doc.sections.push_back(section);
+    doc.assumptions.insert(doc.assumptions.end(), r.assumptions.begin(), r.assumptions.end());
+    out["buy_vs_rent"] = {{"gpus", b.gpus}, {"purchase_usd", b.purchase_usd}, {"utilization", in.utilization},
+                          {"owned_usd_per_month", r.owned_usd_per_month}, {"owned_usd_per_gpu_hour", r.owned_usd_per_gpu_hour},
+                          {"on_demand_usd_per_month", r.on_demand_usd_per_month},
+                          {"reserved_1y_usd_per_month", optional_json(r.reserved_1y_usd_per_month)},
+                          {"reserved_3y_usd_per_month", optional_json(r.reserved_3y_usd_per_month)},
+                          {"spot_usd_per_month", optional_json(r.spot_usd_per_month)},
+                          {"break_even_utilization", r.break_even_utilization}, {"break_even_months", optional_json(r.break_even_months)},
+                          {"cheapest", r.cheapest},
+                          {"hybrid_owned_gpus", r.hybrid_owned_gpus ? json(*r.hybrid_owned_gpus) : json(nullptr)},
+                          {"hybrid_cloud_gpu_hours_per_month", r.hybrid_cloud_gpu_hours_per_month},
+                          {"hybrid_usd_per_month", r.hybrid_owned_gpus ? json(r.hybrid_usd_per_month) : json(nullptr)}};
+  }
+
+  if (fleet.what_if) {
+    auto result = plan_what_if(context.catalog(), spec, *fleet.what_if, calibration ? &*calibration : nullptr, args.seed);
+    if (!result.ok()) throw InputError{result.error()};
+    const WhatIfReport& r = result.value();
+    Table t;
+    t.columns = {"step", "change", "weeks", "GPUs", "per month", "saves", "payback weeks"};
+    t.align = {Align::left, Align::left, Align::right, Align::right, Align::right, Align::right, Align::right};
+    t.add_row({"today", "", "", std::to_string(r.current_gpus), format_usd(r.current_usd_per_month), "", ""});
+    json steps = json::array();
+    for (const auto& s : r.steps) {
+      t.add_row({s.name, s.change, format_number(s.weeks, 1), s.feasible ? std::to_string(s.gpus) : "-",
+                 s.feasible ? format_usd(s.usd_per_month) : "misses the SLO", s.feasible ? format_usd(s.saving_usd_per_month) : "",
+                 s.feasible && s.weeks == 0 ? "now" : s.payback_weeks ? format_number(*s.payback_weeks, 1) : "never"});
+      steps.push_back({{"name", s.name}, {"change", s.change}, {"weeks", s.weeks}, {"feasible", s.feasible}, {"binding", s.binding},
+                       {"gpus", s.gpus}, {"usd_per_month", s.usd_per_month}, {"saving_usd_per_month", s.saving_usd_per_month},
+                       {"payback_weeks", optional_json(s.payback_weeks)}, {"latency_p99_s", s.latency_p99_s}});
+    }
+    std::string headline = fmt::format("What-if for {} ({} x {} at {}/month today): {}/month saved after every step, {:.1f} weeks of work{}.",
+                                       r.service, r.current_gpus, r.accelerator, format_usd(r.current_usd_per_month),
+                                       format_usd(r.total_saving_usd_per_month), r.total_weeks,
+                                       r.total_payback_weeks ? fmt::format(", paid back in {:.1f} weeks", *r.total_payback_weeks) : "");
+    text += headline + "\n" + render_text(t) + "\n";
+    Section section;
+    section.heading = "What-if optimizations";
+    section.paragraphs = {headline};
+    section.tables.push_back(t);
+    section.charts.push_back(what_if_chart(r));
+    doc.sections.push_back(section);
+    doc.assumptions.insert(doc.assumptions.end(), r.assumptions.begin(), r.assumptions.end());
+    out["what_if"] = {{"service", r.service}, {"accelerator", r.accelerator}, {"current_gpus", r.current_gpus},
+                      {"current_usd_per_month", r.current_usd_per_month}, {"steps", steps},
+                      {"saving_usd_per_month", r.total_saving_usd_per_month}, {"weeks", r.total_weeks},
+                      {"payback_weeks", optional_json(r.total_payback_weeks)}};
+  }
+  if (context.options.explain) {
+    text += "assumptions:\n";
+    for (const auto& a : doc.assumptions) text += "  - " + a + "\n";
+  }
+  if (context.options.format == "json") {
+    out["spec"] = args.spec;
+    out["assumptions"] = doc.assumptions;
+    context.emit_json(out, "fleet");
+  } else if (context.options.format == "html" || context.options.format == "md") {
+    context.emit_document(doc);
+  } else {
+    context.emit(text);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_fleet_command(CLI::App& app, CommandContext& context, Action& action) {
+  auto* fleet = app.add_subcommand("fleet", "Shared pools, buy versus rent, what-if optimizations with payback (the spec's fleet section)");
+  auto args = std::make_shared<FleetArgs>();
+  fleet->add_option("SPEC", args->spec, "Workload spec (YAML) with a fleet: section")->required();
+  fleet->add_option("--seed", args->seed, "Simulation seed for the what-if plans");
+  fleet->add_option("--calibration", args->calibration, "Efficiency factors from `gpuwise calibrate`");
+  fleet->callback([&context, &action, args] { action = [&context, args] { return run_fleet(context, *args); }; });
+}
+
+}  // namespace gw

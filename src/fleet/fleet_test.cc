@@ -1,0 +1,127 @@
+// The fleet examples' arithmetic: projects on a shared pool (peak, average, dollars, shifts),
+// buy versus rent (owned cost, break-even utilization and month, the hybrid against brute
+// force), and what-if steps with their payback.
+#include <gtest/gtest.h>
+
+#include "fleet/buy_vs_rent.h"
+#include "fleet/shared_pool.h"
+#include "fleet/what_if.h"
+
+namespace gw {
+namespace {
+
+Spec example(const std::string& name) {
+  auto spec = load_spec(std::string(GPUWISE_SOURCE_DIR) + "/examples/" + name);
+  EXPECT_TRUE(spec.ok()) << spec.error().to_string();
+  return spec.value();
+}
+
+TEST(SharedPool, TheIssuesThreeProjects) {
+  Spec spec = example("fleet-shared-pool.yaml");
+  SharedPoolOptions options;
+  options.usd_per_gpu_hour = 4;
+  auto r = plan_shared_pool(spec.fleet->projects, options);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().static_gpus, 7);
+  EXPECT_EQ(r.value().static_cover_gpus, 9);
+  EXPECT_EQ(r.value().pool_peak_gpus, 6);  // churn (4) beside anomaly's night (2)
+  // 2 always + 2 more for 8 of 24 h + 1 for 2 of 24 h + 4 for 3 of 168 h.
+  double average = 2 + 2 * 8.0 / 24 + 1 * 2.0 / 24 + 4 * 3.0 / 168;
+  EXPECT_NEAR(r.value().pool_average_gpus, average, 1e-9);
+  EXPECT_NEAR(r.value().static_usd_per_month, 7 * 730 * 4.0, 1e-9);
+  EXPECT_NEAR(r.value().pool_usd_per_month, average * 730 * 4.0, 1e-6);
+  EXPECT_TRUE(r.value().shifts.empty());  // 6 is the floor: churn must overlap the service's 2
+  EXPECT_EQ(r.value().week_peak_by_hour[4], 6);     // Monday 04:00
+  EXPECT_EQ(r.value().week_peak_by_hour[24 + 10], 4);  // Tuesday 10:00
+}
+
+TEST(SharedPool, ShiftsMoveAJobOutOfThePeak) {
+  std::vector<FleetProjectSpec> projects(2);
+  projects[0].name = "service";
+  projects[0].gpus = 2;
+  projects[0].peak_gpus = 6;
+  projects[0].peak_from_hour = 9;
+  projects[0].peak_to_hour = 17;
+  projects[1].name = "nightly";
+  projects[1].gpus = 4;
+  projects[1].schedule = "0 15 * * *";  // runs into the service's peak
+  projects[1].duration_hours = 3;
+  SharedPoolOptions options;
+  options.usd_per_gpu_hour = 2;
+  auto r = plan_shared_pool(projects, options);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().pool_peak_gpus, 10);
+  ASSERT_EQ(r.value().shifts.size(), 1u);
+  EXPECT_EQ(r.value().shifts[0].project, "nightly");
+  EXPECT_GE(r.value().shifts[0].hours, 2);  // out of the 09-17 window
+  EXPECT_EQ(r.value().shifted_peak_gpus, 6);
+  projects[1].shiftable = false;
+  EXPECT_TRUE(plan_shared_pool(projects, options).value().shifts.empty());
+}
+
+TEST(BuyVsRent, EightGpusForOneHundredTwentyThousand) {
+  BuyVsRentInput in;
+  in.gpus = 8;
+  in.purchase_usd = 120000;
+  in.overhead_fraction = 0.75;
+  in.life_years = 3;
+  in.utilization = 0.6;
+  in.on_demand_usd_per_gpu_hour = 4;
+  auto r = buy_vs_rent(in);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NEAR(r.value().owned_usd_per_month, 120000 * 1.75 / 36, 1e-9);
+  EXPECT_NEAR(r.value().on_demand_usd_per_month, 8 * 730 * 0.6 * 4, 1e-9);
+  EXPECT_NEAR(r.value().break_even_utilization, 120000 * 1.75 / 36 / (8 * 730 * 4), 1e-12);
+  ASSERT_TRUE(r.value().break_even_months);
+  EXPECT_NEAR(*r.value().break_even_months, 120000 / (8 * 730 * 0.6 * 4 - 120000 * 0.75 / 36), 1e-9);
+  EXPECT_EQ(r.value().cheapest, "own");
+  in.utilization = 0.1;  // under the break-even: renting wins, and owning never pays back in cash
+  r = buy_vs_rent(in);
+  EXPECT_EQ(r.value().cheapest, "on-demand");
+  EXPECT_FALSE(r.value().break_even_months);
+}
+
+TEST(BuyVsRent, HybridEqualsBruteForceOverOwnedCounts) {
+  BuyVsRentInput in;
+  in.gpus = 8;
+  in.purchase_usd = 120000;
+  in.on_demand_usd_per_gpu_hour = 4;
+  in.utilization = 0.5;
+  for (int h = 0; h < 168; ++h) in.demand.push_back({1, static_cast<double>(h % 24 < 8 ? 2 : h % 24 < 18 ? 7 : 4), 0});
+  auto r = buy_vs_rent(in);
+  ASSERT_TRUE(r.ok());
+  double per_gpu_hour = r.value().owned_usd_per_gpu_hour;
+  double best = 1e300;
+  int best_k = -1;
+  for (int k = 0; k <= 8; ++k) {
+    double usd = 0;
+    for (const auto& d : in.demand) usd += k * per_gpu_hour + std::max(0.0, d.firm_units - k) * 4;
+    if (usd < best - 1e-9) best = usd, best_k = k;
+  }
+  EXPECT_EQ(*r.value().hybrid_owned_gpus, best_k);
+  EXPECT_NEAR(r.value().hybrid_usd_per_month, best * 730 / 168, 1e-6);
+}
+
+TEST(WhatIf, TenT4sBatchingThenInt8) {
+  Spec spec = example("what-if-t4.yaml");
+  Catalog catalog = Catalog::embedded().value();
+  auto r = plan_what_if(catalog, spec, *spec.fleet->what_if, nullptr, 1);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto& steps = r.value().steps;
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].name, "right-size");
+  for (const auto& s : steps) EXPECT_TRUE(s.feasible) << s.name << ": " << s.binding;
+  // Each step at most as many GPUs as the one before; batching saves GPUs on short inputs.
+  EXPECT_LT(steps[0].gpus, 10);
+  EXPECT_LT(steps[1].gpus, steps[0].gpus);
+  EXPECT_LE(steps[2].gpus, steps[1].gpus);
+  // Priced at today's $350 per T4-month; payback = weeks x $4,000 / (saving x 12/52).
+  for (const auto& s : steps) EXPECT_NEAR(s.usd_per_month, s.gpus * 350.0, 1e-9);
+  EXPECT_NEAR(steps[1].saving_usd_per_month, (steps[0].gpus - steps[1].gpus) * 350.0, 1e-9);
+  ASSERT_TRUE(steps[1].payback_weeks);
+  EXPECT_NEAR(*steps[1].payback_weeks, 2 * 4000 / (steps[1].saving_usd_per_month * 12 / 52), 1e-9);
+  EXPECT_NEAR(r.value().total_saving_usd_per_month, 3500 - steps[2].usd_per_month, 1e-9);
+}
+
+}  // namespace
+}  // namespace gw
