@@ -6,6 +6,8 @@
 
 #include "cli/context.h"
 #include "fleet/buy_vs_rent.h"
+#include "fleet/model_pools.h"
+#include "plan/inference.h"
 #include "fleet/shared_pool.h"
 #include "fleet/what_if.h"
 
@@ -73,6 +75,79 @@ int run_fleet(CommandContext& context, const FleetArgs& args) {
   doc.kind = "fleet";
   doc.title = "Fleet: " + args.spec;
   std::string text;
+
+  if (fleet.shared_pools) {
+    auto demands = model_demands(context.catalog(), spec, calibration ? &*calibration : nullptr);
+    if (!demands.ok()) throw InputError{demands.error()};
+    const auto& models = demands.value();
+    auto shared = assign_pools_exact(models, spec.constraints.max_utilization);
+    if (!shared.ok()) {
+      Error e = shared.error();
+      e.file = args.spec;
+      throw InputError{e};
+    }
+    PoolAssignment separate = one_pool_per_model(models, spec.constraints.max_utilization);
+    const PoolAssignment& r = shared.value();
+    Table t;
+    t.columns = {"pool", "accelerator", "GPUs", "models", "peak GPU share", "memory GiB", "per month"};
+    t.align = {Align::left, Align::left, Align::right, Align::left, Align::right, Align::right, Align::right};
+    json pools = json::array(), per_model = json::array();
+    for (size_t i = 0; i < r.pools.size(); ++i) {
+      const auto& p = r.pools[i];
+      std::string names;
+      json members = json::array();
+      for (int m : p.models) {
+        const ModelDemand& d = models[static_cast<size_t>(m)];
+        names += (names.empty() ? "" : ", ") + d.service;
+        members.push_back(d.service);
+        // The pool's cost shared by peak GPU share; per 1k requests at the model's average rate.
+        const PoolCandidate* c = nullptr;
+        for (const auto& x : d.candidates)
+          if (x.accelerator_name == p.accelerator) c = &x;
+        double share = c && p.peak_gpus > 0 ? c->peak_gpus / p.peak_gpus : 0;
+        double usd = p.usd_per_month * share;
+        double requests = d.average_rps * 730 * 3600;
+        bool serverless = c && c->average_gpus < 0.1;
+        per_model.push_back({{"service", d.service}, {"pool", i + 1}, {"accelerator", p.accelerator}, {"usd_per_month", usd},
+                             {"usd_per_1k_requests", requests > 0 ? json(usd / requests * 1000) : json(nullptr)},
+                             {"average_gpus", c ? c->average_gpus : 0}, {"serverless_candidate", serverless && d.latency_tolerant},
+                             {"low_traffic", serverless}});
+      }
+      t.add_row({std::to_string(i + 1), p.accelerator, std::to_string(p.gpus), names, format_number(p.peak_gpus, 2),
+                 format_number(p.vram_gib, 1), format_usd(p.usd_per_month)});
+      pools.push_back({{"accelerator", p.accelerator}, {"gpus", p.gpus}, {"models", members}, {"peak_gpus", p.peak_gpus},
+                       {"vram_gib", p.vram_gib}, {"usd_per_month", p.usd_per_month}});
+    }
+    Table m;
+    m.columns = {"model", "pool", "per month", "per 1k requests", "average GPUs", "note"};
+    m.align = {Align::left, Align::right, Align::right, Align::right, Align::right, Align::left};
+    for (const auto& x : per_model)
+      m.add_row({x["service"].get<std::string>(), std::to_string(x["pool"].get<int>()), format_usd(x["usd_per_month"].get<double>()),
+                 x["usd_per_1k_requests"].is_null() ? "-" : fmt::format("${:.4f}", x["usd_per_1k_requests"].get<double>()),
+                 format_number(x["average_gpus"].get<double>(), 3),
+                 x["serverless_candidate"].get<bool>() ? "low traffic, latency-tolerant: serverless or scale to zero"
+                 : x["low_traffic"].get<bool>()        ? "low traffic: scale to zero if a cold start fits its SLO"
+                                                       : ""});
+    std::string headline = fmt::format("{} models on shared pools: {}/month in {} pool(s) ({}), against {}/month with one pool per "
+                                       "model ({:.0f}% less).",
+                                       models.size(), format_usd(r.usd_per_month), r.pools.size(), r.method,
+                                       format_usd(separate.usd_per_month),
+                                       separate.usd_per_month > 0 ? 100 * (1 - r.usd_per_month / separate.usd_per_month) : 0);
+    text += headline + "\n" + render_text(t) + render_text(m) + "\n";
+    Section section;
+    section.heading = "Models on shared pools";
+    section.paragraphs = {headline};
+    section.tables = {t, m};
+    doc.sections.push_back(section);
+    doc.assumptions.push_back(fmt::format("pools: every GPU of a pool hosts each of its models (weights and working set at the operating "
+                                          "batch must fit in {:.0f}% of its memory); GPUs = ceil(sum of the models' peak GPU shares / "
+                                          "{:.0f}%); a share is the model's peak rate over its capacity per GPU at its SLO from the planner "
+                                          "(tensor parallel 1); time-sharing assumed work-conserving",
+                                          PlannerOptions{}.usable_fraction * 100, spec.constraints.max_utilization * 100));
+    doc.assumptions.push_back("per model: the pool's cost shared by peak GPU share, per 1k requests at the model's average rate");
+    out["shared_pools"] = {{"pools", pools}, {"models", per_model}, {"pool_usd_per_month", r.usd_per_month},
+                           {"one_pool_per_model_usd_per_month", separate.usd_per_month}, {"method", r.method}};
+  }
 
   std::optional<SharedPoolReport> pool;
   if (!fleet.projects.empty()) {

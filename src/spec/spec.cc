@@ -631,9 +631,14 @@ void reject_duplicate_keys(const Reader& r, const YAML::Node& node, std::set<siz
 
 FleetSpec read_fleet(const Reader& r, const YAML::Node& node, Spec& spec) {
   const std::string path = "fleet";
-  r.check_keys(node, path, {"projects", "usd_per_gpu_hour", "buy_vs_rent", "what_if"});
+  r.check_keys(node, path, {"shared_pools", "projects", "usd_per_gpu_hour", "buy_vs_rent", "what_if"});
   FleetSpec fleet;
   fleet.line = node.Mark().line + 1;
+  if (node["shared_pools"]) {
+    fleet.shared_pools = node["shared_pools"].as<bool>();
+    if (fleet.shared_pools && spec.services.size() < 2)
+      r.fail(node["shared_pools"], path + ".shared_pools", "needs at least two services to share pools");
+  }
   if (node["usd_per_gpu_hour"]) fleet.usd_per_gpu_hour = r.number(node["usd_per_gpu_hour"], path + ".usd_per_gpu_hour", 0, 1e5);
   if (const YAML::Node projects = node["projects"]) {
     if (!projects.IsSequence()) r.fail(projects, path + ".projects", "expected a list of projects");
@@ -761,8 +766,8 @@ FleetSpec read_fleet(const Reader& r, const YAML::Node& node, Spec& spec) {
     }
     fleet.what_if = what;
   }
-  if (fleet.projects.empty() && !fleet.buy_vs_rent && !fleet.what_if)
-    r.fail(node, path, "give projects, buy_vs_rent or what_if");
+  if (fleet.projects.empty() && !fleet.buy_vs_rent && !fleet.what_if && !fleet.shared_pools)
+    r.fail(node, path, "give shared_pools, projects, buy_vs_rent or what_if");
   return fleet;
 }
 

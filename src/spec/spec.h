@@ -204,6 +204,7 @@ struct WhatIfSpec {
 };
 
 struct FleetSpec {
+  bool shared_pools = false;      // place the spec's services on shared pools (multi-model)
   std::vector<FleetProjectSpec> projects;
   std::optional<double> usd_per_gpu_hour;
   std::optional<BuyVsRentSpec> buy_vs_rent;

@@ -1,0 +1,260 @@
+#include "fleet/model_pools.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <glpk.h>
+#include <map>
+#include <memory>
+
+#include "model/memory.h"
+#include "plan/inference.h"
+
+namespace gw {
+
+namespace {
+
+constexpr double kHoursPerMonth = 730;
+
+int gpus_for(double peak_gpus, double max_utilization) {
+  return std::max(1, static_cast<int>(std::ceil(peak_gpus / max_utilization - 1e-9)));
+}
+
+// The cheapest type for a set of models sharing one pool, or nullopt when none hosts them all.
+std::optional<ModelPool> best_pool(const std::vector<ModelDemand>& models, const std::vector<int>& members, double max_utilization) {
+  std::optional<ModelPool> best;
+  for (const auto& first : models[static_cast<size_t>(members.front())].candidates) {
+    double peak = 0, vram = 0;
+    bool all = true;
+    for (int m : members) {
+      const auto& c = models[static_cast<size_t>(m)].candidates;
+      auto it = std::find_if(c.begin(), c.end(), [&](const PoolCandidate& x) { return x.accelerator_name == first.accelerator_name; });
+      if (it == c.end()) {
+        all = false;
+        break;
+      }
+      peak += it->peak_gpus;
+      vram += it->vram_gib;
+    }
+    if (!all || vram > first.usable_vram_gib + 1e-9) continue;
+    ModelPool pool;
+    pool.accelerator = first.accelerator_name;
+    pool.models = members;
+    pool.gpus = gpus_for(peak, max_utilization);
+    pool.usd_per_month = pool.gpus * first.usd_per_gpu_hour * kHoursPerMonth;
+    pool.vram_gib = vram;
+    pool.peak_gpus = peak;
+    if (!best || pool.usd_per_month < best->usd_per_month - 1e-9) best = pool;
+  }
+  return best;
+}
+
+struct GlpkProblem {
+  glp_prob* p = glp_create_prob();
+  ~GlpkProblem() { glp_delete_prob(p); }
+};
+
+}  // namespace
+
+PoolAssignment one_pool_per_model(const std::vector<ModelDemand>& models, double max_utilization) {
+  PoolAssignment a;
+  a.method = "one pool per model";
+  for (size_t m = 0; m < models.size(); ++m) {
+    auto pool = best_pool(models, {static_cast<int>(m)}, max_utilization);
+    if (!pool) continue;
+    a.usd_per_month += pool->usd_per_month;
+    a.pools.push_back(*pool);
+  }
+  return a;
+}
+
+PoolAssignment assign_pools_brute_force(const std::vector<ModelDemand>& models, double max_utilization) {
+  PoolAssignment best;
+  best.usd_per_month = 1e300;
+  best.method = "brute force";
+  const size_t n = models.size();
+  if (n == 0) return best;
+  // Set partitions as restricted growth strings: block[i] <= 1 + max(block[0..i-1]).
+  std::vector<int> block(n, 0);
+  while (true) {
+    int blocks = *std::max_element(block.begin(), block.end()) + 1;
+    PoolAssignment candidate;
+    candidate.method = best.method;
+    bool feasible = true;
+    for (int b = 0; b < blocks && feasible; ++b) {
+      std::vector<int> members;
+      for (size_t i = 0; i < n; ++i)
+        if (block[i] == b) members.push_back(static_cast<int>(i));
+      auto pool = best_pool(models, members, max_utilization);
+      if (!pool) feasible = false;
+      else candidate.usd_per_month += pool->usd_per_month, candidate.pools.push_back(*pool);
+    }
+    if (feasible && candidate.usd_per_month < best.usd_per_month - 1e-9) best = candidate;
+    // Next restricted growth string.
+    size_t i = n;
+    while (i-- > 1) {
+      int limit = *std::max_element(block.begin(), block.begin() + static_cast<long>(i)) + 1;
+      if (block[i] < limit) {
+        ++block[i];
+        std::fill(block.begin() + static_cast<long>(i) + 1, block.end(), 0);
+        break;
+      }
+    }
+    if (i == 0) break;
+  }
+  return best;
+}
+
+Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models, double max_utilization) {
+  const int n = static_cast<int>(models.size());
+  if (n == 0) return Error{"", 0, "services", "no models to place"};
+  for (const auto& m : models)
+    if (m.candidates.empty())
+      return Error{"", 0, "services." + m.service, "fits on no allowed accelerator at its SLO (on one GPU), so it cannot join a pool"};
+  std::vector<std::string> types;
+  std::map<std::string, const PoolCandidate*> type_info;
+  for (const auto& m : models)
+    for (const auto& c : m.candidates)
+      if (!type_info.count(c.accelerator_name)) types.push_back(c.accelerator_name), type_info[c.accelerator_name] = &c;
+  const int t = static_cast<int>(types.size());
+
+  GlpkProblem problem;
+  glp_prob* lp = problem.p;
+  glp_set_obj_dir(lp, GLP_MIN);
+  // Columns: u[s][p][a] (model s in pool p of type a; p <= s breaks the pools' symmetry), then n[p][a].
+  std::map<std::tuple<int, int, int>, int> u;
+  std::vector<std::vector<int>> gpus(static_cast<size_t>(n), std::vector<int>(static_cast<size_t>(t), 0));
+  auto candidate = [&](int s, int a) -> const PoolCandidate* {
+    for (const auto& c : models[static_cast<size_t>(s)].candidates)
+      if (c.accelerator_name == types[static_cast<size_t>(a)]) return &c;
+    return nullptr;
+  };
+  for (int s = 0; s < n; ++s)
+    for (int p = 0; p <= s; ++p)
+      for (int a = 0; a < t; ++a)
+        if (candidate(s, a)) {
+          int col = glp_add_cols(lp, 1);
+          glp_set_col_kind(lp, col, GLP_BV);
+          u[{s, p, a}] = col;
+        }
+  for (int p = 0; p < n; ++p)
+    for (int a = 0; a < t; ++a) {
+      int col = glp_add_cols(lp, 1);
+      glp_set_col_kind(lp, col, GLP_IV);
+      glp_set_col_bnds(lp, col, GLP_LO, 0, 0);
+      glp_set_obj_coef(lp, col, type_info[types[static_cast<size_t>(a)]]->usd_per_gpu_hour * kHoursPerMonth);
+      gpus[static_cast<size_t>(p)][static_cast<size_t>(a)] = col;
+    }
+  std::vector<int> rows_index;
+  std::vector<double> rows_value;
+  auto add_row = [&](const std::vector<std::pair<int, double>>& terms, int type, double low, double high) {
+    int row = glp_add_rows(lp, 1);
+    glp_set_row_bnds(lp, row, type, low, high);
+    std::vector<int> index(1, 0);
+    std::vector<double> value(1, 0);
+    for (auto [col, coef] : terms) index.push_back(col), value.push_back(coef);
+    glp_set_mat_row(lp, row, static_cast<int>(terms.size()), index.data(), value.data());
+  };
+  for (int s = 0; s < n; ++s) {  // every model in exactly one pool
+    std::vector<std::pair<int, double>> terms;
+    for (int p = 0; p <= s; ++p)
+      for (int a = 0; a < t; ++a)
+        if (u.count({s, p, a})) terms.emplace_back(u[{s, p, a}], 1.0);
+    add_row(terms, GLP_FX, 1, 1);
+  }
+  for (int p = 0; p < n; ++p)
+    for (int a = 0; a < t; ++a) {
+      std::vector<std::pair<int, double>> compute, memory;
+      for (int s = p; s < n; ++s)
+        if (u.count({s, p, a})) {
+          const PoolCandidate* c = candidate(s, a);
+          compute.emplace_back(u[{s, p, a}], c->peak_gpus);
+          memory.emplace_back(u[{s, p, a}], c->vram_gib);
+        }
+      if (compute.empty()) continue;
+      compute.emplace_back(gpus[static_cast<size_t>(p)][static_cast<size_t>(a)], -max_utilization);
+      add_row(compute, GLP_UP, 0, 0);  // the pool's GPUs carry its models' peak at the limit
+      add_row(memory, GLP_UP, 0, type_info[types[static_cast<size_t>(a)]]->usable_vram_gib);  // a copy of each fits
+      // A pool in use has at least one GPU (a model's share can round to zero otherwise).
+      for (auto [col, coef] : std::vector<std::pair<int, double>>(compute.begin(), compute.end() - 1)) {
+        (void)coef;
+        add_row({{col, 1.0}, {gpus[static_cast<size_t>(p)][static_cast<size_t>(a)], -1.0}}, GLP_UP, 0, 0);
+      }
+    }
+  glp_iocp options;
+  glp_init_iocp(&options);
+  options.presolve = GLP_ON;
+  options.msg_lev = GLP_MSG_OFF;
+  options.mip_gap = 0;
+  int status = glp_intopt(lp, &options);
+  if (status != 0 || (glp_mip_status(lp) != GLP_OPT))
+    return Error{"", 0, "services", fmt::format("the pool optimizer found no assignment (GLPK status {}, {})", status, glp_mip_status(lp))};
+  PoolAssignment result;
+  result.method = "MILP (GLPK)";
+  for (int p = 0; p < n; ++p)
+    for (int a = 0; a < t; ++a) {
+      std::vector<int> members;
+      for (int s = p; s < n; ++s)
+        if (u.count({s, p, a}) && glp_mip_col_val(lp, u[{s, p, a}]) > 0.5) members.push_back(s);
+      if (members.empty()) continue;
+      ModelPool pool;
+      pool.accelerator = types[static_cast<size_t>(a)];
+      pool.models = members;
+      pool.gpus = static_cast<int>(std::lround(glp_mip_col_val(lp, gpus[static_cast<size_t>(p)][static_cast<size_t>(a)])));
+      pool.usd_per_month = pool.gpus * type_info[pool.accelerator]->usd_per_gpu_hour * kHoursPerMonth;
+      for (int s : members) {
+        pool.vram_gib += candidate(s, a)->vram_gib;
+        pool.peak_gpus += candidate(s, a)->peak_gpus;
+      }
+      result.usd_per_month += pool.usd_per_month;
+      result.pools.push_back(pool);
+    }
+  return result;
+}
+
+Result<std::vector<ModelDemand>> model_demands(const Catalog& catalog, const Spec& spec, const Calibration* calibration) {
+  std::vector<ModelDemand> out;
+  PlannerOptions planner;
+  planner.calibration = calibration;
+  for (const auto& service : spec.services) {
+    ModelDemand d;
+    d.service = service.name;
+    d.average_rps = service.traffic.average_rps;
+    const Slo& slo = service.slo;
+    double tightest = 1e9;
+    for (const auto& v : {slo.latency_p99_s, slo.latency_p50_s, slo.ttft_p99_s, slo.e2e_p99_s})
+      if (v) tightest = std::min(tightest, *v);
+    d.latency_tolerant = tightest >= 1.0;
+    const ModelSpec& model = spec.models.at(service.model_key);
+    for (const Accelerator* a : allowed_accelerators(catalog, spec.constraints)) {
+      Spec one = spec;
+      one.constraints.accelerators_include = {a->name};
+      ServicePlan plan = plan_service(catalog, one, service, planner);
+      // The cheapest tensor-parallel-1 option on this type.
+      const PlanOption* best = nullptr;
+      for (const auto& o : plan.ranked)
+        if (o.config.tensor_parallel == 1 && (!best || o.usd_per_hour / o.replicas < best->usd_per_hour / best->replicas)) best = &o;
+      if (plan.best && plan.best->config.tensor_parallel == 1 &&
+          (!best || plan.best->usd_per_hour / plan.best->replicas < best->usd_per_hour / best->replicas))
+        best = &*plan.best;
+      if (!best || best->level.capacity_rps <= 0) continue;
+      PoolCandidate c;
+      c.accelerator = a;
+      c.accelerator_name = a->name;
+      c.usd_per_gpu_hour = best->usd_per_hour / best->replicas;
+      c.peak_gpus = service.traffic.peak_rps / best->level.capacity_rps;
+      c.average_gpus = service.traffic.average_rps / best->level.capacity_rps;
+      InferenceMemoryOptions memory;
+      memory.weight_precision = model.precision;
+      memory.batch = std::max<long long>(1, static_cast<long long>(std::ceil(best->level.batch)));
+      memory.context = std::max<long long>(1, static_cast<long long>(service.input_tokens.mean() + service.output_tokens.mean()));
+      c.vram_gib = estimate_inference(model.arch, memory).total_bytes_per_device / (1024.0 * 1024 * 1024);
+      c.usable_vram_gib = a->memory_gib * planner.usable_fraction;
+      d.candidates.push_back(c);
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+}  // namespace gw

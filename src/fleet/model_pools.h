@@ -1,0 +1,60 @@
+// Many models on shared GPU pools: each model needs, per accelerator type, a share of a GPU's
+// time at its peak (from the planner at its SLO) and a copy of itself in every GPU of its pool
+// (weights and working set). A pool is one accelerator type whose GPUs all host the same models;
+// its GPUs = ceil(sum of shares / utilization limit), and the copies must fit in one GPU's memory.
+// The cheapest assignment of models to pools and types is a small MILP (GLPK, exact); brute force
+// over set partitions checks it; one pool per model is the baseline.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "core/error.h"
+#include "perf/efficiency.h"
+#include "spec/spec.h"
+
+namespace gw {
+
+struct PoolCandidate {
+  const Accelerator* accelerator = nullptr;
+  std::string accelerator_name;
+  double usd_per_gpu_hour = 0;
+  double peak_gpus = 0;      // GPU-equivalents busy at peak (at utilization 1)
+  double average_gpus = 0;
+  double vram_gib = 0;       // one copy: weights, working set at the operating batch, overhead
+  double usable_vram_gib = 0;
+};
+
+struct ModelDemand {
+  std::string service;
+  std::vector<PoolCandidate> candidates;  // one per accelerator type it can run on at its SLO (tp 1)
+  double average_rps = 0;
+  bool latency_tolerant = false;          // SLO of a second or more
+};
+
+struct ModelPool {
+  std::string accelerator;
+  std::vector<int> models;   // indexes into the demands
+  int gpus = 0;
+  double usd_per_month = 0;
+  double vram_gib = 0, peak_gpus = 0;
+};
+
+struct PoolAssignment {
+  std::vector<ModelPool> pools;
+  double usd_per_month = 0;
+  std::string method;        // glpk, brute force, one pool per model
+};
+
+// Exact by MILP (GLPK). Errors when a model has no candidate or the solver fails.
+Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models, double max_utilization);
+// Exact by enumerating set partitions (for tests and small cases: Bell(n) partitions).
+PoolAssignment assign_pools_brute_force(const std::vector<ModelDemand>& models, double max_utilization);
+PoolAssignment one_pool_per_model(const std::vector<ModelDemand>& models, double max_utilization);
+
+// The planner's view of each service on each allowed accelerator (tensor parallel 1).
+Result<std::vector<ModelDemand>> model_demands(const Catalog& catalog, const Spec& spec, const Calibration* calibration);
+
+}  // namespace gw

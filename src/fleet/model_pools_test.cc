@@ -1,0 +1,89 @@
+// The pool assignment: the MILP equals brute force over set partitions on random small cases;
+// the five-model example beats one pool per model; memory keeps big models apart; a model that
+// fits nowhere is a clear error.
+#include "fleet/model_pools.h"
+
+#include <gtest/gtest.h>
+#include <random>
+
+namespace gw {
+namespace {
+
+TEST(ModelPools, MilpEqualsBruteForceOnRandomCases) {
+  std::mt19937_64 random(7);
+  const char* types[] = {"T4", "L4", "A10G", "A100"};
+  const double prices[] = {0.53, 0.80, 1.01, 3.67};
+  const double memory[] = {14.4, 21.6, 21.6, 72.0};
+  for (int trial = 0; trial < 60; ++trial) {
+    int n = 2 + static_cast<int>(random() % 4);  // 2-5 models
+    std::vector<ModelDemand> models(static_cast<size_t>(n));
+    for (int m = 0; m < n; ++m) {
+      models[static_cast<size_t>(m)].service = "m" + std::to_string(m);
+      for (int t = 0; t < 4; ++t) {
+        if (random() % 4 == 0) continue;  // not every model runs on every type
+        PoolCandidate c;
+        c.accelerator_name = types[t];
+        c.usd_per_gpu_hour = prices[t];
+        c.usable_vram_gib = memory[t];
+        c.peak_gpus = static_cast<double>(random() % 250) / 100 / (1 + t);  // faster types need less
+        c.vram_gib = 1 + static_cast<double>(random() % 1200) / 100;
+        if (c.vram_gib > c.usable_vram_gib) continue;
+        models[static_cast<size_t>(m)].candidates.push_back(c);
+      }
+      if (models[static_cast<size_t>(m)].candidates.empty()) {
+        PoolCandidate c{nullptr, "A100", 3.67, 0.5, 0.2, 10, 72};
+        models[static_cast<size_t>(m)].candidates.push_back(c);
+      }
+    }
+    auto exact = assign_pools_exact(models, 0.8);
+    ASSERT_TRUE(exact.ok()) << exact.error().message;
+    PoolAssignment brute = assign_pools_brute_force(models, 0.8);
+    EXPECT_NEAR(exact.value().usd_per_month, brute.usd_per_month, 1e-6) << "trial " << trial;
+    EXPECT_LE(exact.value().usd_per_month, one_pool_per_model(models, 0.8).usd_per_month + 1e-6);
+    // Every model placed exactly once, and each pool's copies fit.
+    std::vector<int> placed(static_cast<size_t>(n), 0);
+    for (const auto& p : exact.value().pools) {
+      for (int m : p.models) ++placed[static_cast<size_t>(m)];
+      EXPECT_GE(p.gpus * 0.8 + 1e-9, p.peak_gpus);
+    }
+    for (int count : placed) EXPECT_EQ(count, 1);
+  }
+}
+
+TEST(ModelPools, MemoryKeepsBigModelsApart) {
+  std::vector<ModelDemand> models(2);
+  for (auto& m : models) m.candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 15, 21.6});
+  auto r = assign_pools_exact(models, 0.8);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().pools.size(), 2u);  // 15 + 15 GiB do not fit one 21.6 GiB GPU
+  EXPECT_NEAR(r.value().usd_per_month, 2 * 0.8 * 730, 1e-9);
+}
+
+TEST(ModelPools, FiveModelExampleSharesAndNamesTheBaseline) {
+  auto spec = load_spec(std::string(GPUWISE_SOURCE_DIR) + "/examples/fleet-models.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  Catalog catalog = Catalog::embedded().value();
+  auto demands = model_demands(catalog, spec.value(), nullptr);
+  ASSERT_TRUE(demands.ok());
+  ASSERT_EQ(demands.value().size(), 5u);
+  auto shared = assign_pools_exact(demands.value(), spec.value().constraints.max_utilization);
+  ASSERT_TRUE(shared.ok()) << shared.error().message;
+  PoolAssignment separate = one_pool_per_model(demands.value(), spec.value().constraints.max_utilization);
+  EXPECT_EQ(separate.pools.size(), 5u);
+  EXPECT_LT(shared.value().usd_per_month, 0.5 * separate.usd_per_month);
+  EXPECT_NEAR(shared.value().usd_per_month, assign_pools_brute_force(demands.value(), 0.8).usd_per_month, 1e-6);
+}
+
+TEST(ModelPools, AModelThatFitsNowhereIsAClearError) {
+  std::vector<ModelDemand> models(2);
+  models[0].service = "small";
+  models[0].candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 2, 21.6});
+  models[1].service = "huge";
+  auto r = assign_pools_exact(models, 0.8);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().field, "services.huge");
+  EXPECT_NE(r.error().message.find("fits on no allowed accelerator"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gw
