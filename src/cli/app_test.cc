@@ -460,5 +460,26 @@ TEST(CliPlan, EmitK8sWritesManifestsWithTheirFigures) {
   std::filesystem::remove_all(dir);
 }
 
+// A quota of zero for the family the plan needs: exit 3, the request to file named on stderr,
+// and the shortfall in the JSON.
+TEST(CliPlan, AQuotaOfZeroIsAClearMessage) {
+  std::string path = temp_path("quota0.yaml");
+  {
+    std::ifstream in(std::string(GPUWISE_SOURCE_DIR) + "/examples/dev-endpoint-weekdays.yaml");
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    const std::string line = "  pricing: [on-demand]";
+    text.replace(text.find(line), line.size(), line + "\n  quotas:\n    aws: {running-on-demand-g-and-vt-instances-vcpu: 0}");
+    std::ofstream(path) << text;
+  }
+  CliRun r = run({"plan", path, "--format", "json"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("needs 4 vCPUs of running-on-demand-g-and-vt-instances-vcpu in aws us-east-1 (dev-assistant); the account has 0"),
+            std::string::npos) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["quota_needed"].size(), 1u);
+  EXPECT_EQ(doc["quota_needed"][0]["short_by"], 4);
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace gw

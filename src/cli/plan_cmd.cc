@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/context.h"
 #include "cli/training_table.h"
@@ -11,6 +12,7 @@
 #include "plan/training_plan.h"
 #include "core/atomic_file.h"
 #include "k8s/manifests.h"
+#include "plan/quotas.h"
 #include "plan/scaling_plan.h"
 #include "plan/verify.h"
 #include <filesystem>
@@ -303,7 +305,49 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
   }
   const auto& budget = spec.value().constraints.budget_usd_per_month;
   bool over_budget = budget && total_per_month > *budget;
-  int exit_code = all_feasible && !over_budget ? 0 : 3;
+  std::vector<QuotaUse> uses;
+  for (const auto& p : plans)
+    if (p.best) uses.push_back({p.best->offering, p.best->pricing, p.best->instances, p.service});
+  for (size_t i = 0; i < training_plans.size(); ++i)
+    if (training_plans[i].best)
+      uses.push_back({training_plans[i].best->offering, training_plans[i].best->pricing, training_plans[i].best->instances,
+                      spec.value().training[i].name});
+  std::vector<QuotaNeed> quotas = quota_needs(uses, spec.value().constraints.quotas);
+  bool short_of_quota = std::any_of(quotas.begin(), quotas.end(), [](const QuotaNeed& q) { return q.short_of_quota(); });
+  int exit_code = all_feasible && !over_budget && !short_of_quota ? 0 : 3;
+  // Cost per unit across the spec, the largest monthly cost first (one-off runs by their cost).
+  struct UnitCost {
+    std::string name, kind;
+    double usd_per_month = 0, per_unit = 0;
+    std::string unit;
+  };
+  std::vector<UnitCost> unit_costs;
+  for (const auto& p : plans)
+    if (p.best) unit_costs.push_back({p.service, "service", p.best->usd_per_month(), usd_per_1k(*p.best, p.average_rps), "1k inferences"});
+  for (size_t i = 0; i < training_plans.size(); ++i)
+    if (training_plans[i].best) {
+      const auto& t = spec.value().training[i];
+      double monthly = t.runs_per_month > 0 ? training_plans[i].best->usd * t.runs_per_month : training_plans[i].best->usd;
+      unit_costs.push_back({t.name, "training", monthly, training_plans[i].best->usd, "run"});
+    }
+  std::sort(unit_costs.begin(), unit_costs.end(), [](const UnitCost& a, const UnitCost& b) { return a.usd_per_month > b.usd_per_month; });
+  double unit_total = 0;
+  for (const auto& u : unit_costs) unit_total += u.usd_per_month;
+  auto quota_json = [&] {
+    json list = json::array();
+    for (const auto& q : quotas)
+      list.push_back({{"cloud", q.cloud}, {"region", q.region}, {"family", q.family}, {"unit", q.unit}, {"needed", q.needed},
+                      {"have", q.have ? json(*q.have) : json(nullptr)}, {"short_by", q.short_of_quota() ? json(q.needed - *q.have) : json(0)},
+                      {"by", q.by}, {"lead_time", q.lead_time}});
+    return list;
+  };
+  auto quota_warnings = [&] {
+    for (const auto& q : quotas)
+      if (q.short_of_quota())
+        context.err() << fmt::format("gpuwise: the plan needs {:.0f} {} of {} in {} {} ({}); the account has {:.0f}: request an increase "
+                                     "(lead time: {})\n",
+                                     q.needed, q.unit, q.family, q.cloud, q.region, fmt::join(q.by, ", "), *q.have, q.lead_time);
+  };
 
   if (context.options.format == "json") {
     json services = json::array();
@@ -371,8 +415,18 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
                       }()},
                      {"budget_usd_per_month", budget ? json(*budget) : json(nullptr)},
                      {"within_budget", !over_budget},
-                     {"not_planned", spec.value().not_planned}};
+                     {"not_planned", spec.value().not_planned},
+                     {"quota_needed", quota_json()},
+                     {"cost_per_unit", [&] {
+                        json list = json::array();
+                        for (const auto& u : unit_costs)
+                          list.push_back({{"name", u.name}, {"kind", u.kind}, {"usd_per_month", u.usd_per_month},
+                                          {"share", unit_total > 0 ? u.usd_per_month / unit_total : 0}, {"unit", u.unit},
+                                          {"usd_per_unit", std::isfinite(u.per_unit) ? json(u.per_unit) : json(nullptr)}});
+                        return list;
+                      }()}};
     context.emit_json(document, "plan");
+    quota_warnings();
     return exit_code;
   }
 
@@ -511,11 +565,28 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
   double one_off = 0;
   for (size_t i = 0; i < training_plans.size(); ++i)
     if (training_plans[i].best && spec.value().training[i].runs_per_month <= 0) one_off += training_plans[i].best->usd;
+  if (unit_costs.size() > 1) {
+    out += "Cost per unit, the largest first:";
+    for (const auto& u : unit_costs)
+      out += fmt::format(" {} {} per {} ({:.0f}% of the spec's cost{});", u.name, format_usd(u.per_unit), u.unit,
+                         unit_total > 0 ? 100 * u.usd_per_month / unit_total : 0, u.kind == "training" ? ", counting runs per month or one run" : "");
+    out.back() = '\n';
+  }
   out += fmt::format("Total: {}/month", format_usd(total_per_month));
   if (one_off > 0) out += fmt::format(", plus {} for one-off training runs", format_usd(one_off));
   if (budget) out += fmt::format(" (budget {}/month{})", format_usd(*budget), over_budget ? ": EXCEEDED" : "");
   out += "\n";
   for (const auto& skipped : spec.value().not_planned) out += "Not planned by this version: " + skipped + "\n";
+  if (!quotas.empty()) {
+    Table q;
+    q.columns = {"cloud", "region", "quota family", "needed", "have", "for"};
+    q.align = {Align::left, Align::left, Align::left, Align::right, Align::right, Align::left};
+    for (const auto& n : quotas)
+      q.add_row({n.cloud, n.region, n.family, fmt::format("{:.0f} {}", n.needed, n.unit),
+                 n.have ? fmt::format("{:.0f}{}", *n.have, n.short_of_quota() ? " (short)" : "") : "not given",
+                 fmt::format("{}", fmt::join(n.by, ", "))});
+    out += (markdown ? "\nQuotas the plan needs:\n\n" + render_markdown(q) : "Quotas the plan needs:\n" + render_text(q));
+  }
   if (context.options.format == "html") {
     doc.facts.emplace_back("total per month", format_usd(total_per_month));
     if (one_off > 0) doc.facts.emplace_back("one-off training", format_usd(one_off));
@@ -532,6 +603,7 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
     if (!training_plans[i].feasible)
       context.err() << "gpuwise: training job '" << spec.value().training[i].name << "' cannot be planned: "
                     << training_plans[i].binding << "\n";
+  quota_warnings();
   if (over_budget)
     context.err() << fmt::format("gpuwise: the plan costs {}/month, over the budget of {}/month\n",
                                  format_usd(total_per_month), format_usd(*budget));

@@ -815,7 +815,17 @@ Result<Spec> parse_spec(const std::string& text, const std::string& path) {
       if (c["headroom"]) spec.constraints.max_utilization = 1 - r.number(c["headroom"], "constraints.headroom", 0, 0.95);
       if (c["max_utilization"])
         spec.constraints.max_utilization = r.number(c["max_utilization"], "constraints.max_utilization", 0.05, 1.0);
-      if (c["quotas"]) spec.not_planned.push_back("constraints.quotas (not checked by this version)");
+      if (const YAML::Node q = c["quotas"]) {
+        if (!q.IsMap()) r.fail(q, "constraints.quotas", "a mapping of cloud (or cloud/region) to {quota family: amount}");
+        for (const auto& cloud : q) {
+          std::string key = cloud.first.as<std::string>();
+          std::string where = "constraints.quotas." + key;
+          if (!cloud.second.IsMap()) r.fail(cloud.second, where, "a mapping of quota family to amount, e.g. {running-on-demand-p-instances-vcpu: 96}");
+          for (const auto& family : cloud.second)
+            spec.constraints.quotas[key][family.first.as<std::string>()] =
+                r.number(family.second, where + "." + family.first.as<std::string>(), 0, 1e9);
+        }
+      }
     }
     if (const YAML::Node models = root["models"]) {
       if (!models.IsMap()) r.fail(models, "models", "expected a mapping of model names");

@@ -135,6 +135,8 @@ struct Constraints {
   std::vector<Pricing> pricing = {Pricing::on_demand};
   std::optional<double> budget_usd_per_month;
   double max_utilization = 0.80;  // 1 - headroom: replicas run at most this busy at peak
+  // What the account has: cloud (or "cloud/region") -> quota family -> amount in its unit.
+  std::map<std::string, std::map<std::string, double>> quotas;
 };
 
 // A training job: a model, its work (tokens, or items for non-LLM models), a deadline, and

@@ -1,0 +1,112 @@
+#include "plan/quotas.h"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+
+#include "core/text.h"
+
+namespace gw {
+
+namespace {
+
+std::string upper(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// GCP's quota metric names by accelerator (compute.googleapis.com quotas, "NVIDIA_..._GPUS").
+std::string gcp_gpu_metric(const std::string& accelerator) {
+  std::string name = upper(accelerator);
+  for (char& c : name)
+    if (c == '-') c = '_';
+  return "NVIDIA_" + name + "_GPUS";
+}
+
+// Lead times users report for GPU quota increases; not a published service level.
+std::string lead_time(const std::string& cloud) {
+  if (cloud == "aws") return "usually hours to a few business days for GPU families (Service Quotas request)";
+  if (cloud == "gcp") return "usually 1-3 business days for GPU quotas (IAM & Admin > Quotas request)";
+  if (cloud == "azure") return "usually 1-3 business days for GPU VM families (support request)";
+  return "";
+}
+
+}  // namespace
+
+QuotaFamily quota_family(const Offering& o, Pricing pricing) {
+  QuotaFamily f;
+  const bool spot = pricing == Pricing::spot;
+  if (o.cloud == "aws") {
+    std::string type = to_lower(o.instance_type);
+    std::string letters;
+    for (char c : type) {
+      if (!std::isalpha(static_cast<unsigned char>(c))) break;
+      letters += c;
+    }
+    std::string name;
+    if (letters == "p") name = "p";
+    else if (letters == "g" || letters == "gr" || letters == "vt") name = "g-and-vt";
+    else if (letters == "inf") name = "inf";
+    else if (letters == "trn") name = "trn";
+    else if (letters == "dl") name = "dl";
+    else name = "standard";
+    f.family = spot ? "all-" + name + "-spot-instance-requests-vcpu" : "running-on-demand-" + name + "-instances-vcpu";
+    f.unit = "vCPUs";
+    f.units_per_instance = o.vcpus;
+  } else if (o.cloud == "gcp") {
+    f.family = (spot ? "PREEMPTIBLE_" : "") + gcp_gpu_metric(o.accelerator);
+    f.unit = "GPUs";
+    f.units_per_instance = o.accelerator_count;
+  } else if (o.cloud == "azure") {
+    if (spot) {
+      f.family = "lowPriorityCores";
+    } else {
+      // Standard_NC24ads_A100_v4 -> standardNCADSA100v4Family (Azure's quota name for the family).
+      static const std::regex size(R"(^Standard_([A-Za-z]+)\d+([A-Za-z]*)(?:_([A-Za-z0-9]+))?(?:_(v\d+))?$)");
+      std::smatch m;
+      std::string family = o.instance_type;
+      if (std::regex_match(o.instance_type, m, size))
+        family = upper(m[1].str()) + upper(m[2].str()) + (m[3].matched ? m[3].str() : "") + (m[4].matched ? m[4].str() : "");
+      f.family = "standard" + family + "Family";
+    }
+    f.unit = "vCPUs";
+    f.units_per_instance = o.vcpus;
+  }
+  return f;
+}
+
+std::vector<QuotaNeed> quota_needs(const std::vector<QuotaUse>& uses, const QuotaLimits& limits) {
+  std::vector<QuotaNeed> needs;
+  for (const auto& use : uses) {
+    if (!use.offering) continue;
+    QuotaFamily f = quota_family(*use.offering, use.pricing);
+    if (f.family.empty()) continue;
+    const Offering& o = *use.offering;
+    auto it = std::find_if(needs.begin(), needs.end(), [&](const QuotaNeed& n) {
+      return n.cloud == o.cloud && n.region == o.region && n.family == f.family;
+    });
+    if (it == needs.end()) {
+      QuotaNeed n;
+      n.cloud = o.cloud;
+      n.region = o.region;
+      n.family = f.family;
+      n.unit = f.unit;
+      n.lead_time = lead_time(o.cloud);
+      needs.push_back(n);
+      it = needs.end() - 1;
+    }
+    it->needed += use.instances * f.units_per_instance;
+    if (std::find(it->by.begin(), it->by.end(), use.by) == it->by.end()) it->by.push_back(use.by);
+  }
+  for (auto& n : needs) {
+    for (const std::string& key : {n.cloud, n.cloud + "/" + n.region}) {
+      auto cloud = limits.find(key);
+      if (cloud == limits.end()) continue;
+      for (const auto& [family, amount] : cloud->second)
+        if (to_lower(family) == to_lower(n.family)) n.have = amount;
+    }
+  }
+  return needs;
+}
+
+}  // namespace gw
