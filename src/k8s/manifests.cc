@@ -38,6 +38,20 @@ std::string header(const ManifestInput& in, const std::string& what) {
       what, quoted(in.service), in.gpus_per_replica, in.accelerator, in.usd_per_replica_hour, in.peak_replicas, in.cold_start_s);
 }
 
+// Name, labels and the Deployment both autoscalers scale.
+std::string metadata_and_target(const std::string& name) {
+  return fmt::format(
+      "metadata:\n"
+      "  name: {0}\n"
+      "  labels: {{app.kubernetes.io/managed-by: gpuwise, gpuwise.dev/service: {0}}}\n"
+      "spec:\n"
+      "  scaleTargetRef:\n"
+      "    apiVersion: apps/v1\n"
+      "    kind: Deployment\n"
+      "    name: {0}\n",
+      name);
+}
+
 std::string behavior(const ManifestInput& in, const std::string& indent) {
   return fmt::format(
       "{0}behavior:\n"
@@ -83,14 +97,7 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
   keda += fmt::format(
       "apiVersion: keda.sh/v1alpha1\n"
       "kind: ScaledObject\n"
-      "metadata:\n"
-      "  name: {0}\n"
-      "  labels: {{app.kubernetes.io/managed-by: gpuwise, gpuwise.dev/service: {0}}}\n"
-      "spec:\n"
-      "  scaleTargetRef:\n"
-      "    apiVersion: apps/v1\n"
-      "    kind: Deployment\n"
-      "    name: {0}\n"
+      "{0}"
       "  pollingInterval: {1}\n"
       "  cooldownPeriod: {2}\n"
       "  minReplicaCount: {3}\n"
@@ -106,7 +113,7 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
       "        query: {7}\n"
       "        threshold: {8}\n"
       "        activationThreshold: \"0\"\n",
-      name, static_cast<long long>(in.polling_interval_s), static_cast<long long>(std::ceil(in.cooldown_s)), in.min_replicas,
+      metadata_and_target(name), static_cast<long long>(in.polling_interval_s), static_cast<long long>(std::ceil(in.cooldown_s)), in.min_replicas,
       in.max_replicas, behavior(in, "      "), quoted(in.prometheus_url), quoted(backlog_query(in, name)),
       quoted(fmt::format("{:.3g}", in.queue_threshold)));
   out.push_back({name + "-keda-scaledobject.yaml", keda});
@@ -117,14 +124,7 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
   hpa += fmt::format(
       "apiVersion: autoscaling/v2\n"
       "kind: HorizontalPodAutoscaler\n"
-      "metadata:\n"
-      "  name: {0}\n"
-      "  labels: {{app.kubernetes.io/managed-by: gpuwise, gpuwise.dev/service: {0}}}\n"
-      "spec:\n"
-      "  scaleTargetRef:\n"
-      "    apiVersion: apps/v1\n"
-      "    kind: Deployment\n"
-      "    name: {0}\n"
+      "{6}"
       "  minReplicas: {1}\n"
       "  maxReplicas: {2}\n"
       "  metrics:\n"
@@ -139,7 +139,7 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
       "          averageValue: {4}\n"
       "{5}",
       name, std::max(1, in.min_replicas), in.max_replicas, waiting_only ? "requests_pending" : "requests_waiting_or_running",
-      quoted(quantity(in.queue_threshold)), behavior(in, "  "));
+      quoted(quantity(in.queue_threshold)), behavior(in, "  "), metadata_and_target(name));
   out.push_back({name + "-hpa.yaml", hpa});
 
   std::string group = "karpenter.k8s.aws", kind = "EC2NodeClass";
