@@ -31,7 +31,7 @@ const Catalog& CommandContext::catalog() {
 
 void CommandContext::emit(const std::string& text) {
   if (options.format == "html" && !emitting_document_)
-    fail("--format", "html reports are available for fit, plan, simulate, train and audit; use md or json for this command");
+    fail("--format", "html reports are available for fit, plan, simulate, train, audit, scale, mix and fleet; use md or json for this command");
   if (options.output.empty()) {
     out_ << text;
     out_.flush();

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
+#include <sstream>
 
 #include "cli/context.h"
 #include "plan/pricing_mix.h"
@@ -107,6 +108,36 @@ SpecDemand spec_demand(CommandContext& context, const MixArgs& args) {
   return out;
 }
 
+// Demand over time by how it is paid: reserved units at work, on-demand bursts, spot (at most
+// 2,000 intervals drawn; longer curves are sampled evenly).
+Chart mix_chart(const std::vector<DemandInterval>& demand, const PricingMix& m) {
+  json values = json::array();
+  const long long reserved = m.reserved_1y + m.reserved_3y;
+  size_t stride = std::max<size_t>(1, (demand.size() + 1999) / 2000);
+  double hours = 0;
+  for (size_t i = 0; i < demand.size(); ++i) {
+    const auto& d = demand[i];
+    if (i % stride == 0) {
+      double firm = std::ceil(d.firm_units - 1e-9), stacked = std::ceil(d.firm_units + d.interruptible_units - 1e-9);
+      double r = static_cast<double>(reserved);
+      values.push_back({{"hours", hours}, {"units", std::min(stacked, r)}, {"paid", "reserved"}});
+      values.push_back({{"hours", hours}, {"units", std::max(0.0, firm - r)}, {"paid", "on demand"}});
+      values.push_back({{"hours", hours}, {"units", std::max(0.0, stacked - std::max(r, firm))}, {"paid", "spot"}});
+    }
+    hours += d.hours;
+  }
+  json spec = {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+               {"width", 640},
+               {"height", 240},
+               {"data", {{"values", values}}},
+               {"mark", {{"type", "area"}, {"interpolate", "step-after"}, {"tooltip", true}}},
+               {"encoding", {{"x", {{"field", "hours"}, {"type", "quantitative"}, {"title", "hours"}}},
+                             {"y", {{"field", "units"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", "units"}}},
+                             {"color", {{"field", "paid"}, {"type", "nominal"}, {"title", nullptr},
+                                        {"sort", {"reserved", "on demand", "spot"}}}}}}};
+  return {"Demand by how it is paid", spec};
+}
+
 int run_mix(CommandContext& context, const MixArgs& args) {
   context.add_input(args.demand);
   std::vector<DemandInterval> demand;
@@ -177,8 +208,25 @@ int run_mix(CommandContext& context, const MixArgs& args) {
                       format_usd(m.usd_per_month), format_usd(m.all_on_demand_usd_per_month), format_usd(saving),
                       m.all_on_demand_usd_per_month > 0 ? 100 * saving / m.all_on_demand_usd_per_month : 0,
                       m.reserved_unit_hours > 0 ? 100 * m.reserved_used_unit_hours / m.reserved_unit_hours : 0);
-  if (context.options.format == "md" || context.options.format == "csv") {
+  if (context.options.format == "csv") {
     context.emit_table(table, text);
+    return 0;
+  }
+  if (context.options.format == "md" || context.options.format == "html") {
+    Document doc;
+    doc.kind = "mix";
+    doc.title = "Pricing mix: " + args.demand;
+    doc.facts = {{"per month", format_usd(m.usd_per_month)}, {"all on demand", format_usd(m.all_on_demand_usd_per_month)},
+                 {"saved", format_usd(saving)}};
+    Section section;
+    section.heading = "Reserved, on-demand and spot";
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) section.paragraphs.push_back(line);
+    section.charts.push_back(mix_chart(demand, m));
+    section.tables.push_back(table);
+    doc.sections.push_back(section);
+    doc.assumptions = m.assumptions;
+    context.emit_document(doc);
     return 0;
   }
   text += "\n" + render_text(table);

@@ -114,6 +114,8 @@ TEST(Report, PlanSimulationAndFitHtmlRenderInChromium) {
         Case{"fit-llama-3.1-70b", "fit llama-3.1-70b", "Needed against usable memory"},
         Case{"scale-sd-alibaba", "scale '" + examples + "/sd-serving-alibaba.yaml'", "Replicas against demand"},
         Case{"fleet-shared-pool", "fleet '" + examples + "/fleet-shared-pool.yaml'", "GPUs busy through the week"},
+        Case{"mix-week", "mix '" + examples + "/demand-week.csv' --on-demand 4 --reserved-1y 2.5 --reserved-3y 1.8 --spot 1.2",
+             "Demand by how it is paid"},
         Case{"fleet-what-if", "fleet '" + examples + "/what-if-t4.yaml'", "Cost per month after each step"},
         Case{"train-spot", "train llama-3.2-1b --tokens 1e11 --accelerator H100 --count 8 --pricing spot --deadline-days 5 --runs 500",
              "Completion time of each simulated run"}}) {
