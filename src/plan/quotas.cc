@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
 
 #include "core/text.h"
 
@@ -21,6 +20,23 @@ std::string gcp_gpu_metric(const std::string& accelerator) {
   for (char& c : name)
     if (c == '-') c = '_';
   return "NVIDIA_" + name + "_GPUS";
+}
+
+// Standard_NC24ads_A100_v4 -> standardNCADSA100v4Family (Azure's quota name for the family):
+// the series letters and feature letters around the vCPU count, then the other name parts.
+std::string azure_family(const std::string& size) {
+  std::string name = size.rfind("Standard_", 0) == 0 ? size.substr(9) : size;
+  std::string first = name.substr(0, name.find('_'));
+  std::string rest = name.size() > first.size() ? name.substr(first.size() + 1) : "";
+  std::string series, features;
+  size_t i = 0;
+  while (i < first.size() && std::isalpha(static_cast<unsigned char>(first[i]))) series += first[i++];
+  while (i < first.size() && std::isdigit(static_cast<unsigned char>(first[i]))) ++i;
+  features = first.substr(i);
+  std::string tail;
+  for (char c : rest)
+    if (c != '_') tail += c;
+  return "standard" + upper(series) + upper(features) + tail + "Family";
 }
 
 // Lead times users report for GPU quota increases; not a published service level.
@@ -61,13 +77,7 @@ QuotaFamily quota_family(const Offering& o, Pricing pricing) {
     if (spot) {
       f.family = "lowPriorityCores";
     } else {
-      // Standard_NC24ads_A100_v4 -> standardNCADSA100v4Family (Azure's quota name for the family).
-      static const std::regex size(R"(^Standard_([A-Za-z]+)\d+([A-Za-z]*)(?:_([A-Za-z0-9]+))?(?:_(v\d+))?$)");
-      std::smatch m;
-      std::string family = o.instance_type;
-      if (std::regex_match(o.instance_type, m, size))
-        family = upper(m[1].str()) + upper(m[2].str()) + (m[3].matched ? m[3].str() : "") + (m[4].matched ? m[4].str() : "");
-      f.family = "standard" + family + "Family";
+      f.family = azure_family(o.instance_type);
     }
     f.unit = "vCPUs";
     f.units_per_instance = o.vcpus;
