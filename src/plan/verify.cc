@@ -87,12 +87,32 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
     PlanOption grown = *plan.best;
     int per_instance = grown.offering->accelerator_count / grown.config.tensor_parallel;
     double price = grown.usd_per_hour / grown.instances;
-    for (int extra = 1; extra <= options.extra_replicas && !chosen; ++extra) {
-      grown.replicas = plan.best->replicas + extra;
+    auto passes = [&](int replicas) {
+      grown.replicas = replicas;
       grown.instances = (grown.replicas + per_instance - 1) / per_instance;
       grown.usd_per_hour = price * grown.instances;
       grown.simulated.reset();
-      if (check(grown)) chosen = grown;
+      return check(grown);
+    };
+    const int base = plan.best->replicas;
+    for (int extra = 1; extra <= options.extra_replicas && !chosen; ++extra)
+      if (passes(base + extra)) chosen = grown;
+    // Bursty traffic (a trace's busiest seconds) can need far more: double until the simulation
+    // agrees (up to 16 times the screen's count), then bisect down to the fewest that do.
+    int failing = base + options.extra_replicas;
+    for (int high = failing * 2; !chosen && high <= std::max(16 * base, failing + 1); high *= 2) {
+      if (!passes(high)) {
+        failing = high;
+        continue;
+      }
+      PlanOption best_grown = grown;
+      int low = failing;  // fails
+      while (high - low > 1) {
+        int middle = low + (high - low) / 2;
+        if (passes(middle)) high = middle, best_grown = grown;
+        else low = middle;
+      }
+      chosen = best_grown;
     }
     if (!chosen) {
       plan.feasible = false;
