@@ -173,7 +173,7 @@ Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, con
     s.start_s = report.start_s;
     s.warm_start_s = report.warm_start_s;
     s.node_provisioning_s = scaling.node_provisioning_s;
-    s.warm_pool = scaling.warm_pool;
+    s.warm_pool = c.policy == ScalePolicy::static_peak ? 0 : scaling.warm_pool;  // a fixed pool starts nothing
     s.account_until_s = report.duration_s;
     auto scaler = std::make_shared<Autoscaler>(c);
     s.decide = [scaler](const ScaleObservation& o) { return scaler->decide(o); };
