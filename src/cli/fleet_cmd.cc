@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
+#include "fleet/bucket_mix.h"
 #include "fleet/buy_vs_rent.h"
 #include "fleet/model_pools.h"
 #include "plan/inference.h"
+#include "plan/verify.h"
 #include "fleet/shared_pool.h"
 #include "fleet/what_if.h"
 
@@ -147,6 +149,68 @@ int run_fleet(CommandContext& context, const FleetArgs& args) {
     doc.assumptions.push_back("per model: the pool's cost shared by peak GPU share, per 1k requests at the model's average rate");
     out["shared_pools"] = {{"pools", pools}, {"models", per_model}, {"pool_usd_per_month", r.usd_per_month},
                            {"one_pool_per_model_usd_per_month", separate.usd_per_month}, {"method", r.method}};
+  }
+
+  if (fleet.bucket_mix) {
+    const BucketMixSpec& mix = *fleet.bucket_mix;
+    const ServiceSpec& service = *std::find_if(spec.services.begin(), spec.services.end(),
+                                               [&](const ServiceSpec& s) { return s.name == mix.service; });
+    auto buckets = request_buckets(context.catalog(), spec, service, mix.buckets, calibration ? &*calibration : nullptr);
+    if (!buckets.ok()) throw InputError{buckets.error()};
+    auto mixed = assign_buckets_exact(buckets.value(), spec.constraints.max_utilization);
+    if (!mixed.ok()) throw InputError{Error{args.spec, mix.line, mixed.error().field, mixed.error().message}};
+    BucketAssignment single = best_single_type(buckets.value(), spec.constraints.max_utilization);
+    const BucketAssignment& r = mixed.value();
+    Table t;
+    t.columns = {"prompt tokens", "share", "mean in/out", "peak rps", "on"};
+    t.align = {Align::left, Align::right, Align::right, Align::right, Align::left};
+    json bucket_list = json::array();
+    for (size_t b = 0; b < buckets.value().size(); ++b) {
+      const RequestBucket& k = buckets.value()[b];
+      const BucketOption& o = k.options[static_cast<size_t>(r.option_of_bucket[b])];
+      t.add_row({fmt::format("{:.0f}-{:.0f}", k.input_from, k.input_to), fmt::format("{:.0f}%", k.share * 100),
+                 fmt::format("{:.0f}/{:.0f}", k.mean_input, k.mean_output), format_number(k.peak_rps, 2),
+                 fmt::format("{} tp{} ({:.2f}/s per replica)", o.accelerator, o.tensor_parallel, o.capacity_rps)});
+      bucket_list.push_back({{"input_from", k.input_from}, {"input_to", k.input_to}, {"share", k.share}, {"peak_rps", k.peak_rps},
+                             {"accelerator", o.accelerator}, {"tensor_parallel", o.tensor_parallel}, {"capacity_rps", o.capacity_rps}});
+    }
+    std::string replicas, single_replicas;
+    json replica_list = json::array();
+    for (const auto& [type, count] : r.replicas) {
+      replicas += fmt::format("{}{} x {}", replicas.empty() ? "" : " + ", count, type);
+      replica_list.push_back({{"type", type}, {"replicas", count}});
+    }
+    for (const auto& [type, count] : single.replicas) single_replicas += fmt::format("{} x {}", count, type);
+    double saving = single.usd_per_month > 0 ? 1 - r.usd_per_month / single.usd_per_month : 0;
+    // The whole service as `gpuwise plan` sizes it, verified in the simulator, for contrast.
+    PlannerOptions planner;
+    planner.calibration = calibration ? &*calibration : nullptr;
+    ServicePlan whole = plan_service(context.catalog(), spec, service, planner);
+    VerifyOptions verify;
+    verify.build.calibration = planner.calibration;
+    verify.seed = args.seed;
+    verify_plan(context.catalog(), spec, service, whole, verify);
+    std::string headline = fmt::format("Accelerator mix for {} by prompt length ({} buckets): {} at {}/month, against the best single "
+                                       "type {} at {}/month ({:.0f}% less).",
+                                       mix.service, mix.buckets, replicas, format_usd(r.usd_per_month), single_replicas,
+                                       format_usd(single.usd_per_month), saving * 100) +
+                           (whole.best ? fmt::format(" Bucket capacities come from the planner's screen; the whole service as `gpuwise "
+                                                     "plan` sizes it, checked in the simulator, costs {}/month.",
+                                                     format_usd(whole.best->usd_per_month()))
+                                       : "");
+    text += headline + "\n" + render_text(t) + "\n";
+    Section section;
+    section.heading = "Accelerator mix by request size";
+    section.paragraphs = {headline};
+    section.tables.push_back(t);
+    doc.sections.push_back(section);
+    doc.assumptions.push_back("bucket mix: each bucket's capacity per replica from the planner at the SLO with only that bucket's "
+                              "requests at its share of the peak; a bucket goes wholly to one type; replicas of a type carry their "
+                              "buckets' load at the utilization limit (capacities add as shares of replica time)");
+    out["bucket_mix"] = {{"service", mix.service}, {"buckets", bucket_list}, {"replicas", replica_list},
+                         {"usd_per_month", r.usd_per_month}, {"single_type_usd_per_month", single.usd_per_month},
+                         {"saving", saving}, {"method", r.method},
+                         {"whole_service_usd_per_month", whole.best ? json(whole.best->usd_per_month()) : json(nullptr)}};
   }
 
   std::optional<SharedPoolReport> pool;

@@ -243,7 +243,7 @@ TEST(Report, EveryOtherCommandsJsonValidatesAgainstItsSchema) {
         Case{"mix", "mix '" + examples + "/demand-week.csv' --on-demand 4 --reserved-1y 2.5 --reserved-3y 1.8 --spot 1.2"},
         Case{"mix", "mix '" + examples + "/dev-endpoint-weekdays.yaml'"},
         Case{"fleet", "fleet '" + examples + "/fleet-shared-pool.yaml'"}, Case{"fleet", "fleet '" + examples + "/what-if-t4.yaml'"},
-        Case{"fleet", "fleet '" + examples + "/fleet-models.yaml'"}}) {
+        Case{"fleet", "fleet '" + examples + "/fleet-models.yaml'"}, Case{"fleet", "fleet '" + examples + "/fleet-bucket-mix.yaml'"}}) {
     std::string out = (dir / fmt::format("{}-{}.json", schema, n++)).string();
     int status = std::system(fmt::format("'{}' {} --format json -o '{}' -q", GPUWISE_BINARY, arguments, out).c_str());
     ASSERT_TRUE(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3)) << arguments;

@@ -631,7 +631,7 @@ void reject_duplicate_keys(const Reader& r, const YAML::Node& node, std::set<siz
 
 FleetSpec read_fleet(const Reader& r, const YAML::Node& node, Spec& spec) {
   const std::string path = "fleet";
-  r.check_keys(node, path, {"shared_pools", "projects", "usd_per_gpu_hour", "buy_vs_rent", "what_if"});
+  r.check_keys(node, path, {"shared_pools", "bucket_mix", "projects", "usd_per_gpu_hour", "buy_vs_rent", "what_if"});
   FleetSpec fleet;
   fleet.line = node.Mark().line + 1;
   if (node["shared_pools"]) {
@@ -640,6 +640,20 @@ FleetSpec read_fleet(const Reader& r, const YAML::Node& node, Spec& spec) {
       r.fail(node["shared_pools"], path + ".shared_pools", "needs at least two services to share pools");
   }
   if (node["usd_per_gpu_hour"]) fleet.usd_per_gpu_hour = r.number(node["usd_per_gpu_hour"], path + ".usd_per_gpu_hour", 0, 1e5);
+  if (const YAML::Node mix = node["bucket_mix"]) {
+    std::string where = path + ".bucket_mix";
+    r.check_keys(mix, where, {"service", "buckets"});
+    BucketMixSpec m;
+    m.line = mix.Mark().line + 1;
+    if (!mix["service"]) r.fail(mix, where + ".service", "required: an LLM service of this spec");
+    m.service = r.text(mix["service"], where + ".service");
+    auto found = std::find_if(spec.services.begin(), spec.services.end(), [&](const ServiceSpec& s) { return s.name == m.service; });
+    if (found == spec.services.end()) r.fail(mix["service"], where + ".service", "no service named '" + m.service + "' in this spec");
+    if (spec.models.at(found->model_key).arch.kind != ModelKind::decoder)
+      r.fail(mix["service"], where + ".service", "buckets by prompt length apply to LLM services");
+    if (mix["buckets"]) m.buckets = static_cast<int>(r.number(mix["buckets"], where + ".buckets", 1, 8));
+    fleet.bucket_mix = m;
+  }
   if (const YAML::Node projects = node["projects"]) {
     if (!projects.IsSequence()) r.fail(projects, path + ".projects", "expected a list of projects");
     for (size_t i = 0; i < projects.size(); ++i) {
@@ -766,8 +780,8 @@ FleetSpec read_fleet(const Reader& r, const YAML::Node& node, Spec& spec) {
     }
     fleet.what_if = what;
   }
-  if (fleet.projects.empty() && !fleet.buy_vs_rent && !fleet.what_if && !fleet.shared_pools)
-    r.fail(node, path, "give shared_pools, projects, buy_vs_rent or what_if");
+  if (fleet.projects.empty() && !fleet.buy_vs_rent && !fleet.what_if && !fleet.shared_pools && !fleet.bucket_mix)
+    r.fail(node, path, "give shared_pools, bucket_mix, projects, buy_vs_rent or what_if");
   return fleet;
 }
 

@@ -205,8 +205,15 @@ struct WhatIfSpec {
   int line = 0;
 };
 
+struct BucketMixSpec {
+  std::string service;            // an LLM service of this spec
+  int buckets = 4;                // by prompt length, quantiles of its sample
+  int line = 0;
+};
+
 struct FleetSpec {
   bool shared_pools = false;      // place the spec's services on shared pools (multi-model)
+  std::optional<BucketMixSpec> bucket_mix;
   std::vector<FleetProjectSpec> projects;
   std::optional<double> usd_per_gpu_hour;
   std::optional<BuyVsRentSpec> buy_vs_rent;
