@@ -142,8 +142,8 @@ int run_fleet(CommandContext& context, const FleetArgs& args) {
     section.tables = {t, m};
     doc.sections.push_back(section);
     doc.assumptions.push_back(fmt::format("pools: every GPU of a pool hosts each of its models (weights and working set at the operating "
-                                          "batch must fit in {:.0f}% of its memory); GPUs = ceil(sum of the models' peak GPU shares / "
-                                          "{:.0f}%); a share is the model's peak rate over its capacity per GPU at its SLO from the planner "
+                                          "batch must fit in {:.0f}% of its memory); GPUs = ceil(the busiest hour's sum of the models' GPU shares "
+                                          "/ {:.0f}%), hours from each model's daily or weekly profile (its peak all day without one); a share is the model's peak rate over its capacity per GPU at its SLO from the planner "
                                           "(tensor parallel 1); time-sharing assumed work-conserving",
                                           PlannerOptions{}.usable_fraction * 100, spec.constraints.max_utilization * 100));
     doc.assumptions.push_back("per model: the pool's cost shared by peak GPU share, per 1k requests at the model's average rate");

@@ -16,6 +16,8 @@ namespace {
 
 constexpr double kHoursPerMonth = 730;
 
+double at_hour(const PoolCandidate& c, int hour) { return c.hourly_gpus.empty() ? c.peak_gpus : c.hourly_gpus[static_cast<size_t>(hour)]; }
+
 int gpus_for(double peak_gpus, double max_utilization) {
   return std::max(1, static_cast<int>(std::ceil(peak_gpus / max_utilization - 1e-9)));
 }
@@ -24,7 +26,8 @@ int gpus_for(double peak_gpus, double max_utilization) {
 std::optional<ModelPool> best_pool(const std::vector<ModelDemand>& models, const std::vector<int>& members, double max_utilization) {
   std::optional<ModelPool> best;
   for (const auto& first : models[static_cast<size_t>(members.front())].candidates) {
-    double peak = 0, vram = 0;
+    double vram = 0;
+    std::vector<double> load(24, 0);
     bool all = true;
     for (int m : members) {
       const auto& c = models[static_cast<size_t>(m)].candidates;
@@ -33,9 +36,10 @@ std::optional<ModelPool> best_pool(const std::vector<ModelDemand>& models, const
         all = false;
         break;
       }
-      peak += it->peak_gpus;
+      for (int h = 0; h < 24; ++h) load[static_cast<size_t>(h)] += at_hour(*it, h);
       vram += it->vram_gib;
     }
+    double peak = *std::max_element(load.begin(), load.end());
     if (!all || vram > first.usable_vram_gib + 1e-9) continue;
     ModelPool pool;
     pool.accelerator = first.accelerator_name;
@@ -164,21 +168,28 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
   }
   for (int p = 0; p < n; ++p)
     for (int a = 0; a < t; ++a) {
-      std::vector<std::pair<int, double>> compute, memory;
+      std::vector<std::pair<int, double>> memory;
+      bool shaped = false;
       for (int s = p; s < n; ++s)
         if (u.count({s, p, a})) {
-          const PoolCandidate* c = candidate(s, a);
-          compute.emplace_back(u[{s, p, a}], c->peak_gpus);
-          memory.emplace_back(u[{s, p, a}], c->vram_gib);
+          memory.emplace_back(u[{s, p, a}], candidate(s, a)->vram_gib);
+          shaped = shaped || !candidate(s, a)->hourly_gpus.empty();
         }
-      if (compute.empty()) continue;
-      compute.emplace_back(gpus[static_cast<size_t>(p)][static_cast<size_t>(a)], -max_utilization);
-      add_row(compute, GLP_UP, 0, 0);  // the pool's GPUs carry its models' peak at the limit
+      if (memory.empty()) continue;
+      const int pool_gpus = gpus[static_cast<size_t>(p)][static_cast<size_t>(a)];
+      // The pool's GPUs carry its models' load at the limit in every hour of the day.
+      for (int h = 0; h < (shaped ? 24 : 1); ++h) {
+        std::vector<std::pair<int, double>> compute;
+        for (int s = p; s < n; ++s)
+          if (u.count({s, p, a})) compute.emplace_back(u[{s, p, a}], at_hour(*candidate(s, a), h));
+        compute.emplace_back(pool_gpus, -max_utilization);
+        add_row(compute, GLP_UP, 0, 0);
+      }
       add_row(memory, GLP_UP, 0, type_info[types[static_cast<size_t>(a)]]->usable_vram_gib);  // a copy of each fits
       // A pool in use has at least one GPU (a model's share can round to zero otherwise).
-      for (auto [col, coef] : std::vector<std::pair<int, double>>(compute.begin(), compute.end() - 1)) {
+      for (auto [col, coef] : memory) {
         (void)coef;
-        add_row({{col, 1.0}, {gpus[static_cast<size_t>(p)][static_cast<size_t>(a)], -1.0}}, GLP_UP, 0, 0);
+        add_row({{col, 1.0}, {pool_gpus, -1.0}}, GLP_UP, 0, 0);
       }
     }
   glp_iocp options;
@@ -202,10 +213,12 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
       pool.models = members;
       pool.gpus = static_cast<int>(std::lround(glp_mip_col_val(lp, gpus[static_cast<size_t>(p)][static_cast<size_t>(a)])));
       pool.usd_per_month = pool.gpus * type_info[pool.accelerator]->usd_per_gpu_hour * kHoursPerMonth;
+      std::vector<double> load(24, 0);
       for (int s : members) {
         pool.vram_gib += candidate(s, a)->vram_gib;
-        pool.peak_gpus += candidate(s, a)->peak_gpus;
+        for (int h = 0; h < 24; ++h) load[static_cast<size_t>(h)] += at_hour(*candidate(s, a), h);
       }
+      pool.peak_gpus = *std::max_element(load.begin(), load.end());
       result.usd_per_month += pool.usd_per_month;
       result.pools.push_back(pool);
     }
@@ -244,6 +257,16 @@ Result<std::vector<ModelDemand>> model_demands(const Catalog& catalog, const Spe
       c.usd_per_gpu_hour = best->usd_per_hour / best->replicas;
       c.peak_gpus = service.traffic.peak_rps / best->level.capacity_rps;
       c.average_gpus = service.traffic.average_rps / best->level.capacity_rps;
+      // A daily or weekly profile gives the day's shape: each hour at its busiest day's factor,
+      // scaled so the busiest hour is the service's peak.
+      const auto& profile = service.traffic.profile;
+      if (!profile.empty()) {
+        std::vector<double> factor(24, 0);
+        for (size_t i = 0; i < profile.size(); ++i) factor[i % 24] = std::max(factor[i % 24], profile[i]);
+        double top = *std::max_element(factor.begin(), factor.end());
+        if (top > 0)
+          for (double f : factor) c.hourly_gpus.push_back(c.peak_gpus * f / top);
+      }
       InferenceMemoryOptions memory;
       memory.weight_precision = model.precision;
       memory.batch = std::max<long long>(1, static_cast<long long>(std::ceil(best->level.batch)));

@@ -1,7 +1,8 @@
 // Many models on shared GPU pools: each model needs, per accelerator type, a share of a GPU's
 // time at its peak (from the planner at its SLO) and a copy of itself in every GPU of its pool
 // (weights and working set). A pool is one accelerator type whose GPUs all host the same models;
-// its GPUs = ceil(sum of shares / utilization limit), and the copies must fit in one GPU's memory.
+// its GPUs = ceil(its busiest hour's sum of shares / utilization limit), so models that peak at
+// different hours net out; and the copies must fit in one GPU's memory.
 // The cheapest assignment of models to pools and types is a small MILP (GLPK, exact); brute force
 // over set partitions checks it; one pool per model is the baseline.
 #pragma once
@@ -25,6 +26,7 @@ struct PoolCandidate {
   double average_gpus = 0;
   double vram_gib = 0;       // one copy: weights, working set at the operating batch, overhead
   double usable_vram_gib = 0;
+  std::vector<double> hourly_gpus;  // 24: the share at each hour of the day (a daily shape); empty: peak all day
 };
 
 struct ModelDemand {

@@ -27,11 +27,13 @@ TEST(ModelPools, MilpEqualsBruteForceOnRandomCases) {
         c.usable_vram_gib = memory[t];
         c.peak_gpus = static_cast<double>(random() % 250) / 100 / (1 + t);  // faster types need less
         c.vram_gib = 1 + static_cast<double>(random() % 1200) / 100;
+        if (random() % 2)
+          for (int h = 0; h < 24; ++h) c.hourly_gpus.push_back(c.peak_gpus * static_cast<double>(1 + random() % 10) / 10);
         if (c.vram_gib > c.usable_vram_gib) continue;
         models[static_cast<size_t>(m)].candidates.push_back(c);
       }
       if (models[static_cast<size_t>(m)].candidates.empty()) {
-        PoolCandidate c{nullptr, "A100", 3.67, 0.5, 0.2, 10, 72};
+        PoolCandidate c{nullptr, "A100", 3.67, 0.5, 0.2, 10, 72, {}};
         models[static_cast<size_t>(m)].candidates.push_back(c);
       }
     }
@@ -52,7 +54,7 @@ TEST(ModelPools, MilpEqualsBruteForceOnRandomCases) {
 
 TEST(ModelPools, MemoryKeepsBigModelsApart) {
   std::vector<ModelDemand> models(2);
-  for (auto& m : models) m.candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 15, 21.6});
+  for (auto& m : models) m.candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 15, 21.6, {}});
   auto r = assign_pools_exact(models, 0.8);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.value().pools.size(), 2u);  // 15 + 15 GiB do not fit one 21.6 GiB GPU
@@ -74,10 +76,32 @@ TEST(ModelPools, FiveModelExampleSharesAndNamesTheBaseline) {
   EXPECT_NEAR(shared.value().usd_per_month, assign_pools_brute_force(demands.value(), 0.8).usd_per_month, 1e-6);
 }
 
+TEST(ModelPools, ModelsPeakingAtDifferentHoursNetOut) {
+  // A daytime model and a nightly one, each 1.5 GPUs at its peak and 0.1 off it.
+  std::vector<ModelDemand> models(2);
+  for (int m = 0; m < 2; ++m) {
+    PoolCandidate c{nullptr, "L4", 0.8, 1.5, 0.5, 4, 21.6, {}};
+    for (int h = 0; h < 24; ++h) c.hourly_gpus.push_back((h >= 9 && h < 18) == (m == 0) ? 1.5 : 0.1);
+    models[static_cast<size_t>(m)].service = m == 0 ? "day" : "night";
+    models[static_cast<size_t>(m)].candidates.push_back(c);
+  }
+  auto shared = assign_pools_exact(models, 0.8);
+  ASSERT_TRUE(shared.ok());
+  // Together the busiest hour needs 1.6 GPUs: 2 at 80%; apart, 2 + 2.
+  ASSERT_EQ(shared.value().pools.size(), 1u);
+  EXPECT_EQ(shared.value().pools[0].gpus, 2);
+  EXPECT_NEAR(shared.value().pools[0].peak_gpus, 1.6, 1e-9);
+  EXPECT_NEAR(one_pool_per_model(models, 0.8).usd_per_month, 4 * 0.8 * 730, 1e-9);
+  EXPECT_NEAR(assign_pools_brute_force(models, 0.8).usd_per_month, shared.value().usd_per_month, 1e-9);
+  // Without their shapes, the peaks add: 3 GPUs' worth needs 4.
+  for (auto& m : models) m.candidates[0].hourly_gpus.clear();
+  EXPECT_EQ(assign_pools_exact(models, 0.8).value().usd_per_month, 4 * 0.8 * 730);
+}
+
 TEST(ModelPools, AModelThatFitsNowhereIsAClearError) {
   std::vector<ModelDemand> models(2);
   models[0].service = "small";
-  models[0].candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 2, 21.6});
+  models[0].candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 2, 21.6, {}});
   models[1].service = "huge";
   auto r = assign_pools_exact(models, 0.8);
   ASSERT_FALSE(r.ok());
