@@ -64,6 +64,20 @@ Chart what_if_chart(const WhatIfReport& r) {
   return {"Cost per month after each step", spec};
 }
 
+// One answer in the terminal text and as a report section.
+void add_section(std::string& text, Document& doc, const std::string& heading, std::vector<std::string> paragraphs,
+                 std::vector<Table> tables, std::vector<Chart> charts = {}) {
+  for (const auto& p : paragraphs) text += p + "\n";
+  for (const auto& t : tables) text += render_text(t);
+  text += "\n";
+  Section section;
+  section.heading = heading;
+  section.paragraphs = std::move(paragraphs);
+  section.tables = std::move(tables);
+  section.charts = std::move(charts);
+  doc.sections.push_back(std::move(section));
+}
+
 int run_fleet(CommandContext& context, const FleetArgs& args) {
   auto loaded = load_spec(args.spec);
   if (!loaded.ok()) throw InputError{loaded.error()};
@@ -135,12 +149,7 @@ int run_fleet(CommandContext& context, const FleetArgs& args) {
                                        models.size(), format_usd(r.usd_per_month), r.pools.size(), r.method,
                                        format_usd(separate.usd_per_month),
                                        separate.usd_per_month > 0 ? 100 * (1 - r.usd_per_month / separate.usd_per_month) : 0);
-    text += headline + "\n" + render_text(t) + render_text(m) + "\n";
-    Section section;
-    section.heading = "Models on shared pools";
-    section.paragraphs = {headline};
-    section.tables = {t, m};
-    doc.sections.push_back(section);
+    add_section(text, doc, "Models on shared pools", {headline}, {t, m});
     doc.assumptions.push_back(fmt::format("pools: every GPU of a pool hosts each of its models (weights and working set at the operating "
                                           "batch must fit in {:.0f}% of its memory); GPUs = ceil(the busiest hour's sum of the models' GPU shares "
                                           "/ {:.0f}%), hours from each model's daily or weekly profile (its peak all day without one); a share is the model's peak rate over its capacity per GPU at its SLO from the planner "
@@ -198,12 +207,7 @@ int run_fleet(CommandContext& context, const FleetArgs& args) {
                                                      "plan` sizes it, checked in the simulator, costs {}/month.",
                                                      format_usd(whole.best->usd_per_month()))
                                        : "");
-    text += headline + "\n" + render_text(t) + "\n";
-    Section section;
-    section.heading = "Accelerator mix by request size";
-    section.paragraphs = {headline};
-    section.tables.push_back(t);
-    doc.sections.push_back(section);
+    add_section(text, doc, "Accelerator mix by request size", {headline}, {t});
     doc.assumptions.push_back("bucket mix: each bucket's capacity per replica from the planner at the SLO with only that bucket's "
                               "requests at its share of the peak; a bucket goes wholly to one type; replicas of a type carry their "
                               "buckets' load at the utilization limit (capacities add as shares of replica time)");
@@ -242,13 +246,7 @@ int run_fleet(CommandContext& context, const FleetArgs& args) {
     std::string verdict = r.shifts.empty() ? "No start-time shift lowers the peak."
                                            : fmt::format("Shifting {} lowers the peak from {} to {} GPUs.", shifts, r.pool_peak_gpus,
                                                          r.shifted_peak_gpus);
-    text += headline + "\n" + render_text(t) + verdict + "\n\n";
-    Section section;
-    section.heading = "Projects on a shared pool";
-    section.paragraphs = {headline, verdict};
-    section.tables.push_back(t);
-    section.charts.push_back(pool_chart(r));
-    doc.sections.push_back(section);
+    add_section(text, doc, "Projects on a shared pool", {headline, verdict}, {t}, {pool_chart(r)});
     doc.assumptions.insert(doc.assumptions.end(), r.assumptions.begin(), r.assumptions.end());
     json shift_list = json::array();
     for (const auto& s : r.shifts) shift_list.push_back({{"project", s.project}, {"hours", s.hours}});
@@ -301,12 +299,7 @@ int run_fleet(CommandContext& context, const FleetArgs& args) {
         r.break_even_utilization * 100,
         r.break_even_months ? fmt::format(", and pays for itself in {:.1f} months against on-demand", *r.break_even_months) : "",
         r.cheapest);
-    text += headline + "\n" + render_text(t) + "\n";
-    Section section;
-    section.heading = "Buy or rent";
-    section.paragraphs = {headline};
-    section.tables.push_back(t);
-    doc.sections.push_back(section);
+    add_section(text, doc, "Buy or rent", {headline}, {t});
     doc.assumptions.insert(doc.assumptions.end(), r.assumptions.begin(), r.assumptions.end());
     out["buy_vs_rent"] = {{"gpus", b.gpus}, {"purchase_usd", b.purchase_usd}, {"utilization", in.utilization},
                           {"owned_usd_per_month", r.owned_usd_per_month}, {"owned_usd_per_gpu_hour", r.owned_usd_per_gpu_hour},
@@ -342,13 +335,7 @@ int run_fleet(CommandContext& context, const FleetArgs& args) {
                                        r.service, r.current_gpus, r.accelerator, format_usd(r.current_usd_per_month),
                                        format_usd(r.total_saving_usd_per_month), r.total_weeks,
                                        r.total_payback_weeks ? fmt::format(", paid back in {:.1f} weeks", *r.total_payback_weeks) : "");
-    text += headline + "\n" + render_text(t) + "\n";
-    Section section;
-    section.heading = "What-if optimizations";
-    section.paragraphs = {headline};
-    section.tables.push_back(t);
-    section.charts.push_back(what_if_chart(r));
-    doc.sections.push_back(section);
+    add_section(text, doc, "What-if optimizations", {headline}, {t}, {what_if_chart(r)});
     doc.assumptions.insert(doc.assumptions.end(), r.assumptions.begin(), r.assumptions.end());
     out["what_if"] = {{"service", r.service}, {"accelerator", r.accelerator}, {"current_gpus", r.current_gpus},
                       {"current_usd_per_month", r.current_usd_per_month}, {"steps", steps},

@@ -53,12 +53,8 @@ void emit_k8s(CommandContext& context, const Spec& spec, const std::vector<Servi
     ScalingPlanOptions options;
     options.calibration = calibration;
     options.seed = args.seed;
-    // First pass for the cold start, then the policies with the cooldown it implies.
-    service.scaling.policies = {"queue-depth"};
-    auto probe = plan_scaling(context.catalog(), spec, service, options);
-    if (!probe.ok()) throw InputError{probe.error()};
-    double cooldown = service.scaling.keep_alive_given ? service.scaling.keep_alive_s
-                                                       : std::max(60.0, std::ceil(probe.value().start_s / 30) * 30);
+    const double start_s = cold_start(spec.models.at(service.model_key), service.scaling).start_s;
+    double cooldown = service.scaling.keep_alive_given ? service.scaling.keep_alive_s : std::max(60.0, std::ceil(start_s / 30) * 30);
     service.scaling.keep_alive_s = cooldown;
     service.scaling.policies = {"queue-depth", "scale-to-zero"};
     auto result = plan_scaling(context.catalog(), spec, service, options);

@@ -37,6 +37,18 @@ std::vector<double> daily_shape(double average, double peak) {
 
 }  // namespace
 
+ColdStart cold_start(const ModelSpec& model, const ScalingSpec& scaling) {
+  ColdStart c;
+  InferenceMemoryOptions memory;
+  memory.weight_precision = model.precision;
+  c.weights_gib = estimate_inference(model.arch, memory).weights_bytes / (1024.0 * 1024 * 1024);
+  c.load_gbps = scaling.model_load_gbps > 0 ? scaling.model_load_gbps : default_load_gbps(scaling.model_source);
+  c.model_load_s = c.weights_gib * 1.073741824 / c.load_gbps;
+  c.warm_start_s = scaling.container_start_s + c.model_load_s;
+  c.start_s = scaling.node_provisioning_s + c.warm_start_s;
+  return c;
+}
+
 Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service_in,
                                    const ScalingPlanOptions& options) {
   ServiceSpec service = service_in;
@@ -67,14 +79,12 @@ Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, con
   auto replicas = build_replicas(catalog, model, service, deployment, verify.build);
   if (!replicas.ok()) return replicas.error();
 
-  // Cold start: node, container, weights.
-  InferenceMemoryOptions memory;
-  memory.weight_precision = model.precision;
-  report.weights_gib = estimate_inference(model.arch, memory).weights_bytes / (1024.0 * 1024 * 1024);
-  double load_gbps = scaling.model_load_gbps > 0 ? scaling.model_load_gbps : default_load_gbps(scaling.model_source);
-  report.model_load_s = report.weights_gib * 1.073741824 / load_gbps;
-  report.warm_start_s = scaling.container_start_s + report.model_load_s;
-  report.start_s = scaling.node_provisioning_s + report.warm_start_s;
+  const ColdStart start = cold_start(model, scaling);
+  const double load_gbps = start.load_gbps;
+  report.weights_gib = start.weights_gib;
+  report.model_load_s = start.model_load_s;
+  report.warm_start_s = start.warm_start_s;
+  report.start_s = start.start_s;
 
   // The demand over time and the span to simulate.
   ArrivalOptions arrivals = arrival_options(service, service.traffic.average_rps);

@@ -60,6 +60,13 @@ struct ScalingPlanOptions {
   std::function<void(const std::string& policy, long long admitted)> on_progress;
 };
 
+// How long a replica takes to serve: node provisioning + container start + weights / load
+// bandwidth (by the model source unless the spec sets it).
+struct ColdStart {
+  double weights_gib = 0, load_gbps = 0, model_load_s = 0, warm_start_s = 0, start_s = 0;
+};
+ColdStart cold_start(const ModelSpec& model, const ScalingSpec& scaling);
+
 Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
                                    const ScalingPlanOptions& options);
 
