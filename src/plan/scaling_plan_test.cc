@@ -56,6 +56,30 @@ TEST(ScalingPlan, AlibabaDemandQueueDepthBeatsStaticAndCpuFails) {
   for (const auto& p : r.policies) EXPECT_GT(p.series.size(), 100u) << p.name;
 }
 
+// The Azure traces are one hour each. The conversation hour never drops below the plan's two
+// replicas' worth, so queue depth holds the static pool (a pool started at its size keeps it
+// through the scale-down window instead of draining and paying a cold start to come back); the
+// code hour's bursts (10-30 s at up to 13x the mean) are over before a replica can start, so
+// only a standing pool meets a 2 s TTFT. CPU fails on both.
+TEST(ScalingPlan, AzureHoursQueueDepthNoDearerThanStaticAndCpuFails) {
+  for (const char* name : {"chat-azure.yaml", "code-azure.yaml"}) {
+    Spec spec = example(name);
+    spec.services.front().scaling.policies = {"static-peak", "cpu", "queue-depth"};
+    ScalingReport r = run(spec, spec.services.front());
+    const auto& fixed = policy(r, "static-peak");
+    const auto& queue = policy(r, "queue-depth");
+    EXPECT_TRUE(fixed.meets_slo) << name;
+    EXPECT_LT(policy(r, "cpu").slo_attainment, 0.7) << name;
+    if (std::string(name) == "chat-azure.yaml") {
+      EXPECT_TRUE(queue.meets_slo);
+      EXPECT_LE(queue.gpu_hours, fixed.gpu_hours * 1.001);
+    } else {
+      EXPECT_FALSE(queue.meets_slo);
+      EXPECT_EQ(r.policies[static_cast<size_t>(r.recommended)].name, "static-peak");
+    }
+  }
+}
+
 TEST(ScalingPlan, SameSeedSameReport) {
   Spec spec = example("sd-serving-alibaba.yaml");
   spec.services.front().scaling.policies = {"queue-depth"};

@@ -55,6 +55,9 @@ int Autoscaler::decide(const ScaleObservation& o) {
   if (!seen_) {
     seen_ = true;
     last_request_s_ = o.time_s;
+    // The pool has been running at its initial size: the scrape before this one recommended that
+    // count, so the scale-down window holds it as a running deployment's HPA would.
+    recommendations_.emplace_back(o.time_s - std::max(o.interval_s, 1e-6), current);
   }
   if (o.arrival_rps > 0 || o.waiting + o.in_service > 0) last_request_s_ = o.time_s;
   if (c.policy == ScalePolicy::static_peak) return c.static_replicas;

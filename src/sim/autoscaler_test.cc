@@ -54,6 +54,24 @@ TEST(Autoscaler, ScaleDownWaitsForTheStabilizationWindow) {
   EXPECT_EQ(a.decide(observe(315, 10, 0.2, 0, 2)), 2);
 }
 
+TEST(Autoscaler, APoolStartedAtItsSizeHoldsItThroughTheWindow) {
+  // The first scrape already sees low demand: a running deployment's HPA has its own size in
+  // the window's history, so the pool drains only once that ages out.
+  ScalerConfig c;
+  c.policy = ScalePolicy::queue_depth;
+  c.target = 1;
+  c.max_replicas = 100;
+  c.scale_down_window_s = 300;
+  Autoscaler a(c);
+  // The size counts as recommended one scrape before the first (t = 0): held through t = 300.
+  for (double t = 15; t <= 300; t += 15) EXPECT_EQ(a.decide(observe(t, 8, 0.2, 0, 2)), 8) << t;
+  EXPECT_EQ(a.decide(observe(315, 8, 0.2, 0, 2)), 2);
+  // Without a window it drains at the first scrape.
+  c.scale_down_window_s = 0;
+  Autoscaler b(c);
+  EXPECT_EQ(b.decide(observe(15, 8, 0.2, 0, 2)), 2);
+}
+
 TEST(Autoscaler, ScaleToZeroAfterKeepAliveAndNotBefore) {
   ScalerConfig c;
   c.policy = ScalePolicy::queue_depth;
