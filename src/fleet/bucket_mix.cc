@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <glpk.h>
 #include <map>
 #include <numeric>
 
+#include "core/milp.h"
 #include "plan/inference.h"
 
 namespace gw {
@@ -94,59 +94,34 @@ Result<BucketAssignment> assign_buckets_exact(const std::vector<RequestBucket>& 
   std::map<std::string, double> type_price = type_prices(buckets);
   std::vector<std::string> types;
   for (const auto& [t, usd] : type_price) types.push_back(t);
-  glp_prob* lp = glp_create_prob();
-  glp_set_obj_dir(lp, GLP_MIN);
+  Milp milp;
   std::vector<std::vector<int>> u(buckets.size());
   for (size_t b = 0; b < buckets.size(); ++b)
-    for (size_t o = 0; o < buckets[b].options.size(); ++o) {
-      int col = glp_add_cols(lp, 1);
-      glp_set_col_kind(lp, col, GLP_BV);
-      u[b].push_back(col);
-    }
+    for (size_t o = 0; o < buckets[b].options.size(); ++o) u[b].push_back(milp.add_binary());
   std::map<std::string, int> replicas;
-  for (const auto& t : types) {
-    int col = glp_add_cols(lp, 1);
-    glp_set_col_kind(lp, col, GLP_IV);
-    glp_set_col_bnds(lp, col, GLP_LO, 0, 0);
-    glp_set_obj_coef(lp, col, type_price[t] * kHoursPerMonth);
-    replicas[t] = col;
+  for (const auto& t : types) replicas[t] = milp.add_integer(type_price[t] * kHoursPerMonth);
+  for (size_t b = 0; b < buckets.size(); ++b) {  // every bucket on exactly one option
+    Milp::Terms one;
+    for (int col : u[b]) one.emplace_back(col, 1.0);
+    milp.add_exactly(one, 1);
   }
-  auto add_row = [&](std::vector<int> index, std::vector<double> value, int kind, double low, double high) {
-    int row = glp_add_rows(lp, 1);
-    glp_set_row_bnds(lp, row, kind, low, high);
-    index.insert(index.begin(), 0);
-    value.insert(value.begin(), 0);
-    glp_set_mat_row(lp, row, static_cast<int>(index.size()) - 1, index.data(), value.data());
-  };
-  for (size_t b = 0; b < buckets.size(); ++b) add_row(u[b], std::vector<double>(u[b].size(), 1.0), GLP_FX, 1, 1);
   for (const auto& t : types) {
-    std::vector<int> index;
-    std::vector<double> value;
+    Milp::Terms load;
     for (size_t b = 0; b < buckets.size(); ++b)
       for (size_t o = 0; o < buckets[b].options.size(); ++o)
         if (type_key(buckets[b].options[o]) == t) {
-          index.push_back(u[b][o]);
-          value.push_back(buckets[b].peak_rps / buckets[b].options[o].capacity_rps);
-          add_row({u[b][o], replicas[t]}, {1.0, -1.0}, GLP_UP, 0, 0);  // a type in use has a replica
+          load.emplace_back(u[b][o], buckets[b].peak_rps / buckets[b].options[o].capacity_rps);
+          milp.add_at_most({{u[b][o], 1.0}, {replicas[t], -1.0}}, 0);  // a type in use has a replica
         }
-    index.push_back(replicas[t]);
-    value.push_back(-max_utilization);
-    add_row(index, value, GLP_UP, 0, 0);
+    load.emplace_back(replicas[t], -max_utilization);
+    milp.add_at_most(load, 0);
   }
-  glp_iocp options;
-  glp_init_iocp(&options);
-  options.presolve = GLP_ON;
-  options.msg_lev = GLP_MSG_OFF;
-  options.mip_gap = 0;
-  int status = glp_intopt(lp, &options);
-  bool optimal = status == 0 && glp_mip_status(lp) == GLP_OPT;
+  std::string why;
+  if (!milp.solve(&why)) return Error{"", 0, "fleet.bucket_mix", "the mix optimizer found no assignment (" + why + ")"};
   std::vector<int> choice(buckets.size(), 0);
-  if (optimal)
-    for (size_t b = 0; b < buckets.size(); ++b)
-      for (size_t o = 0; o < u[b].size(); ++o)
-        if (glp_mip_col_val(lp, u[b][o]) > 0.5) choice[b] = static_cast<int>(o);
-  glp_delete_prob(lp);
-  if (!optimal) return Error{"", 0, "fleet.bucket_mix", fmt::format("the mix optimizer found no assignment (GLPK status {})", status)};
+  for (size_t b = 0; b < buckets.size(); ++b)
+    for (size_t o = 0; o < u[b].size(); ++o)
+      if (milp.chosen(u[b][o])) choice[b] = static_cast<int>(o);
   BucketAssignment a = price(buckets, choice, max_utilization);
   a.method = "MILP (GLPK)";
   return a;

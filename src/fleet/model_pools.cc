@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <glpk.h>
 #include <map>
 #include <memory>
 
+#include "core/milp.h"
 #include "model/memory.h"
 #include "plan/inference.h"
 
@@ -52,11 +52,6 @@ std::optional<ModelPool> best_pool(const std::vector<ModelDemand>& models, const
   }
   return best;
 }
-
-struct GlpkProblem {
-  glp_prob* p = glp_create_prob();
-  ~GlpkProblem() { glp_delete_prob(p); }
-};
 
 }  // namespace
 
@@ -122,9 +117,7 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
       if (!type_info.count(c.accelerator_name)) types.push_back(c.accelerator_name), type_info[c.accelerator_name] = &c;
   const int t = static_cast<int>(types.size());
 
-  GlpkProblem problem;
-  glp_prob* lp = problem.p;
-  glp_set_obj_dir(lp, GLP_MIN);
+  Milp milp;
   // Columns: u[s][p][a] (model s in pool p of type a; p <= s breaks the pools' symmetry), then n[p][a].
   std::map<std::tuple<int, int, int>, int> u;
   std::vector<std::vector<int>> gpus(static_cast<size_t>(n), std::vector<int>(static_cast<size_t>(t), 0));
@@ -136,39 +129,21 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
   for (int s = 0; s < n; ++s)
     for (int p = 0; p <= s; ++p)
       for (int a = 0; a < t; ++a)
-        if (candidate(s, a)) {
-          int col = glp_add_cols(lp, 1);
-          glp_set_col_kind(lp, col, GLP_BV);
-          u[{s, p, a}] = col;
-        }
+        if (candidate(s, a)) u[{s, p, a}] = milp.add_binary();
   for (int p = 0; p < n; ++p)
-    for (int a = 0; a < t; ++a) {
-      int col = glp_add_cols(lp, 1);
-      glp_set_col_kind(lp, col, GLP_IV);
-      glp_set_col_bnds(lp, col, GLP_LO, 0, 0);
-      glp_set_obj_coef(lp, col, type_info[types[static_cast<size_t>(a)]]->usd_per_gpu_hour * kHoursPerMonth);
-      gpus[static_cast<size_t>(p)][static_cast<size_t>(a)] = col;
-    }
-  std::vector<int> rows_index;
-  std::vector<double> rows_value;
-  auto add_row = [&](const std::vector<std::pair<int, double>>& terms, int type, double low, double high) {
-    int row = glp_add_rows(lp, 1);
-    glp_set_row_bnds(lp, row, type, low, high);
-    std::vector<int> index(1, 0);
-    std::vector<double> value(1, 0);
-    for (auto [col, coef] : terms) index.push_back(col), value.push_back(coef);
-    glp_set_mat_row(lp, row, static_cast<int>(terms.size()), index.data(), value.data());
-  };
+    for (int a = 0; a < t; ++a)
+      gpus[static_cast<size_t>(p)][static_cast<size_t>(a)] =
+          milp.add_integer(type_info[types[static_cast<size_t>(a)]]->usd_per_gpu_hour * kHoursPerMonth);
   for (int s = 0; s < n; ++s) {  // every model in exactly one pool
-    std::vector<std::pair<int, double>> terms;
+    Milp::Terms terms;
     for (int p = 0; p <= s; ++p)
       for (int a = 0; a < t; ++a)
         if (u.count({s, p, a})) terms.emplace_back(u[{s, p, a}], 1.0);
-    add_row(terms, GLP_FX, 1, 1);
+    milp.add_exactly(terms, 1);
   }
   for (int p = 0; p < n; ++p)
     for (int a = 0; a < t; ++a) {
-      std::vector<std::pair<int, double>> memory;
+      Milp::Terms memory;
       bool shaped = false;
       for (int s = p; s < n; ++s)
         if (u.count({s, p, a})) {
@@ -179,39 +154,33 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
       const int pool_gpus = gpus[static_cast<size_t>(p)][static_cast<size_t>(a)];
       // The pool's GPUs carry its models' load at the limit in every hour of the day.
       for (int h = 0; h < (shaped ? 24 : 1); ++h) {
-        std::vector<std::pair<int, double>> compute;
+        Milp::Terms compute;
         for (int s = p; s < n; ++s)
           if (u.count({s, p, a})) compute.emplace_back(u[{s, p, a}], at_hour(*candidate(s, a), h));
         compute.emplace_back(pool_gpus, -max_utilization);
-        add_row(compute, GLP_UP, 0, 0);
+        milp.add_at_most(compute, 0);
       }
-      add_row(memory, GLP_UP, 0, type_info[types[static_cast<size_t>(a)]]->usable_vram_gib);  // a copy of each fits
+      milp.add_at_most(memory, type_info[types[static_cast<size_t>(a)]]->usable_vram_gib);  // a copy of each fits
       // A pool in use has at least one GPU (a model's share can round to zero otherwise).
       for (auto [col, coef] : memory) {
         (void)coef;
-        add_row({{col, 1.0}, {pool_gpus, -1.0}}, GLP_UP, 0, 0);
+        milp.add_at_most({{col, 1.0}, {pool_gpus, -1.0}}, 0);
       }
     }
-  glp_iocp options;
-  glp_init_iocp(&options);
-  options.presolve = GLP_ON;
-  options.msg_lev = GLP_MSG_OFF;
-  options.mip_gap = 0;
-  int status = glp_intopt(lp, &options);
-  if (status != 0 || (glp_mip_status(lp) != GLP_OPT))
-    return Error{"", 0, "services", fmt::format("the pool optimizer found no assignment (GLPK status {}, {})", status, glp_mip_status(lp))};
+  std::string why;
+  if (!milp.solve(&why)) return Error{"", 0, "services", "the pool optimizer found no assignment (" + why + ")"};
   PoolAssignment result;
   result.method = "MILP (GLPK)";
   for (int p = 0; p < n; ++p)
     for (int a = 0; a < t; ++a) {
       std::vector<int> members;
       for (int s = p; s < n; ++s)
-        if (u.count({s, p, a}) && glp_mip_col_val(lp, u[{s, p, a}]) > 0.5) members.push_back(s);
+        if (u.count({s, p, a}) && milp.chosen(u[{s, p, a}])) members.push_back(s);
       if (members.empty()) continue;
       ModelPool pool;
       pool.accelerator = types[static_cast<size_t>(a)];
       pool.models = members;
-      pool.gpus = static_cast<int>(std::lround(glp_mip_col_val(lp, gpus[static_cast<size_t>(p)][static_cast<size_t>(a)])));
+      pool.gpus = static_cast<int>(std::lround(milp.value(gpus[static_cast<size_t>(p)][static_cast<size_t>(a)])));
       pool.usd_per_month = pool.gpus * type_info[pool.accelerator]->usd_per_gpu_hour * kHoursPerMonth;
       std::vector<double> load(24, 0);
       for (int s : members) {
