@@ -21,31 +21,31 @@ ScaleObservation observe(double t, int ready, double busy, long long waiting = 0
   return o;
 }
 
-TEST(Autoscaler, UtilizationRatioWithTolerance) {
+// A scaler on POLICY with TARGET, up to MAX_REPLICAS; tests change the rest where it matters.
+ScalerConfig scaler(ScalePolicy policy, double target, int max_replicas = 100) {
   ScalerConfig c;
-  c.policy = ScalePolicy::duty_cycle;
-  c.target = 70;
-  c.max_replicas = 100;
+  c.policy = policy;
+  c.target = target;
+  c.max_replicas = max_replicas;
+  return c;
+}
+
+TEST(Autoscaler, UtilizationRatioWithTolerance) {
+  ScalerConfig c = scaler(ScalePolicy::duty_cycle, 70);
   Autoscaler a(c);
   EXPECT_EQ(a.decide(observe(15, 10, 0.75)), 10);  // 75/70 = 1.07: inside the 10% tolerance
   EXPECT_EQ(a.decide(observe(30, 10, 0.91)), 13);  // ceil(10 x 91/70) = 13
 }
 
 TEST(Autoscaler, ScaleUpStepLimitIsTheLargerOfFourPodsAndDoubling) {
-  ScalerConfig c;
-  c.policy = ScalePolicy::queue_depth;
-  c.target = 1;
-  c.max_replicas = 1000;
+  ScalerConfig c = scaler(ScalePolicy::queue_depth, 1, 1000);
   Autoscaler a(c);
   EXPECT_EQ(a.decide(observe(15, 2, 1, 100, 2)), 6);     // 2 + 4 pods
   EXPECT_EQ(a.decide(observe(30, 20, 1, 200, 20)), 40);  // 20 x 2
 }
 
 TEST(Autoscaler, ScaleDownWaitsForTheStabilizationWindow) {
-  ScalerConfig c;
-  c.policy = ScalePolicy::queue_depth;
-  c.target = 1;
-  c.max_replicas = 100;
+  ScalerConfig c = scaler(ScalePolicy::queue_depth, 1);
   c.scale_down_window_s = 300;
   Autoscaler a(c);
   EXPECT_EQ(a.decide(observe(0, 10, 1, 0, 10)), 10);
@@ -57,10 +57,7 @@ TEST(Autoscaler, ScaleDownWaitsForTheStabilizationWindow) {
 TEST(Autoscaler, APoolStartedAtItsSizeHoldsItThroughTheWindow) {
   // The first scrape already sees low demand: a running deployment's HPA has its own size in
   // the window's history, so the pool drains only once that ages out.
-  ScalerConfig c;
-  c.policy = ScalePolicy::queue_depth;
-  c.target = 1;
-  c.max_replicas = 100;
+  ScalerConfig c = scaler(ScalePolicy::queue_depth, 1);
   c.scale_down_window_s = 300;
   Autoscaler a(c);
   // The size counts as recommended one scrape before the first (t = 0): held through t = 300.
@@ -73,9 +70,7 @@ TEST(Autoscaler, APoolStartedAtItsSizeHoldsItThroughTheWindow) {
 }
 
 TEST(Autoscaler, ScaleToZeroAfterKeepAliveAndNotBefore) {
-  ScalerConfig c;
-  c.policy = ScalePolicy::queue_depth;
-  c.target = 1;
+  ScalerConfig c = scaler(ScalePolicy::queue_depth, 1);
   c.min_replicas = 0;
   c.keep_alive_s = 600;
   c.scale_down_window_s = 0;
@@ -91,9 +86,7 @@ TEST(Autoscaler, CpuOfAGpuBoundServerStaysLow) {
   EXPECT_NEAR(cpu.utilization_pct(1.0, 20), 3 + 100 * (1 + 0.1) / 8, 1e-9);
   EXPECT_LT(cpu.utilization_pct(1.0, 20), 20);
   // So an HPA on 70% CPU scales a saturated pool down, not up.
-  ScalerConfig c;
-  c.policy = ScalePolicy::cpu;
-  c.target = 70;
+  ScalerConfig c = scaler(ScalePolicy::cpu, 70);
   c.scale_down_window_s = 0;
   Autoscaler a(c);
   EXPECT_LT(a.decide(observe(15, 10, 1.0, 50, 10, 20)), 10);
@@ -133,10 +126,7 @@ SimResult run_scaled(ScalerConfig config, ScalingOptions scaling, double end_s =
 }
 
 TEST(AutoscaledSimulation, QueueDepthFollowsAStepInDemand) {
-  ScalerConfig c;
-  c.policy = ScalePolicy::queue_depth;
-  c.target = 1.5;
-  c.max_replicas = 40;
+  ScalerConfig c = scaler(ScalePolicy::queue_depth, 1.5, 40);
   ScalingOptions s;
   s.max_replicas = 40;
   s.initial_replicas = 3;
@@ -169,11 +159,8 @@ TEST(AutoscaledSimulation, StaticPoolBillsReplicasTimesDuration) {
 }
 
 TEST(AutoscaledSimulation, ColdStartsHoldRequestsAndWarmPoolShortensThem) {
-  ScalerConfig c;
-  c.policy = ScalePolicy::queue_depth;
-  c.target = 1;
+  ScalerConfig c = scaler(ScalePolicy::queue_depth, 1, 20);
   c.min_replicas = 0;
-  c.max_replicas = 20;
   ScalingOptions s;
   s.max_replicas = 20;
   s.initial_replicas = 0;
@@ -192,10 +179,7 @@ TEST(AutoscaledSimulation, ColdStartsHoldRequestsAndWarmPoolShortensThem) {
 }
 
 TEST(AutoscaledSimulation, SameSeedSameRun) {
-  ScalerConfig c;
-  c.policy = ScalePolicy::duty_cycle;
-  c.target = 70;
-  c.max_replicas = 40;
+  ScalerConfig c = scaler(ScalePolicy::duty_cycle, 70, 40);
   ScalingOptions s;
   s.max_replicas = 40;
   s.initial_replicas = 2;
