@@ -34,9 +34,9 @@ int main(int argc, char** argv) {
     return std::make_pair(median, errors.back());
   };
 
-  std::vector<double> raw_errors, loo_errors;
-  fmt::print("{:<10} {:<14} {:<5} {:>2} {:<8} {:>5} {:>6} {:>5} {:>12} {:>12} {:>8} {:>12} {:>8}\n", "gpu", "model",
-             "prec", "tp", "phase", "batch", "tokens", "out", "measured_ms", "model_ms", "error", "loo_cal_ms", "error");
+  std::vector<double> raw_errors, loo_errors, engine_loo_errors;
+  fmt::print("{:<10} {:<14} {:<5} {:>2} {:<8} {:>5} {:>6} {:>5} {:>12} {:>12} {:>8} {:>12} {:>8} {:>8}\n", "gpu", "model",
+             "prec", "tp", "phase", "batch", "tokens", "out", "measured_ms", "model_ms", "error", "loo_cal_ms", "error", "same_src");
   for (size_t i = 0; i < ms.size(); ++i) {
     const auto& m = ms[i];
     const gw::Accelerator& a = *catalog.value().find_accelerator(m.accelerator);
@@ -60,9 +60,25 @@ int main(int argc, char** argv) {
       loo_text = fmt::format("{:.2f}", calibrated);
       loo_error = fmt::format("{:+.1f}%", loo * 100);
     }
-    fmt::print("{:<10} {:<14} {:<5} {:>2} {:<8} {:>5} {:>6} {:>5} {:>12.2f} {:>12.2f} {:>+7.1f}% {:>12} {:>8}\n",
+    // Leave-one-out within one engine's table for this accelerator (one source), as a user
+    // calibrating on their own engine would.
+    std::vector<gw::Measurement> same;
+    std::vector<gw::ModelArch> same_models;
+    for (size_t j = 0; j < ms.size(); ++j)
+      if (j != i && ms[j].accelerator == m.accelerator && ms[j].source == m.source) {
+        same.push_back(ms[j]);
+        same_models.push_back(models[j]);
+      }
+    std::string engine_error = "-";
+    if (same.size() >= 3) {
+      auto fit = gw::fit_efficiency(same, same_models, a, gw::default_efficiency(a));
+      double e = gw::predict_latency_ms(m, models[i], a, fit.factors) / m.latency_ms - 1;
+      engine_loo_errors.push_back(std::fabs(e));
+      engine_error = fmt::format("{:+.1f}%", e * 100);
+    }
+    fmt::print("{:<10} {:<14} {:<5} {:>2} {:<8} {:>5} {:>6} {:>5} {:>12.2f} {:>12.2f} {:>+7.1f}% {:>12} {:>8} {:>8}\n",
                m.accelerator, m.model, gw::precision_name(m.precision), m.tensor_parallel, m.phase, m.batch, m.tokens,
-               m.output_tokens, m.latency_ms, predicted, raw * 100, loo_text, loo_error);
+               m.output_tokens, m.latency_ms, predicted, raw * 100, loo_text, loo_error, engine_error);
   }
   auto [raw_median, raw_worst] = summarize(raw_errors);
   auto [loo_median, loo_worst] = summarize(loo_errors);
@@ -73,6 +89,9 @@ int main(int argc, char** argv) {
              raw_median * 100, raw_worst * 100);
   fmt::print("calibrated per GPU, leave-one-out:      median |error| {:.1f}%, worst {:.1f}%  (target <= 5%)\n",
              loo_median * 100, loo_worst * 100);
+  auto [engine_median, engine_worst] = summarize(engine_loo_errors);
+  fmt::print("calibrated per GPU on one engine's table, leave-one-out ({} rows): median |error| {:.1f}%, worst {:.1f}%  (target <= 5%)\n",
+             engine_loo_errors.size(), engine_median * 100, engine_worst * 100);
   auto calibration = gw::calibrate(ms, catalog.value());
   if (calibration.ok()) {
     for (const auto& [name, quality] : calibration.value().fit_quality) {
