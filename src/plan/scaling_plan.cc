@@ -261,7 +261,8 @@ Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, con
                           report.weights_gib, load_gbps, scaling.model_source, report.warm_start_s));
   a.push_back(fmt::format("HPA mechanics (Kubernetes defaults, kubernetes.io HPA docs): sync every {:.0f} s, tolerance 10%, "
                           "scale-up stabilization {:.0f} s, scale-down stabilization {:.0f} s, up by max(4 pods, 100%) and down by "
-                          "up to 100% per period; KEDA activation wakes a pool at zero on the first request",
+                          "up to 100% per period; KEDA activation wakes a pool at zero on the first request; every policy starts "
+                          "with the plan's replicas already running (their count in the scale-down window)",
                           scaling.interval_s, scaling.scale_up_window_s, scaling.scale_down_window_s));
   a.push_back(fmt::format("targets{}: queue depth {:.3g} per replica (capacity at the SLO {:.3g} requests/s per replica x the peak plan's "
                           "simulated mean latency {:.3g} s), concurrency {:.3g} in service per replica (x mean service time {:.3g} s), "
