@@ -17,6 +17,7 @@ struct ScaleArgs {
   std::string spec, calibration;
   uint64_t seed = 1;
   double hours = 0;
+  int shapes = 0;
 };
 
 // Replicas ready under each policy against the replicas the demand needs (arrivals over the
@@ -88,6 +89,68 @@ std::string verdict(const ScalingReport& report) {
   return text;
 }
 
+std::string layout_name(const PlanOption& plan) {
+  return fmt::format("{} x{}", plan.config.accelerator->name, plan.config.tensor_parallel);
+}
+
+json shape_json(const ScalingReport& r) {
+  const PlanOption& plan = r.plan;
+  json policies = json::array();
+  for (const auto& p : r.policies) {
+    json series = json::array();
+    for (const auto& s : p.series)
+      series.push_back({{"time_s", s.time_s}, {"ready", s.ready}, {"starting", s.starting}, {"desired", s.desired},
+                        {"billed", s.billed}, {"arrival_rps", s.arrival_rps}, {"waiting", s.waiting}, {"busy_fraction", s.busy_fraction}});
+    policies.push_back({{"name", p.name}, {"signal", p.signal}, {"target", p.target}, {"min_replicas", p.min_replicas},
+                        {"max_replicas", p.max_replicas}, {"gpu_hours", p.gpu_hours}, {"replica_hours", p.replica_hours},
+                        {"usd", p.usd}, {"usd_per_month", p.usd_per_month},
+                        {"weekend_usd", p.weekend_usd ? json(*p.weekend_usd) : json(nullptr)}, {"slo_attainment", p.slo_attainment},
+                        {"meets_slo", p.meets_slo}, {"cold_starts", p.cold_starts}, {"held_requests", p.held_requests},
+                        {"requests", p.requests}, {"scale_events", p.scale_events}, {"latency_p99_s", p.latency_p99_s},
+                        {"mean_replicas", p.mean_ready}, {"peak_replicas", p.peak_ready}, {"series", series}});
+  }
+  return {{"replica", {{"accelerator", plan.config.accelerator->name}, {"tensor_parallel", plan.config.tensor_parallel},
+                       {"batching", batching_name(plan.config.batching)}, {"max_batch", plan.config.max_batch},
+                       {"cloud", plan.offering->cloud}, {"instance_type", plan.offering->instance_type},
+                       {"pricing", pricing_name(plan.pricing)}, {"usd_per_replica_hour", r.usd_per_replica_hour},
+                       {"capacity_rps", r.capacity_rps_per_replica}, {"peak_replicas", plan.replicas}}},
+          {"policies", policies},
+          {"recommended", r.recommended >= 0 ? json(r.policies[static_cast<size_t>(r.recommended)].name) : json(nullptr)},
+          {"assumptions", r.assumptions}};
+}
+
+// Across layouts: each one's static pool against its queue-depth pool, and the cheapest
+// (layout, policy) that meets the SLO.
+std::string across_shapes(const ScalingStudy& study) {
+  std::string text = fmt::format("Across {} replica layouts:", study.shapes.size());
+  for (const auto& r : study.shapes) {
+    const PolicyOutcome *fixed = nullptr, *queue = nullptr;
+    for (const auto& p : r.policies) {
+      if (p.name == "static-peak") fixed = &p;
+      if (p.name == "queue-depth") queue = &p;
+    }
+    text += fmt::format(" {} ({} replicas at peak)", layout_name(r.plan), r.plan.replicas);
+    if (fixed && queue)
+      text += fmt::format(": queue depth {} GPU-hours{} against static {}", format_number(queue->gpu_hours, 1),
+                          queue->meets_slo ? "" : fmt::format(" (misses the SLO, {:.2f}%)", queue->slo_attainment * 100),
+                          format_number(fixed->gpu_hours, 1));
+    text += ";";
+  }
+  text.back() = '.';
+  if (study.best_shape < 0) return text + " None meets the SLO.";
+  const ScalingReport& best = study.shapes[static_cast<size_t>(study.best_shape)];
+  const PolicyOutcome& p = best.policies[static_cast<size_t>(best.recommended)];
+  text += fmt::format(" Cheapest that meets the SLO: {} on {} replicas at {}/month", p.name, layout_name(best.plan),
+                      format_usd(p.usd_per_month));
+  const ScalingReport& plan = study.shapes.front();
+  if (study.best_shape > 0 && plan.recommended >= 0) {
+    const PolicyOutcome& q = plan.policies[static_cast<size_t>(plan.recommended)];
+    text += fmt::format(", against {} on the plan's {} replicas at {}/month ({:.0f}% less)", q.name, layout_name(plan.plan),
+                        format_usd(q.usd_per_month), 100 * (1 - p.usd / q.usd));
+  }
+  return text + ".";
+}
+
 int run_scale(CommandContext& context, const ScaleArgs& args) {
   auto spec = load_spec(args.spec);
   if (!spec.ok()) throw InputError{spec.error()};
@@ -98,13 +161,13 @@ int run_scale(CommandContext& context, const ScaleArgs& args) {
   options.calibration = calibration ? &*calibration : nullptr;
   options.seed = args.seed;
   options.duration_s = args.hours * 3600;
+  options.shapes = args.shapes;
   json services = json::array();
   Document doc;
   doc.kind = "scale";
   doc.title = "Autoscaling: " + args.spec;
   std::string text;
   bool all_meet = true;
-  const bool markdown = context.options.format == "md";
   for (const auto& service : spec.value().services) {
     std::unique_ptr<Progress> progress;
     std::string current;
@@ -117,64 +180,65 @@ int run_scale(CommandContext& context, const ScaleArgs& args) {
       }
       progress->update(static_cast<double>(admitted));
     };
-    auto result = plan_scaling(context.catalog(), spec.value(), service, options);
+    auto result = study_scaling(context.catalog(), spec.value(), service, options);
     if (progress) progress->finish();
     if (!result.ok()) throw InputError{result.error()};
-    const ScalingReport& r = result.value();
-    all_meet = all_meet && r.recommended >= 0;
-    const PlanOption& plan = r.plan;
-    std::string replica = fmt::format("{} x{} ({} batching, max {}) on {} {} {}, ${:.4g}/replica-hour", plan.config.accelerator->name,
-                                      plan.config.tensor_parallel, batching_name(plan.config.batching), plan.config.max_batch,
-                                      plan.offering->cloud, plan.offering->instance_type, pricing_name(plan.pricing), r.usd_per_replica_hour);
-    Table table = policy_table(r);
-    std::string headline = fmt::format("{}: {}; traffic {}; {:.1f} h simulated; cold start {:.0f} s ({:.0f} s on a warm node)",
-                                       service.name, replica, r.traffic, r.duration_s / 3600, r.start_s, r.warm_start_s);
-    text += headline + "\n" + render_text(table);
-    text += verdict(r) + "\n";
-    if (context.options.explain) {
-      text += "  assumptions:\n";
-      for (const auto& a : r.assumptions) text += "    - " + a + "\n";
+    const ScalingStudy& study = result.value();
+    all_meet = all_meet && study.best_shape >= 0;
+    json others = json::array();
+    for (size_t k = 0; k < study.shapes.size(); ++k) {
+      const ScalingReport& r = study.shapes[k];
+      const PlanOption& plan = r.plan;
+      std::string replica = fmt::format("{} ({} batching, max {}) on {} {} {}, ${:.4g}/replica-hour", layout_name(plan),
+                                        batching_name(plan.config.batching), plan.config.max_batch, plan.offering->cloud,
+                                        plan.offering->instance_type, pricing_name(plan.pricing), r.usd_per_replica_hour);
+      if (study.shapes.size() > 1) replica = (k == 0 ? "the plan's layout, " : "another layout, ") + replica;
+      Table table = policy_table(r);
+      std::string headline = fmt::format("{}: {}; traffic {}; {:.1f} h simulated; cold start {:.0f} s ({:.0f} s on a warm node)",
+                                         service.name, replica, r.traffic, r.duration_s / 3600, r.start_s, r.warm_start_s);
+      text += headline + "\n" + render_text(table);
+      text += verdict(r) + "\n";
+      if (context.options.explain) {
+        text += "  assumptions:\n";
+        for (const auto& a : r.assumptions) text += "    - " + a + "\n";
+      }
+      text += "\n";
+      Section section;
+      section.heading = study.shapes.size() > 1 ? service.name + ", " + layout_name(plan) + " replicas" : service.name;
+      section.paragraphs = {headline + ".", verdict(r)};
+      section.charts.push_back(replicas_against_demand(r, spec.value().constraints.max_utilization));
+      section.tables.push_back(table);
+      doc.sections.push_back(section);
+      if (k == 0) doc.assumptions.insert(doc.assumptions.end(), r.assumptions.begin(), r.assumptions.end());
+      if (k > 0) others.push_back(shape_json(r));
     }
-    text += "\n";
-    Section section;
-    section.heading = service.name;
-    section.paragraphs = {headline + ".", verdict(r)};
-    section.charts.push_back(replicas_against_demand(r, spec.value().constraints.max_utilization));
-    section.tables.push_back(table);
-    doc.sections.push_back(section);
-    doc.assumptions.insert(doc.assumptions.end(), r.assumptions.begin(), r.assumptions.end());
-
-    json policies = json::array();
-    for (const auto& p : r.policies) {
-      json series = json::array();
-      for (const auto& s : p.series)
-        series.push_back({{"time_s", s.time_s}, {"ready", s.ready}, {"starting", s.starting}, {"desired", s.desired},
-                          {"billed", s.billed}, {"arrival_rps", s.arrival_rps}, {"waiting", s.waiting}, {"busy_fraction", s.busy_fraction}});
-      policies.push_back({{"name", p.name}, {"signal", p.signal}, {"target", p.target}, {"min_replicas", p.min_replicas},
-                          {"max_replicas", p.max_replicas}, {"gpu_hours", p.gpu_hours}, {"replica_hours", p.replica_hours},
-                          {"usd", p.usd}, {"usd_per_month", p.usd_per_month},
-                          {"weekend_usd", p.weekend_usd ? json(*p.weekend_usd) : json(nullptr)}, {"slo_attainment", p.slo_attainment},
-                          {"meets_slo", p.meets_slo}, {"cold_starts", p.cold_starts}, {"held_requests", p.held_requests},
-                          {"requests", p.requests}, {"scale_events", p.scale_events}, {"latency_p99_s", p.latency_p99_s},
-                          {"mean_replicas", p.mean_ready}, {"peak_replicas", p.peak_ready}, {"series", series}});
+    if (study.shapes.size() > 1) {
+      std::string summary = across_shapes(study);
+      text += summary + "\n\n";
+      doc.sections.back().paragraphs.push_back(summary);
     }
-    services.push_back({{"name", service.name},
-                        {"replica", {{"accelerator", plan.config.accelerator->name}, {"tensor_parallel", plan.config.tensor_parallel},
-                                     {"batching", batching_name(plan.config.batching)}, {"max_batch", plan.config.max_batch},
-                                     {"cloud", plan.offering->cloud}, {"instance_type", plan.offering->instance_type},
-                                     {"pricing", pricing_name(plan.pricing)}, {"usd_per_replica_hour", r.usd_per_replica_hour},
-                                     {"capacity_rps", r.capacity_rps_per_replica}, {"peak_replicas", plan.replicas}}},
-                        {"traffic", r.traffic},
-                        {"duration_s", r.duration_s},
-                        {"cold_start_s", r.start_s},
-                        {"warm_start_s", r.warm_start_s},
-                        {"policies", policies},
-                        {"recommended", r.recommended >= 0 ? json(r.policies[static_cast<size_t>(r.recommended)].name) : json(nullptr)},
-                        {"assumptions", r.assumptions}});
+    const ScalingReport& first = study.shapes.front();
+    json entry = shape_json(first);
+    entry["name"] = service.name;
+    entry["traffic"] = first.traffic;
+    entry["duration_s"] = first.duration_s;
+    entry["cold_start_s"] = first.start_s;
+    entry["warm_start_s"] = first.warm_start_s;
+    entry["other_shapes"] = others;
+    if (study.best_shape >= 0) {
+      const ScalingReport& best = study.shapes[static_cast<size_t>(study.best_shape)];
+      const PolicyOutcome& p = best.policies[static_cast<size_t>(best.recommended)];
+      entry["recommended_shape"] = {{"accelerator", best.plan.config.accelerator->name},
+                                    {"tensor_parallel", best.plan.config.tensor_parallel},
+                                    {"policy", p.name}, {"usd_per_month", p.usd_per_month}, {"gpu_hours", p.gpu_hours}};
+    } else {
+      entry["recommended_shape"] = nullptr;
+    }
+    services.push_back(entry);
   }
   if (context.options.format == "json") {
     context.emit_json({{"spec", args.spec}, {"seed", args.seed}, {"services", services}}, "scale");
-  } else if (context.options.format == "html" || markdown) {
+  } else if (context.options.format == "html" || context.options.format == "md") {
     context.emit_document(doc);
   } else {
     context.emit(text);
@@ -191,6 +255,10 @@ void add_scale_command(CLI::App& app, CommandContext& context, Action& action) {
   scale->add_option("--seed", args->seed, "Simulation seed (same seed, same output)");
   scale->add_option("--hours", args->hours, "Hours to simulate (default: the traffic's own span)")->check(CLI::Range(0.01, 24.0 * 366));
   scale->add_option("--calibration", args->calibration, "Efficiency factors from `gpuwise calibrate`");
+  scale->add_option("--shapes", args->shapes,
+                    "Replica layouts to compare: the plan's, then the next cheapest accelerator/tensor-parallel layouts "
+                    "(default: the spec's scaling.shapes, else 1)")
+      ->check(CLI::Range(1, 8));
   scale->callback([&context, &action, args] { action = [&context, args] { return run_scale(context, *args); }; });
 }
 

@@ -22,7 +22,8 @@ double default_load_gbps(const std::string& source) {
 }
 
 const std::vector<std::string>& all_policies() {
-  static const std::vector<std::string> names = {"static-peak", "cpu", "gpu-duty-cycle", "concurrency", "queue-depth", "scale-to-zero"};
+  // On a tie the earlier wins: queue depth (it sees the backlog) before concurrency.
+  static const std::vector<std::string> names = {"static-peak", "cpu", "gpu-duty-cycle", "queue-depth", "concurrency", "scale-to-zero"};
   return names;
 }
 
@@ -49,32 +50,26 @@ ColdStart cold_start(const ModelSpec& model, const ScalingSpec& scaling) {
   return c;
 }
 
-Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service_in,
-                                   const ScalingPlanOptions& options) {
+namespace {
+
+// The policies on one replica layout, its static count being the layout's verified peak count.
+Result<ScalingReport> scale_replica(const Catalog& catalog, const Spec& spec, const ServiceSpec& service_in,
+                                    const ScalingPlanOptions& options, const PlanOption& replica, const VerifyOptions& verify) {
   ServiceSpec service = service_in;
   const ModelSpec& model = spec.models.at(service.model_key);
   const ScalingSpec& scaling = service.scaling;
   const bool llm = model.arch.kind == ModelKind::decoder;
   const std::string field = "services." + service.name;
 
-  PlannerOptions planner;
-  planner.calibration = options.calibration;
-  ServicePlan plan = plan_service(catalog, spec, service, planner);
-  VerifyOptions verify;
-  verify.build.calibration = options.calibration;
-  verify.seed = options.seed;
-  verify_plan(catalog, spec, service, plan, verify);
-  if (!plan.feasible || !plan.best) return Error{spec.path, service.line, field, "no configuration meets the SLO at peak: " + plan.binding};
-
   ScalingReport report;
   report.service = service.name;
-  report.plan = *plan.best;
+  report.plan = replica;
   const PlanOption& best = report.plan;
   report.gpus_per_replica = best.config.tensor_parallel;
   report.usd_per_replica_hour = best.usd_per_hour / std::max(1, best.replicas);
   report.capacity_rps_per_replica = best.level.capacity_rps;
 
-  Deployment deployment = deployment_of(best, llm, planner.prefill_chunk_tokens);
+  Deployment deployment = deployment_of(best, llm, verify.prefill_chunk_tokens);
   deployment.groups.front().count = 1;
   auto replicas = build_replicas(catalog, model, service, deployment, verify.build);
   if (!replicas.ok()) return replicas.error();
@@ -278,6 +273,64 @@ Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, con
                           "{} warm node(s) throughout; GPU-hours = node-hours x {} GPU(s)", scaling.warm_pool, report.gpus_per_replica));
   a.push_back(fmt::format("an SLO is met when at least {:.0f}% of requests meet every target (p99 targets)", options.slo_attainment * 100));
   return report;
+}
+
+bool same_layout(const PlanOption& a, const PlanOption& b) {
+  return a.config.accelerator == b.config.accelerator && a.config.tensor_parallel == b.config.tensor_parallel &&
+         a.config.batching == b.config.batching && a.config.max_batch == b.config.max_batch;
+}
+
+}  // namespace
+
+Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
+                                   const ScalingPlanOptions& options) {
+  const ModelSpec& model = spec.models.at(service.model_key);
+  const std::string field = "services." + service.name;
+  PlannerOptions planner;
+  planner.calibration = options.calibration;
+  ServicePlan plan = plan_service(catalog, spec, service, planner);
+  VerifyOptions verify;
+  verify.build.calibration = options.calibration;
+  verify.seed = options.seed;
+  verify_plan(catalog, spec, service, plan, verify);
+  if (!plan.feasible || !plan.best) return Error{spec.path, service.line, field, "no configuration meets the SLO at peak: " + plan.binding};
+
+  // The plan's replica, then other layouts in screened cost order, each at the fewest replicas
+  // the simulation accepts at peak: a pool of small replicas can follow demand more closely.
+  const int wanted = options.shapes > 0 ? options.shapes : service.scaling.shapes;
+  std::vector<PlanOption> layouts = {*plan.best};
+  for (const auto& option : plan.ranked) {
+    if (static_cast<int>(layouts.size()) >= wanted) break;
+    if (std::any_of(layouts.begin(), layouts.end(), [&](const PlanOption& l) { return same_layout(l, option); })) continue;
+    PlanOption candidate = option;
+    std::optional<PlanOption> verified;
+    if (verify_option(catalog, model, service, candidate, verify)) verified = candidate;
+    else verified = grow_until_verified(catalog, model, service, option, verify);
+    if (verified) layouts.push_back(*verified);
+  }
+  ScalingStudy study;
+  for (const auto& layout : layouts) {
+    auto report = scale_replica(catalog, spec, service, options, layout, verify);
+    if (!report.ok()) return report.error();
+    study.shapes.push_back(std::move(report.value()));
+  }
+  double cheapest = 0;
+  for (size_t i = 0; i < study.shapes.size(); ++i) {
+    const ScalingReport& r = study.shapes[i];
+    if (r.recommended < 0) continue;
+    double usd = r.policies[static_cast<size_t>(r.recommended)].usd;
+    if (study.best_shape < 0 || usd < cheapest - 1e-9) study.best_shape = static_cast<int>(i), cheapest = usd;
+  }
+  return study;
+}
+
+Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
+                                   const ScalingPlanOptions& options) {
+  ScalingPlanOptions one = options;
+  one.shapes = 1;
+  auto study = study_scaling(catalog, spec, service, one);
+  if (!study.ok()) return study.error();
+  return std::move(study.value().shapes.front());
 }
 
 }  // namespace gw

@@ -57,6 +57,7 @@ struct ScalingPlanOptions {
   uint64_t seed = 1;
   double duration_s = 0;          // 0: the traffic's own span (trace, series, 24 h or 168 h profile; 1 h flat)
   double slo_attainment = 0.99;   // p99 targets: 99% of requests within them
+  int shapes = 0;                 // replica layouts to compare; 0: the spec's scaling.shapes
   std::function<void(const std::string& policy, long long admitted)> on_progress;
 };
 
@@ -67,6 +68,17 @@ struct ColdStart {
 };
 ColdStart cold_start(const ModelSpec& model, const ScalingSpec& scaling);
 
+// Policies on up to `shapes` replica layouts: the plan's, then the next cheapest distinct
+// accelerator / tensor-parallel layouts, each at the fewest replicas the simulation accepts at
+// peak (a pool of small replicas can follow demand more closely than one of large replicas).
+struct ScalingStudy {
+  std::vector<ScalingReport> shapes;  // the plan's layout first
+  int best_shape = -1;                // whose recommended policy costs least; -1 when none meets the SLO
+};
+Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
+                                   const ScalingPlanOptions& options);
+
+// The plan's layout alone.
 Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
                                    const ScalingPlanOptions& options);
 

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 namespace gw {
 
 Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_tokens) {
@@ -56,25 +58,64 @@ Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& 
   return check;
 }
 
+bool verify_option(const Catalog& catalog, const ModelSpec& model, const ServiceSpec& service, PlanOption& option,
+                   const VerifyOptions& options) {
+  if (option.simulated) return option.simulated->meets;
+  auto result = simulate_option(catalog, model, service, option, options);
+  if (!result.ok()) {
+    SimulatedCheck failed;
+    failed.miss = result.error().message;
+    option.simulated = failed;
+    return false;
+  }
+  option.simulated = result.value();
+  return option.simulated->meets;
+}
+
+std::optional<PlanOption> grow_until_verified(const Catalog& catalog, const ModelSpec& model, const ServiceSpec& service,
+                                              const PlanOption& screened, const VerifyOptions& options, double below_usd_per_hour) {
+  PlanOption grown = screened;
+  int per_instance = std::max(1, grown.offering->accelerator_count / grown.config.tensor_parallel);
+  double price = grown.usd_per_hour / std::max(1, grown.instances);
+  auto affordable = [&](int replicas) { return price * ((replicas + per_instance - 1) / per_instance) < below_usd_per_hour; };
+  auto passes = [&](int replicas) {
+    if (!affordable(replicas)) return false;
+    grown.replicas = replicas;
+    grown.instances = (grown.replicas + per_instance - 1) / per_instance;
+    grown.usd_per_hour = price * grown.instances;
+    grown.simulated.reset();
+    return verify_option(catalog, model, service, grown, options);
+  };
+  const int base = screened.replicas;
+  for (int extra = 1; extra <= options.extra_replicas && affordable(base + extra); ++extra)
+    if (passes(base + extra)) return grown;
+  // Bursty traffic (a trace's busiest seconds) can need far more: double until the simulation
+  // agrees (up to 16 times the screen's count), then bisect down to the fewest that do.
+  int failing = base + options.extra_replicas;
+  for (int high = failing * 2; high <= std::max(16 * base, failing + 1) && affordable(failing + 1); high *= 2) {
+    if (!passes(high)) {
+      failing = high;
+      continue;
+    }
+    PlanOption best_grown = grown;
+    int low = failing;  // fails
+    while (high - low > 1) {
+      int middle = low + (high - low) / 2;
+      if (passes(middle)) high = middle, best_grown = grown;
+      else low = middle;
+    }
+    return best_grown;
+  }
+  return std::nullopt;
+}
+
 void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& service, ServicePlan& plan,
                  const VerifyOptions& options) {
   if (!plan.best) return;
   const ModelSpec& model = spec.models.at(service.model_key);
-  auto check = [&](PlanOption& option) {
-    if (option.simulated) return option.simulated->meets;
-    auto result = simulate_option(catalog, model, service, option, options);
-    if (!result.ok()) {
-      SimulatedCheck failed;
-      failed.miss = result.error().message;
-      option.simulated = failed;
-      return false;
-    }
-    option.simulated = result.value();
-    return option.simulated->meets;
-  };
   std::optional<PlanOption> chosen;
   for (auto& option : plan.ranked) {
-    if (check(option)) {
+    if (verify_option(catalog, model, service, option, options)) {
       chosen = option;
       break;
     }
@@ -83,36 +124,14 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
                                        option.replicas, format_usd(option.usd_per_hour), option.simulated->miss));
   }
   if (!chosen) {
-    // Grow the screened best until the simulation agrees.
-    PlanOption grown = *plan.best;
-    int per_instance = grown.offering->accelerator_count / grown.config.tensor_parallel;
-    double price = grown.usd_per_hour / grown.instances;
-    auto passes = [&](int replicas) {
-      grown.replicas = replicas;
-      grown.instances = (grown.replicas + per_instance - 1) / per_instance;
-      grown.usd_per_hour = price * grown.instances;
-      grown.simulated.reset();
-      return check(grown);
-    };
-    const int base = plan.best->replicas;
-    for (int extra = 1; extra <= options.extra_replicas && !chosen; ++extra)
-      if (passes(base + extra)) chosen = grown;
-    // Bursty traffic (a trace's busiest seconds) can need far more: double until the simulation
-    // agrees (up to 16 times the screen's count), then bisect down to the fewest that do.
-    int failing = base + options.extra_replicas;
-    for (int high = failing * 2; !chosen && high <= std::max(16 * base, failing + 1); high *= 2) {
-      if (!passes(high)) {
-        failing = high;
-        continue;
-      }
-      PlanOption best_grown = grown;
-      int low = failing;  // fails
-      while (high - low > 1) {
-        int middle = low + (high - low) / 2;
-        if (passes(middle)) high = middle, best_grown = grown;
-        else low = middle;
-      }
-      chosen = best_grown;
+    // None passed as screened: grow each layout until the simulation agrees and keep the cheapest.
+    // Ranked is in cost order and growing only adds cost, so a layout that starts dearer than the
+    // cheapest grown one cannot win.
+    for (const auto& option : plan.ranked) {
+      if (chosen && option.usd_per_hour >= chosen->usd_per_hour) break;
+      auto grown = grow_until_verified(catalog, model, service, option, options,
+                                       chosen ? chosen->usd_per_hour : std::numeric_limits<double>::infinity());
+      if (grown && (!chosen || grown->usd_per_hour < chosen->usd_per_hour)) chosen = grown;
     }
     if (!chosen) {
       plan.feasible = false;
@@ -122,8 +141,11 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
       plan.best->simulated = plan.ranked.front().simulated;
       return;
     }
-    plan.assumptions.push_back(fmt::format("the simulation needed {} replicas where the screen said {}",
-                                           chosen->replicas, plan.best->replicas));
+    plan.assumptions.push_back(fmt::format("no screened candidate met the SLO in simulation: the cheapest grown until it did is {} x{} "
+                                           "tp{} ({} replicas; the screen's cheapest was {} replicas of {})",
+                                           chosen->config.accelerator->name, chosen->config.tensor_parallel * chosen->replicas,
+                                           chosen->config.tensor_parallel, chosen->replicas, plan.best->replicas,
+                                           plan.best->config.accelerator->name));
   }
   plan.best = chosen;
   // Report simulated percentiles for the frontier too (shorter runs), and drop what misses.
@@ -147,7 +169,9 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
   }
   if (kept.empty() || kept.front().usd_per_hour > plan.best->usd_per_hour) kept.insert(kept.begin(), *plan.best);
   plan.pareto = kept;
-  if (plan.no_batching) check(*plan.no_batching);
+  // The contrast without batching is grown like the plan, so its cost is what the traffic needs.
+  if (plan.no_batching && !verify_option(catalog, model, service, *plan.no_batching, options))
+    if (auto grown = grow_until_verified(catalog, model, service, *plan.no_batching, options)) plan.no_batching = grown;
 }
 
 }  // namespace gw

@@ -3,6 +3,9 @@
 // cheapest that meets it (adding replicas to the screened best when none does).
 #pragma once
 
+#include <limits>
+#include <optional>
+
 #include "plan/inference.h"
 #include "sim/deployment.h"
 
@@ -19,6 +22,17 @@ struct VerifyOptions {
 // Runs one candidate through the simulator.
 Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& model, const ServiceSpec& service,
                                        const PlanOption& option, const VerifyOptions& options);
+
+// Simulates an option once (the result is kept in option.simulated); true when it meets the SLO.
+bool verify_option(const Catalog& catalog, const ModelSpec& model, const ServiceSpec& service, PlanOption& option,
+                   const VerifyOptions& options);
+
+// Adds replicas to a screened option until the simulation agrees: one at a time up to
+// extra_replicas, then doubling (to 16 times the screen's count) and bisecting to the fewest.
+// Gives up on counts that cost below_usd_per_hour or more.
+std::optional<PlanOption> grow_until_verified(const Catalog& catalog, const ModelSpec& model, const ServiceSpec& service,
+                                              const PlanOption& screened, const VerifyOptions& options,
+                                              double below_usd_per_hour = std::numeric_limits<double>::infinity());
 
 void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& service, ServicePlan& plan,
                  const VerifyOptions& options);

@@ -193,7 +193,7 @@ TEST(Report, ScaleJsonValidatesAgainstItsSchema) {
                                    (root / "schemas" / "scale.schema.json").string(), document, (dir / "validate.log").string())
                            .c_str());
   };
-  for (const char* example : {"sd-serving-alibaba", "dev-endpoint-weekdays"}) {
+  for (const char* example : {"sd-serving-alibaba", "dev-endpoint-weekdays", "chat-azure"}) {  // chat-azure: six layouts
     std::string out = (dir / (std::string(example) + ".json")).string();
     ASSERT_EQ(std::system(fmt::format("'{}' scale '{}' --format json -o '{}' -q", GPUWISE_BINARY,
                                       (root / "examples" / (std::string(example) + ".yaml")).string(), out).c_str()), 0) << example;

@@ -499,7 +499,7 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
     std::string where = path + ".scaling";
     r.check_keys(sc, where, {"policies", "min_replicas", "max_replicas", "keep_alive_s", "interval_s", "scale_up_window_s",
                              "scale_down_window_s", "node_provisioning_s", "container_start_s", "model_source",
-                             "model_load_gbps", "warm_pool", "targets", "cpu"});
+                             "model_load_gbps", "warm_pool", "targets", "cpu", "shapes"});
     ScalingSpec& c = s.scaling;
     c.given = true;
     c.line = sc.Mark().line + 1;
@@ -532,6 +532,7 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
     }
     if (sc["model_load_gbps"]) c.model_load_gbps = r.number(sc["model_load_gbps"], where + ".model_load_gbps", 0.001, 1000);
     if (sc["warm_pool"]) c.warm_pool = static_cast<int>(r.number(sc["warm_pool"], where + ".warm_pool", 0, 10000));
+    if (sc["shapes"]) c.shapes = static_cast<int>(r.number(sc["shapes"], where + ".shapes", 1, 8));
     if (const YAML::Node t = sc["targets"]) {
       r.check_keys(t, where + ".targets", {"cpu_pct", "gpu_duty_cycle_pct", "queue_depth", "concurrency"});
       if (t["cpu_pct"]) c.cpu_target_pct = r.number(t["cpu_pct"], where + ".targets.cpu_pct", 1, 100);

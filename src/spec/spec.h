@@ -64,6 +64,7 @@ struct ScalingSpec {
   double concurrency_target = 0;       // 0: from the plan's operating batch
   int cpu_cores = 8;
   double cpu_ms_per_request = 5;
+  int shapes = 1;                      // replica layouts gpuwise scale compares (the plan's first)
   bool given = false;
   int line = 0;
 };
