@@ -212,6 +212,14 @@ int run_scale(CommandContext& context, const ScaleArgs& args) {
       if (k == 0) doc.assumptions.insert(doc.assumptions.end(), r.assumptions.begin(), r.assumptions.end());
       if (k > 0) others.push_back(shape_json(r));
     }
+    const ScalingReport& plan_layout = study.shapes.front();
+    if (study.shapes.size() == 1 && plan_layout.recommended >= 0 &&
+        plan_layout.policies[static_cast<size_t>(plan_layout.recommended)].name == "static-peak") {
+      std::string hint = "No autoscaling policy saves on this layout: --shapes 4 (or scaling.shapes) compares other replica "
+                         "layouts, and pools of smaller replicas can follow demand more closely.";
+      text += hint + "\n\n";
+      doc.sections.back().paragraphs.push_back(hint);
+    }
     if (study.shapes.size() > 1) {
       std::string summary = across_shapes(study);
       text += summary + "\n\n";

@@ -113,6 +113,7 @@ TEST(Report, PlanSimulationAndFitHtmlRenderInChromium) {
         Case{"simulate-spam-filter", "simulate --requests 20000 '" + examples + "/spam-filter.yaml'", "Latency CDF"},
         Case{"fit-llama-3.1-70b", "fit llama-3.1-70b", "Needed against usable memory"},
         Case{"scale-sd-alibaba", "scale '" + examples + "/sd-serving-alibaba.yaml'", "Replicas against demand"},
+        Case{"scale-chat-azure-layouts", "scale '" + examples + "/chat-azure.yaml'", "Across 6 replica layouts"},
         Case{"fleet-shared-pool", "fleet '" + examples + "/fleet-shared-pool.yaml'", "GPUs busy through the week"},
         Case{"mix-week", "mix '" + examples + "/demand-week.csv' --on-demand 4 --reserved-1y 2.5 --reserved-3y 1.8 --spot 1.2",
              "Demand by how it is paid"},
