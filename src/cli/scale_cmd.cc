@@ -212,6 +212,13 @@ int run_scale(CommandContext& context, const ScaleArgs& args) {
       if (k == 0) doc.assumptions.insert(doc.assumptions.end(), r.assumptions.begin(), r.assumptions.end());
       if (k > 0) others.push_back(shape_json(r));
     }
+    const int wanted = args.shapes > 0 ? args.shapes : service.scaling.shapes;
+    if (static_cast<int>(study.shapes.size()) < wanted) {
+      std::string note = fmt::format("{} replica layouts asked for, {} found: no other accelerator / tensor-parallel layout among the "
+                                     "plan's candidates meets the SLO at peak, even grown.", wanted, study.shapes.size());
+      text += note + "\n\n";
+      doc.sections.back().paragraphs.push_back(note);
+    }
     const ScalingReport& plan_layout = study.shapes.front();
     if (study.shapes.size() == 1 && plan_layout.recommended >= 0 &&
         plan_layout.policies[static_cast<size_t>(plan_layout.recommended)].name == "static-peak") {

@@ -201,6 +201,15 @@ TEST(Report, ScaleJsonValidatesAgainstItsSchema) {
     int valid = validate(out);
     std::ifstream log(dir / "validate.log");
     EXPECT_EQ(valid, 0) << example << ": " << std::string((std::istreambuf_iterator<char>(log)), {});
+    if (std::string(example) == "chat-azure") {  // the plan's layout, five others, and the cheapest across them
+      std::ifstream in(out);
+      nlohmann::json document = nlohmann::json::parse(in);
+      const auto& service = document["services"][0];
+      EXPECT_EQ(service["other_shapes"].size(), 5u);
+      EXPECT_EQ(service["recommended_shape"]["policy"], "queue-depth");
+      EXPECT_EQ(service["recommended_shape"]["tensor_parallel"], 1);
+      EXPECT_LT(service["recommended_shape"]["usd_per_month"].get<double>(), service["policies"][0]["usd_per_month"].get<double>());
+    }
     if (std::string(example) == "sd-serving-alibaba") {
       std::ifstream in(out);
       nlohmann::json document = nlohmann::json::parse(in);
