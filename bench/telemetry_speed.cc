@@ -1,6 +1,6 @@
-// Telemetry read-and-aggregate speed on one core: generates an nvidia-smi CSV and a
-// dcgm-exporter text file (argv[1] samples each, default 10 million), reads and aggregates
-// them, and prints MB/s and the peak resident set size. Target: >= 300 MB/s. With a folder as
+// Telemetry read-and-aggregate speed on one core: generates an nvidia-smi CSV, a dcgm-exporter
+// text file and a node_exporter CPU-counter file (argv[1] samples each, default 10 million),
+// reads and aggregates them, and prints MB/s and the peak resident set size. Target: >= 300 MB/s. With a folder as
 // argv[2] the files are kept there (bench/telemetry_vs_duckdb.sh reads them with DuckDB).
 #include <algorithm>
 #include <chrono>
@@ -72,8 +72,22 @@ int main(int argc, char** argv) {
                          gpu * 2654435761u, gpu / 8, gpu, (r * 7) % 101, 1700000000000LL + (r / gpus) * 1000);
     }
   }
+  {
+    // node_exporter: per-CPU counters in eight modes for 8 hosts of 32 CPUs, scraped every 15 s
+    // (idle and iowait become rates; the other modes are counted as skipped).
+    std::ofstream out(dir / "node.txt");
+    out << "# HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.\n# TYPE node_cpu_seconds_total counter\n";
+    static const char* modes[] = {"idle", "iowait", "user", "system", "irq", "softirq", "steal", "nice"};
+    const long long per_scrape = 8 * 32 * 8;
+    for (long long r = 0; r < samples; ++r) {
+      long long scrape = r / per_scrape, k = r % per_scrape;
+      out << fmt::format("node_cpu_seconds_total{{cpu=\"{}\",instance=\"node-{}:9100\",job=\"node\",mode=\"{}\"}} {}.{:02d} {}\n",
+                         k / 8 % 32, k / 256, modes[k % 8], scrape * (3 + k % 5), k % 100, 1700000000000LL + scrape * 15000);
+    }
+  }
   measure("nvidia-smi", (dir / "smi.csv").string(), samples);
   measure("dcgm", (dir / "dcgm.txt").string(), samples);
+  measure("node", (dir / "node.txt").string(), samples);
   if (!keep) std::filesystem::remove_all(dir);
   return 0;
 }

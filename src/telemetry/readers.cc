@@ -401,33 +401,19 @@ std::vector<std::pair<std::string, std::string>> parse_label_block(std::string_v
 class HostCpuRates {
  public:
   void add(std::string_view block, Metric metric, double time_s, double value, const SampleHandler& emit, ReadStats& stats) {
-    std::string host, cpu, mode;
-    for (auto& [key, label] : parse_label_block(block)) {
-      if (key == "instance" && host.empty()) host = instance_host(label);
-      else if (key == "hostname" || key == "Hostname" || key == "nodename") host = label;
-      else if (key == "cpu") cpu = label;
-      else if (key == "mode") mode = label;
+    Series& series = resolve(block, metric);
+    switch (series.kind) {
+      case Kind::no_host: stats.skip("host CPU sample without an instance or hostname label"); return;
+      case Kind::other_mode: stats.skip("node_cpu_seconds_total in a mode other than idle or iowait"); return;
+      case Kind::rule:  // the recording rule, already a ratio x 100
+        emit({series.id, series.labels, metric, time_s, std::clamp(value, 0.0, 100.0)});
+        ++stats.samples;
+        return;
+      case Kind::idle:
+      case Kind::iowait: break;
     }
-    if (host.empty()) {
-      stats.skip("host CPU sample without an instance or hostname label");
-      return;
-    }
-    auto [id, labels] = table().intern(Labels{{"hostname", host}});
-    if (metric == Metric::cpu_util_pct) {  // the recording rule, already a ratio x 100
-      emit({id, labels, metric, time_s, std::clamp(value, 0.0, 100.0)});
-      ++stats.samples;
-      return;
-    }
-    if (mode != "idle" && mode != "iowait") {
-      stats.skip("node_cpu_seconds_total in a mode other than idle or iowait");
-      return;
-    }
-    Host& h = hosts_[host];
-    h.id = id;
-    h.labels = labels;
-    h.last_s = std::max(h.last_s, time_s);
-    h.cpus.insert(cpu);
-    Counter& c = counters_[host + '\x1f' + cpu + '\x1f' + mode];
+    series.host->last_s = std::max(series.host->last_s, time_s);
+    Counter& c = series.counter;
     if (c.time_s >= 0) {
       double dt = time_s - c.time_s;
       if (dt <= 0) {
@@ -438,8 +424,9 @@ class HostCpuRates {
         stats.skip("counter reset");
       } else {
         double rate = std::clamp((value - c.value) / dt, 0.0, 1.0);
-        emit({id, labels, mode == "idle" ? Metric::cpu_util_pct : Metric::cpu_iowait_pct, time_s,
-              mode == "idle" ? 100 * (1 - rate) : 100 * rate});
+        bool idle = series.kind == Kind::idle;
+        emit({series.id, series.labels, idle ? Metric::cpu_util_pct : Metric::cpu_iowait_pct, time_s,
+              idle ? 100 * (1 - rate) : 100 * rate});
         ++stats.samples;
       }
     }
@@ -455,6 +442,7 @@ class HostCpuRates {
   }
 
  private:
+  enum class Kind { no_host, other_mode, rule, idle, iowait };
   struct Counter {
     double time_s = -1, value = 0;
   };
@@ -464,8 +452,51 @@ class HostCpuRates {
     double last_s = 0;
     std::set<std::string> cpus;
   };
+  struct Series {
+    Kind kind = Kind::no_host;
+    const std::string* id = nullptr;
+    const Labels* labels = nullptr;
+    Host* host = nullptr;  // std::map nodes stay put
+    Counter counter;
+  };
+
+  // A label block is parsed the first time it is seen; its counter lives with it.
+  Series& resolve(std::string_view block, Metric metric) {
+    auto& by_block = metric == Metric::cpu_util_pct ? rules_ : counters_;
+    if (auto it = by_block.find(block); it != by_block.end()) return it->second;
+    if (by_block.size() >= input_limits().max_series)  // each block is a node_exporter series
+      throw SeriesLimitExceeded(fmt::format("more than {} telemetry series (raise the limit with --max-series)",
+                                            input_limits().max_series));
+    std::string host, cpu, mode;
+    for (auto& [key, label] : parse_label_block(block)) {
+      if (key == "instance" && host.empty()) host = instance_host(label);
+      else if (key == "hostname" || key == "Hostname" || key == "nodename") host = label;
+      else if (key == "cpu") cpu = label;
+      else if (key == "mode") mode = label;
+    }
+    Series series;
+    if (host.empty()) {
+      series.kind = Kind::no_host;
+    } else {
+      std::tie(series.id, series.labels) = table().intern(Labels{{"hostname", host}});
+      if (metric == Metric::cpu_util_pct) {
+        series.kind = Kind::rule;
+      } else if (mode != "idle" && mode != "iowait") {
+        series.kind = Kind::other_mode;
+      } else {
+        series.kind = mode == "idle" ? Kind::idle : Kind::iowait;
+        Host& h = hosts_[host];
+        h.id = series.id;
+        h.labels = series.labels;
+        h.cpus.insert(cpu);
+        series.host = &h;
+      }
+    }
+    return by_block.emplace(std::string(block), series).first->second;
+  }
+
   std::map<std::string, Host> hosts_;
-  std::unordered_map<std::string, Counter> counters_;
+  std::unordered_map<std::string, Series, ViewHash, std::equal_to<>> counters_, rules_;
 };
 
 // Prometheus text: name{labels} value [timestamp_ms]; "# timestamp: <s>" lines set the time of
