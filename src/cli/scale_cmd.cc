@@ -151,6 +151,80 @@ std::string across_shapes(const ScalingStudy& study) {
   return text + ".";
 }
 
+// What `gpuwise scale` writes: the terminal text, the report document and the JSON services.
+struct ScaleOutput {
+  std::string text;
+  Document doc;
+  json services = json::array();
+
+  void add_paragraph(const std::string& paragraph) {
+    text += paragraph + "\n\n";
+    doc.sections.back().paragraphs.push_back(paragraph);
+  }
+};
+
+// One layout's table, verdict and chart.
+void add_layout(ScaleOutput& out, const ServiceSpec& service, const ScalingStudy& study, size_t k, bool explain,
+                double max_utilization) {
+  const ScalingReport& r = study.shapes[k];
+  const PlanOption& plan = r.plan;
+  std::string replica = fmt::format("{} ({} batching, max {}) on {} {} {}, ${:.4g}/replica-hour", layout_name(plan),
+                                    batching_name(plan.config.batching), plan.config.max_batch, plan.offering->cloud,
+                                    plan.offering->instance_type, pricing_name(plan.pricing), r.usd_per_replica_hour);
+  if (study.shapes.size() > 1) replica = (k == 0 ? "the plan's layout, " : "another layout, ") + replica;
+  Table table = policy_table(r);
+  std::string headline = fmt::format("{}: {}; traffic {}; {:.1f} h simulated; cold start {:.0f} s ({:.0f} s on a warm node)",
+                                     service.name, replica, r.traffic, r.duration_s / 3600, r.start_s, r.warm_start_s);
+  out.text += headline + "\n" + render_text(table);
+  out.text += verdict(r) + "\n";
+  if (explain) {
+    out.text += "  assumptions:\n";
+    for (const auto& a : r.assumptions) out.text += "    - " + a + "\n";
+  }
+  out.text += "\n";
+  Section section;
+  section.heading = study.shapes.size() > 1 ? service.name + ", " + layout_name(plan) + " replicas" : service.name;
+  section.paragraphs = {headline + ".", verdict(r)};
+  section.charts.push_back(replicas_against_demand(r, max_utilization));
+  section.tables.push_back(table);
+  out.doc.sections.push_back(section);
+  if (k == 0) out.doc.assumptions.insert(out.doc.assumptions.end(), r.assumptions.begin(), r.assumptions.end());
+}
+
+void add_service(ScaleOutput& out, const ServiceSpec& service, const ScalingStudy& study, int wanted_shapes, bool explain,
+                 double max_utilization) {
+  for (size_t k = 0; k < study.shapes.size(); ++k) add_layout(out, service, study, k, explain, max_utilization);
+  if (static_cast<int>(study.shapes.size()) < wanted_shapes)
+    out.add_paragraph(fmt::format("{} replica layouts asked for, {} found: no other accelerator / tensor-parallel layout among the "
+                                  "plan's candidates meets the SLO at peak, even grown.",
+                                  wanted_shapes, study.shapes.size()));
+  const ScalingReport& first = study.shapes.front();
+  if (study.shapes.size() == 1 && first.recommended >= 0 &&
+      first.policies[static_cast<size_t>(first.recommended)].name == "static-peak")
+    out.add_paragraph("No autoscaling policy saves on this layout: --shapes 4 (or scaling.shapes) compares other replica "
+                      "layouts, and pools of smaller replicas can follow demand more closely.");
+  if (study.shapes.size() > 1) out.add_paragraph(across_shapes(study));
+
+  json entry = shape_json(first);
+  entry["name"] = service.name;
+  entry["traffic"] = first.traffic;
+  entry["duration_s"] = first.duration_s;
+  entry["cold_start_s"] = first.start_s;
+  entry["warm_start_s"] = first.warm_start_s;
+  json others = json::array();
+  for (size_t k = 1; k < study.shapes.size(); ++k) others.push_back(shape_json(study.shapes[k]));
+  entry["other_shapes"] = others;
+  entry["recommended_shape"] = nullptr;
+  if (study.best_shape >= 0) {
+    const ScalingReport& best = study.shapes[static_cast<size_t>(study.best_shape)];
+    const PolicyOutcome& p = best.policies[static_cast<size_t>(best.recommended)];
+    entry["recommended_shape"] = {{"accelerator", best.plan.config.accelerator->name},
+                                  {"tensor_parallel", best.plan.config.tensor_parallel},
+                                  {"policy", p.name}, {"usd_per_month", p.usd_per_month}, {"gpu_hours", p.gpu_hours}};
+  }
+  out.services.push_back(entry);
+}
+
 int run_scale(CommandContext& context, const ScaleArgs& args) {
   auto spec = load_spec(args.spec);
   if (!spec.ok()) throw InputError{spec.error()};
@@ -162,11 +236,9 @@ int run_scale(CommandContext& context, const ScaleArgs& args) {
   options.seed = args.seed;
   options.duration_s = args.hours * 3600;
   options.shapes = args.shapes;
-  json services = json::array();
-  Document doc;
-  doc.kind = "scale";
-  doc.title = "Autoscaling: " + args.spec;
-  std::string text;
+  ScaleOutput out;
+  out.doc.kind = "scale";
+  out.doc.title = "Autoscaling: " + args.spec;
   bool all_meet = true;
   for (const auto& service : spec.value().services) {
     std::unique_ptr<Progress> progress;
@@ -183,80 +255,16 @@ int run_scale(CommandContext& context, const ScaleArgs& args) {
     auto result = study_scaling(context.catalog(), spec.value(), service, options);
     if (progress) progress->finish();
     if (!result.ok()) throw InputError{result.error()};
-    const ScalingStudy& study = result.value();
-    all_meet = all_meet && study.best_shape >= 0;
-    json others = json::array();
-    for (size_t k = 0; k < study.shapes.size(); ++k) {
-      const ScalingReport& r = study.shapes[k];
-      const PlanOption& plan = r.plan;
-      std::string replica = fmt::format("{} ({} batching, max {}) on {} {} {}, ${:.4g}/replica-hour", layout_name(plan),
-                                        batching_name(plan.config.batching), plan.config.max_batch, plan.offering->cloud,
-                                        plan.offering->instance_type, pricing_name(plan.pricing), r.usd_per_replica_hour);
-      if (study.shapes.size() > 1) replica = (k == 0 ? "the plan's layout, " : "another layout, ") + replica;
-      Table table = policy_table(r);
-      std::string headline = fmt::format("{}: {}; traffic {}; {:.1f} h simulated; cold start {:.0f} s ({:.0f} s on a warm node)",
-                                         service.name, replica, r.traffic, r.duration_s / 3600, r.start_s, r.warm_start_s);
-      text += headline + "\n" + render_text(table);
-      text += verdict(r) + "\n";
-      if (context.options.explain) {
-        text += "  assumptions:\n";
-        for (const auto& a : r.assumptions) text += "    - " + a + "\n";
-      }
-      text += "\n";
-      Section section;
-      section.heading = study.shapes.size() > 1 ? service.name + ", " + layout_name(plan) + " replicas" : service.name;
-      section.paragraphs = {headline + ".", verdict(r)};
-      section.charts.push_back(replicas_against_demand(r, spec.value().constraints.max_utilization));
-      section.tables.push_back(table);
-      doc.sections.push_back(section);
-      if (k == 0) doc.assumptions.insert(doc.assumptions.end(), r.assumptions.begin(), r.assumptions.end());
-      if (k > 0) others.push_back(shape_json(r));
-    }
-    const int wanted = args.shapes > 0 ? args.shapes : service.scaling.shapes;
-    if (static_cast<int>(study.shapes.size()) < wanted) {
-      std::string note = fmt::format("{} replica layouts asked for, {} found: no other accelerator / tensor-parallel layout among the "
-                                     "plan's candidates meets the SLO at peak, even grown.", wanted, study.shapes.size());
-      text += note + "\n\n";
-      doc.sections.back().paragraphs.push_back(note);
-    }
-    const ScalingReport& plan_layout = study.shapes.front();
-    if (study.shapes.size() == 1 && plan_layout.recommended >= 0 &&
-        plan_layout.policies[static_cast<size_t>(plan_layout.recommended)].name == "static-peak") {
-      std::string hint = "No autoscaling policy saves on this layout: --shapes 4 (or scaling.shapes) compares other replica "
-                         "layouts, and pools of smaller replicas can follow demand more closely.";
-      text += hint + "\n\n";
-      doc.sections.back().paragraphs.push_back(hint);
-    }
-    if (study.shapes.size() > 1) {
-      std::string summary = across_shapes(study);
-      text += summary + "\n\n";
-      doc.sections.back().paragraphs.push_back(summary);
-    }
-    const ScalingReport& first = study.shapes.front();
-    json entry = shape_json(first);
-    entry["name"] = service.name;
-    entry["traffic"] = first.traffic;
-    entry["duration_s"] = first.duration_s;
-    entry["cold_start_s"] = first.start_s;
-    entry["warm_start_s"] = first.warm_start_s;
-    entry["other_shapes"] = others;
-    if (study.best_shape >= 0) {
-      const ScalingReport& best = study.shapes[static_cast<size_t>(study.best_shape)];
-      const PolicyOutcome& p = best.policies[static_cast<size_t>(best.recommended)];
-      entry["recommended_shape"] = {{"accelerator", best.plan.config.accelerator->name},
-                                    {"tensor_parallel", best.plan.config.tensor_parallel},
-                                    {"policy", p.name}, {"usd_per_month", p.usd_per_month}, {"gpu_hours", p.gpu_hours}};
-    } else {
-      entry["recommended_shape"] = nullptr;
-    }
-    services.push_back(entry);
+    all_meet = all_meet && result.value().best_shape >= 0;
+    add_service(out, service, result.value(), args.shapes > 0 ? args.shapes : service.scaling.shapes, context.options.explain,
+                spec.value().constraints.max_utilization);
   }
   if (context.options.format == "json") {
-    context.emit_json({{"spec", args.spec}, {"seed", args.seed}, {"services", services}}, "scale");
+    context.emit_json({{"spec", args.spec}, {"seed", args.seed}, {"services", out.services}}, "scale");
   } else if (context.options.format == "html" || context.options.format == "md") {
-    context.emit_document(doc);
+    context.emit_document(out.doc);
   } else {
-    context.emit(text);
+    context.emit(out.text);
   }
   return all_meet ? 0 : 3;
 }
