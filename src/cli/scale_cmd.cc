@@ -129,7 +129,7 @@ std::string across_shapes(const ScalingStudy& study) {
       if (p.name == "static-peak") fixed = &p;
       if (p.name == "queue-depth") queue = &p;
     }
-    text += fmt::format(" {} ({} replicas at peak)", layout_name(r.plan), r.plan.replicas);
+    text += fmt::format(" {} ({} replica{} at peak)", layout_name(r.plan), r.plan.replicas, r.plan.replicas == 1 ? "" : "s");
     if (fixed && queue)
       text += fmt::format(": queue depth {} GPU-hours{} against static {}", format_number(queue->gpu_hours, 1),
                           queue->meets_slo ? "" : fmt::format(" (misses the SLO, {:.2f}%)", queue->slo_attainment * 100),
