@@ -41,7 +41,7 @@ struct PlanArgs {
 // policies); the cooldown is the cold start's billed time (ski rental: idle as long as a restart
 // costs), unless the spec sets keep_alive_s.
 void emit_k8s(CommandContext& context, const Spec& spec, const std::vector<ServicePlan>& plans, const PlanArgs& args,
-              const Calibration* calibration) {
+              const VerifyOptions& verify) {
   std::error_code error;
   std::filesystem::create_directories(args.emit_k8s, error);
   if (error) fail("--emit-k8s", "cannot create the folder '" + args.emit_k8s + "': " + error.message());
@@ -51,13 +51,16 @@ void emit_k8s(CommandContext& context, const Spec& spec, const std::vector<Servi
     if (!plan.feasible || !plan.best) continue;
     ServiceSpec service = spec.services[i];
     ScalingPlanOptions options;
-    options.calibration = calibration;
+    options.calibration = verify.build.calibration;
     options.seed = args.seed;
     const double start_s = cold_start(spec.models.at(service.model_key), service.scaling).start_s;
     double cooldown = service.scaling.keep_alive_given ? service.scaling.keep_alive_s : std::max(60.0, std::ceil(start_s / 30) * 30);
     service.scaling.keep_alive_s = cooldown;
     service.scaling.policies = {"queue-depth", "scale-to-zero"};
-    auto result = plan_scaling(context.catalog(), spec, service, options);
+    // The printed plan was verified with the command's options: scale that layout. Screen-only
+    // plans are verified here first, as the manifests' counts must hold in simulation.
+    auto result = args.no_simulate ? plan_scaling(context.catalog(), spec, service, options)
+                                   : scale_layout(context.catalog(), spec, service, options, *plan.best, verify);
     if (!result.ok()) throw InputError{result.error()};
     const ScalingReport& r = result.value();
     const PolicyOutcome& queue = r.policies[0];
@@ -286,7 +289,7 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
     training_plans.push_back(plan_training(catalog, job, search, spot));
   }
 
-  if (!args.emit_k8s.empty()) emit_k8s(context, spec.value(), plans, args, options.calibration);
+  if (!args.emit_k8s.empty()) emit_k8s(context, spec.value(), plans, args, verify);
 
   double total_per_month = 0;
   bool all_feasible = true;

@@ -448,11 +448,8 @@ ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const Service
   // Cost-latency Pareto set over distinct accelerator/tp/batching configurations.
   std::sort(batched.begin(), batched.end(), better);
   for (const auto& option : batched) {
-    bool seen = std::any_of(plan.ranked.begin(), plan.ranked.end(), [&](const PlanOption& o) {
-      return o.config.accelerator == option.config.accelerator && o.config.tensor_parallel == option.config.tensor_parallel &&
-             o.config.batching == option.config.batching && o.config.max_batch == option.config.max_batch &&
-             o.replicas == option.replicas;
-    });
+    bool seen = std::any_of(plan.ranked.begin(), plan.ranked.end(),
+                            [&](const PlanOption& o) { return o.config == option.config && o.replicas == option.replicas; });
     if (!seen) plan.ranked.push_back(option);
     if (plan.ranked.size() >= 12) break;
   }

@@ -32,6 +32,7 @@ struct Configuration {
   int tensor_parallel = 1;
   Batching batching = Batching::none;
   int max_batch = 1;
+  bool operator==(const Configuration&) const = default;  // the same replica layout
 };
 
 // What the simulator saw for a candidate at peak traffic.

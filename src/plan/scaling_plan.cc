@@ -50,10 +50,7 @@ ColdStart cold_start(const ModelSpec& model, const ScalingSpec& scaling) {
   return c;
 }
 
-namespace {
-
-// The policies on one replica layout, its static count being the layout's verified peak count.
-Result<ScalingReport> scale_replica(const Catalog& catalog, const Spec& spec, const ServiceSpec& service_in,
+Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, const ServiceSpec& service_in,
                                     const ScalingPlanOptions& options, const PlanOption& replica, const VerifyOptions& verify) {
   ServiceSpec service = service_in;
   const ModelSpec& model = spec.models.at(service.model_key);
@@ -275,13 +272,6 @@ Result<ScalingReport> scale_replica(const Catalog& catalog, const Spec& spec, co
   return report;
 }
 
-bool same_layout(const PlanOption& a, const PlanOption& b) {
-  return a.config.accelerator == b.config.accelerator && a.config.tensor_parallel == b.config.tensor_parallel &&
-         a.config.batching == b.config.batching && a.config.max_batch == b.config.max_batch;
-}
-
-}  // namespace
-
 Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
                                    const ScalingPlanOptions& options) {
   const ModelSpec& model = spec.models.at(service.model_key);
@@ -301,7 +291,7 @@ Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, con
   std::vector<PlanOption> layouts = {*plan.best};
   for (const auto& option : plan.ranked) {
     if (static_cast<int>(layouts.size()) >= wanted) break;
-    if (std::any_of(layouts.begin(), layouts.end(), [&](const PlanOption& l) { return same_layout(l, option); })) continue;
+    if (std::any_of(layouts.begin(), layouts.end(), [&](const PlanOption& l) { return l.config == option.config; })) continue;
     PlanOption candidate = option;
     std::optional<PlanOption> verified;
     if (verify_option(catalog, model, service, candidate, verify)) verified = candidate;
@@ -310,7 +300,7 @@ Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, con
   }
   ScalingStudy study;
   for (const auto& layout : layouts) {
-    auto report = scale_replica(catalog, spec, service, options, layout, verify);
+    auto report = scale_layout(catalog, spec, service, options, layout, verify);
     if (!report.ok()) return report.error();
     study.shapes.push_back(std::move(report.value()));
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plan/inference.h"
+#include "plan/verify.h"
 #include "sim/autoscaler.h"
 #include "sim/simulator.h"
 
@@ -78,7 +79,12 @@ struct ScalingStudy {
 Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
                                    const ScalingPlanOptions& options);
 
-// The plan's layout alone.
+// The policies on one replica layout: a plan option the simulation verified at peak (its replicas
+// are the static count), simulated with the verification's replica options.
+Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
+                                   const ScalingPlanOptions& options, const PlanOption& replica, const VerifyOptions& verify);
+
+// The plan's layout alone (planned and verified with default options).
 Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
                                    const ScalingPlanOptions& options);
 

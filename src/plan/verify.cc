@@ -152,15 +152,12 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
   std::vector<PlanOption> kept;
   VerifyOptions brief = options;
   brief.requests = std::min<long long>(options.requests, 5000);
-  // Same replicas of the same configuration serve alike, whatever the offering.
-  auto same_serving = [](const PlanOption& a, const PlanOption& b) {
-    return a.config.accelerator == b.config.accelerator && a.config.tensor_parallel == b.config.tensor_parallel &&
-           a.config.batching == b.config.batching && a.config.max_batch == b.config.max_batch && a.replicas == b.replicas;
-  };
   for (auto& option : plan.pareto) {
-    // A full replay outranks the frontier's shorter run: what it dropped stays dropped.
+    // A full replay outranks the frontier's shorter run: what it dropped stays dropped (the same
+    // replicas of the same configuration serve alike, whatever the offering).
     for (const auto& checked : plan.ranked)
-      if (!option.simulated && checked.simulated && same_serving(option, checked)) option.simulated = checked.simulated;
+      if (!option.simulated && checked.simulated && checked.config == option.config && checked.replicas == option.replicas)
+        option.simulated = checked.simulated;
     if (!option.simulated) {
       auto result = simulate_option(catalog, model, service, option, brief);
       if (result.ok()) option.simulated = result.value();
