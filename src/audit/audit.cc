@@ -5,13 +5,13 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "core/money.h"
 #include "core/text.h"
 
 namespace gw {
 
 namespace {
 
-constexpr double kHoursPerMonth = 730;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // The cheapest on-demand price per device-hour of an accelerator in the catalog.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
+#include "core/money.h"
 #include "fleet/bucket_mix.h"
 #include "fleet/buy_vs_rent.h"
 #include "fleet/model_pools.h"
@@ -127,7 +128,7 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
         if (x.accelerator_name == p.accelerator) c = &x;
       double share = c && p.peak_gpus > 0 ? c->peak_gpus / p.peak_gpus : 0;
       double usd = p.usd_per_month * share;
-      double requests = d.average_rps * 730 * 3600;
+      double requests = d.average_rps * kHoursPerMonth * 3600;
       bool serverless = c && c->average_gpus < 0.1;
       per_model.push_back({{"service", d.service}, {"pool", i + 1}, {"accelerator", p.accelerator}, {"usd_per_month", usd},
                            {"usd_per_1k_requests", requests > 0 ? json(usd / requests * 1000) : json(nullptr)},
@@ -265,14 +266,7 @@ SharedPoolReport add_projects(FleetReport& report, const FleetInputs& in, const 
 
 void add_buy_vs_rent(FleetReport& report, const FleetInputs& inputs, const BuyVsRentSpec& b, const std::optional<SharedPoolReport>& pool) {
   BuyVsRentInput in;
-  in.gpus = b.gpus;
-  in.purchase_usd = b.purchase_usd;
-  in.overhead_fraction = b.overhead_fraction;
-  in.life_years = b.life_years;
-  in.on_demand_usd_per_gpu_hour = b.on_demand_usd_per_gpu_hour;
-  in.reserved_1y_usd_per_gpu_hour = b.reserved_1y_usd_per_gpu_hour;
-  in.reserved_3y_usd_per_gpu_hour = b.reserved_3y_usd_per_gpu_hour;
-  in.spot_usd_per_gpu_hour = b.spot_usd_per_gpu_hour;
+  static_cast<BuyVsRentTerms&>(in) = b;
   std::string utilization_source = "given";
   if (b.utilization) {
     in.utilization = *b.utilization;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
+#include "core/money.h"
 #include "plan/scaling_plan.h"
 
 namespace gw {
@@ -84,7 +85,7 @@ std::string verdict(const ScalingReport& report) {
       text += fmt::format(" Weekend (Saturday and Sunday): {} under {}, against {} under {}: {} saved per weekend, {} a month.",
                           format_usd(*best.weekend_usd), best.name, format_usd(*worst->weekend_usd), worst->name,
                           format_usd(*worst->weekend_usd - *best.weekend_usd),
-                          format_usd((*worst->weekend_usd - *best.weekend_usd) * 730 / 168));
+                          format_usd((*worst->weekend_usd - *best.weekend_usd) * kHoursPerMonth / 168));
   }
   return text;
 }

@@ -6,14 +6,13 @@
 #include <map>
 #include <numeric>
 
+#include "core/money.h"
 #include "core/milp.h"
 #include "plan/inference.h"
 
 namespace gw {
 
 namespace {
-
-constexpr double kHoursPerMonth = 730;
 
 std::string type_key(const BucketOption& o) { return fmt::format("{} tp{}", o.accelerator, o.tensor_parallel); }
 
@@ -28,9 +27,9 @@ std::map<std::string, double> type_prices(const std::vector<RequestBucket>& buck
   return prices;
 }
 
-// Replicas and cost of a choice of option per bucket.
-BucketAssignment price(const std::vector<RequestBucket>& buckets, const std::vector<int>& choice, double max_utilization) {
-  const auto prices = type_prices(buckets);
+// Replicas and cost of a choice of option per bucket, at each type's price (type_prices).
+BucketAssignment price(const std::vector<RequestBucket>& buckets, const std::map<std::string, double>& prices,
+                       const std::vector<int>& choice, double max_utilization) {
   std::map<std::string, std::pair<double, double>> load;  // type: (replica load, price)
   for (size_t b = 0; b < buckets.size(); ++b) {
     const BucketOption& o = buckets[b].options[static_cast<size_t>(choice[b])];
@@ -53,9 +52,10 @@ BucketAssignment price(const std::vector<RequestBucket>& buckets, const std::vec
 BucketAssignment assign_buckets_brute_force(const std::vector<RequestBucket>& buckets, double max_utilization) {
   BucketAssignment best;
   best.usd_per_month = 1e300;
+  const auto prices = type_prices(buckets);
   std::vector<int> choice(buckets.size(), 0);
   while (true) {
-    BucketAssignment a = price(buckets, choice, max_utilization);
+    BucketAssignment a = price(buckets, prices, choice, max_utilization);
     if (a.usd_per_month < best.usd_per_month - 1e-9) best = a;
     size_t i = 0;
     while (i < buckets.size() && ++choice[i] == static_cast<int>(buckets[i].options.size())) choice[i++] = 0;
@@ -70,6 +70,7 @@ BucketAssignment best_single_type(const std::vector<RequestBucket>& buckets, dou
   best.usd_per_month = 1e300;
   best.method = "best single type";
   if (buckets.empty()) return best;
+  const auto prices = type_prices(buckets);
   for (size_t first = 0; first < buckets.front().options.size(); ++first) {
     std::string key = type_key(buckets.front().options[first]);
     std::vector<int> choice;
@@ -79,7 +80,7 @@ BucketAssignment best_single_type(const std::vector<RequestBucket>& buckets, dou
       choice.push_back(static_cast<int>(it - b.options.begin()));
     }
     if (choice.size() != buckets.size()) continue;
-    BucketAssignment a = price(buckets, choice, max_utilization);
+    BucketAssignment a = price(buckets, prices, choice, max_utilization);
     if (a.usd_per_month < best.usd_per_month - 1e-9) best = a, best.method = "best single type";
   }
   return best;
@@ -122,7 +123,7 @@ Result<BucketAssignment> assign_buckets_exact(const std::vector<RequestBucket>& 
   for (size_t b = 0; b < buckets.size(); ++b)
     for (size_t o = 0; o < u[b].size(); ++o)
       if (milp.chosen(u[b][o])) choice[b] = static_cast<int>(o);
-  BucketAssignment a = price(buckets, choice, max_utilization);
+  BucketAssignment a = price(buckets, type_price, choice, max_utilization);
   a.method = "MILP (GLPK)";
   return a;
 }

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "core/money.h"
+
 namespace gw {
 
 Result<BuyVsRentReport> buy_vs_rent(const BuyVsRentInput& in) {
@@ -11,15 +13,14 @@ Result<BuyVsRentReport> buy_vs_rent(const BuyVsRentInput& in) {
     return Error{"", 0, "fleet.buy_vs_rent", "needs gpus >= 1, a purchase price, an on-demand price, a life, utilization in [0, 1]"};
   BuyVsRentReport r;
   const double months = in.life_years * 12;
-  const double hours_per_month = 730;
   r.owned_usd_per_month = in.purchase_usd * (1 + in.overhead_fraction) / months;
   r.overhead_usd_per_month = in.purchase_usd * in.overhead_fraction / months;
-  r.owned_usd_per_gpu_hour = r.owned_usd_per_month / (in.gpus * hours_per_month);
-  r.on_demand_usd_per_month = in.gpus * hours_per_month * in.utilization * in.on_demand_usd_per_gpu_hour;
-  if (in.reserved_1y_usd_per_gpu_hour) r.reserved_1y_usd_per_month = in.gpus * hours_per_month * *in.reserved_1y_usd_per_gpu_hour;
-  if (in.reserved_3y_usd_per_gpu_hour) r.reserved_3y_usd_per_month = in.gpus * hours_per_month * *in.reserved_3y_usd_per_gpu_hour;
-  if (in.spot_usd_per_gpu_hour) r.spot_usd_per_month = in.gpus * hours_per_month * in.utilization * *in.spot_usd_per_gpu_hour;
-  r.break_even_utilization = r.owned_usd_per_month / (in.gpus * hours_per_month * in.on_demand_usd_per_gpu_hour);
+  r.owned_usd_per_gpu_hour = r.owned_usd_per_month / (in.gpus * kHoursPerMonth);
+  r.on_demand_usd_per_month = in.gpus * kHoursPerMonth * in.utilization * in.on_demand_usd_per_gpu_hour;
+  if (in.reserved_1y_usd_per_gpu_hour) r.reserved_1y_usd_per_month = in.gpus * kHoursPerMonth * *in.reserved_1y_usd_per_gpu_hour;
+  if (in.reserved_3y_usd_per_gpu_hour) r.reserved_3y_usd_per_month = in.gpus * kHoursPerMonth * *in.reserved_3y_usd_per_gpu_hour;
+  if (in.spot_usd_per_gpu_hour) r.spot_usd_per_month = in.gpus * kHoursPerMonth * in.utilization * *in.spot_usd_per_gpu_hour;
+  r.break_even_utilization = r.owned_usd_per_month / (in.gpus * kHoursPerMonth * in.on_demand_usd_per_gpu_hour);
   // Cash: the purchase up front, overhead monthly, against renting the busy hours monthly.
   double monthly_gap = r.on_demand_usd_per_month - r.overhead_usd_per_month;
   if (monthly_gap > 0) r.break_even_months = in.purchase_usd / monthly_gap;
@@ -41,7 +42,7 @@ Result<BuyVsRentReport> buy_vs_rent(const BuyVsRentInput& in) {
     auto mix = optimize_pricing_mix(in.demand, prices);
     if (!mix.ok()) return mix.error();
     r.hybrid_owned_gpus = mix.value().reserved_3y;
-    r.hybrid_cloud_gpu_hours_per_month = mix.value().on_demand_unit_hours * hours_per_month / mix.value().hours;
+    r.hybrid_cloud_gpu_hours_per_month = mix.value().on_demand_unit_hours * kHoursPerMonth / mix.value().hours;
     r.hybrid_usd_per_month = mix.value().usd_per_month;
   }
 

@@ -10,17 +10,12 @@
 
 #include "core/error.h"
 #include "plan/pricing_mix.h"
+#include "spec/spec.h"  // BuyVsRentTerms
 
 namespace gw {
 
-struct BuyVsRentInput {
-  int gpus = 8;
-  double purchase_usd = 0;
-  double overhead_fraction = 0.75;
-  double life_years = 3;
+struct BuyVsRentInput : BuyVsRentTerms {
   double utilization = 0.5;        // share of hours the GPUs are busy
-  double on_demand_usd_per_gpu_hour = 0;
-  std::optional<double> reserved_1y_usd_per_gpu_hour, reserved_3y_usd_per_gpu_hour, spot_usd_per_gpu_hour;
   std::vector<DemandInterval> demand;  // optional: GPUs by hour, for the hybrid
 };
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 
+#include "core/money.h"
 #include "core/milp.h"
 #include "model/memory.h"
 #include "plan/inference.h"
@@ -13,8 +14,6 @@
 namespace gw {
 
 namespace {
-
-constexpr double kHoursPerMonth = 730;
 
 double at_hour(const PoolCandidate& c, int hour) { return c.hourly_gpus.empty() ? c.peak_gpus : c.hourly_gpus[static_cast<size_t>(hour)]; }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "core/money.h"
 #include "fleet/cron.h"
 
 namespace gw {
@@ -85,9 +86,9 @@ Result<SharedPoolReport> plan_shared_pool(const std::vector<FleetProjectSpec>& p
   report.week_peak_by_hour = week_profile(pool.busy);
   report.hourly_peak.assign(static_cast<size_t>(options.days) * 24, 0);
   for (size_t m = 0; m < pool.busy.size(); ++m) report.hourly_peak[m / 60] = std::max(report.hourly_peak[m / 60], pool.busy[m]);
-  report.static_usd_per_month = report.static_gpus * 730.0 * options.usd_per_gpu_hour;
-  report.pool_usd_per_month = report.pool_average_gpus * 730.0 * options.usd_per_gpu_hour;
-  report.pool_fixed_usd_per_month = report.pool_peak_gpus * 730.0 * options.usd_per_gpu_hour;
+  report.static_usd_per_month = report.static_gpus * kHoursPerMonth * options.usd_per_gpu_hour;
+  report.pool_usd_per_month = report.pool_average_gpus * kHoursPerMonth * options.usd_per_gpu_hour;
+  report.pool_fixed_usd_per_month = report.pool_peak_gpus * kHoursPerMonth * options.usd_per_gpu_hour;
 
   // Coordinate descent over whole-hour shifts of the shiftable scheduled jobs: each in turn
   // takes the shift that lowers (peak, spread) most given the others, until none improves.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/money.h"
 #include "catalog/catalog.h"
 #include "perf/efficiency.h"
 #include "spec/spec.h"
@@ -53,7 +54,7 @@ struct PlanOption {
   double usd_per_hour = 0;
   ServiceLevel level;  // at peak traffic
   // Derived money figures.
-  double usd_per_month() const { return usd_per_hour * 730.0; }
+  double usd_per_month() const { return usd_per_hour * kHoursPerMonth; }
 };
 
 struct ServicePlan {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "core/money.h"
 #include "core/csv.h"
 #include "core/text.h"
 #include "trace/request_trace.h"
@@ -109,8 +110,8 @@ Result<PricingMix> optimize_pricing_mix(const std::vector<DemandInterval>& deman
   MixPrices on_demand_only;
   on_demand_only.on_demand = prices.on_demand;
   mix.all_on_demand_usd = mix_cost(demand, on_demand_only, 0, 0);
-  mix.usd_per_month = mix.usd * 730 / mix.hours;
-  mix.all_on_demand_usd_per_month = mix.all_on_demand_usd * 730 / mix.hours;
+  mix.usd_per_month = mix.usd * kHoursPerMonth / mix.hours;
+  mix.all_on_demand_usd_per_month = mix.all_on_demand_usd * kHoursPerMonth / mix.hours;
 
   auto& a = mix.assumptions;
   a.push_back(fmt::format("demand: {:.1f} hours, peak {:.3g} units; fractional demand rounds up to whole units", mix.hours, mix.peak_units));

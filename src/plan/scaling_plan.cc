@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <memory>
 
+#include "core/money.h"
 #include "model/memory.h"
 #include "plan/verify.h"
 #include "sim/deployment.h"
@@ -201,7 +202,7 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
     outcome.replica_hours = r.billed_node_s / 3600;
     outcome.gpu_hours = outcome.replica_hours * report.gpus_per_replica;
     outcome.usd = outcome.replica_hours * report.usd_per_replica_hour;
-    outcome.usd_per_month = outcome.usd * 730 * 3600 / report.duration_s;
+    outcome.usd_per_month = outcome.usd * kHoursPerMonth * 3600 / report.duration_s;
     outcome.slo_attainment = r.slo_attainment;
     outcome.meets_slo = r.slo_attainment >= options.slo_attainment && r.rejected == 0;
     outcome.requests = r.requests;

@@ -173,14 +173,18 @@ struct FleetProjectSpec {
   int line = 0;
 };
 
-struct BuyVsRentSpec {
+// What owning GPUs costs and what renting them would: the terms buy-versus-rent compares.
+struct BuyVsRentTerms {
   int gpus = 8;
   double purchase_usd = 0;
   double overhead_fraction = 0.75;  // power, cooling, networking, storage, staff over the life, of the purchase
   double life_years = 3;            // straight-line depreciation
-  std::optional<double> utilization;  // planned share of hours busy; default: the projects' pool
   double on_demand_usd_per_gpu_hour = 0;
   std::optional<double> reserved_1y_usd_per_gpu_hour, reserved_3y_usd_per_gpu_hour, spot_usd_per_gpu_hour;
+};
+
+struct BuyVsRentSpec : BuyVsRentTerms {
+  std::optional<double> utilization;  // planned share of hours busy; default: the projects' pool
   int line = 0;
 };
 
