@@ -310,6 +310,66 @@ services:
   EXPECT_EQ(s["replicas"].size(), 2u);
 }
 
+// A simulation that ran exits 0 whatever it found; pipelines ask for exit 3 on a missed SLO.
+// The slo is optional for a given deployment, the whole trace runs unless cut, and the engine,
+// KV capacity, verdict and preemptions are reported.
+TEST(CliSimulate, RunsWithoutSloExitsZeroOnAMissAndSaysWhatItRan) {
+  std::string path = temp_path("sim_pressure.yaml");
+  std::string trace = std::string(GPUWISE_SOURCE_DIR) + "/examples/traces/azure-llm-2023-conv.csv";
+  auto spec = [&](const std::string& slo, const std::string& extra) {
+    std::ofstream(path) << "models: {llama: {preset: llama-2-70b}}\nservices:\n  - name: conv\n    model: llama\n"
+                        << "    traffic: {trace: " << trace << "}\n" << slo
+                        << "    deployment: {replicas: 1, accelerator: A100-80GB, tp: 2, batching: continuous, max_batch: 128, "
+                        << "token_budget: 4096" << extra << "}\n";
+  };
+  spec("", ", chunked_prefill: false");
+  CliRun r = run({"simulate", path, "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  const auto& s = doc["services"][0];
+  EXPECT_EQ(s["requests"].get<long long>() + s["rejected"].get<long long>(), 19366);  // the whole trace, not 100,000 or fewer
+  EXPECT_FALSE(s["stopped_at_request_limit"].get<bool>());
+  EXPECT_TRUE(s["slo_attainment"].is_null());
+  EXPECT_EQ(s["verdict"], "overloaded");  // one replica of a 70B model against 5.5 requests/s
+  EXPECT_GT(s["preemptions"].get<long long>(), 0);
+  EXPECT_GT(s["recomputed_tokens"].get<long long>(), 0);
+  EXPECT_EQ(s["replicas"][0]["kv_block_tokens"], 16);
+  EXPECT_EQ(s["replicas"][0]["kv_capacity_tokens"].get<long long>(), s["replicas"][0]["kv_capacity_blocks"].get<long long>() * 16);
+  for (const auto& t : s["timeseries"]) {
+    ASSERT_GE(t["kv_used_fraction"].get<double>(), 0);
+    ASSERT_LE(t["kv_used_fraction"].get<double>(), 1);
+  }
+  CliRun text = run({"simulate", path, "--requests", "500", "--explain"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("stopped after 500 arrivals (--requests)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("engine: vllm-v0 scheduler, recompute preemption"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("scheduler vllm-v0: vLLM 0.4-0.6"), std::string::npos) << text.out;
+
+  // A missed SLO: exit 0, or 3 with --fail-on-slo.
+  spec("    slo: {ttft_p99_s: 0.5, tpot_p99_s: 0.05}\n", ", scheduler: sarathi, gpu_memory_utilization: 0.95");
+  CliRun missed = run({"simulate", path, "--requests", "2000", "--format", "json"});
+  ASSERT_EQ(missed.code, 0) << missed.err;
+  auto m = nlohmann::json::parse(missed.out)["services"][0];
+  EXPECT_FALSE(m["slo_met"].get<bool>());
+  EXPECT_GT(m["replicas"][0]["kv_capacity_blocks"].get<long long>(), s["replicas"][0]["kv_capacity_blocks"].get<long long>());
+  EXPECT_EQ(run({"simulate", path, "--requests", "2000", "--fail-on-slo"}).code, 3);
+
+  // Planning still needs the targets, named by file, line and field.
+  spec("", "");
+  CliRun plan = run({"plan", path});
+  EXPECT_EQ(plan.code, 1);
+  EXPECT_NE(plan.err.find("services.conv.slo"), std::string::npos) << plan.err;
+  // Knobs that contradict each other, or that the engine lacks, are refused.
+  spec("", ", scheduler: vllm-v0, chunked_prefill: true");
+  CliRun contradiction = run({"simulate", path});
+  EXPECT_EQ(contradiction.code, 1);
+  EXPECT_NE(contradiction.err.find("deployment.chunked_prefill"), std::string::npos) << contradiction.err;
+  spec("", ", scheduler: vllm-v1, preemption: swap");
+  CliRun swap = run({"simulate", path});
+  EXPECT_EQ(swap.code, 1);
+  EXPECT_NE(swap.err.find("recompute only"), std::string::npos) << swap.err;
+}
+
 TEST(CliSimulate, BadDeploymentNamesTheKey) {
   std::string path = temp_path("sim_bad.yaml");
   std::ofstream(path) << "services:\n  - name: a\n    model: resnet-50\n    traffic: {rps: 5}\n"

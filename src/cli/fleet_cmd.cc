@@ -345,6 +345,7 @@ void add_what_if(FleetReport& report, const FleetInputs& in, const WhatIfSpec& w
 int run_fleet(CommandContext& context, const FleetArgs& args) {
   auto loaded = load_spec(args.spec);
   if (!loaded.ok()) throw InputError{loaded.error()};
+  if (auto missing = require_slos(loaded.value(), "plan a fleet")) throw InputError{*missing};
   context.add_input(args.spec);
   const Spec& spec = loaded.value();
   if (!spec.fleet) throw InputError{Error{args.spec, 0, "fleet", "the spec has no fleet section (projects, buy_vs_rent, what_if)"}};

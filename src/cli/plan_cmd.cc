@@ -212,6 +212,7 @@ std::string latency_text(const PlanOption& o, bool llm) {
 int run_plan(CommandContext& context, const PlanArgs& args) {
   auto spec = load_spec(args.spec);
   if (!spec.ok()) throw InputError{spec.error()};
+  if (auto missing = require_slos(spec.value(), "plan")) throw InputError{*missing};
   context.add_input(args.spec);
   const Catalog& catalog = context.catalog();
   std::optional<Calibration> calibration = load_calibration_option(args.calibration);

@@ -229,6 +229,7 @@ void add_service(ScaleOutput& out, const ServiceSpec& service, const ScalingStud
 int run_scale(CommandContext& context, const ScaleArgs& args) {
   auto spec = load_spec(args.spec);
   if (!spec.ok()) throw InputError{spec.error()};
+  if (auto missing = require_slos(spec.value(), "scale")) throw InputError{*missing};
   context.add_input(args.spec);
   if (spec.value().services.empty()) throw InputError{Error{args.spec, 0, "services", "no services to scale"}};
   std::optional<Calibration> calibration = load_calibration_option(args.calibration);

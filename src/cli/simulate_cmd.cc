@@ -16,9 +16,12 @@ using nlohmann::json;
 struct SimulateArgs {
   std::string spec, calibration, rate = "peak";
   uint64_t seed = 1;
-  long long requests = 100000;
+  long long requests = 0;  // 0: the whole trace, or kSyntheticRequests of a synthetic process
   double duration_s = 0;
+  bool fail_on_slo = false;
 };
+
+constexpr long long kSyntheticRequests = 100000;
 
 json summary_json(const LogHistogram& h) {
   return {{"mean", h.mean()}, {"p50", h.quantile(0.5)}, {"p90", h.quantile(0.9)}, {"p99", h.quantile(0.99)},
@@ -29,6 +32,23 @@ std::string deployment_text(const Deployment& d) {
   std::string groups;
   for (const auto& g : d.groups) groups += fmt::format("{}{} x {} tp{}", groups.empty() ? "" : " + ", g.count, g.accelerator, g.tensor_parallel);
   return fmt::format("{}, {} batching (max {}), {}", groups, d.batching.empty() ? "default" : d.batching, d.max_batch, d.router);
+}
+
+// The engine an LLM replica mirrors and its memory: what a reader needs to trust the run.
+std::string engine_text(const ReplicaConfig& c) {
+  long long tokens = c.kv_blocks * c.block_tokens;
+  return fmt::format("{} scheduler, {} preemption, token budget {}, KV cache {} blocks of {} ({} tokens), watermark {:.0f}%",
+                     llm_scheduler_name(c.scheduler), preemption_name(c.preemption), c.token_budget, c.kv_blocks,
+                     c.block_tokens, tokens, c.watermark_fraction * 100);
+}
+
+std::string verdict_text(const SimResult& r) {
+  if (r.overloaded)
+    return fmt::format("OVERLOADED: requests in the system grew by {:.0f}% of arrivals over the last quarter of the arrivals "
+                       "(the queue grows without bound at this rate)",
+                       r.backlog_growth * 100);
+  return fmt::format("stable: requests in the system changed by {:+.1f}% of arrivals over the last quarter of the arrivals",
+                     r.backlog_growth * 100);
 }
 
 // Latency CDFs from the simulator's histograms (end to end, and TTFT/TPOT for LLMs): 1% steps,
@@ -95,6 +115,9 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
     bool llm = model.arch.kind == ModelKind::decoder;
     Deployment deployment;
     std::string origin = "spec";
+    if (!service.deployment && !service.slo_given)
+      throw InputError{Error{args.spec, service.line, "services." + service.name + ".slo",
+                             "required to plan a deployment to simulate (or give services." + service.name + ".deployment)"}};
     if (service.deployment) {
       deployment = *service.deployment;
     } else {
@@ -124,11 +147,13 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
     auto process = make_arrivals(arrivals, service, rng);
     SimOptions options;
     options.seed = args.seed;
-    options.max_requests = args.requests;
+    // A trace runs whole unless cut; a synthetic process has no end, so it stops at a count said below.
+    const long long limit = args.requests > 0 ? args.requests : arrivals.process == "trace" ? (1LL << 62) : kSyntheticRequests;
+    options.max_requests = limit;
     if (args.duration_s > 0) options.max_duration_s = args.duration_s;
     options.slo = service.slo;
     options.router = *parse_router(deployment.router);
-    Progress progress("simulating " + service.name, "requests", static_cast<double>(args.requests), context.progress_enabled());
+    Progress progress("simulating " + service.name, "requests", static_cast<double>(std::min(limit, 1LL << 40)), context.progress_enabled());
     options.on_progress = [&](long long admitted) { progress.update(static_cast<double>(admitted)); };
     auto result = simulate(*process, replicas.value(), options);
     progress.finish();
@@ -148,15 +173,24 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
       json sizes = json::object();
       for (size_t b = 0; b < s.batch_sizes.size(); ++b)
         if (s.batch_sizes[b] > 0) sizes[std::to_string(b)] = s.batch_sizes[b];
-      replica_list.push_back({{"name", s.name}, {"requests", s.requests}, {"steps", s.steps},
-                              {"busy_fraction", s.busy_fraction}, {"preemptions", s.preemptions},
-                              {"mean_batch", steps > 0 ? items / steps : 0}, {"batch_size_distribution", sizes}});
+      json replica = {{"name", s.name}, {"requests", s.requests}, {"steps", s.steps},
+                      {"busy_fraction", s.busy_fraction}, {"preemptions", s.preemptions},
+                      {"mean_batch", steps > 0 ? items / steps : 0}, {"batch_size_distribution", sizes}};
+      if (s.kv_blocks > 0) {
+        replica["kv_capacity_blocks"] = s.kv_blocks;
+        replica["kv_block_tokens"] = s.block_tokens;
+        replica["kv_capacity_tokens"] = s.kv_blocks * s.block_tokens;
+        replica["mean_kv_used_fraction"] = s.mean_kv_used_fraction;
+        replica["recomputed_tokens"] = s.recomputed_tokens;
+        replica["swapped_tokens"] = s.swapped_tokens;
+      }
+      replica_list.push_back(replica);
     }
     json series = json::array();
     for (const auto& t : r.timeseries)
       series.push_back({{"time_s", t.time_s}, {"queue_depth", t.queue_depth}, {"in_flight", t.in_flight},
                         {"kv_used_fraction", t.kv_used_fraction}});
-    bool meets = r.slo_attainment >= 0.99;
+    bool meets = !service.slo_given || r.slo_attainment >= 0.99;
     all_meet = all_meet && meets;
     json j = {{"name", service.name},
               {"deployment", deployment_text(deployment)},
@@ -165,11 +199,18 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
               {"rate_rps", arrivals.process == "trace" ? r.arrival_rate_rps : rate},
               {"seed", args.seed},
               {"requests", r.requests},
+              {"admitted", r.admitted},
+              {"stopped_at_request_limit", r.stopped_at_request_limit},
               {"rejected", r.rejected},
+              {"verdict", r.overloaded ? "overloaded" : "stable"},
+              {"backlog_growth", r.backlog_growth},
+              {"recomputed_tokens", r.recomputed_tokens},
+              {"swapped_tokens", r.swapped_tokens},
               {"duration_s", r.duration_s},
               {"throughput_rps", r.throughput_rps},
               {"goodput_rps", r.goodput_rps},
-              {"slo_attainment", r.slo_attainment},
+              {"slo_attainment", service.slo_given ? json(r.slo_attainment) : json(nullptr)},
+              {"slo_met", service.slo_given ? json(meets) : json(nullptr)},
               {"mean_in_system", r.mean_in_system},
               {"preemptions", r.preemptions},
               {"latency_s", summary_json(r.latency)},
@@ -182,12 +223,29 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
     }
     services.push_back(j);
 
+    const std::string slo_text =
+        service.slo_given ? fmt::format("goodput {:.3g}/s, SLO attainment {:.2f}%{}", r.goodput_rps, r.slo_attainment * 100,
+                                        meets ? "" : " (misses)")
+                          : std::string("no SLO given");
+    // What was simulated, said: a cut trace or a synthetic count is never silent.
+    std::string scope = r.stopped_at_request_limit
+                            ? fmt::format(", stopped after {} arrivals ({}),", r.admitted,
+                                          args.requests > 0 ? "--requests" : "a synthetic process has no end; --requests sets the count")
+                            : (arrivals.process == "trace" ? ", the whole trace," : "");
+    std::vector<std::string> lines = {
+        fmt::format("{} requests{} ({} arrivals at {:.3g}/s, seed {}), {:.1f} s simulated: throughput {:.3g}/s, {}{}",
+                    r.requests, scope, arrivals.process, arrivals.process == "trace" ? r.arrival_rate_rps : rate, args.seed,
+                    r.duration_s, r.throughput_rps, slo_text,
+                    r.rejected ? fmt::format(", {} rejected (longer than the KV cache can ever hold)", r.rejected) : ""),
+        verdict_text(r)};
+    if (llm && !replicas.value().empty()) {
+      lines.push_back("engine: " + engine_text(replicas.value().front()));
+      if (r.preemptions > 0)
+        lines.push_back(fmt::format("{} preemptions: {} KV tokens recomputed, {} swapped to host", r.preemptions,
+                                    r.recomputed_tokens, r.swapped_tokens));
+    }
     text += fmt::format("{}: {} ({})\n", service.name, deployment_text(deployment), origin);
-    text += fmt::format("  {} requests ({} arrivals at {:.3g}/s, seed {}), {:.1f} s simulated: throughput {:.3g}/s, "
-                        "goodput {:.3g}/s, SLO attainment {:.2f}%{}\n",
-                        r.requests, arrivals.process, arrivals.process == "trace" ? r.arrival_rate_rps : rate, args.seed,
-                        r.duration_s, r.throughput_rps, r.goodput_rps, r.slo_attainment * 100,
-                        r.rejected ? fmt::format(", {} rejected (prompt longer than the KV cache)", r.rejected) : "");
+    for (const auto& l : lines) text += "  " + l + "\n";
     Table table;
     table.columns = {"metric", "mean", "p50", "p90", "p99", "p99.9"};
     table.align = {Align::left, Align::right, Align::right, Align::right, Align::right, Align::right};
@@ -205,21 +263,24 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
     text += render_text(table);
     Section section;
     section.heading = fmt::format("{}: {} ({})", service.name, deployment_text(deployment), origin);
-    section.paragraphs.push_back(fmt::format(
-        "{} requests ({} arrivals at {:.3g}/s, seed {}), {:.1f} s simulated: throughput {:.3g}/s, goodput {:.3g}/s, SLO attainment {:.2f}%.",
-        r.requests, arrivals.process, arrivals.process == "trace" ? r.arrival_rate_rps : rate, args.seed, r.duration_s,
-        r.throughput_rps, r.goodput_rps, r.slo_attainment * 100));
+    for (const auto& l : lines) section.paragraphs.push_back(l + ".");
     section.charts.push_back(latency_cdf(r, llm));
     section.charts.push_back(queue_over_time(r));
     section.tables.push_back(table);
     Table replicas_table;
-    replicas_table.columns = {"replica", "requests", "busy", "steps", "preemptions"};
-    replicas_table.align = {Align::left, Align::right, Align::right, Align::right, Align::right};
+    replicas_table.columns = {"replica", "requests", "busy (time in steps)", "steps", "mean batch", "KV used (mean)", "preemptions"};
+    replicas_table.align = {Align::left, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right};
     for (const auto& s : r.replicas) {
-      text += fmt::format("  replica {}: {} requests, {:.0f}% busy, {} steps{}\n", s.name, s.requests, s.busy_fraction * 100,
-                          s.steps, s.preemptions ? fmt::format(", {} preemptions", s.preemptions) : "");
+      // Busy is GPU time in steps (what nvidia-smi's utilization reads); a continuous batcher
+      // with one sequence decoding is "busy", so the mean batch and KV use say how full it is.
+      std::string kv = s.kv_blocks > 0 ? fmt::format("{:.0f}%", s.mean_kv_used_fraction * 100) : "-";
+      text += fmt::format("  replica {}: {} requests, {:.0f}% of the time in steps, {} steps of {:.1f} on average{}{}\n", s.name,
+                          s.requests, s.busy_fraction * 100, s.steps, s.mean_batch,
+                          s.kv_blocks > 0 ? ", KV cache " + kv + " used on average" : "",
+                          s.preemptions ? fmt::format(", {} preemptions", s.preemptions) : "");
       replicas_table.add_row({s.name, format_number(static_cast<double>(s.requests), 0), fmt::format("{:.0f}%", s.busy_fraction * 100),
-                              format_number(static_cast<double>(s.steps), 0), std::to_string(s.preemptions)});
+                              format_number(static_cast<double>(s.steps), 0), fmt::format("{:.1f}", s.mean_batch), kv,
+                              std::to_string(s.preemptions)});
     }
     section.tables.push_back(replicas_table);
     std::vector<std::string> assumptions = {
@@ -236,6 +297,17 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
       else
         assumptions.push_back(fmt::format("step times on {}: the roofline model, {}", a->name, efficiency_for(*a, build.calibration).source));
     }
+    if (llm && !replicas.value().empty()) {
+      const ReplicaConfig& c = replicas.value().front();
+      assumptions.push_back(fmt::format("scheduler {}: {}", llm_scheduler_name(c.scheduler), llm_scheduler_source(c.scheduler)));
+      assumptions.push_back(fmt::format("KV cache: {} blocks of {} tokens per replica, from {:.0f}% of device memory less weights, "
+                                        "activations and {:.1f} GiB runtime overhead (deployment.gpu_memory_utilization, overhead_gib)",
+                                        c.kv_blocks, c.block_tokens,
+                                        deployment.gpu_memory_utilization.value_or(build.usable_fraction) * 100,
+                                        deployment.overhead_gib.value_or(build.overhead_gib)));
+      assumptions.push_back("verdict: overloaded when requests in the system grow by more than 5% of the arrivals over the "
+                            "last quarter of the arrivals (and beyond 3 standard deviations of a stable queue)");
+    }
     if (context.options.explain) {
       text += "  assumptions:\n";
       for (const auto& a : assumptions) text += "    - " + a + "\n";
@@ -251,7 +323,8 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
   } else {
     context.emit(text);
   }
-  return all_meet ? 0 : 3;
+  // The simulation ran: exit 0 whatever it found, unless a pipeline asks to fail on a missed SLO.
+  return args.fail_on_slo && !all_meet ? 3 : 0;
 }
 
 }  // namespace
@@ -261,13 +334,15 @@ void add_simulate_command(CLI::App& app, CommandContext& context, Action& action
   auto args = std::make_shared<SimulateArgs>();
   simulate_command->add_option("SPEC", args->spec, "Workload spec (YAML) with deployments")->required();
   simulate_command->add_option("--seed", args->seed, "Random seed (same seed, same output)");
-  simulate_command->add_option("--requests", args->requests, "Stop admitting after N requests")
+  simulate_command->add_option("--requests", args->requests,
+                               "Stop admitting after N requests (default: the whole trace; 100000 of a synthetic process)")
       ->check(CLI::Range(1LL, 1000000000LL));
   simulate_command->add_option("--duration", args->duration_s, "Stop admitting after this many simulated seconds")
       ->check(CLI::Range(0.0, 1e9));
   simulate_command->add_option("--rate", args->rate, "Rate for rps-driven traffic: peak or average")
       ->check(CLI::IsMember({"peak", "average"}));
   simulate_command->add_option("--calibration", args->calibration, "Efficiency factors from `gpuwise calibrate`");
+  simulate_command->add_flag("--fail-on-slo", args->fail_on_slo, "Exit 3 when a service misses its SLO (for pipelines)");
   simulate_command->callback([&context, &action, args] {
     action = [&context, args] { return run_simulate(context, *args); };
   });

@@ -6,18 +6,29 @@
 
 namespace gw {
 
-class LlmStepModel {
+// The time of one serving step of an LLM replica, whatever answers it (the roofline below, or
+// measured operator profiles); the simulator asks it once per step.
+class LlmStepTimer {
  public:
-  LlmStepModel(const ModelArch& arch, const PerfSetup& setup);
-
+  virtual ~LlmStepTimer() = default;
   // One step: decode_sequences produce a token each, attending to context_sum tokens in total;
   // prefill_tokens of prompts are processed, attending to prefill_attended token pairs in total
   // (a prompt chunk of c tokens after p done attends to c * p + c^2 / 2); sampled sequences get
   // the output head.
-  double step_time_s(double decode_sequences, double context_sum, double prefill_tokens, double prefill_attended,
-                     double sampled_sequences) const;
+  virtual double step_time_s(double decode_sequences, double context_sum, double prefill_tokens,
+                             double prefill_attended, double sampled_sequences) const = 0;
+  // KV-cache bytes one token takes on each device of the replica.
+  virtual double kv_bytes_per_token() const = 0;
+};
 
-  double kv_bytes_per_token() const { return kv_bytes_per_token_; }
+class LlmStepModel final : public LlmStepTimer {
+ public:
+  LlmStepModel(const ModelArch& arch, const PerfSetup& setup);
+
+  double step_time_s(double decode_sequences, double context_sum, double prefill_tokens, double prefill_attended,
+                     double sampled_sequences) const override;
+
+  double kv_bytes_per_token() const override { return kv_bytes_per_token_; }
 
  private:
   const ModelArch* arch_;

@@ -8,6 +8,17 @@
 
 namespace gw {
 
+namespace {
+
+// One direction of a PCIe x16 link: 8, 16, 32 GT/s per lane for gen 3, 4, 5 with 128b/130b
+// coding (PCI-SIG base specifications 3.0, 4.0, 5.0), 15.75, 31.5, 63 GB/s; gen 6 doubles gen 5.
+double pcie_x16_bytes_per_s(int generation) {
+  double gt_per_s = generation <= 3 ? 8 : generation == 4 ? 16 : generation == 5 ? 32 : 64;
+  return gt_per_s * 1e9 * 16 * 128.0 / 130.0 / 8;
+}
+
+}  // namespace
+
 Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const ModelSpec& model,
                                                   const ServiceSpec& service, const Deployment& deployment,
                                                   const ReplicaBuildOptions& options) {
@@ -30,7 +41,14 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
     c.max_queue_delay_s = deployment.max_queue_delay_s;
     c.batch_timeout_s = deployment.batch_timeout_s;
     c.token_budget = deployment.token_budget;
-    c.chunked_prefill = deployment.chunked_prefill;
+    c.scheduler = deployment.scheduler.empty()
+                      ? (deployment.chunked_prefill ? LlmScheduler::vllm_v1 : LlmScheduler::vllm_v0)
+                      : *parse_llm_scheduler(deployment.scheduler);
+    c.preemption = *parse_preemption(deployment.preemption);
+    // vLLM v0's block manager keeps 1% free at admission (watermark=0.01); V1 has no watermark.
+    c.watermark_fraction = deployment.watermark_fraction.value_or(c.scheduler == LlmScheduler::vllm_v1 ? 0.0 : 0.01);
+    const double usable_fraction = deployment.gpu_memory_utilization.value_or(options.usable_fraction);
+    const double overhead_gib = deployment.overhead_gib.value_or(options.overhead_gib);
     PerfSetup setup;
     setup.accelerator = accelerator;
     setup.tensor_parallel = group.tensor_parallel;
@@ -41,13 +59,13 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
     memory.weight_precision = model.precision;
     memory.kv_precision = setup.kv_precision;
     memory.tensor_parallel = group.tensor_parallel;
-    memory.overhead_gib = options.overhead_gib;
+    memory.overhead_gib = overhead_gib;
     memory.prefill_chunk_tokens = deployment.token_budget;
     if (llm) {
       memory.batch = c.max_batch;
       memory.context = deployment.token_budget;
       MemoryEstimate e = estimate_inference(arch, memory);
-      double free = accelerator->memory_bytes() * options.usable_fraction - e.weights_bytes - e.activation_bytes -
+      double free = accelerator->memory_bytes() * usable_fraction - e.weights_bytes - e.activation_bytes -
                     e.overhead_bytes;
       if (free <= 0)
         return Error{"", deployment.line, "deployment.accelerator",
@@ -56,6 +74,8 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
       c.llm = std::make_shared<LlmStepModel>(arch, setup);
       c.block_tokens = 16;
       c.kv_blocks = static_cast<long long>(free / (c.llm->kv_bytes_per_token() * c.block_tokens));
+      c.max_sequence_tokens = arch.max_position_embeddings > 0 ? arch.max_position_embeddings : 4096;
+      c.swap_bytes_per_s = pcie_x16_bytes_per_s(accelerator->pcie_gen.value_or(4));
       if (c.batching == SimBatching::none) c.max_batch = 1;
     } else if (model.measured) {
       if (catalog.find_accelerator(model.measured->accelerator) != accelerator)
@@ -76,7 +96,7 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
     } else {
       memory.batch = c.max_batch;
       memory.context = std::max(1.0, service.input_tokens.mean());
-      if (estimate_inference(arch, memory).total_bytes_per_device > accelerator->memory_bytes() * options.usable_fraction)
+      if (estimate_inference(arch, memory).total_bytes_per_device > accelerator->memory_bytes() * usable_fraction)
         return Error{"", deployment.line, "deployment.max_batch",
                      fmt::format("a batch of {} does not fit on {}", c.max_batch, accelerator->name)};
       // One pass per batch size, computed once.

@@ -49,7 +49,59 @@ std::optional<Router> parse_router(std::string_view text) {
   return std::nullopt;
 }
 
+std::string_view llm_scheduler_name(LlmScheduler scheduler) {
+  switch (scheduler) {
+    case LlmScheduler::vllm_v0: return "vllm-v0";
+    case LlmScheduler::vllm_v1: return "vllm-v1";
+    case LlmScheduler::sarathi: return "sarathi";
+    case LlmScheduler::orca: return "orca";
+  }
+  return "vllm-v1";
+}
+
+std::string_view llm_scheduler_source(LlmScheduler scheduler) {
+  switch (scheduler) {
+    case LlmScheduler::vllm_v0:
+      return "vLLM 0.4-0.6 (V0 Scheduler._schedule_default): waiting prompts first, whole, in prefill-only steps within "
+             "max_num_batched_tokens; else decode every running sequence; admission keeps a 1% free-block watermark; "
+             "preemption (recompute, or swap) of the latest arrival first";
+    case LlmScheduler::vllm_v1:
+      return "vLLM >= 0.8 (V1 Scheduler.schedule): running requests first (decodes, prompt chunks), then waiting ones, "
+             "one token budget; KV blocks allocated as tokens are scheduled; the last admitted is preempted (recompute)";
+    case LlmScheduler::sarathi:
+      return "Sarathi-Serve (OSDI'24, as Vidur's sarathi scheduler): decodes first, then prompt chunks within the token "
+             "budget; a prompt's blocks reserved whole at admission with a 1% watermark; latest arrival preempted first";
+    case LlmScheduler::orca:
+      return "Orca (OSDI'22, as Vidur's orca scheduler): whole prompts and decodes in one iteration; KV for the model's "
+             "whole context reserved per sequence at admission, so never preempted";
+  }
+  return "";
+}
+
+std::optional<LlmScheduler> parse_llm_scheduler(std::string_view text) {
+  std::string name = to_lower(text);
+  if (name == "vllm-v0") return LlmScheduler::vllm_v0;
+  if (name == "vllm-v1") return LlmScheduler::vllm_v1;
+  if (name == "sarathi") return LlmScheduler::sarathi;
+  if (name == "orca") return LlmScheduler::orca;
+  return std::nullopt;
+}
+
+std::string_view preemption_name(Preemption preemption) {
+  return preemption == Preemption::swap ? "swap" : "recompute";
+}
+
+std::optional<Preemption> parse_preemption(std::string_view text) {
+  std::string name = to_lower(text);
+  if (name == "recompute") return Preemption::recompute;
+  if (name == "swap") return Preemption::swap;
+  return std::nullopt;
+}
+
 namespace {
+
+// Where an LLM request is on its replica.
+enum class Stage : unsigned char { queued, prefilling, decoding, swapped };
 
 struct Request {
   double arrival = 0, scheduled = -1, first_token = -1;
@@ -57,32 +109,47 @@ struct Request {
   // Continuous batching state.
   double prompt = 0;           // tokens to (re)compute at admission: input + tokens generated before a preemption
   double prefill_left = 0;
-  double generated = 0;        // output tokens produced so far
-  double length = 0;           // tokens in the KV cache while decoding
-  long long blocks = 0;
-  long long join_step = 0;     // decode-step counter when it joined decoding
+  double generated = 0;        // output tokens produced so far; never lost to a preemption
+  double generated_at_join = 0;
+  double length = 0;           // tokens in the KV cache when it joined decoding (or was swapped out)
+  long long blocks = 0;        // blocks held while prefilling (and, under orca, throughout)
+  long long join_step = 0;     // the replica's decode-step counter when it joined decoding
+  long long arrival_order = 0; // arrival sequence number: vLLM v0 and Sarathi preempt the latest
   int phase = 0;
-  unsigned version = 0;        // invalidates heap entries after a preemption
+  Stage stage = Stage::queued;
+  bool live = false;
+  unsigned version = 0;        // grows at every preemption and release: stale heap entries never match
   int replica = -1;
 };
 
+// Request slots reused after completion. A slot's version only grows, so an entry left in a
+// heap by an earlier occupant never matches the next one.
 class RequestPool {
  public:
   int add(const Request& r) {
+    int id;
     if (!free_.empty()) {
-      int id = free_.back();
+      id = free_.back();
       free_.pop_back();
-      slots_[static_cast<size_t>(id)] = r;
-      return id;
+    } else {
+      id = static_cast<int>(slots_.size());
+      slots_.emplace_back();
     }
-    slots_.push_back(r);
-    return static_cast<int>(slots_.size() - 1);
+    Request& slot = slots_[static_cast<size_t>(id)];
+    unsigned version = slot.version;
+    slot = r;
+    slot.version = version;
+    slot.live = true;
+    return id;
   }
   Request& operator[](int id) { return slots_[static_cast<size_t>(id)]; }
   void release(int id) {
-    slots_[static_cast<size_t>(id)].version++;
+    Request& slot = slots_[static_cast<size_t>(id)];
+    slot.version++;
+    slot.live = false;
     free_.push_back(id);
   }
+  size_t size() const { return slots_.size(); }
 
  private:
   std::vector<Request> slots_;
@@ -117,6 +184,15 @@ struct DecodeEntry {
   }
 };
 
+// A running request by preemption order: the largest key goes first (the latest arrival under
+// vLLM v0 and Sarathi, the latest admitted under vLLM v1).
+struct VictimEntry {
+  long long key;
+  int id;
+  unsigned version;
+  bool operator<(const VictimEntry& other) const { return key < other.key; }
+};
+
 struct ReplicaState {
   const ReplicaConfig* config = nullptr;
   Life life = Life::ready;
@@ -131,21 +207,26 @@ struct ReplicaState {
   // Classic batch in service.
   std::vector<int> batch;
   // Continuous batching.
-  std::deque<int> prefilling;
+  std::deque<int> prefilling;                      // admitted, prompt not yet computed, in admission order
+  std::deque<int> swapped;                         // preempted to host memory, oldest first
   std::priority_queue<DecodeEntry, std::vector<DecodeEntry>, std::greater<>> decoding;
-  std::vector<std::pair<int, unsigned>> admitted;  // admission order (id, version), for preemption
+  std::priority_queue<VictimEntry> victims;        // running requests, the next to preempt on top
+  long long admissions = 0;                        // admission counter (vLLM v1's preemption order)
   long long decoding_count = 0;
-  double context_sum = 0;
+  double context_sum = 0;                          // KV tokens of the decoding sequences
   long long blocks_used = 0;
-  std::vector<long long> phase_count;
-  long long decode_step = 0;
+  std::vector<long long> phase_count;              // decoding sequences by the step they need a block in
+  long long decode_step = 0;                       // decode steps scheduled so far
+  double kv_block_s = 0;                           // blocks used x seconds, over steps
   // The step in progress.
   bool step_decodes = false;
-  long long step_new_blocks = 0;
   std::vector<std::pair<int, double>> step_chunks;
   double step_started = 0;
   ReplicaStats stats;
 };
+
+// Continuous batching, or an LLM served one sequence at a time.
+bool is_llm(const ReplicaConfig& c) { return c.batching == SimBatching::continuous || (c.llm && c.batching == SimBatching::none); }
 
 long long blocks_for(double tokens, int block) { return static_cast<long long>(std::ceil(tokens / block)); }
 
@@ -203,7 +284,16 @@ class Simulation {
           ++warm_idle_;
           break;
       }
+      if (options_.check_invariants) {
+        check_invariants();
+        if (completed_ + rejected_ + in_flight_ != admitted_)
+          violated(fmt::format("{} completed + {} rejected + {} in flight != {} admitted", completed_, rejected_,
+                               in_flight_, admitted_));
+        if (!invariant_error_.empty()) return Error{"", 0, "simulator invariant", invariant_error_};
+      }
     }
+    if (options_.check_invariants && in_flight_ != 0)
+      return Error{"", 0, "simulator invariant", fmt::format("{} requests never completed ({})", in_flight_, stuck())};
     if (auto e = arrivals_.error()) return *e;
     return finish();
   }
@@ -422,6 +512,7 @@ class Simulation {
     r.input = pending_->input_tokens;
     r.output = std::max(1.0, pending_->output_tokens);
     r.prompt = r.input;
+    r.arrival_order = admitted_;
     int id = pool_.add(r);
     int replica = route();
     if (replica == -1) {
@@ -438,6 +529,7 @@ class Simulation {
     last_arrival_ = t;
     ++in_flight_;
     peak_in_flight_ = std::max(peak_in_flight_, in_flight_);
+    mark(t);
     sample(t);
     arrivals_open_ = false;
     if (admitted_ < options_.max_requests) {
@@ -446,6 +538,8 @@ class Simulation {
         push({std::max(t, pending_->time_s), static_cast<int>(EventKind::arrival), -1, 0, 0});
         arrivals_open_ = true;
       }
+    } else {
+      result_.stopped_at_request_limit = arrivals_.next().has_value();
     }
     if (replica >= 0) {
       try_start(replica, t);
@@ -457,7 +551,7 @@ class Simulation {
   void try_start(int index, double t) {
     auto& r = replicas_[static_cast<size_t>(index)];
     if (r.busy) return;
-    if (r.config->batching == SimBatching::continuous || (r.config->llm && r.config->batching == SimBatching::none)) {
+    if (is_llm(*r.config)) {
       start_llm_step(index, t);
     } else {
       start_batch(index, t);
@@ -509,104 +603,71 @@ class Simulation {
     push({t + duration, static_cast<int>(EventKind::step_done), index, 0, 0});
   }
 
-  // LLM servers: admission under the KV-block budget, preemption by recompute, chunked prefill.
+  // LLM servers: one step under the replica's scheduler (see LlmScheduler).
   void start_llm_step(int index, double t) {
     auto& r = replicas_[static_cast<size_t>(index)];
     const ReplicaConfig& c = *r.config;
-    const int block = std::max(1, c.block_tokens);
-    const bool one_at_a_time = c.batching == SimBatching::none;
-    const long long max_sequences = one_at_a_time ? 1 : std::max(1, c.max_batch);
-
-    // Admit waiting requests while sequence slots and blocks for their prompts remain.
-    while (!r.waiting.empty() &&
-           r.decoding_count + static_cast<long long>(r.prefilling.size()) < max_sequences) {
-      int id = r.waiting.front();
-      Request& q = pool_[id];
-      long long need = blocks_for(q.prompt + 1, block);
-      if (need > c.kv_blocks) {
-        // Longer than the whole KV cache: a server rejects it; counted, never silently dropped.
-        r.waiting.pop_front();
-        r.outstanding--;
-        r.outstanding_tokens -= q.input + q.output;
-        ++rejected_;
-        --in_flight_;
-        pool_.release(id);
-        continue;
-      }
-      if (r.blocks_used + need > c.kv_blocks) break;
-      r.waiting.pop_front();
-      r.blocks_used += need;
-      q.blocks = need;
-      q.prefill_left = q.prompt;
-      if (q.scheduled < 0) q.scheduled = t;
-      r.prefilling.push_back(id);
-      r.admitted.emplace_back(id, q.version);
-      if (r.admitted.size() > 2 * static_cast<size_t>(max_sequences) + 64) {
-        // Drop entries of requests that finished or were preempted since.
-        std::vector<std::pair<int, unsigned>> live;
-        for (auto [aid, version] : r.admitted)
-          if (pool_[aid].version == version && pool_[aid].replica == index) live.emplace_back(aid, version);
-        r.admitted = std::move(live);
-      }
-    }
-
-    // Decoding sequences each add a token this step; preempt the newest when blocks run out.
-    long long new_blocks = r.decoding_count > 0 ? r.phase_count[static_cast<size_t>(r.decode_step % block)] : 0;
-    while (r.decoding_count > 0 && r.blocks_used + new_blocks > c.kv_blocks) {
-      int victim = -1;
-      while (!r.admitted.empty()) {
-        auto [candidate, version] = r.admitted.back();
-        r.admitted.pop_back();
-        const Request& q = pool_[candidate];
-        if (q.version == version && q.replica == index && q.length > 0) {
-          victim = candidate;
-          break;
-        }
-      }
-      if (victim < 0) break;
-      Request& v = pool_[victim];
-      long long steps = r.decode_step - v.join_step;
-      double length = v.length + static_cast<double>(steps);
-      if ((r.decode_step % block) == v.phase) new_blocks--;  // its growth this step was counted
-      r.phase_count[static_cast<size_t>(v.phase)]--;
-      r.decoding_count--;
-      r.context_sum -= length;
-      r.blocks_used -= blocks_for(length, block);
-      v.version++;  // its decode-heap entry is stale now
-      v.generated = 1 + static_cast<double>(steps);
-      v.prompt = v.input + v.generated;  // recomputed as a prompt when readmitted
-      v.length = 0;
-      v.blocks = 0;
-      r.waiting.push_front(victim);
-      r.stats.preemptions++;
-    }
-
-    // Prefill chunks within the token budget (whole prompts without chunked prefill, and then
-    // the step decodes nothing).
-    double budget = c.token_budget;
-    bool decode_now = r.decoding_count > 0;
+    swap_tokens_now_ = 0;
+    long long new_blocks = 0;
+    // A step that preempted or rejected every running request schedules again: the queues it
+    // changed may run now (at most a few rounds: each round empties the running set or stops).
+    for (int attempt = 0; attempt < 4; ++attempt) {
+    const long long rejected_before = rejected_;
     r.step_chunks.clear();
+    r.step_decodes = false;
+    preempted_now_ = false;
+    new_blocks = 0;
+    switch (c.scheduler) {
+      case LlmScheduler::vllm_v0: {
+        // Waiting prompts first, whole, in a prefill-only step; none while sequences are swapped out.
+        if (r.swapped.empty()) admit(index, t, false);
+        if (!r.step_chunks.empty()) break;
+        new_blocks = make_room_for_decodes(index);
+        if (!preempted_now_) new_blocks += swap_in(index);
+        r.step_decodes = r.decoding_count > 0;
+        break;
+      }
+      case LlmScheduler::vllm_v1:
+      case LlmScheduler::sarathi: {
+        new_blocks = make_room_for_decodes(index);
+        if (c.scheduler == LlmScheduler::sarathi && !preempted_now_) new_blocks += swap_in(index);
+        r.step_decodes = r.decoding_count > 0;
+        double budget = c.token_budget - (r.step_decodes ? static_cast<double>(r.decoding_count) : 0);
+        continue_prefills(index, budget, new_blocks);
+        admit(index, t, true, budget, new_blocks);
+        break;
+      }
+      case LlmScheduler::orca: {
+        r.step_decodes = r.decoding_count > 0;
+        admit(index, t, false);
+        break;
+      }
+    }
+    if (r.step_decodes || !r.step_chunks.empty() || (!preempted_now_ && rejected_ == rejected_before)) break;
+    }
+    if (!r.step_decodes && r.step_chunks.empty()) return;  // nothing to do: idle
     double prefill_tokens = 0, attended = 0, completing = 0;
-    if (!c.chunked_prefill && !r.prefilling.empty()) decode_now = false;
-    if (decode_now) budget -= static_cast<double>(r.decoding_count);
-    for (int id : r.prefilling) {
-      if (budget <= 0 && !r.step_chunks.empty()) break;
-      Request& q = pool_[id];
-      double chunk = c.chunked_prefill ? std::min(q.prefill_left, std::max(1.0, budget)) : q.prefill_left;
-      if (!c.chunked_prefill && !r.step_chunks.empty() && chunk > budget) break;
+    for (auto [id, chunk] : r.step_chunks) {
+      const Request& q = pool_[id];
       double done = q.prompt - q.prefill_left;
       attended += chunk * done + chunk * chunk / 2;
       prefill_tokens += chunk;
-      budget -= chunk;
       if (chunk >= q.prefill_left) ++completing;
-      r.step_chunks.emplace_back(id, chunk);
     }
-    if (!decode_now && r.step_chunks.empty()) return;  // nothing to do: idle
-    double decode_n = decode_now ? static_cast<double>(r.decoding_count) : 0;
-    double duration = c.llm->step_time_s(decode_n, decode_now ? r.context_sum : 0, prefill_tokens, attended,
-                                         decode_n + completing);
-    r.step_decodes = decode_now;
-    r.step_new_blocks = decode_now ? new_blocks : 0;
+    double decode_n = r.step_decodes ? static_cast<double>(r.decoding_count) : 0;
+    // Each decoding sequence attends to its KV and the token it writes now.
+    double duration = c.llm->step_time_s(decode_n, r.step_decodes ? r.context_sum + decode_n : 0, prefill_tokens,
+                                         attended, decode_n + completing);
+    if (swap_tokens_now_ > 0 && c.swap_bytes_per_s > 0)
+      duration += swap_tokens_now_ * c.llm->kv_bytes_per_token() / c.swap_bytes_per_s;
+    if (r.step_decodes) {
+      // The blocks this step's tokens go into are allocated now, as the engine does before it runs.
+      if (c.scheduler != LlmScheduler::orca) r.blocks_used += new_blocks;
+      r.context_sum += decode_n;
+      r.decode_step++;
+      tokens_emitted_ += decode_n;
+    }
+    r.kv_block_s += static_cast<double>(r.blocks_used) * duration;
     r.busy = true;
     r.step_started = t;
     r.stats.steps++;
@@ -615,8 +676,319 @@ class Simulation {
     push({t + duration, static_cast<int>(EventKind::step_done), index, 0, 0});
   }
 
+  static long long blocks_to_admit(const ReplicaConfig& c, const Request& q, double chunk) {
+    const int block = std::max(1, c.block_tokens);
+    switch (c.scheduler) {
+      case LlmScheduler::orca: return blocks_for(std::max(c.max_sequence_tokens, q.input + q.output), block);
+      case LlmScheduler::vllm_v1: return blocks_for(chunk, block);
+      default: return blocks_for(q.prompt, block);
+    }
+  }
+
+  // Admits waiting requests, oldest first, while sequence slots, tokens and blocks remain.
+  // chunked: prompts may be cut to the budget; otherwise whole (the first of a step may exceed
+  // the budget, as on a server whose budget covers its longest prompt).
+  void admit(int index, double t, bool chunked) {
+    double budget = 0;
+    long long reserved = 0;
+    admit(index, t, chunked, budget, reserved);
+  }
+  void admit(int index, double t, bool chunked, double& budget, long long& reserved) {
+    auto& r = replicas_[static_cast<size_t>(index)];
+    const ReplicaConfig& c = *r.config;
+    const long long max_sequences = c.batching == SimBatching::none ? 1 : std::max(1, c.max_batch);
+    const long long watermark = static_cast<long long>(c.watermark_fraction * static_cast<double>(c.kv_blocks));
+    const bool budgeted = c.scheduler != LlmScheduler::orca;
+    if (!chunked) budget = c.token_budget;
+    while (!r.waiting.empty() && r.decoding_count + static_cast<long long>(r.prefilling.size()) < max_sequences) {
+      int id = r.waiting.front();
+      Request& q = pool_[id];
+      long long whole = c.scheduler == LlmScheduler::vllm_v1 ? blocks_for(q.prompt, std::max(1, c.block_tokens))
+                                                               : blocks_to_admit(c, q, q.prompt);
+      if (whole > c.kv_blocks - (c.scheduler == LlmScheduler::orca ? 0 : watermark)) {
+        // Never fits, even alone: a server rejects it; counted, never silently dropped.
+        r.waiting.pop_front();
+        reject(id, r);
+        continue;
+      }
+      double chunk = q.prompt;
+      if (chunked) {
+        if (budget < 1) break;
+        chunk = std::min(q.prompt, std::floor(budget));
+      } else if (budgeted && !r.step_chunks.empty() && chunk > budget) {
+        break;
+      }
+      long long need = blocks_to_admit(c, q, chunk);
+      if (c.kv_blocks - r.blocks_used - reserved - need < (c.scheduler == LlmScheduler::orca ? 0 : watermark)) break;
+      r.waiting.pop_front();
+      r.blocks_used += need;
+      q.blocks = need;
+      q.prefill_left = q.prompt;
+      q.stage = Stage::prefilling;
+      if (q.scheduled < 0) q.scheduled = t;
+      r.prefilling.push_back(id);
+      add_victim(r, id);
+      budget -= chunk;
+      r.step_chunks.emplace_back(id, chunk);
+    }
+  }
+
+  // Prompts admitted earlier go on, chunk by chunk, in admission order.
+  void continue_prefills(int index, double& budget, long long reserved) {
+    auto& r = replicas_[static_cast<size_t>(index)];
+    const ReplicaConfig& c = *r.config;
+    const int block = std::max(1, c.block_tokens);
+    for (int id : r.prefilling) {
+      if (budget < 1) break;
+      Request& q = pool_[id];
+      double chunk = std::min(q.prefill_left, std::floor(budget));
+      if (c.scheduler == LlmScheduler::vllm_v1) {
+        // Blocks for the tokens scheduled now, as far as free blocks go.
+        double done = q.prompt - q.prefill_left;
+        long long free = c.kv_blocks - r.blocks_used - reserved;
+        chunk = std::min(chunk, static_cast<double>((q.blocks + free) * block) - done);
+        if (chunk < 1) break;
+        long long need = blocks_for(done + chunk, block) - q.blocks;
+        r.blocks_used += need;
+        q.blocks += need;
+      }
+      budget -= chunk;
+      r.step_chunks.emplace_back(id, chunk);
+    }
+  }
+
+  // Blocks the decoding sequences need for this step's tokens; preempts running requests in
+  // the scheduler's order until they fit. Returns the blocks to allocate.
+  long long make_room_for_decodes(int index) {
+    auto& r = replicas_[static_cast<size_t>(index)];
+    const ReplicaConfig& c = *r.config;
+    if (c.scheduler == LlmScheduler::orca || r.decoding_count == 0) return 0;
+    const int block = std::max(1, c.block_tokens);
+    long long new_blocks = r.phase_count[static_cast<size_t>(r.decode_step % block)];
+    while (r.decoding_count > 0 && r.blocks_used + new_blocks > c.kv_blocks) {
+      int victim = next_victim(index);
+      if (victim < 0) break;
+      const Request& v = pool_[victim];
+      if (v.stage == Stage::decoding && (r.decode_step % block) == v.phase) new_blocks--;  // its growth was counted
+      preempt(index, victim);
+    }
+    return new_blocks;
+  }
+
+  // Swapped-out sequences come back, oldest first, while their blocks (and this step's token)
+  // fit above the watermark; they decode in this step. Returns their new blocks for the step.
+  long long swap_in(int index) {
+    auto& r = replicas_[static_cast<size_t>(index)];
+    const ReplicaConfig& c = *r.config;
+    const int block = std::max(1, c.block_tokens);
+    const long long max_sequences = std::max(1, c.max_batch);
+    const long long watermark = static_cast<long long>(c.watermark_fraction * static_cast<double>(c.kv_blocks));
+    long long pending = r.decoding_count > 0 ? r.phase_count[static_cast<size_t>(r.decode_step % block)] : 0;
+    long long added = 0;
+    while (!r.swapped.empty() && r.decoding_count + static_cast<long long>(r.prefilling.size()) < max_sequences) {
+      int id = r.swapped.front();
+      Request& q = pool_[id];
+      long long held = blocks_for(q.length, block);
+      long long grow = static_cast<long long>(q.length) % block == 0 ? 1 : 0;
+      if (held + grow > c.kv_blocks - watermark) {
+        // Grew past what the cache can hold even alone: a server fails it; counted.
+        r.swapped.pop_front();
+        reject(id, r);
+        continue;
+      }
+      if (r.blocks_used + pending + added + held + grow > c.kv_blocks - watermark) break;
+      r.swapped.pop_front();
+      r.blocks_used += held;
+      swap_tokens_now_ += q.length;
+      join_decoding(r, id, q.length);
+      add_victim(r, id);
+      added += grow;
+    }
+    return added;
+  }
+
+  void add_victim(ReplicaState& r, int id) {
+    const Request& q = pool_[id];
+    long long key = r.config->scheduler == LlmScheduler::vllm_v1 ? ++r.admissions : q.arrival_order;
+    r.victims.push({key, id, q.version});
+    const size_t running = static_cast<size_t>(r.decoding_count) + r.prefilling.size();
+    if (r.victims.size() > 2 * running + 64) {
+      // Drop entries of requests that finished or were preempted since.
+      std::vector<VictimEntry> live;
+      while (!r.victims.empty()) {
+        VictimEntry e = r.victims.top();
+        r.victims.pop();
+        if (is_running(e)) live.push_back(e);
+      }
+      r.victims = std::priority_queue<VictimEntry>(std::less<VictimEntry>(), std::move(live));
+    }
+  }
+
+  bool is_running(const VictimEntry& e) {
+    const Request& q = pool_[e.id];
+    return q.live && q.version == e.version && (q.stage == Stage::prefilling || q.stage == Stage::decoding);
+  }
+
+  int next_victim(int index) {
+    auto& r = replicas_[static_cast<size_t>(index)];
+    while (!r.victims.empty()) {
+      VictimEntry e = r.victims.top();
+      r.victims.pop();
+      if (is_running(e) && pool_[e.id].replica == index) return e.id;
+    }
+    return -1;
+  }
+
+  void join_decoding(ReplicaState& r, int id, double length) {
+    Request& q = pool_[id];
+    const int block = std::max(1, r.config->block_tokens);
+    q.stage = Stage::decoding;
+    q.length = length;
+    q.join_step = r.decode_step;
+    q.generated_at_join = q.generated;
+    long long base = static_cast<long long>(length);
+    q.phase = static_cast<int>(((q.join_step - base) % block + block) % block);
+    if (r.config->scheduler != LlmScheduler::orca) r.phase_count[static_cast<size_t>(q.phase)]++;
+    r.decoding_count++;
+    r.context_sum += length;
+    r.decoding.push({r.decode_step + static_cast<long long>(q.output - q.generated), id, q.version});
+  }
+
+  // Tokens a decoding request holds in the KV cache now (its steps so far, the one in progress too).
+  double kv_tokens(const ReplicaState& r, const Request& q) const {
+    return q.length + static_cast<double>(r.decode_step - q.join_step);
+  }
+
+  // Takes a running request off the replica: its KV is dropped (recompute: prompt and generated
+  // tokens are prefilled again when it is readmitted, first in line) or moved to host (swap).
+  void preempt(int index, int id) {
+    auto& r = replicas_[static_cast<size_t>(index)];
+    const ReplicaConfig& c = *r.config;
+    const int block = std::max(1, c.block_tokens);
+    Request& q = pool_[id];
+    double tokens = 0;
+    if (q.stage == Stage::decoding) {
+      tokens = kv_tokens(r, q);
+      q.generated = q.generated_at_join + static_cast<double>(r.decode_step - q.join_step);
+      r.phase_count[static_cast<size_t>(q.phase)]--;
+      r.decoding_count--;
+      r.context_sum -= tokens;
+      r.blocks_used -= blocks_for(tokens, block);
+    } else {
+      tokens = q.prompt - q.prefill_left;
+      r.prefilling.erase(std::find(r.prefilling.begin(), r.prefilling.end(), id));
+      r.blocks_used -= q.blocks;
+    }
+    q.version++;  // its heap entries are stale now
+    q.blocks = 0;
+    r.stats.preemptions++;
+    preempted_now_ = true;
+    if (c.preemption == Preemption::swap && q.stage == Stage::decoding) {
+      q.length = tokens;
+      q.stage = Stage::swapped;
+      r.swapped.push_back(id);
+      swap_tokens_now_ += tokens;
+      r.stats.swapped_tokens += static_cast<long long>(tokens);
+      return;
+    }
+    r.stats.recomputed_tokens += static_cast<long long>(tokens);
+    q.prompt = q.input + q.generated;
+    q.prefill_left = 0;
+    q.length = 0;
+    q.stage = Stage::queued;
+    r.waiting.push_front(id);
+  }
+
+  void reject(int id, ReplicaState& r) {
+    const Request& q = pool_[id];
+    tokens_finished_ += q.generated;
+    r.outstanding--;
+    r.outstanding_tokens -= q.input + q.output;
+    ++rejected_;
+    --in_flight_;
+    pool_.release(id);
+  }
+
+  // Where requests are left when a run ends with some in flight.
+  std::string stuck() const {
+    std::string text;
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      const auto& r = replicas_[i];
+      text += fmt::format("{}replica {}: {} waiting, {} prefilling, {} decoding, {} swapped, {} of {} blocks used", i ? "; " : "",
+                          i, r.waiting.size(), r.prefilling.size(), r.decoding_count, r.swapped.size(), r.blocks_used,
+                          r.config->kv_blocks);
+      if (!r.waiting.empty()) {
+        const Request& q = const_cast<RequestPool&>(pool_)[r.waiting.front()];
+        text += fmt::format(", first waiting: prompt {} output {} generated {}", q.prompt, q.output, q.generated);
+      }
+    }
+    return text;
+  }
+
+  // Violations found by the invariant checks; the run ends with the first.
+  void violated(std::string what) {
+    if (invariant_error_.empty()) invariant_error_ = fmt::format("t={:.6f} s: {}", now_, what);
+  }
+
+  // Every LLM replica's counters against what its requests hold, request by request, and the
+  // tokens emitted by steps against those the requests have (one pass over the requests).
+  void check_invariants() {
+    struct Held {
+      long long blocks = 0, decoding = 0, prefilling = 0;
+      double context = 0;
+    };
+    std::vector<Held> held(replicas_.size());
+    double generated = 0;
+    for (size_t i = 0; i < pool_.size(); ++i) {
+      const Request& q = pool_[static_cast<int>(i)];
+      if (!q.live) continue;
+      if (q.replica < 0 || !is_llm(*replicas_[static_cast<size_t>(q.replica)].config)) continue;
+      const auto& r = replicas_[static_cast<size_t>(q.replica)];
+      const int block = std::max(1, r.config->block_tokens);
+      Held& h = held[static_cast<size_t>(q.replica)];
+      double now = q.generated;
+      if (q.stage == Stage::prefilling) {
+        ++h.prefilling;
+        h.blocks += q.blocks;
+        if (q.prompt != q.input + q.generated)
+          return violated(fmt::format("request {}: prompt {} is not input {} + generated {}", i, q.prompt, q.input, q.generated));
+      } else if (q.stage == Stage::decoding) {
+        ++h.decoding;
+        double tokens = kv_tokens(r, q);
+        h.blocks += r.config->scheduler != LlmScheduler::orca ? blocks_for(tokens, block) : q.blocks;
+        h.context += tokens;
+        now = q.generated_at_join + static_cast<double>(r.decode_step - q.join_step);
+        if (tokens + 1 != q.input + now)
+          return violated(fmt::format("request {}: {} tokens in KV with {} input and {} generated", i, tokens, q.input, now));
+      }
+      if (now < 0 || now > q.output)
+        return violated(fmt::format("request {}: {} of {} tokens generated", i, now, q.output));
+      generated += now;
+    }
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      const auto& r = replicas_[i];
+      const Held& h = held[i];
+      if (!is_llm(*r.config)) continue;
+      if (r.blocks_used < 0 || r.blocks_used > r.config->kv_blocks)
+        return violated(fmt::format("replica {}: {} KV blocks used of {}", i, r.blocks_used, r.config->kv_blocks));
+      if (h.blocks != r.blocks_used)
+        return violated(fmt::format("replica {}: {} KV blocks counted, requests hold {}", i, r.blocks_used, h.blocks));
+      if (h.decoding != r.decoding_count || h.prefilling != static_cast<long long>(r.prefilling.size()))
+        return violated(fmt::format("replica {}: {} decoding and {} prefilling counted, {} and {} found", i,
+                                    r.decoding_count, r.prefilling.size(), h.decoding, h.prefilling));
+      if (std::abs(h.context - r.context_sum) > 1e-6 * std::max(1.0, h.context))
+        return violated(fmt::format("replica {}: context {} counted, {} held", i, r.context_sum, h.context));
+    }
+    // Tokens are conserved across preemptions: what steps emitted is what requests have.
+    if (std::abs(tokens_emitted_ - generated - tokens_finished_) > 0.5)
+      violated(fmt::format("steps emitted {} tokens; requests hold {} and finished ones took {}", tokens_emitted_,
+                           generated, tokens_finished_));
+  }
+
   void complete(int id, double t) {
     Request& q = pool_[id];
+    if (!q.live) return violated(fmt::format("request {} completed twice", id));
+    if (is_llm(*replicas_[static_cast<size_t>(q.replica)].config)) tokens_finished_ += q.output;
     auto& r = replicas_[static_cast<size_t>(q.replica)];
     double latency = t - q.arrival;
     double first = q.first_token >= 0 ? q.first_token : t;
@@ -648,7 +1020,7 @@ class Simulation {
     r.busy = false;
     r.stats.busy_s += t - r.step_started;
     const ReplicaConfig& c = *r.config;
-    if (!(c.batching == SimBatching::continuous || (c.llm && c.batching == SimBatching::none))) {
+    if (!is_llm(c)) {
       for (int id : r.batch) {
         pool_[id].first_token = t;
         complete(id, t);
@@ -660,21 +1032,20 @@ class Simulation {
       return;
     }
     const int block = std::max(1, c.block_tokens);
+    const bool paged = c.scheduler != LlmScheduler::orca;
     if (r.step_decodes) {
-      // Every decoding sequence produced a token.
-      r.context_sum += static_cast<double>(r.decoding_count);
-      r.blocks_used += r.step_new_blocks;
-      r.decode_step++;
+      // Every decoding sequence produced a token; those with all their tokens are done.
       while (!r.decoding.empty() && r.decoding.top().finish_step <= r.decode_step) {
         DecodeEntry entry = r.decoding.top();
         r.decoding.pop();
         Request& q = pool_[entry.id];
-        if (q.version != entry.version) continue;  // preempted since
-        long long length = static_cast<long long>(q.length + static_cast<double>(r.decode_step - q.join_step));
-        r.phase_count[static_cast<size_t>(q.phase)]--;
+        if (!q.live || q.version != entry.version || q.stage != Stage::decoding) continue;  // preempted since
+        double tokens = kv_tokens(r, q);
+        if (paged) r.phase_count[static_cast<size_t>(q.phase)]--;
         r.decoding_count--;
-        r.context_sum -= static_cast<double>(length);
-        r.blocks_used -= blocks_for(static_cast<double>(length), block);
+        r.context_sum -= tokens;
+        r.blocks_used -= paged ? blocks_for(tokens, block) : q.blocks;
+        q.generated = q.output;
         complete(entry.id, t);
       }
     }
@@ -686,27 +1057,32 @@ class Simulation {
       r.prefilling.erase(std::find(r.prefilling.begin(), r.prefilling.end(), id));
       if (q.first_token < 0) q.first_token = t;
       q.generated += 1;  // the first token, or the next one after a recompute
-      double remaining = q.output - q.generated;
-      if (remaining <= 0) {
+      tokens_emitted_ += 1;
+      if (q.generated >= q.output) {
         r.blocks_used -= q.blocks;
+        q.stage = Stage::queued;
         complete(id, t);
         continue;
       }
-      q.length = q.prompt + 1;
-      long long blocks = blocks_for(q.length, block);
-      r.blocks_used += blocks - q.blocks;
-      q.blocks = blocks;
-      q.join_step = r.decode_step;
-      long long base = static_cast<long long>(q.length);
-      q.phase = static_cast<int>(((q.join_step - base) % block + block) % block);
-      r.phase_count[static_cast<size_t>(q.phase)]++;
-      r.decoding_count++;
-      r.context_sum += q.length;
-      r.decoding.push({r.decode_step + static_cast<long long>(remaining), id, q.version});
+      join_decoding(r, id, q.prompt);
     }
+    r.step_chunks.clear();
     sample(t);
     try_start(index, t);
     if (options_.scaling) maybe_stop(r);
+  }
+
+  // Requests in the system at arrivals, bounded: when full, keep every other mark.
+  void mark(double t) {
+    last_mark_ = {t, in_flight_, admitted_};
+    if (admitted_ % mark_stride_ != 0) return;
+    marks_.push_back(last_mark_);
+    if (marks_.size() >= 1024) {
+      std::vector<Mark> kept;
+      for (size_t i = 0; i < marks_.size(); i += 2) kept.push_back(marks_[i]);
+      marks_ = std::move(kept);
+      mark_stride_ *= 2;
+    }
   }
 
   void sample(double t) {
@@ -748,8 +1124,37 @@ class Simulation {
     out.arrival_rate_rps = last_arrival_ > first_arrival_ ? static_cast<double>(admitted_ - 1) / (last_arrival_ - first_arrival_) : 0;
     for (auto& r : replicas_) {
       r.stats.busy_fraction = r.stats.busy_s / out.duration_s;
+      if (r.config->kv_blocks > 0 && r.config->llm) {
+        r.stats.kv_blocks = r.config->kv_blocks;
+        r.stats.block_tokens = r.config->block_tokens;
+        r.stats.mean_kv_used_fraction = r.kv_block_s / static_cast<double>(r.config->kv_blocks) / out.duration_s;
+      }
+      double steps = 0, items = 0;
+      for (size_t b = 0; b < r.stats.batch_sizes.size(); ++b) {
+        steps += static_cast<double>(r.stats.batch_sizes[b]);
+        items += static_cast<double>(b * r.stats.batch_sizes[b]);
+      }
+      r.stats.mean_batch = steps > 0 ? items / steps : 0;
       out.preemptions += r.stats.preemptions;
+      out.recomputed_tokens += r.stats.recomputed_tokens;
+      out.swapped_tokens += r.stats.swapped_tokens;
       out.replicas.push_back(r.stats);
+    }
+    out.admitted = admitted_;
+    // Stable or overloaded: requests in the system over the last quarter of the arrivals.
+    if (marks_.size() >= 2) {
+      double from = first_arrival_ + 0.75 * (last_arrival_ - first_arrival_);
+      const Mark* start = &marks_.front();
+      for (const auto& m : marks_)
+        if (m.time_s <= from) start = &m;
+      const Mark& end = last_mark_;
+      double arrived = static_cast<double>(end.admitted - start->admitted);
+      double growth = static_cast<double>(end.in_flight - start->in_flight);
+      if (arrived > 0) {
+        out.backlog_growth = growth / arrived;
+        // A growing queue, beyond the noise of a stable one.
+        out.overloaded = out.backlog_growth > 0.05 && growth > 3 * std::sqrt(static_cast<double>(start->in_flight) + 1);
+      }
     }
     out.timeseries = samples_;
     out.peak_in_flight = peak_in_flight_;
@@ -787,6 +1192,17 @@ class Simulation {
   double next_sample_ = 0, sample_interval_ = 1.0;
   std::vector<TimeSample> samples_;
   SimResult result_;
+  struct Mark {
+    double time_s = 0;
+    long long in_flight = 0, admitted = 0;
+  };
+  std::vector<Mark> marks_;
+  Mark last_mark_;
+  long long mark_stride_ = 1;
+  bool preempted_now_ = false;     // the step being built preempted a request
+  double swap_tokens_now_ = 0;     // KV tokens the step being built moves to or from host
+  std::string invariant_error_;
+  double tokens_emitted_ = 0, tokens_finished_ = 0;  // LLM tokens, for the conservation check
 };
 
 }  // namespace

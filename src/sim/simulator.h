@@ -1,8 +1,13 @@
 // A discrete-event simulator of serving: arrivals routed to replicas, each batching requests
-// its own way (none, static, dynamic with Triton's semantics, or vLLM-like continuous batching
-// with a paged KV cache, preemption by recompute and optional chunked prefill), with step times
-// from the step-time model or from measurements. Seeded; memory bounded by replicas plus
-// requests in flight.
+// its own way (none, static, dynamic with Triton's semantics, or continuous batching of LLMs
+// with a paged KV cache under one of four named schedulers: vLLM v0, vLLM v1, Sarathi-Serve,
+// Orca), with step times from the step-time model or from measurements. Seeded; memory bounded
+// by replicas plus requests in flight.
+//
+// Invariants of the LLM replicas (checked after every event when SimOptions::check_invariants):
+// KV blocks used lie in [0, capacity] and equal the blocks the requests hold; a request's
+// generated tokens are never lost across any number of preemptions; every admitted request
+// completes or is rejected exactly once.
 #pragma once
 
 #include <functional>
@@ -20,6 +25,22 @@
 namespace gw {
 
 enum class SimBatching { none, static_batch, dynamic, continuous };
+
+// How a continuous-batching LLM replica builds each step; each mirrors one engine's scheduler.
+// vllm_v0: vLLM 0.4-0.6 `Scheduler._schedule_default`: waiting prompts first, whole, in a
+//   prefill-only step (sum of prompt tokens within the token budget); otherwise a decode step
+//   of every running sequence. Admission keeps a watermark of free blocks (1%).
+// vllm_v1: vLLM >= 0.8 (V1 engine) `Scheduler.schedule`: running requests first (decodes and
+//   chunks of unfinished prompts), then waiting ones, one token budget; KV blocks allocated as
+//   tokens are scheduled; the last admitted is preempted first.
+// sarathi: Sarathi-Serve (OSDI'24; Vidur's `sarathi` scheduler): decodes first, then prompt
+//   chunks within the budget; a prompt's blocks reserved whole at admission, with the watermark.
+// orca: Orca (OSDI'22; Vidur's `orca` scheduler): iteration-level batching of whole prompts and
+//   decodes, KV reserved for the longest sequence at admission, so never preempted.
+enum class LlmScheduler { vllm_v0, vllm_v1, sarathi, orca };
+// What a preempted sequence loses: recompute drops its KV and prefills prompt + generated
+// tokens again; swap moves its KV to host memory and back (vLLM v0's swap space).
+enum class Preemption { recompute, swap };
 // shared_queue: one queue that idle replicas pull from (M/G/c), for classic replicas.
 enum class Router { round_robin, shortest_queue, least_tokens, shared_queue };
 
@@ -27,6 +48,12 @@ std::string_view sim_batching_name(SimBatching batching);
 std::optional<SimBatching> parse_sim_batching(std::string_view text);
 std::string_view router_name(Router router);
 std::optional<Router> parse_router(std::string_view text);
+std::string_view llm_scheduler_name(LlmScheduler scheduler);
+// The engine and version a scheduler mirrors, for --explain.
+std::string_view llm_scheduler_source(LlmScheduler scheduler);
+std::optional<LlmScheduler> parse_llm_scheduler(std::string_view text);
+std::string_view preemption_name(Preemption preemption);
+std::optional<Preemption> parse_preemption(std::string_view text);
 
 struct ReplicaConfig {
   std::string name;                   // accelerator and layout, for reports
@@ -37,11 +64,15 @@ struct ReplicaConfig {
   // Classic models: the time of one pass over a batch (may draw from the RNG).
   std::function<double(int batch, Rng& rng)> batch_time;
   // LLMs (continuous, or none = one sequence at a time).
-  std::shared_ptr<const LlmStepModel> llm;
+  std::shared_ptr<const LlmStepTimer> llm;
   long long kv_blocks = 0;            // paged KV cache capacity
   int block_tokens = 16;
-  int token_budget = 2048;            // tokens per step
-  bool chunked_prefill = true;
+  int token_budget = 2048;            // tokens per step (vLLM's max_num_batched_tokens)
+  LlmScheduler scheduler = LlmScheduler::vllm_v1;
+  Preemption preemption = Preemption::recompute;
+  double watermark_fraction = 0.01;   // free blocks kept back when admitting a prompt
+  double max_sequence_tokens = 4096;  // orca: KV reserved per sequence (the model's context)
+  double swap_bytes_per_s = 0;        // swap: host link per device (PCIe, one direction)
 };
 
 // What an autoscaler sees at each scrape: the pool and its load over the last interval.
@@ -86,13 +117,19 @@ struct ScaleSample {
 
 struct SimOptions {
   uint64_t seed = 1;
-  long long max_requests = 100000;    // stop admitting arrivals after this many
+  long long max_requests = 100000;    // stop admitting arrivals after this many (SimResult says so)
   double max_duration_s = 1e18;       // or after this time
   Router router = Router::round_robin;
   Slo slo;
   int timeseries_points = 200;        // samples of queue depth and KV use over the run
   std::function<void(long long admitted)> on_progress;  // called every 65,536 admissions
   std::optional<ScalingOptions> scaling;                // absent: every replica serves throughout
+  // Check the invariants above after every event; a violation ends the run with an error.
+#ifdef NDEBUG
+  bool check_invariants = false;
+#else
+  bool check_invariants = true;
+#endif
 };
 
 struct ReplicaStats {
@@ -102,6 +139,12 @@ struct ReplicaStats {
   double busy_s = 0;
   double busy_fraction = 0;
   long long preemptions = 0;
+  long long recomputed_tokens = 0;     // KV tokens dropped by recompute preemptions, prefilled again
+  long long swapped_tokens = 0;        // KV tokens moved to host by swap preemptions
+  long long kv_blocks = 0;             // LLM replicas: KV capacity in blocks of block_tokens
+  int block_tokens = 0;
+  double mean_kv_used_fraction = 0;    // time-weighted over the run
+  double mean_batch = 0;               // sequences per step (decodes + prompt chunks)
   std::vector<long long> batch_sizes;  // count of steps by batch size
 };
 
@@ -126,6 +169,14 @@ struct SimResult {
   long long preemptions = 0;
   long long peak_in_flight = 0;
   long long rejected = 0;           // prompts longer than a replica's whole KV cache
+  long long admitted = 0;           // arrivals taken into the simulation
+  bool stopped_at_request_limit = false;  // arrivals remained past max_requests
+  // Stable or overloaded: requests in the system grew over the last quarter of the arrivals by
+  // this share of what arrived then (> 5%: overloaded, a queue that grows without bound).
+  double backlog_growth = 0;
+  bool overloaded = false;
+  long long recomputed_tokens = 0;
+  long long swapped_tokens = 0;
   double waited_fraction = 0;       // requests that waited before service started
   // Autoscaled runs.
   std::vector<ScaleSample> scale_series;

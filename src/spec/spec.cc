@@ -414,24 +414,28 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
     s.input_tokens = distribution_from(tokens, std::nullopt);
   }
 
-  if (!node["slo"]) r.fail(node, path + ".slo", llm ? "required: ttft_p99_s and tpot_p99_s" : "required: latency_p99_s");
-  const YAML::Node slo = node["slo"];
-  r.check_keys(slo, path + ".slo", {"latency_p99_s", "latency_p50_s", "ttft_p99_s", "tpot_p99_s", "e2e_p99_s"});
-  auto seconds = [&](const char* key) -> std::optional<double> {
-    if (!slo[key]) return std::nullopt;
-    return r.number(slo[key], path + ".slo." + key, 1e-6, 86400);
-  };
-  s.slo.latency_p99_s = seconds("latency_p99_s");
-  s.slo.latency_p50_s = seconds("latency_p50_s");
-  s.slo.ttft_p99_s = seconds("ttft_p99_s");
-  s.slo.tpot_p99_s = seconds("tpot_p99_s");
-  s.slo.e2e_p99_s = seconds("e2e_p99_s");
-  if (llm && !s.slo.ttft_p99_s && !s.slo.tpot_p99_s && !s.slo.e2e_p99_s)
-    r.fail(slo, path + ".slo", "an LLM service needs ttft_p99_s, tpot_p99_s or e2e_p99_s");
-  if (!llm && !s.slo.latency_p99_s && !s.slo.latency_p50_s)
-    r.fail(slo, path + ".slo", "needs latency_p99_s (or latency_p50_s)");
-  if (!llm && (s.slo.ttft_p99_s || s.slo.tpot_p99_s))
-    r.fail(slo, path + ".slo", "ttft/tpot apply to LLM services; this model is not a decoder");
+  // Planning needs targets; simulating a given deployment does not (require_slos says which).
+  if (!node["slo"] && !node["deployment"])
+    r.fail(node, path + ".slo", llm ? "required: ttft_p99_s and tpot_p99_s" : "required: latency_p99_s");
+  if (const YAML::Node slo = node["slo"]) {
+    s.slo_given = true;
+    r.check_keys(slo, path + ".slo", {"latency_p99_s", "latency_p50_s", "ttft_p99_s", "tpot_p99_s", "e2e_p99_s"});
+    auto seconds = [&](const char* key) -> std::optional<double> {
+      if (!slo[key]) return std::nullopt;
+      return r.number(slo[key], path + ".slo." + key, 1e-6, 86400);
+    };
+    s.slo.latency_p99_s = seconds("latency_p99_s");
+    s.slo.latency_p50_s = seconds("latency_p50_s");
+    s.slo.ttft_p99_s = seconds("ttft_p99_s");
+    s.slo.tpot_p99_s = seconds("tpot_p99_s");
+    s.slo.e2e_p99_s = seconds("e2e_p99_s");
+    if (llm && !s.slo.ttft_p99_s && !s.slo.tpot_p99_s && !s.slo.e2e_p99_s)
+      r.fail(slo, path + ".slo", "an LLM service needs ttft_p99_s, tpot_p99_s or e2e_p99_s");
+    if (!llm && !s.slo.latency_p99_s && !s.slo.latency_p50_s)
+      r.fail(slo, path + ".slo", "needs latency_p99_s (or latency_p50_s)");
+    if (!llm && (s.slo.ttft_p99_s || s.slo.tpot_p99_s))
+      r.fail(slo, path + ".slo", "ttft/tpot apply to LLM services; this model is not a decoder");
+  }
 
   if (node["batching"]) {
     std::string batching = r.text(node["batching"], path + ".batching");
@@ -450,7 +454,8 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
   if (const YAML::Node d = node["deployment"]) {
     std::string where = path + ".deployment";
     r.check_keys(d, where, {"replicas", "accelerator", "tp", "batching", "max_batch", "max_queue_delay_ms",
-                            "batch_timeout_ms", "chunked_prefill", "token_budget", "router"});
+                            "batch_timeout_ms", "chunked_prefill", "token_budget", "router", "scheduler", "preemption",
+                            "watermark", "gpu_memory_utilization", "overhead_gib"});
     Deployment deployment;
     deployment.line = d.Mark().line + 1;
     if (!d["replicas"]) r.fail(d, where + ".replicas", "required: a count (with accelerator) or a list of groups");
@@ -487,6 +492,29 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
     if (d["batch_timeout_ms"]) deployment.batch_timeout_s = r.number(d["batch_timeout_ms"], where + ".batch_timeout_ms", 0, 1e7) / 1e3;
     if (d["chunked_prefill"]) deployment.chunked_prefill = d["chunked_prefill"].as<bool>();
     if (d["token_budget"]) deployment.token_budget = static_cast<int>(r.number(d["token_budget"], where + ".token_budget", 16, 1 << 22));
+    if (d["scheduler"]) {
+      deployment.scheduler = r.text(d["scheduler"], where + ".scheduler");
+      if (deployment.scheduler != "vllm-v0" && deployment.scheduler != "vllm-v1" && deployment.scheduler != "sarathi" &&
+          deployment.scheduler != "orca")
+        r.fail(d["scheduler"], where + ".scheduler", "one of vllm-v0, vllm-v1, sarathi, orca");
+      if (!llm) r.fail(d["scheduler"], where + ".scheduler", "schedulers apply to LLM replicas");
+      bool chunked = deployment.scheduler == "vllm-v1" || deployment.scheduler == "sarathi";
+      if (d["chunked_prefill"] && deployment.chunked_prefill != chunked)
+        r.fail(d["chunked_prefill"], where + ".chunked_prefill",
+               deployment.scheduler + (chunked ? " prefills in chunks" : " prefills whole prompts") + "; drop chunked_prefill or change the scheduler");
+      deployment.chunked_prefill = chunked;
+    }
+    if (d["preemption"]) {
+      deployment.preemption = r.text(d["preemption"], where + ".preemption");
+      if (deployment.preemption != "recompute" && deployment.preemption != "swap")
+        r.fail(d["preemption"], where + ".preemption", "recompute or swap");
+      if (deployment.preemption == "swap" && (deployment.scheduler == "vllm-v1" || (deployment.scheduler.empty() && deployment.chunked_prefill)))
+        r.fail(d["preemption"], where + ".preemption", "vLLM v1 preempts by recompute only; swap needs scheduler vllm-v0 or sarathi");
+    }
+    if (d["watermark"]) deployment.watermark_fraction = r.number(d["watermark"], where + ".watermark", 0, 0.5);
+    if (d["gpu_memory_utilization"])
+      deployment.gpu_memory_utilization = r.number(d["gpu_memory_utilization"], where + ".gpu_memory_utilization", 0.05, 1);
+    if (d["overhead_gib"]) deployment.overhead_gib = r.number(d["overhead_gib"], where + ".overhead_gib", 0, 1024);
     if (d["router"]) {
       deployment.router = r.text(d["router"], where + ".router");
       if (deployment.router != "round-robin" && deployment.router != "join-shortest-queue" &&
@@ -885,6 +913,14 @@ Result<Spec> parse_spec(const std::string& text, const std::string& path) {
     return Error{path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "invalid YAML: " + e.msg + hint};
   }
   return spec;
+}
+
+std::optional<Error> require_slos(const Spec& spec, std::string_view command) {
+  for (const auto& service : spec.services)
+    if (!service.slo_given)
+      return Error{spec.path, service.line, "services." + service.name + ".slo",
+                   fmt::format("required to {}: latency targets (only `gpuwise simulate` of a given deployment runs without them)", command)};
+  return std::nullopt;
 }
 
 Result<Spec> load_spec(const std::string& path) {

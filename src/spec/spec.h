@@ -103,6 +103,12 @@ struct Deployment {
   bool chunked_prefill = true;
   int token_budget = 2048;
   std::string router = "round-robin";
+  // LLM engines: vllm-v0, vllm-v1, sarathi, orca; empty: vllm-v1 with chunked prefill, vllm-v0 without.
+  std::string scheduler;
+  std::string preemption = "recompute";        // recompute or swap
+  std::optional<double> watermark_fraction;    // free KV blocks kept at admission; default by scheduler
+  std::optional<double> gpu_memory_utilization;  // share of device memory the engine takes (fit's --usable-fraction)
+  std::optional<double> overhead_gib;          // runtime overhead per device (CUDA context, graphs)
   int line = 0;
 };
 
@@ -125,6 +131,7 @@ struct ServiceSpec {
   ArrivalShape arrivals;
   std::optional<Deployment> deployment;
   ScalingSpec scaling;
+  bool slo_given = false;  // optional only for simulating a given deployment
   int line = 0;
 };
 
@@ -240,5 +247,8 @@ struct Spec {
 // Parses a spec file; traces and model configs are resolved relative to the spec's folder.
 Result<Spec> load_spec(const std::string& path);
 Result<Spec> parse_spec(const std::string& text, const std::string& path);
+
+// An error naming the first service without an `slo:` (file, line, field), for commands that plan.
+std::optional<Error> require_slos(const Spec& spec, std::string_view command);
 
 }  // namespace gw
