@@ -1,5 +1,5 @@
 // Simulator speed and memory: LLM requests with continuous batching (vLLM v1, chunked prefill)
-// over 8 replicas, on one core, with ample KV cache and with a cache cut to 1/12 so that
+// over 8 replicas, on one core, with ample KV cache and with a cache cut to 1/6 so that
 // requests are preempted all run long. Prints requests simulated per second, preemptions and the
 // peak resident set size, for 1M and 10M requests (argv[1] overrides the list).
 // Target: 1,000,000 requests in at most 2 seconds, under preemption too.
@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   for (long long n : counts)
   for (int pressure : {0, 1}) {
     for (auto& c : replicas)
-      c.kv_blocks = static_cast<long long>(free / (model->kv_bytes_per_token() * 16)) / (pressure ? 12 : 1);
+      c.kv_blocks = static_cast<long long>(free / (model->kv_bytes_per_token() * 16)) / (pressure ? 8 : 1);
     gw::Rng rng(1);
     gw::ArrivalOptions arrivals;
     arrivals.rate_rps = 8 * 12.0;  // ~70% of 8 H100s' capacity for this mix

@@ -1,9 +1,9 @@
 // gpuwise's simulator next to Vidur (MLSys'24, microsoft/vidur commit 7d47513) on the same work:
 // Llama-2-70B, one tp2 replica on A100-80GB, max batch 128, blocks of 16, the Azure conversation
 // trace with Vidur's clipping (prompt cut so prompt + output <= 4,096 tokens), under vLLM v0
-// (whole prompts, token budget 4,096) and Sarathi (chunks of 4,096), on the whole trace and on a
-// light-load stretch (the first 2,000 requests with arrival gaps x4). Step times come from the
-// same measured operator profile Vidur uses and the KV capacity is Vidur's (3,328 blocks), so
+// (whole prompts, token budget 4,096) and Sarathi (chunks of 4,096), on the whole trace and on
+// a light-load stretch (the first 2,000 requests with arrival gaps x10, ~0.55 requests/s). Step
+// times come from the same measured operator profile Vidur uses and the KV capacity is Vidur's (3,328 blocks), so
 // what differs is the scheduling and the simulation. Reference figures: bench/vidur_reference.csv
 // (how they were made is written at its top). Exits 1 when a figure misses its budget: e2e, TTFT
 // and TPOT mean/p50/p99 within 10% of Vidur's, preemptions within 2x.
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   double start = trace.empty() ? 0 : trace.front().time_s;
   for (auto& a : trace) a.time_s -= start;
   std::vector<gw::Arrival> light(trace.begin(), trace.begin() + std::min<size_t>(2000, trace.size()));
-  for (auto& a : light) a.time_s *= 4;
+  for (auto& a : light) a.time_s *= 10;
 
   std::string text, message;
   if (!gw::read_file(argv[3], text, message)) {
