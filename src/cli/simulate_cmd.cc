@@ -43,12 +43,16 @@ std::string engine_text(const ReplicaConfig& c) {
 }
 
 std::string verdict_text(const SimResult& r) {
+  std::string end = fmt::format("{} requests in the system at the last arrival, drained {:.0f} s later", r.backlog_at_last_arrival,
+                                r.drain_s);
+  if (r.overloaded && r.backlog_growth > 0.05)
+    return fmt::format("OVERLOADED: requests in the system grew by {:.0f}% of arrivals over the last quarter of the arrivals; {} "
+                       "(this deployment does not keep up with this traffic)",
+                       r.backlog_growth * 100, end);
   if (r.overloaded)
-    return fmt::format("OVERLOADED: requests in the system grew by {:.0f}% of arrivals over the last quarter of the arrivals "
-                       "(the queue grows without bound at this rate)",
-                       r.backlog_growth * 100);
-  return fmt::format("stable: requests in the system changed by {:+.1f}% of arrivals over the last quarter of the arrivals",
-                     r.backlog_growth * 100);
+    return fmt::format("OVERLOADED earlier in the run and never caught up: {} (this deployment does not keep up with this traffic)", end);
+  return fmt::format("stable: requests in the system changed by {:+.1f}% of arrivals over the last quarter of the arrivals; {}",
+                     r.backlog_growth * 100, end);
 }
 
 // Latency CDFs from the simulator's histograms (end to end, and TTFT/TPOT for LLMs): 1% steps,
@@ -204,6 +208,8 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
               {"rejected", r.rejected},
               {"verdict", r.overloaded ? "overloaded" : "stable"},
               {"backlog_growth", r.backlog_growth},
+              {"backlog_at_last_arrival", r.backlog_at_last_arrival},
+              {"drain_s", r.drain_s},
               {"recomputed_tokens", r.recomputed_tokens},
               {"swapped_tokens", r.swapped_tokens},
               {"duration_s", r.duration_s},
@@ -306,7 +312,9 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
                                         deployment.gpu_memory_utilization.value_or(build.usable_fraction) * 100,
                                         deployment.overhead_gib.value_or(build.overhead_gib)));
       assumptions.push_back("verdict: overloaded when requests in the system grow by more than 5% of the arrivals over the "
-                            "last quarter of the arrivals (and beyond 3 standard deviations of a stable queue)");
+                            "last quarter of the arrivals (and beyond 3 standard deviations of a stable queue), or when over 5% "
+                            "of the requests are still in the system at the last arrival and take over 5% of the arrival span "
+                            "to drain");
     }
     if (context.options.explain) {
       text += "  assumptions:\n";

@@ -1155,6 +1155,14 @@ class Simulation {
         // A growing queue, beyond the noise of a stable one.
         out.overloaded = out.backlog_growth > 0.05 && growth > 3 * std::sqrt(static_cast<double>(start->in_flight) + 1);
       }
+      // Or one left far behind: over 5% of the requests still in the system at the last arrival
+      // (in a stable queue that share is the mean time in the system over the arrival span, by
+      // Little's law) and over 5% of the span to drain them: the queue grew earlier and never caught up.
+      out.backlog_at_last_arrival = end.in_flight;
+      out.drain_s = std::max(0.0, last_completion_ - last_arrival_);
+      double span = last_arrival_ - first_arrival_;
+      if (span > 0 && out.drain_s > 0.05 * span && static_cast<double>(end.in_flight) > 0.05 * static_cast<double>(admitted_))
+        out.overloaded = true;
     }
     out.timeseries = samples_;
     out.peak_in_flight = peak_in_flight_;

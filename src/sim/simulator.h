@@ -174,7 +174,9 @@ struct SimResult {
   // Stable or overloaded: requests in the system grew over the last quarter of the arrivals by
   // this share of what arrived then (> 5%: overloaded, a queue that grows without bound).
   double backlog_growth = 0;
-  bool overloaded = false;
+  long long backlog_at_last_arrival = 0;  // requests in the system when the last one arrived
+  double drain_s = 0;                     // last arrival to last completion
+  bool overloaded = false;                // growing over the last quarter, or far behind at the end
   long long recomputed_tokens = 0;
   long long swapped_tokens = 0;
   double waited_fraction = 0;       // requests that waited before service started
