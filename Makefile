@@ -28,7 +28,7 @@ SANITIZE = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 test-asan: bootstrap
 	@cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWISE_BENCH=OFF \
 	  -DCMAKE_CXX_FLAGS="$(SANITIZE)" -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE)" >/dev/null
-	@cmake --build $(BUILD)-asan -j $(JOBS) --target gpuwise gpuwise_tests
+	@cmake --build $(BUILD)-asan -j $(JOBS) --target gpuwise gpuwise_tests gpuwise_vidur_side_by_side
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
 
 # libFuzzer targets for every reader (clang, with ASan and UBSan), each run FUZZ_SECONDS.
