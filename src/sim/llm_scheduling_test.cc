@@ -150,6 +150,40 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
   EXPECT_GT(swapped, 0);
 }
 
+// Replicas that start, drain and stop under a scaler that changes its mind at random, with LLM
+// requests in flight and preemptions: the same invariants hold and every request ends once.
+TEST(LlmScheduling, InvariantsHoldWhileAutoscalingDrainsAndStartsReplicas) {
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    Rng rng(seed);
+    std::vector<Arrival> list;
+    double t = 0;
+    const int requests = 30 + static_cast<int>(pick(rng, 60));
+    for (int i = 0; i < requests; ++i) {
+      t += rng.exponential(0.05);
+      list.push_back({t, 1.0 + static_cast<double>(pick(rng, 100)), 1.0 + static_cast<double>(pick(rng, 80))});
+    }
+    const LlmScheduler schedulers[] = {LlmScheduler::vllm_v0, LlmScheduler::vllm_v1, LlmScheduler::sarathi, LlmScheduler::orca};
+    ReplicaConfig c = llm_replica(schedulers[seed % 4], 20 + pick(rng, 40), 4, 1 + static_cast<int>(pick(rng, 8)), 64);
+    c.max_sequence_tokens = 64;
+    SimOptions options = checked_options();
+    options.router = Router::least_tokens;
+    ScalingOptions scaling;
+    scaling.interval_s = 0.05 + rng.uniform() * 0.2;
+    scaling.max_replicas = 3;
+    scaling.initial_replicas = static_cast<int>(pick(rng, 3));
+    scaling.start_s = rng.uniform() * 0.5;
+    scaling.warm_start_s = scaling.start_s / 2;
+    scaling.warm_pool = static_cast<int>(pick(rng, 2));
+    auto decisions = std::make_shared<Rng>(seed * 7919);
+    scaling.decide = [decisions](const ScaleObservation&) { return static_cast<int>(pick(*decisions, 4)); };
+    options.scaling = scaling;
+    ListArrivals arrivals(list);
+    auto r = simulate(arrivals, {c}, options);
+    ASSERT_TRUE(r.ok()) << fmt::format("seed {}: ", seed) << r.error().to_string();
+    ASSERT_EQ(r.value().requests + r.value().rejected, requests) << seed;
+  }
+}
+
 // The spec that exposed stale decode-heap entries: Llama-2-70B, one tp2 replica on A100-80GB,
 // max batch 128, no chunked prefill, the Azure conversation trace (19,366 requests).
 TEST(LlmScheduling, AzureConversationOnLlama2_70bWithoutChunkedPrefillKeepsKvInBounds) {
