@@ -17,6 +17,7 @@
 
 #include "core/csv.h"
 #include "core/text.h"
+#include "model/presets.h"
 #include "perf/operator_profile.h"
 #include "sim/simulator.h"
 #include "trace/request_trace.h"
@@ -36,10 +37,10 @@ class ListArrivals final : public gw::ArrivalProcess {
   size_t next_ = 0;
 };
 
-struct Figures {
-  double e2e_mean = 0, e2e_p50 = 0, e2e_p99 = 0, ttft_mean = 0, ttft_p50 = 0, ttft_p99 = 0;
-  double tpot_mean = 0, tpot_p50 = 0, tpot_p99 = 0, preemptions = 0, makespan_s = 0, wall_s = 0;
-};
+// The figures compared, as the reference file's columns name them: <metric>_<stat>_s.
+const char* kMetrics[] = {"e2e", "ttft", "tpot"};
+const char* kStats[] = {"mean", "p50", "p99"};
+using Figures = std::map<std::string, double>;
 
 }  // namespace
 
@@ -49,16 +50,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string profiles = argv[1];
-  // Llama-2-70B (config.json): 80 layers, hidden 8,192, 8 KV heads of 128; per device at tp2:
-  // 2 (K, V) x 4 heads x 128 x 80 layers x 2 bytes.
-  gw::OperatorProfileOptions o;
-  o.mlp_csv = profiles + "/compute/a100/meta-llama/Llama-2-70b-hf/mlp.csv";
-  o.attention_csv = profiles + "/compute/a100/meta-llama/Llama-2-70b-hf/attention.csv";
-  o.all_reduce_csv = profiles + "/network/a100_pairwise_nvlink/all_reduce.csv";
-  o.tensor_parallel = 2;
-  o.num_layers = 80;
-  o.embedding_dim = 8192;
-  o.kv_bytes_per_token = 2.0 * 4 * 128 * 80 * 2;
+  auto arch = gw::load_preset("llama-2-70b");
+  if (!arch.ok()) {
+    fmt::print(stderr, "{}\n", arch.error().to_string());
+    return 2;
+  }
+  gw::OperatorProfileOptions o =
+      gw::vidur_profile_options(profiles, "a100", "a100_pairwise_nvlink", "meta-llama/Llama-2-70b-hf", arch.value(), 2);
   auto timer = gw::ProfiledStepTimer::load(o);
   if (!timer.ok()) {
     fmt::print(stderr, "{}\n", timer.error().to_string());
@@ -95,18 +93,12 @@ int main(int argc, char** argv) {
   for (const auto& row : table.value().rows) {
     gw::CsvRecord r(table.value(), row);
     Figures f;
-    f.e2e_mean = r.number("e2e_mean_s", 0, 1e9);
-    f.e2e_p50 = r.number("e2e_p50_s", 0, 1e9);
-    f.e2e_p99 = r.number("e2e_p99_s", 0, 1e9);
-    f.ttft_mean = r.number("ttft_mean_s", 0, 1e9);
-    f.ttft_p50 = r.number("ttft_p50_s", 0, 1e9);
-    f.ttft_p99 = r.number("ttft_p99_s", 0, 1e9);
-    f.tpot_mean = r.number("tpot_mean_s", 0, 1e9);
-    f.tpot_p50 = r.number("tpot_p50_s", 0, 1e9);
-    f.tpot_p99 = r.number("tpot_p99_s", 0, 1e9);
-    f.preemptions = r.number("preemptions", 0, 1e12);
-    f.makespan_s = r.number("makespan_s", 0, 1e12);
-    f.wall_s = r.number("vidur_wall_s", 0, 1e9);
+    for (const char* metric : kMetrics)
+      for (const char* stat : kStats) {
+        std::string column = fmt::format("{}_{}_s", metric, stat);
+        f[column] = r.number(column, 0, 1e9);
+      }
+    for (const char* column : {"preemptions", "makespan_s", "vidur_wall_s"}) f[column] = r.number(column, 0, 1e12);
     if (!r.ok()) {
       fmt::print(stderr, "{}\n", r.error().to_string());
       return 2;
@@ -148,27 +140,25 @@ int main(int argc, char** argv) {
         return 2;
       }
       const Figures& v = it->second;
-      auto line = [&](const char* figure, double ours, double theirs, double budget) {
+      auto line = [&](const std::string& figure, double ours, double theirs, double budget) {
         double error = theirs > 0 ? ours / theirs - 1 : 0;
         bool ok = budget <= 1 ? std::abs(error) <= budget : (ours <= theirs * budget && ours * budget >= theirs);
         within = within && ok;
         fmt::print("{:<7} {:<8} {:<12} {:>10.3f} {:>10.3f} {:>+9.1f}%{}\n", scenario, name, figure, ours, theirs, error * 100,
                    ok ? "" : "  MISS");
       };
-      line("e2e mean", r.latency.mean(), v.e2e_mean, 0.10);
-      line("e2e p50", r.latency.quantile(0.5), v.e2e_p50, 0.10);
-      line("e2e p99", r.latency.quantile(0.99), v.e2e_p99, 0.10);
-      line("ttft mean", r.ttft.mean(), v.ttft_mean, 0.10);
-      line("ttft p50", r.ttft.quantile(0.5), v.ttft_p50, 0.10);
-      line("ttft p99", r.ttft.quantile(0.99), v.ttft_p99, 0.10);
-      line("tpot mean", r.tpot.mean(), v.tpot_mean, 0.10);
-      line("tpot p50", r.tpot.quantile(0.5), v.tpot_p50, 0.10);
-      line("tpot p99", r.tpot.quantile(0.99), v.tpot_p99, 0.10);
-      line("preemptions", static_cast<double>(r.preemptions), v.preemptions, 2.0);
+      const gw::LogHistogram* histograms[] = {&r.latency, &r.ttft, &r.tpot};
+      for (size_t m = 0; m < 3; ++m)
+        for (const char* stat : kStats) {
+          const gw::LogHistogram& h = *histograms[m];
+          double ours = std::string(stat) == "mean" ? h.mean() : h.quantile(std::string(stat) == "p50" ? 0.5 : 0.99);
+          line(fmt::format("{} {}", kMetrics[m], stat), ours, v.at(fmt::format("{}_{}_s", kMetrics[m], stat)), 0.10);
+        }
+      line("preemptions", static_cast<double>(r.preemptions), v.at("preemptions"), 2.0);
       fmt::print("{:<7} {:<8} {:<12} {:>10.0f} {:>10.0f}   (last completion, s; not budgeted)\n", scenario, name, "makespan",
-                 r.duration_s + arrivals.front().time_s, v.makespan_s);
+                 r.duration_s + arrivals.front().time_s, v.at("makespan_s"));
       fmt::print("{:<7} {:<8} {:<12} {:>10.3f} {:>10.1f}   (wall seconds: {:.0f}x)\n", scenario, name, "run time", wall,
-                 v.wall_s, v.wall_s / std::max(wall, 1e-9));
+                 v.at("vidur_wall_s"), v.at("vidur_wall_s") / std::max(wall, 1e-9));
     }
   }
   fmt::print("{}\n", within ? "all figures within budget" : "some figures miss their budget");

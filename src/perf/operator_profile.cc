@@ -34,6 +34,20 @@ double cell(const CsvTable& table, const CsvRow& row, const char* name) {
 
 }  // namespace
 
+OperatorProfileOptions vidur_profile_options(const std::string& dir, const std::string& device, const std::string& node,
+                                             const std::string& model, const ModelArch& arch, int tensor_parallel) {
+  OperatorProfileOptions o;
+  o.mlp_csv = dir + "/compute/" + device + "/" + model + "/mlp.csv";
+  o.attention_csv = dir + "/compute/" + device + "/" + model + "/attention.csv";
+  o.all_reduce_csv = dir + "/network/" + node + "/all_reduce.csv";
+  o.tensor_parallel = tensor_parallel;
+  o.num_layers = arch.num_layers;
+  o.embedding_dim = arch.hidden_size;
+  // K and V, this device's share of the KV heads, fp16.
+  o.kv_bytes_per_token = 2.0 * arch.num_kv_heads / tensor_parallel * arch.head_dim * arch.num_layers * 2;
+  return o;
+}
+
 double ProfiledStepTimer::Curve::at(double at_x) const {
   if (x.empty()) return 0;
   if (x.size() == 1) return y[0];

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "model/model_arch.h"
 #include "perf/step_model.h"
 
 namespace gw {
@@ -30,6 +31,12 @@ struct OperatorProfileOptions {
   double prefill_batching_overhead = 0.1;
   int kv_granularity = 64;      // KV lengths rounded up to this before lookup
 };
+
+// The files of a profile folder laid out as Vidur's data/profiling (compute/<device>/<model>/,
+// network/<node>/) for one device, model and tensor-parallel degree; the layers, hidden size and
+// KV bytes per token (fp16, per device) from the model's architecture.
+OperatorProfileOptions vidur_profile_options(const std::string& dir, const std::string& device, const std::string& node,
+                                             const std::string& model, const ModelArch& arch, int tensor_parallel);
 
 class ProfiledStepTimer final : public LlmStepTimer {
  public:

@@ -7,21 +7,24 @@
 
 #include <fstream>
 
+#include "model/presets.h"
+
 namespace gw {
 namespace {
 
 const std::string kProfile = std::string(GPUWISE_SOURCE_DIR) + "/bench/profiles/vidur-7d47513";
 
 OperatorProfileOptions llama_70b_tp2() {
-  OperatorProfileOptions o;
-  o.mlp_csv = kProfile + "/compute/a100/meta-llama/Llama-2-70b-hf/mlp.csv";
-  o.attention_csv = kProfile + "/compute/a100/meta-llama/Llama-2-70b-hf/attention.csv";
-  o.all_reduce_csv = kProfile + "/network/a100_pairwise_nvlink/all_reduce.csv";
-  o.tensor_parallel = 2;
-  o.num_layers = 80;
-  o.embedding_dim = 8192;
-  o.kv_bytes_per_token = 2.0 * 4 * 128 * 80 * 2;
-  return o;
+  return vidur_profile_options(kProfile, "a100", "a100_pairwise_nvlink", "meta-llama/Llama-2-70b-hf",
+                               load_preset("llama-2-70b").value(), 2);
+}
+
+TEST(OperatorProfile, OptionsTakeTheModelsSizesFromItsArchitecture) {
+  OperatorProfileOptions o = llama_70b_tp2();
+  EXPECT_EQ(o.num_layers, 80);
+  EXPECT_EQ(o.embedding_dim, 8192);
+  EXPECT_EQ(o.kv_bytes_per_token, 2.0 * 4 * 128 * 80 * 2);  // 8 KV heads of 128 over two GPUs, fp16
+  EXPECT_EQ(o.mlp_csv, kProfile + "/compute/a100/meta-llama/Llama-2-70b-hf/mlp.csv");
 }
 
 TEST(OperatorProfile, ProfiledPointsReadBackAndInterpolationStaysBetween) {
