@@ -609,41 +609,12 @@ class Simulation {
     const ReplicaConfig& c = *r.config;
     swap_tokens_now_ = 0;
     long long new_blocks = 0;
-    // A step that preempted or rejected every running request schedules again: the queues it
-    // changed may run now (at most a few rounds: each round empties the running set or stops).
-    for (int attempt = 0; attempt < 4; ++attempt) {
-    const long long rejected_before = rejected_;
-    r.step_chunks.clear();
-    r.step_decodes = false;
-    preempted_now_ = false;
-    new_blocks = 0;
-    switch (c.scheduler) {
-      case LlmScheduler::vllm_v0: {
-        // Waiting prompts first, whole, in a prefill-only step; none while sequences are swapped out.
-        if (r.swapped.empty()) admit(index, t, false);
-        if (!r.step_chunks.empty()) break;
-        new_blocks = make_room_for_decodes(index);
-        if (!preempted_now_) new_blocks += swap_in(index);
-        r.step_decodes = r.decoding_count > 0;
-        break;
-      }
-      case LlmScheduler::vllm_v1:
-      case LlmScheduler::sarathi: {
-        new_blocks = make_room_for_decodes(index);
-        if (c.scheduler == LlmScheduler::sarathi && !preempted_now_) new_blocks += swap_in(index);
-        r.step_decodes = r.decoding_count > 0;
-        double budget = c.token_budget - (r.step_decodes ? static_cast<double>(r.decoding_count) : 0);
-        continue_prefills(index, budget, new_blocks);
-        admit(index, t, true, budget, new_blocks);
-        break;
-      }
-      case LlmScheduler::orca: {
-        r.step_decodes = r.decoding_count > 0;
-        admit(index, t, false);
-        break;
-      }
-    }
-    if (r.step_decodes || !r.step_chunks.empty() || (!preempted_now_ && rejected_ == rejected_before)) break;
+    // A round that preempted or rejected every running request builds the step again: the
+    // queues it changed may run now (each round empties the running set or stops).
+    for (int round = 0; round < 4; ++round) {
+      const long long rejected_before = rejected_;
+      new_blocks = build_step(index, t);
+      if (r.step_decodes || !r.step_chunks.empty() || (!preempted_now_ && rejected_ == rejected_before)) break;
     }
     if (!r.step_decodes && r.step_chunks.empty()) return;  // nothing to do: idle
     double prefill_tokens = 0, attended = 0, completing = 0;
@@ -674,6 +645,44 @@ class Simulation {
     size_t batch = static_cast<size_t>(decode_n) + r.step_chunks.size();
     r.stats.batch_sizes[std::min(batch, r.stats.batch_sizes.size() - 1)]++;
     push({t + duration, static_cast<int>(EventKind::step_done), index, 0, 0});
+  }
+
+  // One round of the scheduler: what runs in this step (decodes, prompt chunks), preempting and
+  // admitting as the engine does. Returns the KV blocks the step's decode tokens need.
+  long long build_step(int index, double t) {
+    auto& r = replicas_[static_cast<size_t>(index)];
+    const ReplicaConfig& c = *r.config;
+    r.step_chunks.clear();
+    r.step_decodes = false;
+    preempted_now_ = false;
+    long long new_blocks = 0;
+    switch (c.scheduler) {
+      case LlmScheduler::vllm_v0: {
+        // Waiting prompts first, whole, in a prefill-only step; none while sequences are swapped out.
+        if (r.swapped.empty()) admit(index, t, false);
+        if (!r.step_chunks.empty()) break;
+        new_blocks = make_room_for_decodes(index);
+        if (!preempted_now_) new_blocks += swap_in(index);
+        r.step_decodes = r.decoding_count > 0;
+        break;
+      }
+      case LlmScheduler::vllm_v1:
+      case LlmScheduler::sarathi: {
+        new_blocks = make_room_for_decodes(index);
+        if (c.scheduler == LlmScheduler::sarathi && !preempted_now_) new_blocks += swap_in(index);
+        r.step_decodes = r.decoding_count > 0;
+        double budget = c.token_budget - (r.step_decodes ? static_cast<double>(r.decoding_count) : 0);
+        continue_prefills(index, budget, new_blocks);
+        admit(index, t, true, budget, new_blocks);
+        break;
+      }
+      case LlmScheduler::orca: {
+        r.step_decodes = r.decoding_count > 0;
+        admit(index, t, false);
+        break;
+      }
+    }
+    return new_blocks;
   }
 
   static long long blocks_to_admit(const ReplicaConfig& c, const Request& q, double chunk) {
