@@ -169,17 +169,12 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
     const SimResult& r = result.value();
     json replica_list = json::array();
     for (const auto& s : r.replicas) {
-      double steps = 0, items = 0;
-      for (size_t b = 0; b < s.batch_sizes.size(); ++b) {
-        steps += static_cast<double>(s.batch_sizes[b]);
-        items += static_cast<double>(b * s.batch_sizes[b]);
-      }
       json sizes = json::object();
       for (size_t b = 0; b < s.batch_sizes.size(); ++b)
         if (s.batch_sizes[b] > 0) sizes[std::to_string(b)] = s.batch_sizes[b];
       json replica = {{"name", s.name}, {"requests", s.requests}, {"steps", s.steps},
                       {"busy_fraction", s.busy_fraction}, {"preemptions", s.preemptions},
-                      {"mean_batch", steps > 0 ? items / steps : 0}, {"batch_size_distribution", sizes}};
+                      {"mean_batch", s.mean_batch}, {"batch_size_distribution", sizes}};
       if (s.kv_blocks > 0) {
         replica["kv_capacity_blocks"] = s.kv_blocks;
         replica["kv_block_tokens"] = s.block_tokens;

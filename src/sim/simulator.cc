@@ -685,6 +685,12 @@ class Simulation {
     return new_blocks;
   }
 
+  // Free blocks a scheduler keeps back when admitting; Orca reserves whole sequences instead.
+  static long long watermark_blocks(const ReplicaConfig& c) {
+    if (c.scheduler == LlmScheduler::orca) return 0;
+    return static_cast<long long>(c.watermark_fraction * static_cast<double>(c.kv_blocks));
+  }
+
   static long long blocks_to_admit(const ReplicaConfig& c, const Request& q, double chunk) {
     const int block = std::max(1, c.block_tokens);
     switch (c.scheduler) {
@@ -706,15 +712,13 @@ class Simulation {
     auto& r = replicas_[static_cast<size_t>(index)];
     const ReplicaConfig& c = *r.config;
     const long long max_sequences = c.batching == SimBatching::none ? 1 : std::max(1, c.max_batch);
-    const long long watermark = static_cast<long long>(c.watermark_fraction * static_cast<double>(c.kv_blocks));
+    const long long watermark = watermark_blocks(c);
     const bool budgeted = c.scheduler != LlmScheduler::orca;
     if (!chunked) budget = c.token_budget;
     while (!r.waiting.empty() && r.decoding_count + static_cast<long long>(r.prefilling.size()) < max_sequences) {
       int id = r.waiting.front();
       Request& q = pool_[id];
-      long long whole = c.scheduler == LlmScheduler::vllm_v1 ? blocks_for(q.prompt, std::max(1, c.block_tokens))
-                                                               : blocks_to_admit(c, q, q.prompt);
-      if (whole > c.kv_blocks - (c.scheduler == LlmScheduler::orca ? 0 : watermark)) {
+      if (blocks_to_admit(c, q, q.prompt) > c.kv_blocks - watermark) {
         // Never fits, even alone: a server rejects it; counted, never silently dropped.
         r.waiting.pop_front();
         reject(id, r);
@@ -728,7 +732,7 @@ class Simulation {
         break;
       }
       long long need = blocks_to_admit(c, q, chunk);
-      if (c.kv_blocks - r.blocks_used - reserved - need < (c.scheduler == LlmScheduler::orca ? 0 : watermark)) break;
+      if (c.kv_blocks - r.blocks_used - reserved - need < watermark) break;
       r.waiting.pop_front();
       r.blocks_used += need;
       q.blocks = need;
@@ -791,7 +795,7 @@ class Simulation {
     const ReplicaConfig& c = *r.config;
     const int block = std::max(1, c.block_tokens);
     const long long max_sequences = std::max(1, c.max_batch);
-    const long long watermark = static_cast<long long>(c.watermark_fraction * static_cast<double>(c.kv_blocks));
+    const long long watermark = watermark_blocks(c);
     long long pending = r.decoding_count > 0 ? r.phase_count[static_cast<size_t>(r.decode_step % block)] : 0;
     long long added = 0;
     while (!r.swapped.empty() && r.decoding_count + static_cast<long long>(r.prefilling.size()) < max_sequences) {
