@@ -3,6 +3,10 @@
 BUILD ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
+# ccache hits across checkouts (CI builds a fresh clone in another folder): paths under the
+# checkout are hashed relative to it, and the build folder is left out of the hash.
+export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= true
 
 .PHONY: all bootstrap configure build demo test test-asan fuzz bench clean
 
