@@ -390,10 +390,18 @@ TEST(CliSimulate, BadDeploymentNamesTheKey) {
 namespace gw {
 namespace {
 
+int doc_nodes(const std::string& out) { return nlohmann::json::parse(out)["nodes"].get<int>(); }
+
 TEST(CliTrain, EstimatesARunWithTheDocumentedKeys) {
+  // GCP's A100 nodes share no RDMA fabric: eight of them only when the user allows it.
+  CliRun refused = run({"train", "llama-2-7b", "--tokens", "500e9", "--accelerator", "A100-80GB", "--count", "64",
+                        "--cloud", "gcp"});
+  EXPECT_EQ(refused.code, 3);
+  EXPECT_NE(refused.err.find("--allow-tcp-clusters"), std::string::npos) << refused.err;
   CliRun r = run({"train", "llama-2-7b", "--tokens", "500e9", "--accelerator", "A100-80GB", "--count", "64",
-                  "--pricing", "on-demand", "--cloud", "gcp", "--runs", "200", "--format", "json"});
+                  "--pricing", "on-demand", "--cloud", "gcp", "--allow-tcp-clusters", "--runs", "200", "--format", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(doc_nodes(r.out), 8);
   auto doc = nlohmann::json::parse(r.out);
   for (const char* key : {"time_s", "gpu_hours", "usd", "mfu", "tokens_per_s", "checkpoint_interval_s", "bound"})
     EXPECT_TRUE(doc.contains(key)) << key;

@@ -255,7 +255,11 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
     job.tokens = generic ? t.items : t.tokens;
     job.sequence_length = t.sequence_length;
     job.global_batch_tokens = generic ? 256 : t.global_batch_tokens;
+    job.precision = t.precision;
+    job.zero_stage = t.zero_stage;
+    job.recompute = t.recompute;
     TrainingSearch search;
+    search.allow_unfabric_clusters = t.allow_tcp_clusters;
     search.clouds = spec.value().constraints.clouds;
     search.regions = spec.value().constraints.regions;
     search.calibration = options.calibration;
@@ -271,6 +275,9 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
     for (const auto& name : names) {
       const Accelerator* a = catalog.find_accelerator(name);
       if (!a) throw InputError{Error{args.spec, t.line, "training." + t.name + ".accelerators", "unknown accelerator '" + name + "'"}};
+      if (t.precision == Precision::fp8 && !a->peak(Precision::fp8))
+        throw InputError{Error{args.spec, t.line, "training." + t.name + ".precision",
+                               a->name + " has no FP8 tensor cores: FP8 training needs Hopper, Ada, Blackwell, MI300 or newer"}};
       search.accelerators.push_back(a);
     }
     SpotSettings spot;

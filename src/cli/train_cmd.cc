@@ -16,8 +16,12 @@ namespace {
 
 using nlohmann::json;
 
+std::string gigabytes(double bytes) { return fmt::format("{:.3g} GB", bytes / 1e9); }
+
 struct TrainArgs {
-  std::string model, accelerator, offering, precision = "bf16", pricing = "on-demand", spot_trace, calibration;
+  std::string model, accelerator, offering, precision = "bf16", pricing = "on-demand", spot_trace, calibration, recompute;
+  int zero = -1;
+  bool allow_tcp_clusters = false;
   double tokens = 0;
   int count = 0;
   double deadline_days = 0;
@@ -36,13 +40,15 @@ json candidate_json(const TrainingCandidate& c) {
   const auto& e = c.estimate;
   json layout = {{"tensor_parallel", e.layout.tensor_parallel}, {"pipeline_parallel", e.layout.pipeline_parallel},
                  {"data_parallel", e.layout.data_parallel}, {"zero_stage", e.layout.zero_stage},
-                 {"recompute", std::string(recompute_name(e.layout.recompute))}, {"micro_batch", e.layout.micro_batch}};
+                 {"recompute", std::string(recompute_name(e.layout.recompute))}, {"micro_batch", e.layout.micro_batch},
+                 {"micro_batches", e.layout.micro_batches}};
   return {{"accelerator", c.offering->accelerator},
           {"count", c.devices},
           {"cloud", c.offering->cloud},
           {"region", c.offering->region},
           {"instance_type", c.offering->instance_type},
           {"instances", c.instances},
+          {"nodes", c.instances},
           {"pricing", std::string(pricing_name(c.pricing))},
           {"time_s", c.expected_time_s},
           {"time_without_interruptions_s", e.time_s},
@@ -56,6 +62,12 @@ json candidate_json(const TrainingCandidate& c) {
           {"checkpoint_write_s", c.checkpoint_s},
           {"restart_s", c.restart_s},
           {"bound", e.bound},
+          {"step", {{"compute_s", e.compute_s}, {"tensor_parallel_s", e.tp_comm_s}, {"pipeline_sends_s", e.pp_comm_s},
+                    {"bubble_s", e.bubble_s}, {"data_parallel_s", e.dp_comm_s}, {"data_parallel_exposed_s", e.dp_exposed_s},
+                    {"optimizer_s", e.optimizer_s}, {"data_parallel_bytes_per_rank", e.dp_rank_bytes},
+                    {"data_parallel_bytes_per_node", e.dp_node_bytes}, {"node_network_bytes_per_s", e.network_bytes_per_s}}},
+          {"preemptions_per_hour", c.preemptions_per_hour},
+          {"runner_up", e.runner_up},
           {"layout", layout},
           {"memory_bytes_per_device", e.memory_bytes_per_device},
           {"warnings", e.warnings}};
@@ -70,8 +82,14 @@ int run_train(CommandContext& context, const TrainArgs& args) {
   if (args.deadline_days < 0) fail("--deadline-days", "a deadline must be in the future (a positive number of days)");
   if (args.preemptions_per_hour > 3600) fail("--preemption-rate", "more than one preemption per second is not a spot market");
   auto precision = parse_precision(args.precision);
-  if (!precision || (*precision != Precision::bf16 && *precision != Precision::fp16 && *precision != Precision::fp32))
-    fail("--precision", "training precision must be bf16, fp16 or fp32");
+  if (!precision || (*precision != Precision::bf16 && *precision != Precision::fp16 && *precision != Precision::fp32 &&
+                     *precision != Precision::fp8))
+    fail("--precision", "training precision must be bf16, fp16, fp32 or fp8");
+  std::optional<Recompute> recompute;
+  if (!args.recompute.empty()) {
+    recompute = parse_recompute(args.recompute);
+    if (!recompute) fail("--recompute", "'" + args.recompute + "' is not one of none, selective, full");
+  }
   auto pricing = parse_pricing(args.pricing);
   if (!pricing) fail("--pricing", "'" + args.pricing + "' is not one of on-demand, spot, reserved-1y, reserved-3y");
 
@@ -88,6 +106,8 @@ int run_train(CommandContext& context, const TrainArgs& args) {
   job.sequence_length = args.sequence_length;
   job.global_batch_tokens = args.global_batch_tokens;
   job.precision = *precision;
+  if (args.zero >= 0) job.zero_stage = args.zero;
+  job.recompute = recompute;
   SpotSettings spot;
   if (args.preemptions_per_hour >= 0) {
     spot.preemptions_per_hour = args.preemptions_per_hour;
@@ -103,6 +123,7 @@ int run_train(CommandContext& context, const TrainArgs& args) {
   search.regions = args.regions;
   search.calibration = calibration ? &*calibration : nullptr;
   search.interruptible = true;
+  search.allow_unfabric_clusters = args.allow_tcp_clusters;
   search.pricing = {*pricing};
   if (args.deadline_days > 0) search.deadline_s = args.deadline_days * 86400;
   if (!args.accelerator.empty()) {
@@ -112,6 +133,9 @@ int run_train(CommandContext& context, const TrainArgs& args) {
       fail("--accelerator", "unknown accelerator '" + args.accelerator + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
     }
     search.accelerators = {a};
+    if (*precision == Precision::fp8 && !a->peak(Precision::fp8))
+      fail("--precision", fmt::format("{} has no FP8 tensor cores: FP8 training needs Hopper, Ada, Blackwell, MI300 or newer "
+                                      "(use bf16)", a->name));
   }
   if (args.count > 0) search.device_counts = {args.count};
 
@@ -125,6 +149,9 @@ int run_train(CommandContext& context, const TrainArgs& args) {
         chosen = &o;
     if (!chosen) fail("--offering", "no offering '" + args.offering + "' with a " + std::string(pricing_name(*pricing)) + " price");
     const Accelerator* a = catalog.find_accelerator(chosen->accelerator);
+    if (*precision == Precision::fp8 && !a->peak(Precision::fp8))
+      fail("--precision", fmt::format("{} ({}) has no FP8 tensor cores: FP8 training needs Hopper, Ada, Blackwell, MI300 or "
+                                      "newer (use bf16)", args.offering, a->name));
     int devices = args.count > 0 ? args.count : chosen->accelerator_count;
     TrainingCandidate c;
     c.offering = chosen;
@@ -154,31 +181,49 @@ int run_train(CommandContext& context, const TrainArgs& args) {
   }
   const TrainingCandidate& best = *plan.best;
 
-  // Spot: Monte Carlo of completion time and cost for each policy, on the chosen hardware.
+  // Spot: Monte Carlo of completion time and cost for each policy, on the chosen hardware, or on
+  // the best offering that has a spot price when the chosen one has none.
   json policies = json::array();
   json completion = json::array();  // each Monte Carlo run's hours, by policy, for the HTML chart
   std::string spot_text;
-  auto spot_price = best.offering->usd_per_hour(Pricing::spot);
-  auto on_demand_price = best.offering->usd_per_hour(Pricing::on_demand);
-  if (spot_price && on_demand_price) {
-    TrainingCandidate spot_candidate = best;
+  std::optional<TrainingCandidate> spot_base;
+  std::string spot_base_note;
+  if (best.offering->usd_per_hour(Pricing::spot)) {
+    spot_base = best;
+  } else if (args.offering.empty()) {
+    TrainingSearch spot_search = search;
+    spot_search.pricing = {Pricing::spot};
+    TrainingPlan spot_plan = plan_training(catalog, job, spot_search, spot);
+    if (spot_plan.best) {
+      spot_base = *spot_plan.best;
+      spot_base_note = fmt::format(" (no spot price for {}: the cheapest run with one)", best.offering->instance_type);
+    }
+  }
+  if (spot_base) {
+    auto spot_price = spot_base->offering->usd_per_hour(Pricing::spot);
+    auto on_demand_price = spot_base->offering->usd_per_hour(Pricing::on_demand);
+    TrainingCandidate spot_candidate = *spot_base;
     spot_candidate.pricing = Pricing::spot;
     price_candidate(spot_candidate, spot);
     SpotRunInputs in;
-    in.work_s = best.estimate.time_s;
+    in.work_s = spot_base->estimate.time_s;
     in.checkpoint_s = spot_candidate.checkpoint_s;
     in.restart_s = spot_candidate.restart_s;
     in.interval_s = spot_candidate.checkpoint_interval_s;
-    in.preemptions_per_hour = spot.preemptions_per_hour;
-    in.trace = spot.trace;
-    in.spot_usd_per_hour = *spot_price * best.instances;
-    in.on_demand_usd_per_hour = *on_demand_price * best.instances;
+    // A trace is one node's capacity: replayed as is for one node; for several, its rate x nodes.
+    bool replay = spot.trace && spot_base->instances == 1;
+    in.preemptions_per_hour = spot_candidate.preemptions_per_hour;
+    in.trace = replay ? spot.trace : nullptr;
+    in.spot_usd_per_hour = *spot_price * spot_base->instances;
+    in.on_demand_usd_per_hour = on_demand_price ? *on_demand_price * spot_base->instances : 0;
     in.deadline_s = search.deadline_s;
     for (SpotPolicy policy : {SpotPolicy::on_demand_only, SpotPolicy::spot_only, SpotPolicy::deadline_aware}) {
       if (policy == SpotPolicy::deadline_aware && !in.deadline_s) continue;
+      if (policy != SpotPolicy::spot_only && !on_demand_price) continue;
       SpotOutcome o = simulate_spot(in, policy, args.runs, args.seed);
       for (double t : o.times_s) completion.push_back({{"policy", std::string(spot_policy_name(policy))}, {"hours", t / 3600}});
-      policies.push_back({{"policy", std::string(spot_policy_name(policy))}, {"mean_time_s", o.mean_time_s},
+      policies.push_back({{"policy", std::string(spot_policy_name(policy))}, {"instance_type", spot_base->offering->instance_type},
+                          {"nodes", spot_base->instances}, {"mean_time_s", o.mean_time_s},
                           {"p90_time_s", o.p90_time_s}, {"mean_usd", o.mean_usd}, {"p90_usd", o.p90_usd},
                           {"mean_preemptions", o.mean_preemptions}, {"deadline_met_fraction", o.deadline_met_fraction},
                           {"on_demand_share", o.on_demand_share}});
@@ -187,18 +232,22 @@ int run_train(CommandContext& context, const TrainArgs& args) {
                                format_usd(o.p90_usd), o.mean_preemptions,
                                in.deadline_s ? fmt::format(", deadline met {:.0f}%", o.deadline_met_fraction * 100) : "");
     }
-    spot_text = fmt::format("Spot on {} with checkpoints every {:.0f} min (Daly; a write takes {:.0f} s, a restart {:.0f} s), {} runs, "
-                            "preemptions: {}:\n",
-                            best.offering->instance_type, spot_candidate.checkpoint_interval_s / 60, spot_candidate.checkpoint_s, spot_candidate.restart_s,
-                            args.runs,
-                            spot.trace ? "replaying " + args.spot_trace
-                                       : fmt::format("{:.3g} per hour{}", spot.preemptions_per_hour,
-                                                     spot.rate_assumed ? " (assumed; --preemption-rate or --spot-trace)" : "")) +
+    std::string rate_text =
+        replay ? "replaying " + args.spot_trace
+               : fmt::format("{:.3g} per hour for the job ({} node{} x {:.3g}{})", spot_candidate.preemptions_per_hour,
+                             spot_base->instances, spot_base->instances == 1 ? "" : "s", node_preemptions_per_hour(spot),
+                             spot.trace ? ", the trace's rate per node"
+                                        : spot.rate_assumed ? " per node, assumed; --preemption-rate or --spot-trace" : " per node");
+    spot_text = fmt::format("Spot on {} x {}{} with checkpoints every {:.0f} min (Daly; a write takes {:.0f} s, a restart {:.0f} s), "
+                            "{} runs, preemptions: {}:\n",
+                            spot_base->instances, spot_base->offering->instance_type, spot_base_note,
+                            spot_candidate.checkpoint_interval_s / 60, spot_candidate.checkpoint_s, spot_candidate.restart_s,
+                            args.runs, rate_text) +
                 spot_text;
+  } else {
+    spot_text = fmt::format("No spot price for {} in {}{}: no spot comparison.\n", best.offering->instance_type,
+                            best.offering->region, args.offering.empty() ? " nor for any run that meets the constraints" : "");
   }
-
-  if (!spot_price) spot_text = fmt::format("No spot price for {} in {}: no spot comparison.\n", best.offering->instance_type,
-                                           best.offering->region);
   if (context.options.format == "json") {
     json document = candidate_json(best);
     json pareto = json::array();
@@ -210,21 +259,23 @@ int run_train(CommandContext& context, const TrainArgs& args) {
     document["pareto"] = pareto;
     document["spot_policies"] = policies;
     document["candidates_evaluated"] = plan.candidates;
+    document["candidates_skipped_no_fabric"] = plan.skipped_no_fabric;
     context.emit_json(document, "train");
   } else {
     const auto& e = best.estimate;
     bool html = context.options.format == "html" || context.options.format == "md";  // the report document
-    std::string out = fmt::format("{}: {} tokens on {} x {} ({} {} {}, {} instance{}, {})\n", arch.name,
+    std::string out = fmt::format("{}: {} tokens on {} x {} ({} {} {}, {} node{} of {}, {}{})\n", arch.name,
                                   format_count(args.tokens), best.devices, best.offering->accelerator, best.offering->cloud,
                                   best.offering->region, best.offering->instance_type, best.instances,
-                                  best.instances == 1 ? "" : "s", pricing_name(best.pricing));
+                                  best.instances == 1 ? "" : "s", best.offering->accelerator_count, pricing_name(best.pricing),
+                                  best.offering->fabric.empty() ? "" : ", " + best.offering->fabric);
     out += fmt::format("  layout tp{} pp{} dp{}, ZeRO-{}, recompute {}, micro-batch {}; {:.0f} GiB per device\n",
                        e.layout.tensor_parallel, e.layout.pipeline_parallel, e.layout.data_parallel, e.layout.zero_stage,
                        recompute_name(e.layout.recompute), e.layout.micro_batch, e.memory_bytes_per_device / (1u << 30));
-    out += fmt::format("  {} tokens/s, MFU {:.0f}%, {}-bound; step {:.2f} s (compute {:.2f}, tp {:.2f}, bubble {:.2f}, "
-                       "exposed dp {:.2f})\n",
+    out += fmt::format("  {} tokens/s, MFU {:.0f}%, {}-bound; step {:.2f} s (compute {:.2f}, tp {:.2f}, pp sends {:.2f}, "
+                       "bubble {:.2f}, exposed dp {:.2f} of {:.2f}, optimizer {:.2f})\n",
                        format_number(e.tokens_per_s, 0), e.mfu * 100, e.bound, e.step_time_s, e.compute_s, e.tp_comm_s,
-                       e.bubble_s, e.dp_exposed_s);
+                       e.pp_comm_s, e.bubble_s, e.dp_exposed_s, e.dp_comm_s, e.optimizer_s);
     out += fmt::format("  time {:.1f} days ({:.0f} h), {} GPU-hours, {} per run{}\n", best.expected_time_s / 86400,
                        best.expected_time_s / 3600, format_number(best.expected_time_s / 3600 * best.devices, 0),
                        format_usd(best.usd),
@@ -249,7 +300,30 @@ int run_train(CommandContext& context, const TrainArgs& args) {
                            training_compute_efficiency(*accelerator, search.calibration, arch.hidden_size) * 100,
                            search.calibration ? " (calibrated)" : " (Megatron-LM's measurements; bench/training_measurements.csv)");
       }
-      out += "  - step = compute + exposed tensor-parallel all-reduces + pipeline bubble + exposed data-parallel ring all-reduce\n";
+      out += "  - step = compute + tensor-parallel collectives + pipeline sends + pipeline bubble + exposed data-parallel traffic "
+             "+ optimizer step\n";
+      out += fmt::format("  - data parallel: {} per rank per step (ZeRO-{}{}){}\n", gigabytes(e.dp_rank_bytes), e.layout.zero_stage,
+                         e.layout.zero_stage >= 3 ? fmt::format(", gathered and reduced in each of {} micro-batches", e.layout.micro_batches) : "",
+                         e.dp_node_bytes > 0
+                             ? fmt::format("; {} through each node's NICs (every tensor- and pipeline-parallel shard of the node "
+                                           "runs its own ring) at {}/s usable ({:.0f} Gbps{}{}): {:.2f} s, {:.2f} s of it not "
+                                           "hidden behind the backward pass",
+                                           gigabytes(e.dp_node_bytes), gigabytes(e.network_bytes_per_s),
+                                           best.offering->network_gbps.value_or(100),
+                                           best.offering->fabric.empty() ? " TCP, 50% reached" : ", " + best.offering->fabric + ", 80% reached",
+                                           best.offering->network_gbps ? "" : ", network unknown: 100 Gbps assumed",
+                                           e.dp_comm_s, e.dp_exposed_s)
+                             : " inside one node over NVLink");
+      out += "  - NVLink collectives: latency + bytes at the bus bandwidth NCCL reaches, fitted to measured all-reduce times "
+             "(A100: 50 us, 55% of the link; H100: 30 us, 78%; Vidur 7d47513 profiles)\n";
+      if (!e.runner_up.empty()) out += "  - runner-up layout: " + e.runner_up + "\n";
+      if (best.instances > 1)
+        out += fmt::format("  - spot: a synchronous job stops when any of its {} nodes is preempted (nodes x the per-node rate); "
+                           "a restart adds {:.0f} s of job start per doubling of nodes (assumed)\n",
+                           best.instances, spot.start_s_per_doubling);
+      if (plan.skipped_no_fabric > 0)
+        out += fmt::format("  - {} multi-node candidates skipped: their instances share no EFA/InfiniBand-class fabric "
+                           "(--allow-tcp-clusters to include them)\n", plan.skipped_no_fabric);
       out += "  - spot: preemptions as a Poisson process (or the replayed trace); checkpoints every interval (Young/Daly's "
              "optimum by default), each preemption loses the work since the last one plus the restart\n";
       out += fmt::format("  - price: {} ({})\n", best.offering->source, best.offering->as_of);
@@ -301,7 +375,11 @@ void add_train_command(CLI::App& app, CommandContext& context, Action& action) {
   train->add_option("--accelerator", args->accelerator, "Accelerator (default: search all)");
   train->add_option("--count", args->count, "Devices (default: search 1, 2, 4, ... 4096)")->check(CLI::Range(1, 1 << 20));
   train->add_option("--offering", args->offering, "An instance type (its cheapest region)");
-  train->add_option("--precision", args->precision, "bf16, fp16 or fp32");
+  train->add_option("--precision", args->precision, "bf16, fp16, fp32 or fp8 (Transformer Engine; Hopper and newer)");
+  train->add_option("--zero", args->zero, "Pin the ZeRO stage (0-3; default: searched)")->check(CLI::Range(0, 3));
+  train->add_option("--recompute", args->recompute, "Pin activation recomputation: none, selective, full (default: searched)");
+  train->add_flag("--allow-tcp-clusters", args->allow_tcp_clusters,
+                  "Consider multi-node jobs on instances without an EFA/InfiniBand-class fabric");
   train->add_option("--pricing", args->pricing, "on-demand, spot, reserved-1y, reserved-3y");
   train->add_option("--deadline-days", args->deadline_days, "Finish within this many days (exit 3 when impossible)");
   train->add_option("--sequence-length", args->sequence_length, "Tokens per sequence")->check(CLI::Range(1LL, 1LL << 24));

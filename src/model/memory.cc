@@ -226,7 +226,9 @@ double training_activation_bytes_per_layer(const ModelArch& arch, const Training
   const double s = static_cast<double>(o.sequence_length), b = static_cast<double>(o.micro_batch);
   const double h = arch.hidden_size, a = arch.num_heads, t = std::max(1, o.tensor_parallel);
   const double q = arch.q_dim(), kv = arch.mla ? arch.num_heads * arch.v_head_dim : arch.kv_dim();
-  const double scale = precision_bytes(o.precision) / 2.0;  // the paper counts 16-bit activations
+  // The paper counts 16-bit activations. FP8 training (Transformer Engine) saves the inputs of
+  // the linear layers in FP8 (about 40% of a layer's saved bytes) and the rest in bf16: ~0.8x.
+  const double scale = o.precision == Precision::fp8 ? 0.8 : precision_bytes(o.precision) / 2.0;
   const bool dropout = arch.dropout > 0;
   const double sp = o.sequence_parallel ? t : 1.0;
 
@@ -263,7 +265,10 @@ MemoryEstimate estimate_training(const ModelArch& arch, const TrainingMemoryOpti
   const double dp = std::max(1, o.data_parallel);
   const double params_here = device_params(arch, tp, pp).total();
   const bool mixed = o.precision != Precision::fp32 && o.precision != Precision::tf32;
-  const double weight_element = mixed ? precision_bytes(o.precision) : 4.0;
+  // FP8 training keeps bf16 weights and gradients (FP8 is only the GEMM inputs) and caches an
+  // FP8 copy of each weight for the forward and backward GEMMs (Transformer Engine).
+  const bool fp8 = o.precision == Precision::fp8;
+  const double weight_element = fp8 ? 2.0 : mixed ? precision_bytes(o.precision) : 4.0;
   const std::string layout = fmt::format("{:.4g} params on this device (tp={} pp={})", params_here, tp, pp);
 
   auto shard = [&](int from_stage) { return o.zero_stage >= from_stage ? dp : 1.0; };
@@ -271,8 +276,9 @@ MemoryEstimate estimate_training(const ModelArch& arch, const TrainingMemoryOpti
     return o.zero_stage >= from_stage ? fmt::format(" / {} (ZeRO-{} over dp)", dp, o.zero_stage) : std::string();
   };
 
-  e.weights_bytes = params_here * weight_element / shard(3);
-  add_term(e, "weights_bytes", e.weights_bytes, fmt::format("{} x {} B{}", layout, weight_element, shard_note(3)));
+  e.weights_bytes = params_here * (weight_element + (fp8 ? 1.0 : 0.0)) / shard(3);
+  add_term(e, "weights_bytes", e.weights_bytes,
+           fmt::format("{} x {} B{}{}", layout, weight_element, fp8 ? " + 1 B FP8 copy" : "", shard_note(3)));
   e.gradient_bytes = params_here * weight_element / shard(2);
   add_term(e, "gradient_bytes", e.gradient_bytes, fmt::format("{} x {} B{}", layout, weight_element, shard_note(2)));
   e.master_weight_bytes = mixed ? params_here * 4.0 / shard(1) : 0.0;
@@ -321,8 +327,10 @@ MemoryEstimate estimate_training(const ModelArch& arch, const TrainingMemoryOpti
   e.total_bytes_per_device = e.weights_bytes + e.gradient_bytes + e.master_weight_bytes + e.optimizer_bytes +
                              e.activation_bytes + e.overhead_bytes;
   if (mixed)
-    e.assumptions.push_back(fmt::format("mixed precision: {} weights and gradients, fp32 master weights",
-                                        precision_name(o.precision)));
+    e.assumptions.push_back(fp8 ? std::string("FP8 training (Transformer Engine, delayed scaling): bf16 weights and gradients "
+                                              "with an FP8 copy of the weights, fp32 master weights, FP8 linear-layer inputs saved")
+                                : fmt::format("mixed precision: {} weights and gradients, fp32 master weights",
+                                              precision_name(o.precision)));
   if (arch.is_moe())
     e.assumptions.push_back("experts are split like dense layers (no expert parallelism modelled)");
   return e;

@@ -23,10 +23,37 @@ double training_compute_efficiency(const Accelerator& accelerator, const Calibra
 
 namespace {
 
+// One direction of the device's NVLink/ICI, or its PCIe link when it has none.
 double nvlink_bytes_per_s(const Accelerator& a) {
   if (a.interconnect_gb_per_s && *a.interconnect_gb_per_s > 0) return *a.interconnect_gb_per_s / 2 * 1e9;
   int gen = a.pcie_gen.value_or(4);
   return 16e9 * std::pow(2.0, std::clamp(gen, 3, 6) - 3);
+}
+
+bool fourth_generation_link(const Accelerator& a) {
+  return a.interconnect == "nvlink4" || a.interconnect == "nvlink5" || a.interconnect == "ici";
+}
+
+// Fitted to NCCL all-reduce times measured on 2, 4 and 8 GPUs of a DGX A100 and a DGX H100, sizes
+// 1 MiB to 64 MiB (Vidur 7d47513, data/profiles/vidur-7d47513/network/*_dgx/all_reduce.csv;
+// copy and check in bench/profiles, src/plan/training_test.cc): t = latency + bus bytes /
+// (efficiency x one-way link bandwidth). A100 (NVLink 3): 43-53 us, 163-171 GB/s of 300 (0.55);
+// H100 (NVLink 4): 23-31 us, 316-358 GB/s of 450 (0.70-0.80; 0.78 at 8 GPUs).
+double nvlink_bus_efficiency(const Accelerator& a) { return fourth_generation_link(a) ? 0.78 : 0.55; }
+double nvlink_latency_s(const Accelerator& a) { return fourth_generation_link(a) ? 30e-6 : 50e-6; }
+
+// Share of a node's NIC line rate NCCL reaches: ~80% over RDMA fabrics (EFA, InfiniBand, RoCE,
+// GPUDirect-TCPX), ~50% over plain TCP sockets (NCCL's socket transport).
+double network_efficiency(const TrainingHardware& hw) { return hw.fabric.empty() ? 0.5 : 0.8; }
+double network_latency_s(const TrainingHardware& hw) { return hw.fabric.empty() ? 50e-6 : 10e-6; }
+
+// Time a collective of `total_s` split into `buckets` (one per bucket of gradients or
+// parameters, ready one after another over `window_s` of compute) adds to the step: the last
+// bucket's share, or all that does not fit in the window.
+double exposed_s(double total_s, double window_s, int buckets) {
+  if (total_s <= 0) return 0;
+  double n = std::max(1, buckets);
+  return std::max(total_s / n, total_s - window_s * (n - 1) / n);
 }
 
 double model_flops_per_token(const ModelArch& arch, long long sequence) {
@@ -37,7 +64,50 @@ double model_flops_per_token(const ModelArch& arch, long long sequence) {
   return 6.0 * dense + 12.0 * arch.num_layers * arch.q_dim() * static_cast<double>(sequence);
 }
 
+// Where the layout's ranks sit (Megatron's order: tensor-parallel ranks adjacent, then data-
+// parallel, then pipeline stages): tp inside a node, as many data-parallel ranks as fit beside
+// them, pipeline stages filling the rest.
+struct Placement {
+  bool ok = false;
+  int devices_per_node = 1, nodes = 1, dp_in_node = 1, pp_in_node = 1;
+  int dp_nodes = 1, pp_nodes = 1;  // nodes a data-parallel ring spans; pipeline segments across nodes
+};
+
+Placement place(const TrainingHardware& hw, int tp, int pp, int dp) {
+  Placement p;
+  p.devices_per_node = std::max(1, std::min(hw.devices_per_node, hw.count));
+  p.nodes = (hw.count + p.devices_per_node - 1) / p.devices_per_node;
+  const int g = p.devices_per_node;
+  if (tp > g || g % tp != 0) return p;  // tensor parallelism stays inside a node
+  int beside = g / tp;
+  if (dp >= beside) {
+    if (dp % beside != 0) return p;
+    p.dp_in_node = beside;
+    p.pp_in_node = 1;
+  } else {
+    if (beside % dp != 0 || pp % (beside / dp) != 0) return p;
+    p.dp_in_node = dp;
+    p.pp_in_node = beside / dp;
+  }
+  p.dp_nodes = dp / p.dp_in_node;
+  p.pp_nodes = pp / p.pp_in_node;
+  p.ok = true;
+  return p;
+}
+
 }  // namespace
+
+double data_parallel_bytes_per_rank(double shard_bytes, int ranks, int zero_stage, int micro_batches) {
+  if (ranks <= 1 || shard_bytes <= 0) return 0;
+  double ring = static_cast<double>(ranks - 1) / ranks;
+  if (zero_stage >= 3) return 3.0 * ring * shard_bytes * std::max(1, micro_batches);
+  return 2.0 * ring * shard_bytes;
+}
+
+double intra_node_collective_s(const Accelerator& a, double bus_bytes) {
+  if (bus_bytes <= 0) return 0;
+  return nvlink_latency_s(a) + bus_bytes / (nvlink_bytes_per_s(a) * nvlink_bus_efficiency(a));
+}
 
 TrainingEstimate estimate_training_layout(const TrainingJob& job, const TrainingHardware& hw, const TrainingLayout& layout,
                                           const Calibration* calibration, double usable_fraction) {
@@ -48,6 +118,16 @@ TrainingEstimate estimate_training_layout(const TrainingJob& job, const Training
   const int tp = layout.tensor_parallel, pp = layout.pipeline_parallel, dp = layout.data_parallel;
   if (tp * pp * dp != hw.count) {
     e.reason = "layout does not use the devices";
+    return e;
+  }
+  const Placement place_ = place(hw, tp, pp, dp);
+  if (!place_.ok) {
+    e.reason = fmt::format("tp{} pp{} dp{} does not map onto nodes of {} devices", tp, pp, dp, hw.devices_per_node);
+    return e;
+  }
+  e.nodes = place_.nodes;
+  if (job.precision == Precision::fp8 && !a.peak(Precision::fp8)) {
+    e.reason = fmt::format("{} has no FP8 tensor cores", a.name);
     return e;
   }
   TrainingMemoryOptions memory;
@@ -63,7 +143,8 @@ TrainingEstimate estimate_training_layout(const TrainingJob& job, const Training
   memory.sequence_length = arch.kind == ModelKind::generic ? 1 : job.sequence_length;
   MemoryEstimate m = estimate_training(arch, memory);
   e.memory_bytes_per_device = m.total_bytes_per_device;
-  e.checkpoint_bytes = m.params * (precision_bytes(job.precision) + 4.0 + (job.optimizer == Optimizer::adamw ? 8.0 : 2.0));
+  const double weight_bytes = job.precision == Precision::fp32 ? 4.0 : 2.0;  // bf16 weights under FP8 too
+  e.checkpoint_bytes = m.params * (weight_bytes + 4.0 + (job.optimizer == Optimizer::adamw ? 8.0 : 2.0));
   if (m.total_bytes_per_device > a.memory_bytes() * usable_fraction) {
     e.reason = fmt::format("needs {:.1f} GiB per device", m.total_bytes_per_device / (1u << 30));
     return e;
@@ -72,58 +153,104 @@ TrainingEstimate estimate_training_layout(const TrainingJob& job, const Training
   const double step_tokens = std::max(job.global_batch_tokens, tokens_per_item * layout.micro_batch * dp);
   const int micro_batches = std::max(1, static_cast<int>(std::round(step_tokens / (tokens_per_item * layout.micro_batch * dp))));
   e.layout.micro_batches = micro_batches;
+  const double layers_here = arch.kind == ModelKind::generic ? 1.0 : std::ceil(static_cast<double>(arch.num_layers) / pp);
 
-  // Compute: model FLOPs plus recomputation (a full forward again, or the attention core).
-  double model_flops = model_flops_per_token(arch, job.sequence_length);
-  double recompute_factor = layout.recompute == Recompute::full ? 4.0 / 3.0 : layout.recompute == Recompute::selective ? 1.03 : 1.0;
-  double peak = compute_peak_tflops(a, job.precision == Precision::fp32 ? Precision::tf32 : Precision::bf16) * 1e12;
-  double efficiency = training_compute_efficiency(a, calibration, arch.kind == ModelKind::generic ? 0 : arch.hidden_size);
-  double tokens_per_device = step_tokens / hw.count;
-  e.compute_s = tokens_per_device * model_flops * recompute_factor / (peak * efficiency);
+  // Compute: the GEMMs at the precision's rate, attention's score and context products (which
+  // flash attention runs in bf16 also under FP8) at the 16-bit rate; recomputation redoes a
+  // forward pass (full) or the attention core (selective).
+  const double model_flops = model_flops_per_token(arch, job.sequence_length);
+  const double attention_flops =
+      arch.kind == ModelKind::generic ? 0.0 : 12.0 * arch.num_layers * arch.q_dim() * static_cast<double>(job.sequence_length);
+  const double recompute_factor = layout.recompute == Recompute::full ? 4.0 / 3.0 : layout.recompute == Recompute::selective ? 1.03 : 1.0;
+  const double peak16 = compute_peak_tflops(a, job.precision == Precision::fp32 ? Precision::tf32 : Precision::bf16) * 1e12;
+  const double width = arch.kind == ModelKind::generic ? 0 : arch.hidden_size;
+  const double efficiency16 = training_compute_efficiency(a, calibration, width);
+  double gemm_rate = peak16 * efficiency16;
+  if (job.precision == Precision::fp8) {
+    double scale = width > 0 ? 1.03 * width / (width + 800.0) : 0.45;
+    gemm_rate = compute_peak_tflops(a, Precision::fp8) * 1e12 * efficiency_for(a, calibration).compute_8bit * scale;
+  }
+  const double tokens_per_device = step_tokens / hw.count;
+  e.compute_s = tokens_per_device * recompute_factor *
+                ((model_flops - attention_flops) / gemm_rate + attention_flops / (peak16 * efficiency16));
+  // Of that, the backward pass: 2/3 of the model's work plus the recomputed forward.
+  const double backward_share = (2.0 / 3.0 + (recompute_factor - 1.0)) / recompute_factor;
+  const double backward_per_micro_s = e.compute_s * backward_share / micro_batches;
+  const double forward_per_micro_s = e.compute_s * (1 - backward_share) / micro_batches;
 
-  const double act_bytes = precision_bytes(job.precision) >= 4 ? 4.0 : 2.0;
-  const double network_efficiency = hw.fabric.empty() ? 0.5 : 0.8;
+  const double act_bytes = job.precision == Precision::fp32 ? 4.0 : 2.0;
+  double node_bytes_per_s = hw.node_network_gbps / 8 * 1e9 * network_efficiency(hw);
+  if (hw.cross_zone) node_bytes_per_s *= 0.5;
+  e.network_bytes_per_s = node_bytes_per_s;
   if (arch.kind != ModelKind::generic && tp > 1) {
-    // Four all-reduces (or reduce-scatter/all-gather pairs) per layer per micro-batch over NVLink.
+    // Two all-reduces (or all-gather/reduce-scatter pairs with sequence parallelism) per layer
+    // in forward, two in backward, two more when the forward is recomputed; not overlapped.
     double bytes = static_cast<double>(layout.micro_batch) * job.sequence_length * arch.hidden_size * act_bytes;
-    double per = 2.0 * (tp - 1) / tp * bytes / (nvlink_bytes_per_s(a) * 0.7) + 10e-6;
-    double layers_here = std::ceil(static_cast<double>(arch.num_layers) / pp);
-    e.tp_comm_s = 4.0 * layers_here * micro_batches * per;
+    double per = intra_node_collective_s(a, 2.0 * (tp - 1) / tp * bytes);
+    double collectives = layout.recompute == Recompute::full ? 6.0 : 4.0;
+    e.tp_comm_s = collectives * layers_here * micro_batches * per;
   }
   // Interleaved 1F1B (Narayanan et al. 2021, sec. 2.2.2) with up to 4 model chunks per device:
   // the bubble is (p - 1) / (m x v).
-  double layers_per_stage = std::ceil(static_cast<double>(arch.num_layers) / pp);
-  double chunks = std::clamp(std::floor(layers_per_stage), 1.0, 4.0);
-  e.bubble_s = pp > 1 ? (e.compute_s + e.tp_comm_s) * (pp - 1) / (static_cast<double>(micro_batches) * chunks) : 0;
-
-  // Data parallel: reduce the gradients (ZeRO-3 also gathers the parameters: 1.5x the volume),
-  // inside a node over NVLink, across nodes over the instance network; overlapped with most of
-  // the backward pass.
-  if (dp > 1) {
-    double grad_bytes = m.params / (tp * pp) * act_bytes * (layout.zero_stage >= 3 ? 1.5 : 1.0);
-    int per_node = std::max(1, hw.devices_per_node / (tp * pp));
-    int dp_in_node = std::min(dp, per_node);
-    int nodes = (dp + dp_in_node - 1) / dp_in_node;
-    double intra = dp_in_node > 1 ? 2.0 * (dp_in_node - 1) / dp_in_node * grad_bytes / (nvlink_bytes_per_s(a) * 0.7) : 0;
-    double node_bytes_per_s = hw.node_network_gbps / 8 * 1e9 * network_efficiency;
-    if (hw.cross_zone) node_bytes_per_s *= 0.5;
-    double inter = nodes > 1 ? 2.0 * (nodes - 1) / nodes * grad_bytes / node_bytes_per_s : 0;
-    e.dp_comm_s = intra + inter;
-    double backward = e.compute_s * 2.0 / 3.0;
-    e.dp_exposed_s = std::max(0.0, e.dp_comm_s - 0.8 * backward);
-    if (nodes > 1 && hw.fabric.empty())
-      e.warnings.push_back(fmt::format("no EFA/InfiniBand-class fabric between the {} nodes: gradients cross a {:.0f} Gbps "
-                                       "TCP network", nodes, hw.node_network_gbps));
-    if (hw.cross_zone) e.warnings.push_back("nodes in different zones: the network is slower and billed for traffic");
+  const double chunks = pp > 1 ? std::clamp(std::floor(layers_here), 1.0, 4.0) : 1.0;
+  if (pp > 1 && arch.kind != ModelKind::generic) {
+    // Each micro-batch sends its activations forward and their gradients back at every chunk
+    // boundary; tensor-parallel ranks send 1/tp each (scatter-gather). Across nodes, every
+    // tensor- and data-parallel rank of the node sends through the same NICs.
+    double bytes = static_cast<double>(layout.micro_batch) * job.sequence_length * arch.hidden_size * act_bytes / tp;
+    double per = place_.pp_nodes > 1
+                     ? network_latency_s(hw) + bytes * tp * place_.dp_in_node / node_bytes_per_s
+                     : nvlink_latency_s(a) + bytes / (nvlink_bytes_per_s(a) * nvlink_bus_efficiency(a));
+    e.pp_comm_s = 2.0 * chunks * micro_batches * per;
   }
+  e.bubble_s = pp > 1 ? (e.compute_s + e.tp_comm_s + e.pp_comm_s) * (pp - 1) / (static_cast<double>(micro_batches) * chunks) : 0;
+
+  // Data parallel, hierarchical as NCCL runs it: reduce inside the node over NVLink, across
+  // nodes over the network, where each node carries one ring for every tensor- and pipeline-
+  // parallel shard it holds (tp x stages in the node), all at once.
+  if (dp > 1) {
+    const double shard_bytes = m.params / (tp * pp) * act_bytes;
+    e.dp_rank_bytes = data_parallel_bytes_per_rank(shard_bytes, dp, layout.zero_stage, micro_batches);
+    double intra = place_.dp_in_node > 1
+                       ? intra_node_collective_s(a, data_parallel_bytes_per_rank(shard_bytes, place_.dp_in_node,
+                                                                                 layout.zero_stage, micro_batches))
+                       : 0.0;
+    double inter = 0;
+    if (place_.dp_nodes > 1) {
+      e.dp_node_bytes = static_cast<double>(tp) * place_.pp_in_node *
+                        data_parallel_bytes_per_rank(shard_bytes, place_.dp_nodes, layout.zero_stage, micro_batches);
+      inter = e.dp_node_bytes / node_bytes_per_s + 2.0 * std::log2(place_.dp_nodes) * network_latency_s(hw);
+    }
+    e.dp_comm_s = std::max(intra, inter);  // pipelined bucket by bucket: the slower level sets the pace
+    // Buckets of ~25 MB or a layer, whichever is more: their collectives start as the backward
+    // pass reaches them. ZeRO-0 reduces in the last micro-batch's backward; ZeRO-1/2 reduce-
+    // scatter there and all-gather the new parameters during the next step's first forward;
+    // ZeRO-3 gathers in every forward and backward and reduce-scatters every micro-batch.
+    int buckets = static_cast<int>(std::clamp(std::ceil(shard_bytes / 25e6), 1.0, std::max(1.0, layers_here)));
+    if (layout.zero_stage >= 3) {
+      double per_micro = e.dp_comm_s / micro_batches;
+      e.dp_exposed_s = micro_batches * (exposed_s(per_micro / 3, forward_per_micro_s, buckets) +
+                                        exposed_s(per_micro * 2 / 3, backward_per_micro_s, buckets));
+    } else if (layout.zero_stage >= 1) {
+      e.dp_exposed_s = exposed_s(e.dp_comm_s / 2, backward_per_micro_s, buckets) +
+                       exposed_s(e.dp_comm_s / 2, forward_per_micro_s, buckets);
+    } else {
+      e.dp_exposed_s = exposed_s(e.dp_comm_s, backward_per_micro_s, buckets);
+    }
+    if (place_.dp_nodes > 1 && hw.fabric.empty())
+      e.warnings.push_back(fmt::format("no EFA/InfiniBand-class fabric between the {} nodes: gradients cross a {:.0f} Gbps "
+                                       "TCP network", place_.nodes, hw.node_network_gbps));
+  }
+  if (hw.cross_zone && place_.nodes > 1)
+    e.warnings.push_back("nodes in different zones: half the network bandwidth, and the traffic is billed");
   // The optimizer step streams master weights and state (memory-bound).
-  double optimizer_s = (m.master_weight_bytes + m.optimizer_bytes + m.weights_bytes) * 2.0 / (a.memory_gb_per_s * 1e9 * 0.8);
-  e.step_time_s = e.compute_s + e.tp_comm_s + e.bubble_s + e.dp_exposed_s + optimizer_s;
+  e.optimizer_s = (m.master_weight_bytes + m.optimizer_bytes + m.weights_bytes) * 2.0 / (a.memory_gb_per_s * 1e9 * 0.8);
+  e.step_time_s = e.compute_s + e.tp_comm_s + e.pp_comm_s + e.bubble_s + e.dp_exposed_s + e.optimizer_s;
   e.tokens_per_s = step_tokens / e.step_time_s;
   e.time_s = job.tokens / e.tokens_per_s;
   e.gpu_hours = e.time_s / 3600.0 * hw.count;
-  e.mfu = model_flops * e.tokens_per_s / (peak * hw.count);
-  double network = e.tp_comm_s + e.dp_exposed_s;
+  e.mfu = model_flops * e.tokens_per_s / (peak16 * hw.count);
+  double network = e.tp_comm_s + e.pp_comm_s + e.dp_exposed_s;
   e.bound = network > 0.25 * e.step_time_s ? "network" : "compute";
   if (e.bound == "network")
     e.warnings.push_back(fmt::format("network-bound: communication is {:.0f}% of each step", network / e.step_time_s * 100));
@@ -131,28 +258,58 @@ TrainingEstimate estimate_training_layout(const TrainingJob& job, const Training
   return e;
 }
 
+namespace {
+
+std::string layout_text(const TrainingLayout& l) {
+  return fmt::format("tp{} pp{} dp{} ZeRO-{} recompute {} micro-batch {}", l.tensor_parallel, l.pipeline_parallel,
+                     l.data_parallel, l.zero_stage, recompute_name(l.recompute), l.micro_batch);
+}
+
+// Which part of the step made `worse` slower than `better`.
+std::string why_slower(const TrainingEstimate& worse, const TrainingEstimate& better) {
+  std::pair<double, const char*> parts[] = {
+      {worse.compute_s - better.compute_s, "compute (recomputation or GEMM rate)"},
+      {worse.tp_comm_s - better.tp_comm_s, "tensor-parallel collectives"},
+      {worse.pp_comm_s - better.pp_comm_s, "pipeline sends"},
+      {worse.bubble_s - better.bubble_s, "pipeline bubble"},
+      {worse.dp_exposed_s - better.dp_exposed_s, "exposed data-parallel traffic"},
+      {worse.optimizer_s - better.optimizer_s, "optimizer step"}};
+  auto most = std::max_element(std::begin(parts), std::end(parts),
+                               [](const auto& x, const auto& y) { return x.first < y.first; });
+  return fmt::format("{:+.2f} s of {}", most->first, most->second);
+}
+
+}  // namespace
+
 TrainingEstimate estimate_training_run(const TrainingJob& job, const TrainingHardware& hw, const Calibration* calibration,
                                        double usable_fraction) {
-  TrainingEstimate best;
+  TrainingEstimate best, second;
   best.reason = "no layout fits in memory";
   const ModelArch& arch = *job.arch;
   int heads = arch.kind == ModelKind::generic ? 1 : arch.num_heads;
   int layers = arch.kind == ModelKind::generic ? 1 : arch.num_layers;
+  std::vector<Recompute> recomputes = {Recompute::none, Recompute::selective, Recompute::full};
+  if (job.recompute) recomputes = {*job.recompute};
   for (int tp = 1; tp <= std::min(8, hw.devices_per_node); tp *= 2) {
     if (heads % tp != 0 || hw.count % tp != 0) continue;
     if (arch.kind == ModelKind::generic && tp > 1) continue;
     for (int pp = 1; pp <= layers && tp * pp <= hw.count; pp *= 2) {
       if (hw.count % (tp * pp) != 0) continue;
       int dp = hw.count / (tp * pp);
-      for (int zero : {1, 3}) {
-        for (Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full}) {
-          for (int micro : {1, 2, 4}) {
-            if (dp == 1 && zero == 3) continue;  // ZeRO needs data parallelism
-            TrainingLayout layout{tp, pp, dp, dp > 1 ? zero : 0, recompute, micro, 1};
+      std::vector<int> zeros = {0, 1, 2, 3};
+      if (job.zero_stage) zeros = {*job.zero_stage};
+      for (int zero : zeros) {
+        if (dp == 1 && zero > 0 && !job.zero_stage) continue;  // ZeRO shards over data parallelism
+        for (Recompute recompute : recomputes) {
+          for (int micro : {1, 2, 4, 8}) {
+            TrainingLayout layout{tp, pp, dp, zero, recompute, micro, 1};
             TrainingEstimate e = estimate_training_layout(job, hw, layout, calibration, usable_fraction);
             if (!e.feasible && micro > 1) break;  // larger micro-batches need more memory still
             if (e.feasible && (!best.feasible || e.time_s < best.time_s)) {
+              if (best.feasible) second = best;
               best = e;
+            } else if (e.feasible && (!second.feasible || e.time_s < second.time_s)) {
+              second = e;
             } else if (!best.feasible && !e.reason.empty()) {
               best.reason = e.reason;
             }
@@ -161,6 +318,9 @@ TrainingEstimate estimate_training_run(const TrainingJob& job, const TrainingHar
       }
     }
   }
+  if (best.feasible && second.feasible)
+    best.runner_up = fmt::format("{}: step {:.2f} s ({:+.1f}%), {}", layout_text(second.layout), second.step_time_s,
+                                 (second.step_time_s / best.step_time_s - 1) * 100, why_slower(second, best));
   return best;
 }
 

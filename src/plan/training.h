@@ -1,10 +1,13 @@
-// How long a training run takes and what it costs: FLOPs per token (6 x active parameters plus
-// attention, plus recomputation), achieved rate from compute, tensor-parallel all-reduces,
-// pipeline bubbles and the data-parallel gradient all-reduce over NVLink inside a node and the
-// instance network across nodes (partly overlapped with the backward pass); the layout (tp, pp,
-// ZeRO, recomputation) chosen from the memory fit.
+// How long a training run takes: FLOPs per token (6 x active parameters plus attention, plus
+// recomputation) at the GEMM rate of the precision (FP8 GEMMs with bf16 attention for FP8
+// training), tensor-parallel collectives over NVLink, pipeline bubbles and point-to-point sends,
+// and the data-parallel traffic of every rank of a node through that node's NICs (hierarchical:
+// NVLink inside the node, the network across), overlapped only with the backward compute that is
+// left when each bucket is ready; the layout (tp, pp, ZeRO stage, recomputation, micro-batch)
+// searched over what fits in memory.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +25,8 @@ struct TrainingJob {
   double global_batch_tokens = 4.0 * 1024 * 1024;  // tokens per optimizer step
   Precision precision = Precision::bf16;
   Optimizer optimizer = Optimizer::adamw;
+  std::optional<int> zero_stage;          // pinned by the user, else searched
+  std::optional<Recompute> recompute;     // pinned by the user, else searched
 };
 
 struct TrainingHardware {
@@ -30,8 +35,22 @@ struct TrainingHardware {
   int devices_per_node = 8;
   double node_network_gbps = 100;
   std::string fabric;            // efa, infiniband, ... (empty: plain TCP)
-  bool cross_zone = false;
+  bool cross_zone = false;       // nodes in different zones: half the bandwidth
+  int nodes() const { return std::max(1, (count + devices_per_node - 1) / devices_per_node); }
 };
+
+// Bytes one data-parallel rank sends per optimizer step for its share of the gradients and
+// parameters, shard_bytes being what the rank holds (its tensor/pipeline slice at the gradient
+// precision), over a ring of `ranks`: ZeRO-0 all-reduces the gradients once, 2(n-1)/n x shard;
+// ZeRO-1/2 reduce-scatter the gradients and all-gather the updated parameters, the same volume;
+// ZeRO-3 also gathers the parameters in forward and again in backward and reduce-scatters every
+// micro-batch: 3(n-1)/n x shard per micro-batch.
+double data_parallel_bytes_per_rank(double shard_bytes, int ranks, int zero_stage, int micro_batches);
+
+// Collective time over NVLink/ICI for `bus_bytes` (the 2(n-1)/n or (n-1)/n volume) per rank:
+// a latency plus the bytes at the bus bandwidth NCCL reaches, fitted to measured all-reduce
+// times (src/plan/README or training.cc for the sources).
+double intra_node_collective_s(const Accelerator& accelerator, double bus_bytes);
 
 struct TrainingLayout {
   int tensor_parallel = 1, pipeline_parallel = 1, data_parallel = 1;
@@ -45,7 +64,13 @@ struct TrainingEstimate {
   bool feasible = false;
   std::string reason;
   TrainingLayout layout;
-  double step_time_s = 0, compute_s = 0, tp_comm_s = 0, dp_comm_s = 0, dp_exposed_s = 0, bubble_s = 0;
+  double step_time_s = 0, compute_s = 0, tp_comm_s = 0, pp_comm_s = 0, dp_comm_s = 0, dp_exposed_s = 0, bubble_s = 0;
+  double optimizer_s = 0;
+  double dp_rank_bytes = 0;      // per data-parallel rank per step
+  double dp_node_bytes = 0;      // through each node's NICs per step (0 inside one node)
+  double network_bytes_per_s = 0;  // a node's usable network bandwidth
+  int nodes = 1;
+  std::string runner_up;         // the next-best layout and why it lost (search only)
   double tokens_per_s = 0;
   double time_s = 0;
   double gpu_hours = 0;

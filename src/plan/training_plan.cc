@@ -19,24 +19,30 @@ TrainingHardware hardware_of(const Offering& offering, const Accelerator& accele
   return hw;
 }
 
+double node_preemptions_per_hour(const SpotSettings& spot) {
+  if (!spot.trace) return spot.preemptions_per_hour;
+  long long up = 0, losses = 0;
+  for (size_t i = 0; i < spot.trace->available.size(); ++i) {
+    up += spot.trace->available[i];
+    if (i > 0 && spot.trace->available[i - 1] && !spot.trace->available[i]) ++losses;
+  }
+  return up > 0 ? losses / (up * spot.trace->gap_s / 3600.0) : spot.preemptions_per_hour;
+}
+
 void price_candidate(TrainingCandidate& c, const SpotSettings& spot) {
   const TrainingEstimate& e = c.estimate;
+  const int nodes = std::max(1, c.instances);
   // Each node writes its shard of the checkpoint in parallel.
-  double bandwidth = spot.storage_gbps / 8 * 1e9 * std::max(1, c.instances);
+  double bandwidth = spot.storage_gbps / 8 * 1e9 * nodes;
   c.checkpoint_s = e.checkpoint_bytes / bandwidth;
-  c.restart_s = spot.provisioning_s + c.checkpoint_s;  // reload at the same bandwidth
+  // A restart gets capacity back, starts every node's processes (rendezvous and NCCL setup grow
+  // with the node count) and reloads the checkpoint at the same bandwidth.
+  c.restart_s = spot.provisioning_s + spot.start_s_per_doubling * std::log2(static_cast<double>(nodes) + 1) + c.checkpoint_s;
   bool spot_priced = c.pricing == Pricing::spot;
-  double rate = spot.preemptions_per_hour;
-  if (spot.trace) {
-    // The trace's own rate of losing capacity, per hour of availability.
-    long long up = 0, losses = 0;
-    for (size_t i = 0; i < spot.trace->available.size(); ++i) {
-      up += spot.trace->available[i];
-      if (i > 0 && spot.trace->available[i - 1] && !spot.trace->available[i]) ++losses;
-    }
-    rate = up > 0 ? losses / (up * spot.trace->gap_s / 3600.0) : rate;
-  }
-  double mtbf = spot_priced && rate > 0 ? 3600.0 / rate : 1e12;
+  // A synchronous job stops when any of its nodes is preempted: nodes x the rate of one.
+  c.rate_from_trace = spot.trace != nullptr;
+  c.preemptions_per_hour = spot_priced ? node_preemptions_per_hour(spot) * nodes : 0;
+  double mtbf = c.preemptions_per_hour > 0 ? 3600.0 / c.preemptions_per_hour : 1e12;
   c.daly_interval_s = spot_priced ? daly_interval_s(c.checkpoint_s, mtbf) : 0;
   c.checkpoint_interval_s = spot.interval_s ? *spot.interval_s : spot_priced ? c.daly_interval_s : 3600.0;
   c.checkpoint_interval_s = std::max(c.checkpoint_interval_s, 60.0);
@@ -46,7 +52,7 @@ void price_candidate(TrainingCandidate& c, const SpotSettings& spot) {
     c.expected_time_s = e.time_s * (1 + c.checkpoint_s / c.checkpoint_interval_s);
   }
   c.usd = c.usd_per_hour * c.expected_time_s / 3600.0;
-  double communication = e.tp_comm_s + e.dp_exposed_s;
+  double communication = e.tp_comm_s + e.pp_comm_s + e.dp_exposed_s;
   if (e.step_time_s > 0 && communication / e.step_time_s > 0.05)
     c.estimate.warnings.push_back(fmt::format("communication takes {:.0f}% of each step: about ${:.0f} of this run",
                                               communication / e.step_time_s * 100, c.usd * communication / e.step_time_s));
@@ -76,6 +82,11 @@ TrainingPlan plan_training(const Catalog& catalog, const TrainingJob& job, const
         if (devices < offering->accelerator_count && devices != offering->accelerator_count) continue;
         int instances = std::max(1, devices / offering->accelerator_count);
         ++plan.candidates;
+        // Several nodes need a fabric between them (a TPU slice is one node on its ICI).
+        if (instances > 1 && offering->fabric.empty() && !search.allow_unfabric_clusters) {
+          ++plan.skipped_no_fabric;
+          continue;
+        }
         // Offerings with the same hardware (accelerator, count, node size, network) train alike.
         TrainingHardware hw = hardware_of(*offering, accelerator, devices);
         std::string key = fmt::format("{}|{}|{}|{}|{}", accelerator.name, devices, hw.devices_per_node, hw.node_network_gbps, hw.fabric);
@@ -110,6 +121,10 @@ TrainingPlan plan_training(const Catalog& catalog, const TrainingJob& job, const
     if (fastest < 1e299 && search.deadline_s)
       plan.binding = fmt::format("deadline {:.1f} days cannot be met: the fastest candidate takes {:.1f} days ({})",
                                  *search.deadline_s / 86400, fastest / 86400, fastest_where);
+    else if (plan.skipped_no_fabric > 0)
+      plan.binding = fmt::format("{} multi-node candidates were left out: their instances share no EFA/InfiniBand-class "
+                                 "fabric (--allow-tcp-clusters to consider them); none of the rest fits the model in memory",
+                                 plan.skipped_no_fabric);
     else
       plan.binding = "no offering in the allowed clouds and regions fits the model in memory";
     return plan;

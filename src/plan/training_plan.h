@@ -18,6 +18,7 @@ struct SpotSettings {
   const SpotAvailability* trace = nullptr;
   double storage_gbps = 10;           // checkpoint write/read bandwidth per node
   double provisioning_s = 300;        // to get replacement capacity and start the job again
+  double start_s_per_doubling = 20;   // job start (rendezvous, NCCL communicators) per doubling of nodes, assumed
   std::optional<double> interval_s;   // checkpoint interval; default Daly's optimum
 };
 
@@ -32,7 +33,13 @@ struct TrainingCandidate {
   double expected_time_s = 0;   // with preemptions (spot) and checkpoint writes
   double usd = 0;               // expected cost per run
   double usd_per_hour = 0;      // all instances
+  double preemptions_per_hour = 0;  // of the whole job: any node's preemption stops a synchronous job
+  bool rate_from_trace = false;
 };
+
+// Preemptions per hour of one node: the given rate, or the trace's rate of losing capacity per
+// hour it was available.
+double node_preemptions_per_hour(const SpotSettings& spot);
 
 struct TrainingPlan {
   bool feasible = false;
@@ -40,6 +47,7 @@ struct TrainingPlan {
   std::optional<TrainingCandidate> best;
   std::vector<TrainingCandidate> pareto;  // time-cost frontier, cheapest first
   long long candidates = 0;
+  long long skipped_no_fabric = 0;         // multi-node candidates on offerings without a fabric
 };
 
 struct TrainingSearch {
@@ -50,6 +58,9 @@ struct TrainingSearch {
   std::optional<double> deadline_s;
   std::vector<int> device_counts;                 // empty: 1, 2, 4, ... 4096
   const Calibration* calibration = nullptr;
+  // Multi-node jobs on offerings without an RDMA-class fabric (EFA, InfiniBand, RoCE, TCPX) or a
+  // TPU slice's ICI: off unless asked for (they exist, but the network dominates).
+  bool allow_unfabric_clusters = false;
 };
 
 // Fills the spot and checkpoint fields of a candidate (time and cost per run).

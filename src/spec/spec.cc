@@ -581,7 +581,8 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
 TrainingSpec read_training(const Reader& r, const YAML::Node& node, size_t index, Spec& spec, const std::string& base_dir) {
   std::string path = fmt::format("training[{}]", index);
   r.check_keys(node, path, {"name", "model", "tokens", "items", "deadline_days", "interruptible", "runs_per_month",
-                            "sequence_length", "global_batch_tokens", "accelerators", "counts", "checkpoint", "spot"});
+                            "sequence_length", "global_batch_tokens", "accelerators", "counts", "checkpoint", "spot",
+                            "precision", "zero", "recompute", "allow_tcp_clusters"});
   TrainingSpec t;
   t.line = node.Mark().line + 1;
   if (!node["name"]) r.fail(node, path + ".name", "required");
@@ -616,6 +617,21 @@ TrainingSpec read_training(const Reader& r, const YAML::Node& node, size_t index
   if (node["sequence_length"]) t.sequence_length = static_cast<long long>(r.number(node["sequence_length"], path + ".sequence_length", 1, 1 << 24));
   if (node["global_batch_tokens"]) t.global_batch_tokens = r.number(node["global_batch_tokens"], path + ".global_batch_tokens", 1, 1e12);
   if (node["accelerators"]) t.accelerators = r.strings(node["accelerators"], path + ".accelerators");
+  if (node["precision"]) {
+    std::string text = r.text(node["precision"], path + ".precision");
+    auto precision = parse_precision(text);
+    if (!precision || (*precision != Precision::bf16 && *precision != Precision::fp16 && *precision != Precision::fp32 &&
+                       *precision != Precision::fp8))
+      r.fail(node["precision"], path + ".precision", "'" + text + "': training precision is bf16, fp16, fp32 or fp8");
+    t.precision = *precision;
+  }
+  if (node["zero"]) t.zero_stage = static_cast<int>(r.number(node["zero"], path + ".zero", 0, 3));
+  if (node["recompute"]) {
+    std::string text = r.text(node["recompute"], path + ".recompute");
+    t.recompute = parse_recompute(text);
+    if (!t.recompute) r.fail(node["recompute"], path + ".recompute", "'" + text + "' is not one of none, selective, full");
+  }
+  if (node["allow_tcp_clusters"]) t.allow_tcp_clusters = node["allow_tcp_clusters"].as<bool>();
   if (const YAML::Node counts = node["counts"]) {
     if (counts.IsScalar()) {
       t.counts.push_back(static_cast<int>(r.number(counts, path + ".counts", 1, 1 << 20)));

@@ -11,6 +11,7 @@
 #include "catalog/offering.h"
 #include "core/error.h"
 #include "core/precision.h"
+#include "model/memory.h"
 #include "model/model_arch.h"
 #include "trace/rate_series.h"
 #include "trace/request_trace.h"
@@ -165,6 +166,10 @@ struct TrainingSpec {
   std::optional<double> checkpoint_interval_min;
   std::optional<double> preemptions_per_hour;
   std::string spot_trace;
+  Precision precision = Precision::bf16;   // fp8: Transformer Engine on accelerators with FP8 tensor cores
+  std::optional<int> zero_stage;           // pinned, else searched
+  std::optional<Recompute> recompute;      // pinned, else searched
+  bool allow_tcp_clusters = false;         // multi-node jobs without an RDMA-class fabric
   int line = 0;
 };
 
