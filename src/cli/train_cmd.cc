@@ -62,7 +62,7 @@ json candidate_json(const TrainingCandidate& c) {
           {"checkpoint_write_s", c.checkpoint_s},
           {"restart_s", c.restart_s},
           {"bound", e.bound},
-          {"step", {{"compute_s", e.compute_s}, {"tensor_parallel_s", e.tp_comm_s}, {"pipeline_sends_s", e.pp_comm_s},
+          {"step", {{"compute_s", e.compute_s}, {"tensor_parallel_s", e.tp_comm_s}, {"context_parallel_s", e.cp_comm_s}, {"pipeline_sends_s", e.pp_comm_s},
                     {"bubble_s", e.bubble_s}, {"data_parallel_s", e.dp_comm_s}, {"data_parallel_exposed_s", e.dp_exposed_s},
                     {"optimizer_s", e.optimizer_s}, {"data_parallel_bytes_per_rank", e.dp_rank_bytes},
                     {"data_parallel_bytes_per_node", e.dp_node_bytes}, {"node_network_bytes_per_s", e.network_bytes_per_s}}},

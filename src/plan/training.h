@@ -58,13 +58,14 @@ struct TrainingLayout {
   Recompute recompute = Recompute::none;
   int micro_batch = 1;
   int micro_batches = 1;  // per data-parallel rank per step
+  int context_parallel = 1;  // ranks sharing each sequence (ring attention); pinned layouts only
 };
 
 struct TrainingEstimate {
   bool feasible = false;
   std::string reason;
   TrainingLayout layout;
-  double step_time_s = 0, compute_s = 0, tp_comm_s = 0, pp_comm_s = 0, dp_comm_s = 0, dp_exposed_s = 0, bubble_s = 0;
+  double step_time_s = 0, compute_s = 0, tp_comm_s = 0, cp_comm_s = 0, pp_comm_s = 0, dp_comm_s = 0, dp_exposed_s = 0, bubble_s = 0;
   double optimizer_s = 0;
   double dp_rank_bytes = 0;      // per data-parallel rank per step
   double dp_node_bytes = 0;      // through each node's NICs per step (0 inside one node)
