@@ -412,6 +412,56 @@ TEST(CliTrain, EstimatesARunWithTheDocumentedKeys) {
   EXPECT_FALSE(doc["spot_policies"].empty());
 }
 
+TEST(CliTrain, ATcpClusterIsSlowerThanEfaByWhatTheVolumesImply) {
+  auto step = [](const std::string& offering) {
+    CliRun r = run({"train", "gpt3-175b", "--tokens", "300e9", "--count", "384", "--offering", offering,
+                    "--sequence-length", "2048", "--global-batch-tokens", "3145728", "--format", "json", "--runs", "50"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  auto tcp = step("gpu_8x_a100"), efa = step("p4d.24xlarge");
+  EXPECT_EQ(tcp["nodes"], 48);
+  EXPECT_GT(tcp["step_time_s"].get<double>(), 1.2 * efa["step_time_s"].get<double>());
+  // Each node's NICs carry one ring per tensor-parallel shard it holds: tp x 2(N-1)/N x the
+  // shard, N the nodes a data-parallel ring spans (the layout's dp over the dp ranks in a node).
+  const auto& layout = efa["layout"];
+  int tp = layout["tensor_parallel"], dp = layout["data_parallel"];
+  ASSERT_LT(layout["zero_stage"].get<int>(), 3);
+  ASSERT_GE(dp * tp, 8);
+  double shard = efa["step"]["data_parallel_bytes_per_rank"].get<double>() / (2.0 * (dp - 1) / dp);
+  double nodes_in_ring = dp / (8.0 / tp);
+  EXPECT_NEAR(efa["step"]["data_parallel_bytes_per_node"].get<double>(), tp * 2 * (nodes_in_ring - 1) / nodes_in_ring * shard,
+              1e-6 * shard);
+  EXPECT_LT(tcp["step"]["node_network_bytes_per_s"].get<double>(), efa["step"]["node_network_bytes_per_s"].get<double>() / 4);
+  CliRun explained = run({"train", "gpt3-175b", "--tokens", "300e9", "--count", "384", "--offering", "gpu_8x_a100", "--explain",
+                          "--runs", "50"});
+  EXPECT_NE(explained.out.find("through each node's NICs"), std::string::npos) << explained.out;
+  EXPECT_NE(explained.out.find("runner-up layout"), std::string::npos);
+}
+
+TEST(CliTrain, Fp8RunsOnHopperAndIsRefusedOnAmpere) {
+  CliRun fp8 = run({"train", "llama-3.1-70b", "--tokens", "1e12", "--accelerator", "H100", "--count", "64", "--precision", "fp8",
+                    "--format", "json", "--runs", "50"});
+  ASSERT_EQ(fp8.code, 0) << fp8.err;
+  CliRun bf16 = run({"train", "llama-3.1-70b", "--tokens", "1e12", "--accelerator", "H100", "--count", "64", "--format", "json",
+                     "--runs", "50"});
+  ASSERT_EQ(bf16.code, 0) << bf16.err;
+  EXPECT_LT(nlohmann::json::parse(fp8.out)["time_without_interruptions_s"].get<double>(),
+            0.85 * nlohmann::json::parse(bf16.out)["time_without_interruptions_s"].get<double>());
+  CliRun a100 = run({"train", "llama-3.1-70b", "--tokens", "1e12", "--accelerator", "A100-80GB", "--precision", "fp8"});
+  EXPECT_EQ(a100.code, 1);
+  EXPECT_NE(a100.err.find("A100-80GB has no FP8 tensor cores"), std::string::npos) << a100.err;
+  EXPECT_TRUE(a100.out.empty());
+}
+
+TEST(CliTrain, TheSpotComparisonUsesTheBestOfferingWithASpotPrice) {
+  CliRun r = run({"train", "llama-3.2-1b", "--tokens", "1e10", "--accelerator", "H100", "--format", "json", "--runs", "50"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(doc["spot_policies"].empty());
+  for (const auto& p : doc["spot_policies"]) EXPECT_FALSE(p["instance_type"].get<std::string>().empty());
+}
+
 TEST(CliTrain, AnImpossibleDeadlineExitsThreeNamingIt) {
   CliRun r = run({"train", "llama-3.1-70b", "--tokens", "15e12", "--accelerator", "A100-80GB", "--count", "64",
                   "--deadline-days", "30"});

@@ -276,7 +276,7 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
       const Accelerator* a = catalog.find_accelerator(name);
       if (!a) throw InputError{Error{args.spec, t.line, "training." + t.name + ".accelerators", "unknown accelerator '" + name + "'"}};
       if (t.precision == Precision::fp8 && !a->peak(Precision::fp8))
-        throw InputError{Error{args.spec, t.line, "training." + t.name + ".precision",
+        throw InputError{Error{args.spec, t.precision_line, "training." + t.name + ".precision",
                                a->name + " has no FP8 tensor cores: FP8 training needs Hopper, Ada, Blackwell, MI300 or newer"}};
       search.accelerators.push_back(a);
     }

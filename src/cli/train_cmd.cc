@@ -8,6 +8,7 @@
 #include "core/numbers.h"
 #include "core/text.h"
 #include "model/presets.h"
+#include "perf/step_time.h"
 #include "plan/training_plan.h"
 
 namespace gw {
@@ -220,7 +221,15 @@ int run_train(CommandContext& context, const TrainArgs& args) {
     for (SpotPolicy policy : {SpotPolicy::on_demand_only, SpotPolicy::spot_only, SpotPolicy::deadline_aware}) {
       if (policy == SpotPolicy::deadline_aware && !in.deadline_s) continue;
       if (policy != SpotPolicy::spot_only && !on_demand_price) continue;
-      SpotOutcome o = simulate_spot(in, policy, args.runs, args.seed);
+      // On-demand capacity is not preempted: it checkpoints at its own (hourly) interval.
+      SpotRunInputs policy_in = in;
+      if (policy == SpotPolicy::on_demand_only) {
+        TrainingCandidate on_demand = *spot_base;
+        on_demand.pricing = Pricing::on_demand;
+        price_candidate(on_demand, spot);
+        policy_in.interval_s = on_demand.checkpoint_interval_s;
+      }
+      SpotOutcome o = simulate_spot(policy_in, policy, args.runs, args.seed);
       for (double t : o.times_s) completion.push_back({{"policy", std::string(spot_policy_name(policy))}, {"hours", t / 3600}});
       policies.push_back({{"policy", std::string(spot_policy_name(policy))}, {"instance_type", spot_base->offering->instance_type},
                           {"nodes", spot_base->instances}, {"mean_time_s", o.mean_time_s},
@@ -272,9 +281,15 @@ int run_train(CommandContext& context, const TrainArgs& args) {
     out += fmt::format("  layout tp{} pp{} dp{}, ZeRO-{}, recompute {}, micro-batch {}; {:.0f} GiB per device\n",
                        e.layout.tensor_parallel, e.layout.pipeline_parallel, e.layout.data_parallel, e.layout.zero_stage,
                        recompute_name(e.layout.recompute), e.layout.micro_batch, e.memory_bytes_per_device / (1u << 30));
-    out += fmt::format("  {} tokens/s, MFU {:.0f}%, {}-bound; step {:.2f} s (compute {:.2f}, tp {:.2f}, pp sends {:.2f}, "
+    std::string mfu_note;
+    if (*precision == Precision::fp8) {
+      const Accelerator* a = catalog.find_accelerator(best.offering->accelerator);
+      double ratio = a ? compute_peak_tflops(*a, Precision::fp8) / compute_peak_tflops(*a, Precision::bf16) : 2.0;
+      mfu_note = fmt::format(" of the bf16 peak ({:.0f}% of FP8 peak)", e.mfu / ratio * 100);
+    }
+    out += fmt::format("  {} tokens/s, MFU {:.0f}%{}, {}-bound; step {:.2f} s (compute {:.2f}, tp {:.2f}, pp sends {:.2f}, "
                        "bubble {:.2f}, exposed dp {:.2f} of {:.2f}, optimizer {:.2f})\n",
-                       format_number(e.tokens_per_s, 0), e.mfu * 100, e.bound, e.step_time_s, e.compute_s, e.tp_comm_s,
+                       format_number(e.tokens_per_s, 0), e.mfu * 100, mfu_note, e.bound, e.step_time_s, e.compute_s, e.tp_comm_s,
                        e.pp_comm_s, e.bubble_s, e.dp_exposed_s, e.dp_comm_s, e.optimizer_s);
     out += fmt::format("  time {:.1f} days ({:.0f} h), {} GPU-hours, {} per run{}\n", best.expected_time_s / 86400,
                        best.expected_time_s / 3600, format_number(best.expected_time_s / 3600 * best.devices, 0),

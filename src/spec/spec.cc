@@ -624,6 +624,7 @@ TrainingSpec read_training(const Reader& r, const YAML::Node& node, size_t index
                        *precision != Precision::fp8))
       r.fail(node["precision"], path + ".precision", "'" + text + "': training precision is bf16, fp16, fp32 or fp8");
     t.precision = *precision;
+    t.precision_line = node["precision"].Mark().line + 1;
   }
   if (node["zero"]) t.zero_stage = static_cast<int>(r.number(node["zero"], path + ".zero", 0, 3));
   if (node["recompute"]) {

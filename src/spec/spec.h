@@ -167,6 +167,7 @@ struct TrainingSpec {
   std::optional<double> preemptions_per_hour;
   std::string spot_trace;
   Precision precision = Precision::bf16;   // fp8: Transformer Engine on accelerators with FP8 tensor cores
+  int precision_line = 0;
   std::optional<int> zero_stage;           // pinned, else searched
   std::optional<Recompute> recompute;      // pinned, else searched
   bool allow_tcp_clusters = false;         // multi-node jobs without an RDMA-class fabric

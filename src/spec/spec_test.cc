@@ -116,6 +116,35 @@ services:
 namespace gw {
 namespace {
 
+TEST(Spec, TrainingJobsPinPrecisionZeroAndRecomputation) {
+  auto spec = parse_spec(R"(
+training:
+  - name: pretrain
+    model: llama-2-7b
+    tokens: 5e11
+    precision: fp8
+    zero: 1
+    recompute: selective
+    allow_tcp_clusters: true
+)", "t.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  const TrainingSpec& t = spec.value().training[0];
+  EXPECT_EQ(t.precision, Precision::fp8);
+  EXPECT_EQ(*t.zero_stage, 1);
+  EXPECT_EQ(*t.recompute, Recompute::selective);
+  EXPECT_TRUE(t.allow_tcp_clusters);
+  auto int8 = parse_spec("training:\n  - name: a\n    model: gpt2\n    tokens: 1e9\n    precision: int8\n", "p.yaml");
+  ASSERT_FALSE(int8.ok());
+  EXPECT_EQ(int8.error().field, "training.a.precision");
+  EXPECT_EQ(int8.error().line, 5);
+  auto zero = parse_spec("training:\n  - name: a\n    model: gpt2\n    tokens: 1e9\n    zero: 4\n", "z.yaml");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().field, "training.a.zero");
+  auto recompute = parse_spec("training:\n  - name: a\n    model: gpt2\n    tokens: 1e9\n    recompute: most\n", "r.yaml");
+  ASSERT_FALSE(recompute.ok());
+  EXPECT_EQ(recompute.error().field, "training.a.recompute");
+}
+
 TEST(Spec, TrainingJobsAndTheirBadInputs) {
   auto spec = parse_spec(R"(
 training:
