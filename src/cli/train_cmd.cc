@@ -23,6 +23,7 @@ struct TrainArgs {
   std::string model, accelerator, offering, precision = "bf16", pricing = "on-demand", spot_trace, calibration, recompute;
   int zero = -1;
   bool allow_tcp_clusters = false;
+  bool cross_zone = false;
   double tokens = 0;
   int count = 0;
   double deadline_days = 0;
@@ -125,6 +126,7 @@ int run_train(CommandContext& context, const TrainArgs& args) {
   search.calibration = calibration ? &*calibration : nullptr;
   search.interruptible = true;
   search.allow_unfabric_clusters = args.allow_tcp_clusters;
+  search.cross_zone = args.cross_zone;
   search.pricing = {*pricing};
   if (args.deadline_days > 0) search.deadline_s = args.deadline_days * 86400;
   if (!args.accelerator.empty()) {
@@ -160,7 +162,9 @@ int run_train(CommandContext& context, const TrainArgs& args) {
     c.instances = std::max(1, (devices + chosen->accelerator_count - 1) / chosen->accelerator_count);
     c.pricing = *pricing;
     c.usd_per_hour = *chosen->usd_per_hour(*pricing) * c.instances;
-    c.estimate = estimate_training_run(job, hardware_of(*chosen, *a, devices), search.calibration);
+    TrainingHardware hw = hardware_of(*chosen, *a, devices);
+    hw.cross_zone = args.cross_zone;
+    c.estimate = estimate_training_run(job, hw, search.calibration);
     if (!c.estimate.feasible) {
       context.err() << "gpuwise: " << arch.name << " does not fit on " << devices << " x " << a->name << ": "
                     << c.estimate.reason << "\n";
@@ -395,6 +399,8 @@ void add_train_command(CLI::App& app, CommandContext& context, Action& action) {
   train->add_option("--recompute", args->recompute, "Pin activation recomputation: none, selective, full (default: searched)");
   train->add_flag("--allow-tcp-clusters", args->allow_tcp_clusters,
                   "Consider multi-node jobs on instances without an EFA/InfiniBand-class fabric");
+  train->add_flag("--cross-zone", args->cross_zone,
+                  "Nodes spread over zones (no placement group): half the network bandwidth, traffic billed");
   train->add_option("--pricing", args->pricing, "on-demand, spot, reserved-1y, reserved-3y");
   train->add_option("--deadline-days", args->deadline_days, "Finish within this many days (exit 3 when impossible)");
   train->add_option("--sequence-length", args->sequence_length, "Tokens per sequence")->check(CLI::Range(1LL, 1LL << 24));

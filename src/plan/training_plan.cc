@@ -89,6 +89,7 @@ TrainingPlan plan_training(const Catalog& catalog, const TrainingJob& job, const
         }
         // Offerings with the same hardware (accelerator, count, node size, network) train alike.
         TrainingHardware hw = hardware_of(*offering, accelerator, devices);
+        hw.cross_zone = search.cross_zone;
         std::string key = fmt::format("{}|{}|{}|{}|{}", accelerator.name, devices, hw.devices_per_node, hw.node_network_gbps, hw.fabric);
         auto cached = estimates.find(key);
         if (cached == estimates.end())

@@ -61,6 +61,7 @@ struct TrainingSearch {
   // Multi-node jobs on offerings without an RDMA-class fabric (EFA, InfiniBand, RoCE, TCPX) or a
   // TPU slice's ICI: off unless asked for (they exist, but the network dominates).
   bool allow_unfabric_clusters = false;
+  bool cross_zone = false;  // nodes spread over zones (no placement group): half the bandwidth
 };
 
 // Fills the spot and checkpoint fields of a candidate (time and cost per run).
