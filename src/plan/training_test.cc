@@ -33,6 +33,15 @@ TrainingHardware cluster(const std::string& accelerator, int count, double gbps,
   return hw;
 }
 
+TrainingJob job_of(const ModelArch& arch, double tokens, long long sequence, double batch_sequences) {
+  TrainingJob job;
+  job.arch = &arch;
+  job.tokens = tokens;
+  job.sequence_length = sequence;
+  job.global_batch_tokens = batch_sequences * static_cast<double>(sequence);
+  return job;
+}
+
 TEST(DataParallelVolume, ZeroStagesMoveTheHandComputedBytes) {
   // 1 GB of gradients per rank over a ring of 4: (n-1)/n = 0.75.
   EXPECT_DOUBLE_EQ(data_parallel_bytes_per_rank(1e9, 4, 0, 8), 1.5e9);   // all-reduce: 2 x 0.75
@@ -48,11 +57,7 @@ TEST(DataParallelVolume, EveryShardOfANodeRunsItsRingThroughTheNodesNics) {
   // GPT-3 175B, tp8 inside each node, pp4 across nodes, dp12: a node holds one pipeline stage's
   // eight tensor shards, so it sends the stage's whole gradient, 175B/4 x 2 B x 2 x 11/12.
   ModelArch arch = model("gpt3-175b");
-  TrainingJob job;
-  job.arch = &arch;
-  job.tokens = 1e9;
-  job.sequence_length = 2048;
-  job.global_batch_tokens = 1536.0 * 2048;
+  TrainingJob job = job_of(arch, 1e9, 2048, 1536);
   TrainingHardware hw = cluster("A100-80GB", 384, 400, "efa");
   TrainingLayout layout{8, 4, 12, 1, Recompute::full, 1, 1};
   TrainingEstimate e = estimate_training_layout(job, hw, layout, nullptr, 1.0);
@@ -65,9 +70,7 @@ TEST(DataParallelVolume, EveryShardOfANodeRunsItsRingThroughTheNodesNics) {
   // tp2 and four data-parallel ranks in each node (16 devices, two nodes): reduced inside the node
   // first, then each node sends its two shards' worth, i.e. the whole model's gradient, once.
   ModelArch small = model("llama-2-7b");
-  job.arch = &small;
-  job.sequence_length = 4096;
-  job.global_batch_tokens = 64.0 * 4096;
+  job = job_of(small, 1e9, 4096, 64);
   TrainingHardware two = cluster("A100-80GB", 16, 400, "efa");
   TrainingEstimate f = estimate_training_layout(job, two, TrainingLayout{2, 1, 8, 1, Recompute::selective, 1, 1}, nullptr, 1.0);
   ASSERT_TRUE(f.feasible) << f.reason;
@@ -110,14 +113,7 @@ TEST(NvlinkCollectives, MatchMeasuredNcclAllReduceTimes) {
   }
 }
 
-TrainingJob gpt3_job(const ModelArch& arch) {
-  TrainingJob job;
-  job.arch = &arch;
-  job.tokens = 300e9;
-  job.sequence_length = 2048;
-  job.global_batch_tokens = 1536.0 * 2048;
-  return job;
-}
+TrainingJob gpt3_job(const ModelArch& arch) { return job_of(arch, 300e9, 2048, 1536); }
 
 TEST(TrainingSensitivity, AStepSlowsWhenTheNetworkFalls) {
   ModelArch arch = model("gpt3-175b");
@@ -158,11 +154,7 @@ TEST(TrainingSensitivity, ZeroThreeStaysOffASlowNetworkWhenPipelinesAreFaster) {
 
 TEST(TrainingSensitivity, MoreNodesNeverBeatPerfectScaling) {
   ModelArch arch = model("llama-2-7b");
-  TrainingJob job;
-  job.arch = &arch;
-  job.tokens = 1e12;
-  job.sequence_length = 4096;
-  job.global_batch_tokens = 4.0 * 1024 * 1024;
+  TrainingJob job = job_of(arch, 1e12, 4096, 1024);
   for (auto [gbps, fabric] : {std::pair<double, std::string>{100, ""}, {400, "efa"}, {3200, "infiniband"}}) {
     TrainingEstimate one = estimate_training_run(job, cluster("H100", 8, gbps, fabric), nullptr);
     ASSERT_TRUE(one.feasible);
