@@ -114,7 +114,19 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     if (a.util_samples == 0 && a.memory.count() == 0 && (a.cpu_samples > 0 || a.iowait_samples > 0))
       hosts[a.label("hostname")] = &a;
   for (const auto& [id, a] : telemetry.series()) {
-    if (a.util_samples == 0 && a.memory.count() == 0) continue;
+    if (a.util_samples == 0 && a.memory.count() == 0 && a.out_of_range == 0) continue;
+    if (a.out_of_range > a.util_samples + static_cast<long long>(a.memory.count())) {
+      // Mostly impossible values: the exporter is broken, and nothing it says can be acted on.
+      Finding f;
+      f.kind = "bad_exporter";
+      f.scope = id;
+      f.evidence = fmt::format("{} of {} samples outside the metric's physical range (a utilization above 100%, a "
+                               "negative reading)", a.out_of_range, a.out_of_range + a.util_samples + a.memory.count());
+      f.recommendation = "fix or replace the exporter for this GPU before acting on its numbers";
+      f.confidence = "high";
+      report.findings.push_back(f);
+      if (a.util_samples == 0 && a.memory.count() == 0) continue;
+    }
     SeriesReport s;
     s.id = id;
     s.labels = a.labels;
@@ -123,6 +135,9 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     s.peak_memory_bytes = a.memory_peak;
     s.p95_memory_bytes = a.memory.quantile(0.95) * kGiB;
     s.coverage_hours = a.coverage_hours();
+    s.gaps = a.gaps();
+    s.gap_hours = a.gap_hours();
+    s.out_of_range_samples = a.out_of_range;
     const Accelerator* accelerator = fallback;
     if (!accelerator && !a.label("model").empty()) accelerator = accelerator_from_model(catalog, a.label("model"));
     std::optional<double> price = o.usd_per_gpu_hour;
@@ -167,7 +182,10 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     f.scope = scope;
     if (a.util_samples > 0 && s.coverage_hours < o.min_coverage_hours) {
       f.kind = "insufficient_data";
-      f.evidence = fmt::format("{:.1f} hours of data, below the {:.0f} needed", s.coverage_hours, o.min_coverage_hours);
+      f.evidence = fmt::format("{:.2f} hours of data, below the {:.0f} needed{}", s.coverage_hours, o.min_coverage_hours,
+                               s.gaps > 0 ? fmt::format(" ({} gap{} totalling {:.2f} h not counted)", s.gaps,
+                                                        s.gaps == 1 ? "" : "s", s.gap_hours)
+                                          : std::string());
       f.recommendation = "collect more telemetry before acting";
       f.confidence = "low";
       report.findings.push_back(f);

@@ -25,7 +25,8 @@ struct AuditOptions {
 };
 
 struct Finding {
-  std::string kind;       // idle, idle_schedule, starved, underused, vram_oversized, inefficient, insufficient_data, healthy
+  std::string kind;       // idle, idle_schedule, starved, underused, vram_oversized, inefficient, insufficient_data,
+                          // bad_exporter, healthy
   std::string scope;      // the series or group
   std::string evidence;
   double waste_usd_per_month = 0;
@@ -37,6 +38,9 @@ struct SeriesReport {
   std::string id;
   Labels labels;
   double mean_util_pct = 0, idle_fraction = 0, peak_memory_bytes = 0, p95_memory_bytes = 0, coverage_hours = 0;
+  long long gaps = 0;               // intervals longer than 3x the series' median spacing
+  double gap_hours = 0;             // their total length: not counted as observed
+  long long out_of_range_samples = 0;
   double usd_per_month = 0;
   std::optional<double> usd_per_1k_inferences;  // when request rates are given
   std::optional<double> mean_sm_active, mean_power_w;

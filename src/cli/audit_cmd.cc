@@ -19,7 +19,7 @@ using nlohmann::json;
 
 struct AuditArgs {
   std::vector<std::string> files;
-  std::string telemetry_format = "auto", host, columns, metric, accelerator, group_by;
+  std::string telemetry_format = "auto", timestamp_unit = "auto", host, columns, metric, accelerator, group_by;
   std::string prometheus, range = "14d", selector, label_columns;
   double usd_per_gpu_hour = 0;
   double min_coverage_hours = 30;
@@ -32,6 +32,9 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
   auto format = parse_telemetry_format(args.telemetry_format);
   if (!format) fail("--telemetry-format", "one of auto, nvidia-smi, dmon, dcgm, prometheus-json, long-csv");
   read.format = *format;
+  auto unit = parse_timestamp_unit(args.timestamp_unit);
+  if (!unit) fail("--timestamp-unit", "'" + args.timestamp_unit + "' is not one of auto, s, ms");
+  read.timestamp_unit = *unit;
   read.host = args.host;
   read.long_csv.fixed_metric = args.metric;
   read.long_csv.label_columns = split_lists({args.label_columns});
@@ -86,6 +89,8 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
     };
     if (auto error = read_telemetry(file, per_file, on_sample, stats)) throw InputError{*error};
     progress.finish();
+    for (const auto& warning : stats.warnings) context.note("gpuwise: warning: " + warning);
+    stats.warnings.clear();
   }
   AuditOptions options;
   options.min_coverage_hours = args.min_coverage_hours;
@@ -115,6 +120,7 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
       series.push_back({{"id", s.id}, {"labels", labels}, {"accelerator", s.accelerator}, {"mean_util_pct", s.mean_util_pct},
                         {"idle_fraction", s.idle_fraction}, {"peak_memory_bytes", s.peak_memory_bytes},
                         {"p95_memory_bytes", s.p95_memory_bytes}, {"coverage_hours", s.coverage_hours},
+                        {"gaps", s.gaps}, {"gap_hours", s.gap_hours}, {"out_of_range_samples", s.out_of_range_samples},
                         {"usd_per_month", s.usd_per_month},
                         {"usd_per_1k_inferences", s.usd_per_1k_inferences ? json(*s.usd_per_1k_inferences) : json(nullptr)},
                         {"mean_sm_active", s.mean_sm_active ? json(*s.mean_sm_active) : json(nullptr)},
@@ -215,6 +221,8 @@ void add_audit_command(CLI::App& app, CommandContext& context, Action& action) {
   audit->add_option("--selector", args->selector, "Extra label matchers for the queries, e.g. namespace=\"ml\"");
   audit->add_option("--telemetry-format", args->telemetry_format, "auto, nvidia-smi, dmon, dcgm, prometheus-json, long-csv");
   audit->add_option("--host", args->host, "Host label for files without one");
+  audit->add_option("--timestamp-unit", args->timestamp_unit,
+                    "Units of sample timestamps in Prometheus-style text: auto (ms; s for OpenMetrics ending in '# EOF'), s, ms");
   audit->add_option("--columns", args->columns, "Long CSV column roles: timestamp=...,series=...,value=...,metric=...");
   audit->add_option("--metric", args->metric,
                     "Long CSV without a metric column: the metric it holds (gpu_util_pct, memory_used_bytes, "

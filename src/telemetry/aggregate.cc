@@ -5,7 +5,64 @@
 
 namespace gw {
 
+namespace {
+constexpr double kIntervalMin_s = 1e-3;
+const double kIntervalLogGrowth = std::log(1.05);
+constexpr int kIntervalBins = 520;  // up to ~1e8 s
+
+int interval_bin(double interval_s) {
+  if (interval_s <= kIntervalMin_s) return 0;
+  return std::min(kIntervalBins - 1, static_cast<int>(std::log(interval_s / kIntervalMin_s) / kIntervalLogGrowth) + 1);
+}
+}  // namespace
+
+void IntervalHistogram::add(double interval_s) {
+  if (counts_.empty()) {
+    counts_.assign(kIntervalBins, 0);
+    sums_.assign(kIntervalBins, 0.0);
+  }
+  int bin = interval_bin(interval_s);
+  ++counts_[static_cast<size_t>(bin)];
+  sums_[static_cast<size_t>(bin)] += interval_s;
+  ++count_;
+}
+
+double IntervalHistogram::median_s() const {
+  long long seen = 0;
+  for (size_t i = 0; i < counts_.size(); ++i) {
+    seen += counts_[i];
+    if (2 * seen >= count_ && counts_[i] > 0) return sums_[i] / counts_[i];
+  }
+  return 0;
+}
+
+// A bin's intervals are taken at their mean: exact except in the bin that holds the cap.
+double IntervalHistogram::covered_s(double cap_s) const {
+  double total = 0;
+  for (size_t i = 0; i < counts_.size(); ++i)
+    if (counts_[i] > 0) total += std::min(sums_[i], cap_s * counts_[i]);
+  return total;
+}
+
+long long IntervalHistogram::count_above(double cap_s) const {
+  long long n = 0;
+  for (size_t i = 0; i < counts_.size(); ++i)
+    if (counts_[i] > 0 && sums_[i] > cap_s * counts_[i]) n += counts_[i];
+  return n;
+}
+
+double IntervalHistogram::sum_above(double cap_s) const {
+  double total = 0;
+  for (size_t i = 0; i < counts_.size(); ++i)
+    if (counts_[i] > 0 && sums_[i] > cap_s * counts_[i]) total += sums_[i];
+  return total;
+}
+
 double SeriesAggregate::coverage_hours() const {
+  if (intervals.count() > 0) {
+    double median = intervals.median_s();
+    return (intervals.covered_s(3.0 * median) + median) / 3600.0;
+  }
   if (timed_samples < 2) return 0;
   double span = last_s - first_s;
   double gap = span / static_cast<double>(timed_samples - 1);
@@ -39,9 +96,24 @@ void TelemetryAggregator::add(const TelemetrySample& s) {
   accumulate(*slot, s);
 }
 
+void TelemetryAggregator::note_time(SeriesAggregate& a, double time_s) {
+  if (a.last_util_s > -1e299) {
+    double interval = time_s - a.last_util_s;
+    if (interval < 0) ++a.out_of_order;
+    else if (interval > 0) a.intervals.add(interval);  // equal times: a repeated row
+  }
+  if (time_s >= a.last_util_s) a.last_util_s = time_s;
+}
+
 void TelemetryAggregator::accumulate(SeriesAggregate& a, const TelemetrySample& s) {
+  if (!s.in_range) {
+    ++a.out_of_range;
+    if (s.metric == Metric::gpu_util_pct) note_time(a, s.time_s);  // scraped, though not a measurement
+    return;
+  }
   switch (s.metric) {
     case Metric::gpu_util_pct: {
+      note_time(a, s.time_s);
       ++a.util_samples;
       a.util_sum += s.value;
       if (s.value < idle_threshold_) ++a.idle_samples;
@@ -58,8 +130,8 @@ void TelemetryAggregator::accumulate(SeriesAggregate& a, const TelemetrySample& 
       a.last_s = std::max(a.last_s, s.time_s);
       break;
     }
-    case Metric::sm_active: ++a.sm_samples; a.sm_sum += s.value; break;
-    case Metric::tensor_active: ++a.tensor_samples; a.tensor_sum += s.value; break;
+    case Metric::sm_active: ++a.sm_samples; a.sm_sum += std::clamp(s.value, 0.0, 1.0); break;  // within rounding
+    case Metric::tensor_active: ++a.tensor_samples; a.tensor_sum += std::clamp(s.value, 0.0, 1.0); break;
     case Metric::memory_used_bytes:
       a.memory_peak = std::max(a.memory_peak, s.value);
       a.memory.add(s.value / (1024.0 * 1024.0 * 1024.0));  // GiB: within the histogram's range

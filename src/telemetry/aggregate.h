@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <vector>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -13,6 +14,24 @@
 #include "telemetry/readers.h"
 
 namespace gw {
+
+// Intervals between a series' duty-cycle samples: counts and exact sums in 5%-wide logarithmic
+// bins from 1 ms (allocated at the first interval, ~6 KB), so coverage can cap each interval at
+// a multiple of the series' own median spacing once the whole series has been read.
+class IntervalHistogram {
+ public:
+  void add(double interval_s);
+  long long count() const { return count_; }
+  double median_s() const;
+  double covered_s(double cap_s) const;      // sum of min(interval, cap)
+  long long count_above(double cap_s) const;  // intervals longer than cap: gaps
+  double sum_above(double cap_s) const;
+
+ private:
+  std::vector<unsigned> counts_;
+  std::vector<double> sums_;
+  long long count_ = 0;
+};
 
 struct SeriesAggregate {
   Labels labels;
@@ -26,13 +45,22 @@ struct SeriesAggregate {
   LogHistogram memory;             // GiB, for the p95
   double first_s = 1e300, last_s = -1e300;
   long long timed_samples = 0;
+  IntervalHistogram intervals;      // between consecutive duty-cycle timestamps (files)
+  double last_util_s = -1e300;
+  long long out_of_order = 0;       // duty-cycle samples earlier than the one before
+  long long out_of_range = 0;       // samples outside the metric's physical range
   std::array<double, 168> hour_sum{};
   std::array<long long, 168> hour_count{};
 
   double mean_util() const { return util_samples ? util_sum / util_samples : 0; }
   double idle_fraction() const { return util_samples ? static_cast<double>(idle_samples) / util_samples : 0; }
-  // Hours of data: the span, or samples x the typical gap when the span has holes.
+  // Hours observed: each interval between samples counts up to 3x the series' median spacing
+  // (longer ones are gaps), plus one median spacing for the last sample. Series summed
+  // elsewhere (Prometheus push-down) fall back to the span, or samples x the typical spacing.
   double coverage_hours() const;
+  double gap_cap_s() const { return 3.0 * intervals.median_s(); }
+  long long gaps() const { return intervals.count() ? intervals.count_above(gap_cap_s()) : 0; }
+  double gap_hours() const { return intervals.count() ? intervals.sum_above(gap_cap_s()) / 3600.0 : 0; }
   std::string label(const std::string& key) const;
 };
 
@@ -59,6 +87,7 @@ class TelemetryAggregator {
 
  private:
   void accumulate(SeriesAggregate& a, const TelemetrySample& s);
+  static void note_time(SeriesAggregate& a, double time_s);
   double idle_threshold_;
   std::map<std::string, SeriesAggregate> series_;
   // Series ids are interned by the readers: look them up by address (map nodes do not move).

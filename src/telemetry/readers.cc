@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <cstring>
 #include <set>
+#include <ctime>
 #include <unordered_map>
 
 #include "core/limits.h"
@@ -32,6 +33,41 @@ std::string_view metric_name(Metric metric) {
     case Metric::host_cpus: return "host_cpus";
   }
   return "gpu_util_pct";
+}
+
+std::optional<MetricName> metric_by_name(std::string_view name) {
+  constexpr double kMiBytes = 1024.0 * 1024.0;
+  struct Entry {
+    std::string_view name;
+    Metric metric;
+    double scale;
+  };
+  static constexpr Entry kNames[] = {
+      {"gpu_util_pct", Metric::gpu_util_pct, 1}, {"duty_cycle", Metric::gpu_util_pct, 1}, {"gpu_util", Metric::gpu_util_pct, 1},
+      {"DCGM_FI_DEV_GPU_UTIL", Metric::gpu_util_pct, 1}, {"utilization.gpu", Metric::gpu_util_pct, 1},
+      {"sm_active", Metric::sm_active, 1}, {"DCGM_FI_PROF_SM_ACTIVE", Metric::sm_active, 1},
+      {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", Metric::sm_active, 1},
+      {"tensor_active", Metric::tensor_active, 1}, {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", Metric::tensor_active, 1},
+      {"memory_used_bytes", Metric::memory_used_bytes, 1}, {"memory_used", Metric::memory_used_bytes, 1},
+      {"DCGM_FI_DEV_FB_USED", Metric::memory_used_bytes, kMiBytes}, {"memory.used", Metric::memory_used_bytes, kMiBytes},
+      {"memory_total_bytes", Metric::memory_total_bytes, 1}, {"DCGM_FI_DEV_FB_TOTAL", Metric::memory_total_bytes, kMiBytes},
+      {"memory.total", Metric::memory_total_bytes, kMiBytes},
+      {"power_w", Metric::power_w, 1}, {"DCGM_FI_DEV_POWER_USAGE", Metric::power_w, 1}, {"power.draw", Metric::power_w, 1},
+      {"cpu_util_pct", Metric::cpu_util_pct, 1}, {"cpu_iowait_pct", Metric::cpu_iowait_pct, 1},
+      {"requests_per_s", Metric::requests_per_s, 1}, {"qps", Metric::requests_per_s, 1},
+      {"host_cpus", Metric::host_cpus, 1},
+  };
+  for (const auto& e : kNames)
+    if (e.name == name) return MetricName{e.metric, e.scale};
+  return std::nullopt;
+}
+
+std::optional<TimestampUnit> parse_timestamp_unit(std::string_view text) {
+  std::string name = to_lower(text);
+  if (name.empty() || name == "auto") return TimestampUnit::automatic;
+  if (name == "s" || name == "seconds") return TimestampUnit::seconds;
+  if (name == "ms" || name == "milliseconds") return TimestampUnit::milliseconds;
+  return std::nullopt;
 }
 
 std::optional<TelemetryFormat> parse_telemetry_format(std::string_view text) {
@@ -501,7 +537,8 @@ class HostCpuRates {
 
 // Prometheus text: name{labels} value [timestamp_ms]; "# timestamp: <s>" lines set the time of
 // untimestamped samples (scrapes saved one after another).
-std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const SampleHandler& emit, ReadStats& stats) {
+std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, double seconds_per_unit, const SampleHandler& emit,
+                               ReadStats& stats) {
   LineReader lines(in);
   std::string_view view;
   int number = 0;
@@ -529,12 +566,12 @@ std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const
     std::string_view name = view.substr(0, name_end);
     std::optional<Metric> metric;
     double scale = 1;
-    if (name == "DCGM_FI_DEV_GPU_UTIL") metric = Metric::gpu_util_pct;
-    else if (name == "DCGM_FI_PROF_GR_ENGINE_ACTIVE" || name == "DCGM_FI_PROF_SM_ACTIVE") metric = Metric::sm_active;
-    else if (name == "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE") metric = Metric::tensor_active;
-    else if (name == "DCGM_FI_DEV_FB_USED") { metric = Metric::memory_used_bytes; scale = kMiB; }
-    else if (name == "DCGM_FI_DEV_POWER_USAGE") metric = Metric::power_w;
-    else if (name == "node_cpu_seconds_total") metric = Metric::cpu_iowait_pct;  // idle or iowait: HostCpuRates sorts it out
+    if (name.rfind("DCGM_FI_", 0) == 0) {
+      if (auto known = metric_by_name(name)) {
+        metric = known->metric;
+        scale = known->scale;
+      }
+    } else if (name == "node_cpu_seconds_total") metric = Metric::cpu_iowait_pct;  // idle or iowait: HostCpuRates sorts it out
     else if (name == "instance:node_cpu_utilisation:rate5m") { metric = Metric::cpu_util_pct; scale = 100; }
     if (!metric && !any_metric && number > 50)
       return Error{path, number, "", "not dcgm-exporter or node_exporter output: no DCGM_ or node CPU metrics"};
@@ -565,8 +602,8 @@ std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const
     }
     std::optional<double> t = scrape_time;
     if (gap != std::string_view::npos) {
-      auto ms = parse_finite_double(fields.substr(gap + 1));
-      t = ms ? std::optional<double>(*ms / 1000.0) : std::nullopt;
+      auto stamp = parse_finite_double(fields.substr(gap + 1));
+      t = stamp ? std::optional<double>(*stamp * seconds_per_unit) : std::nullopt;
     }
     if (!t) {
       stats.skip("no timestamp (add one per sample or '# timestamp: <s>' per scrape)");
@@ -592,7 +629,6 @@ std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, const
       stats.skip("DCGM 'not supported' sentinel");
       continue;
     }
-    if (*metric == Metric::sm_active || *metric == Metric::tensor_active) *value = std::clamp(*value, 0.0, 1.0);
     emit({it->second.first, it->second.second, *metric, *t, *value * scale});
     ++stats.samples;
   }
@@ -625,11 +661,10 @@ std::optional<Error> read_prometheus_json(const std::string& path, const SampleH
     std::string name = labels_json.contains("__name__") && labels_json["__name__"].is_string() ? labels_json["__name__"].get<std::string>() : "";
     std::optional<Metric> metric;
     double scale = 1;
-    if (name == "DCGM_FI_DEV_GPU_UTIL" || name == "gpu_util_pct") metric = Metric::gpu_util_pct;
-    else if (name == "DCGM_FI_PROF_SM_ACTIVE" || name == "DCGM_FI_PROF_GR_ENGINE_ACTIVE") metric = Metric::sm_active;
-    else if (name == "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE") metric = Metric::tensor_active;
-    else if (name == "DCGM_FI_DEV_FB_USED") { metric = Metric::memory_used_bytes; scale = kMiB; }
-    else if (name == "DCGM_FI_DEV_POWER_USAGE") metric = Metric::power_w;
+    if (auto known = metric_by_name(name)) {
+      metric = known->metric;
+      scale = known->scale;
+    }
     if (!metric) {
       stats.skip("series without a known __name__");
       continue;
@@ -672,18 +707,14 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
   std::vector<std::string> header;
   int time_col = -1, series_col = -1, metric_col = -1, value_col = -1;
   std::optional<Metric> fixed;
-  auto metric_of = [](const std::string& name) -> std::optional<Metric> {
-    for (int i = 0; i < kMetricCount; ++i)
-      if (metric_name(static_cast<Metric>(i)) == name) return static_cast<Metric>(i);
-    if (name == "duty_cycle" || name == "gpu_util") return Metric::gpu_util_pct;
-    if (name == "memory_used") return Metric::memory_used_bytes;
-    if (name == "qps") return Metric::requests_per_s;
-    return std::nullopt;
-  };
+  std::optional<MetricName> fixed_name;
   if (!m.fixed_metric.empty()) {
-    fixed = metric_of(m.fixed_metric);
-    if (!fixed) return Error{path, 0, "--metric", "unknown metric '" + m.fixed_metric + "'"};
+    fixed_name = metric_by_name(m.fixed_metric);
+    if (!fixed_name) return Error{path, 0, "--metric", "unknown metric '" + m.fixed_metric + "'"};
+    fixed = fixed_name->metric;
   }
+  // Metric names repeat on every row: look each up once.
+  std::unordered_map<std::string, std::optional<MetricName>> names;
   while (std::getline(in, line)) {
     ++number;
     ++stats.lines;
@@ -717,7 +748,13 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
       stats.skip("value not a number");
       continue;
     }
-    std::optional<Metric> metric = fixed ? fixed : metric_of(cells[static_cast<size_t>(metric_col)]);
+    std::optional<MetricName> metric = fixed_name;
+    if (!fixed) {
+      const std::string& name = cells[static_cast<size_t>(metric_col)];
+      auto known = names.find(name);
+      if (known == names.end()) known = names.emplace(name, metric_by_name(name)).first;
+      metric = known->second;
+    }
     if (!metric) {
       stats.skip("unknown metric");
       continue;
@@ -731,7 +768,7 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
       if (std::find(m.label_columns.begin(), m.label_columns.end(), header[i]) != m.label_columns.end())
         labels.emplace_back(header[i], cells[i]);
     auto [id, interned] = table().intern(std::move(labels));
-    emit({id, interned, *metric, *t, *v});
+    emit({id, interned, metric->metric, *t, *v * metric->scale});
     ++stats.samples;
   }
   if (header.empty()) return Error{path, 0, "", "empty file: not telemetry"};
@@ -751,6 +788,48 @@ TelemetryFormat detect(const std::string& path, const std::string& first_line) {
       lower.rfind("# timestamp", 0) == 0)
     return TelemetryFormat::dcgm;
   return TelemetryFormat::long_csv;
+}
+
+// OpenMetrics text ends with '# EOF' (and carries timestamps in seconds).
+bool ends_with_eof_marker(std::ifstream& in) {
+  in.clear();
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  if (size <= 0) {
+    in.seekg(0);
+    return false;
+  }
+  std::streamoff from = std::max<std::streamoff>(0, size - 64);
+  in.seekg(from);
+  std::string tail(static_cast<size_t>(size - from), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  in.clear();
+  in.seekg(0);
+  std::string_view view(tail);
+  while (!view.empty() && (view.back() == '\n' || view.back() == '\r' || view.back() == ' ' || view.back() == '\t'))
+    view.remove_suffix(1);
+  return view.size() >= 5 && view.substr(view.size() - 5) == "# EOF";
+}
+
+// A value no device can report: skipped and counted, never averaged. Ratios get 0.1% of slack
+// for rounding in the exporters.
+const char* outside_physical_range(const TelemetrySample& s) {
+  switch (s.metric) {
+    case Metric::gpu_util_pct:
+      return s.value < 0 || s.value > 100 ? "out of range: utilization outside 0-100%" : nullptr;
+    case Metric::sm_active:
+    case Metric::tensor_active:
+      return s.value < -1e-3 || s.value > 1.001 ? "out of range: activity ratio outside 0-1" : nullptr;
+    case Metric::memory_used_bytes:
+    case Metric::memory_total_bytes: return s.value < 0 ? "out of range: negative memory" : nullptr;
+    case Metric::power_w: return s.value < 0 ? "out of range: negative power" : nullptr;
+    case Metric::cpu_util_pct:
+    case Metric::cpu_iowait_pct:
+      return s.value < 0 || s.value > 100.001 ? "out of range: CPU utilization outside 0-100%" : nullptr;
+    case Metric::requests_per_s: return s.value < 0 ? "out of range: negative request rate" : nullptr;
+    case Metric::host_cpus: return s.value < 0 ? "out of range: negative CPU count" : nullptr;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -777,25 +856,68 @@ std::optional<Error> read_telemetry(const std::string& path, const ReadOptions& 
   }
   // One check for every format: a time about 3,000 years from 1970 is garbage, and would
   // overflow the hour-of-week arithmetic downstream.
+  double first_s = 1e300, last_s = -1e300;
+  long long timed = 0;
   const SampleHandler checked = [&](const TelemetrySample& s) {
     if (std::abs(s.time_s) > 1e11) {
       stats.skip("timestamp out of range");
       --stats.samples;  // readers count every sample they hand over
       return;
     }
+    first_s = std::min(first_s, s.time_s);
+    last_s = std::max(last_s, s.time_s);
+    ++timed;
+    if (const char* reason = outside_physical_range(s)) {
+      stats.skip(reason);
+      --stats.samples;
+      TelemetrySample flagged = s;
+      flagged.in_range = false;
+      emit(flagged);  // its timestamp still tells when the series was scraped
+      return;
+    }
     emit(s);
   };
+  TimestampUnit unit = o.timestamp_unit;
+  bool openmetrics = false;
+  if (format == TelemetryFormat::dcgm && unit == TimestampUnit::automatic) {
+    openmetrics = ends_with_eof_marker(in);
+    unit = openmetrics ? TimestampUnit::seconds : TimestampUnit::milliseconds;
+  }
+  std::optional<Error> error;
   try {
     switch (format) {
-      case TelemetryFormat::nvidia_smi: return read_nvidia_smi(in, path, o, checked, stats);
-      case TelemetryFormat::dmon: return read_dmon(in, path, o, checked, stats);
-      case TelemetryFormat::dcgm: return read_dcgm(in, path, checked, stats);
-      case TelemetryFormat::prometheus_json: return read_prometheus_json(path, checked, stats);
-      default: return read_long_csv(in, path, o.long_csv, checked, stats);
+      case TelemetryFormat::nvidia_smi: error = read_nvidia_smi(in, path, o, checked, stats); break;
+      case TelemetryFormat::dmon: error = read_dmon(in, path, o, checked, stats); break;
+      case TelemetryFormat::dcgm:
+        error = read_dcgm(in, path, unit == TimestampUnit::seconds ? 1.0 : 1e-3, checked, stats);
+        break;
+      case TelemetryFormat::prometheus_json: error = read_prometheus_json(path, checked, stats); break;
+      default: error = read_long_csv(in, path, o.long_csv, checked, stats); break;
     }
   } catch (const SeriesLimitExceeded& e) {
     return Error{path, static_cast<int>(std::min<long long>(stats.lines, 1 << 30)), "", e.what()};
   }
+  if (error) return error;
+  // Times that make no sense for telemetry name the likely unit mistake instead of a quiet $0.
+  if (timed > 0) {
+    const double now_s = static_cast<double>(std::time(nullptr));
+    std::string hint = format == TelemetryFormat::dcgm
+                           ? (unit == TimestampUnit::seconds ? " (read as seconds" + std::string(openmetrics ? ", OpenMetrics" : "") +
+                                                                   "; --timestamp-unit ms if they are milliseconds)"
+                                                             : " (read as milliseconds, the Prometheus text format; "
+                                                               "--timestamp-unit s if they are seconds, as in OpenMetrics)")
+                           : "";
+    if (last_s > now_s + 86400)
+      stats.warnings.push_back(fmt::format("{}: samples lie in the future (up to {:.0f} days ahead){}", path,
+                                           (last_s - now_s) / 86400, hint));
+    else if (last_s - first_s > 10 * 365.25 * 86400)
+      stats.warnings.push_back(fmt::format("{}: samples span {:.0f} years{}", path, (last_s - first_s) / (365.25 * 86400), hint));
+    else if (timed >= 100 && last_s - first_s < 60)
+      stats.warnings.push_back(fmt::format("{}: {} samples span only {:.1f} seconds{}", path, timed, last_s - first_s, hint));
+    else if (format == TelemetryFormat::dcgm && last_s > 0 && last_s < 3.2e8 && first_s > 0)
+      stats.warnings.push_back(fmt::format("{}: samples fall in the 1970s{}", path, hint));
+  }
+  return std::nullopt;
 }
 
 }  // namespace gw

@@ -27,6 +27,15 @@ enum class Metric {
 inline constexpr int kMetricCount = 10;
 std::string_view metric_name(Metric metric);
 
+// One vocabulary for every reader (long CSV, dcgm-exporter text, Prometheus JSON): gpuwise's own
+// names, DCGM's field names (FB_* in MiB, PROF_* ratios, power in W) and nvidia-smi's query
+// names (memory.* in MiB); the scale turns the value into the metric's unit.
+struct MetricName {
+  Metric metric;
+  double scale = 1;
+};
+std::optional<MetricName> metric_by_name(std::string_view name);
+
 using Labels = std::vector<std::pair<std::string, std::string>>;  // sorted by key
 
 struct TelemetrySample {
@@ -35,6 +44,9 @@ struct TelemetrySample {
   Metric metric = Metric::gpu_util_pct;
   double time_s = 0;
   double value = 0;
+  // False for a value outside the metric's physical range (a utilization of 250%): counted as
+  // skipped, never averaged, but its timestamp still shows the series was being scraped.
+  bool in_range = true;
 };
 
 using SampleHandler = std::function<void(const TelemetrySample&)>;
@@ -44,6 +56,7 @@ struct ReadStats {
   long long samples = 0;
   std::map<std::string, long long> skipped;  // reason -> count
   void skip(const std::string& reason) { ++skipped[reason]; }
+  std::vector<std::string> warnings;         // likely unit mistakes: said, never a silent zero
 };
 
 enum class TelemetryFormat { automatic, nvidia_smi, dmon, dcgm, prometheus_json, long_csv };
@@ -55,10 +68,16 @@ struct LongCsvMapping {
   std::vector<std::string> label_columns;  // further columns kept as labels (default: none)
 };
 
+// Units of explicit sample timestamps in Prometheus-style text: the exposition format's
+// milliseconds, or OpenMetrics' seconds (detected by its closing '# EOF' line).
+enum class TimestampUnit { automatic, seconds, milliseconds };
+std::optional<TimestampUnit> parse_timestamp_unit(std::string_view text);
+
 struct ReadOptions {
   TelemetryFormat format = TelemetryFormat::automatic;
   std::string host;          // label for files without one (nvidia-smi, dmon)
   LongCsvMapping long_csv;
+  TimestampUnit timestamp_unit = TimestampUnit::automatic;
 };
 
 // The host of a Prometheus instance label: "node-a:9100" -> node-a.

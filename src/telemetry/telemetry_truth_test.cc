@@ -1,0 +1,128 @@
+// The audit counts only what was measured: impossible values skipped and counted, gaps not
+// taken for coverage, DCGM names understood in every reader, OpenMetrics timestamps in seconds
+// and a warning instead of a quiet zero when the unit looks wrong.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "audit/audit.h"
+#include "telemetry/aggregate.h"
+#include "telemetry/readers.h"
+
+namespace gw {
+namespace {
+
+std::string write(const std::string& name, const std::string& text) {
+  std::string path = (std::filesystem::temp_directory_path() / ("gpuwise_truth_" + name)).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+struct Read {
+  TelemetryAggregator aggregator;
+  ReadStats stats;
+};
+
+std::unique_ptr<Read> read(const std::string& path, ReadOptions options = {}) {
+  auto r = std::make_unique<Read>();
+  auto error = read_telemetry(path, options, [&](const TelemetrySample& s) { r->aggregator.add(s); }, r->stats);
+  EXPECT_FALSE(error) << (error ? error->to_string() : "");
+  return r;
+}
+
+const SeriesAggregate& only_series(const Read& r) {
+  EXPECT_EQ(r.aggregator.series().size(), 1u);
+  return r.aggregator.series().begin()->second;
+}
+
+// 100 one-second samples averaging 2.97%, a 58-minute gap, then a row reading 250 %.
+std::string smi_with_gap_and_a_bad_row() {
+  std::string text = "timestamp, index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n";
+  for (int i = 0; i < 100; ++i)
+    text += fmt::format("2026/11/30 10:{:02d}:{:02d}.000, 0, NVIDIA A100-SXM4-80GB, {} %, 1024 MiB, 81920 MiB\n", i / 60,
+                        i % 60, i % 100 < 97 ? 3 : 2);
+  text += "2026/11/30 10:59:39.000, 0, NVIDIA A100-SXM4-80GB, 250 %, 1024 MiB, 81920 MiB\n";
+  return text;
+}
+
+TEST(TelemetryTruth, ImpossibleValuesAreSkippedAndGapsAreNotCoverage) {
+  auto r = read(write("gap.csv", smi_with_gap_and_a_bad_row()));
+  const SeriesAggregate& a = only_series(*r);
+  EXPECT_NEAR(a.mean_util(), 2.97, 1e-9);
+  EXPECT_EQ(a.util_samples, 100);
+  EXPECT_EQ(a.out_of_range, 1);
+  EXPECT_EQ(r->stats.skipped.at("out of range: utilization outside 0-100%"), 1);
+  EXPECT_EQ(a.gaps(), 1);
+  EXPECT_NEAR(a.gap_hours(), (59 * 60 + 39 - 99) / 3600.0, 1e-6);
+  // 99 one-second intervals, the gap counted as 3 s (3x the median spacing), the last sample's 1 s.
+  EXPECT_NEAR(a.coverage_hours(), 103.0 / 3600, 1e-6);
+}
+
+TEST(TelemetryTruth, ASeriesOfMostlyImpossibleValuesIsABadExporter) {
+  std::string text = "timestamp, index, name, utilization.gpu [%], memory.used [MiB]\n";
+  for (int i = 0; i < 50; ++i)
+    text += fmt::format("2026/11/30 10:00:{:02d}.000, 0, NVIDIA A100-SXM4-80GB, {} %, -5 MiB\n", i, i < 40 ? 400 : 10);
+  auto r = read(write("bad.csv", text));
+  Catalog catalog = Catalog::embedded().value();
+  AuditOptions options;
+  options.min_coverage_hours = 0;
+  auto report = run_audit(r->aggregator, catalog, options);
+  ASSERT_TRUE(report.ok()) << report.error().to_string();
+  bool found = false;
+  for (const auto& f : report.value().findings) found = found || f.kind == "bad_exporter";
+  EXPECT_TRUE(found);
+}
+
+TEST(TelemetryTruth, DcgmNamesInALongCsvReadLikeNvidiaSmi) {
+  std::string smi = "timestamp, index, name, utilization.gpu [%], memory.used [MiB]\n";
+  std::string dcgm = "timestamp,series,metric,value\n";
+  for (int i = 0; i < 120; ++i) {
+    int util = (i * 37) % 100;
+    int mib = 1000 + 10 * i;
+    smi += fmt::format("2026/11/30 10:{:02d}:{:02d}.000, 0, A100, {} %, {} MiB\n", i / 60, i % 60, util, mib);
+    std::string t = fmt::format("2026-11-30T10:{:02d}:{:02d}Z", i / 60, i % 60);
+    dcgm += fmt::format("{},gpu0,DCGM_FI_DEV_GPU_UTIL,{}\n{},gpu0,DCGM_FI_DEV_FB_USED,{}\n", t, util, t, mib);
+  }
+  auto a = read(write("same.csv", smi));
+  auto b = read(write("same_long.csv", dcgm));
+  const SeriesAggregate& x = only_series(*a);
+  const SeriesAggregate& y = only_series(*b);
+  EXPECT_EQ(b->stats.skipped.count("unknown metric"), 0u);
+  EXPECT_EQ(x.util_samples, y.util_samples);
+  EXPECT_DOUBLE_EQ(x.mean_util(), y.mean_util());
+  EXPECT_DOUBLE_EQ(x.memory_peak, y.memory_peak);
+  EXPECT_NEAR(x.coverage_hours(), y.coverage_hours(), 1e-9);
+}
+
+TEST(TelemetryTruth, OpenMetricsTimestampsAreSecondsAndAWrongUnitIsSaid) {
+  std::string smi = "timestamp, index, name, utilization.gpu [%]\n";
+  std::string open_metrics = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n";
+  const double start_s = 1764496800;  // 2025-11-30T10:00:00Z
+  for (int i = 0; i < 7200; i += 60) {
+    int util = 40 + i % 50;
+    smi += fmt::format("2025/11/30 {:02d}:{:02d}:00.000, 0, A100, {} %\n", 10 + i / 3600, (i / 60) % 60, util);
+    open_metrics += fmt::format("DCGM_FI_DEV_GPU_UTIL{{gpu=\"0\"}} {} {:.3f}\n", util, start_s + i);
+  }
+  open_metrics += "# EOF\n";
+  auto a = read(write("om_smi.csv", smi));
+  std::string om_path = write("om.txt", open_metrics);
+  auto b = read(om_path);
+  const SeriesAggregate& x = only_series(*a);
+  const SeriesAggregate& y = only_series(*b);
+  EXPECT_DOUBLE_EQ(x.mean_util(), y.mean_util());
+  EXPECT_NEAR(x.coverage_hours(), y.coverage_hours(), 1e-9);
+  EXPECT_NEAR(y.coverage_hours(), 2.0, 1e-6);
+  EXPECT_TRUE(b->stats.warnings.empty());
+  // Read as milliseconds, the same samples span 7 seconds in 1970: said, not a quiet zero.
+  ReadOptions ms;
+  ms.timestamp_unit = TimestampUnit::milliseconds;
+  auto c = read(om_path, ms);
+  ASSERT_EQ(c->stats.warnings.size(), 1u);
+  EXPECT_NE(c->stats.warnings[0].find("--timestamp-unit s"), std::string::npos) << c->stats.warnings[0];
+}
+
+}  // namespace
+}  // namespace gw
