@@ -21,9 +21,12 @@ void IntervalHistogram::add(double interval_s) {
     counts_.assign(kIntervalBins, 0);
     sums_.assign(kIntervalBins, 0.0);
   }
-  int bin = interval_bin(interval_s);
-  ++counts_[static_cast<size_t>(bin)];
-  sums_[static_cast<size_t>(bin)] += interval_s;
+  if (interval_s != last_interval_s_) {
+    last_interval_s_ = interval_s;
+    last_bin_ = static_cast<size_t>(interval_bin(interval_s));
+  }
+  ++counts_[last_bin_];
+  sums_[last_bin_] += interval_s;
   ++count_;
 }
 

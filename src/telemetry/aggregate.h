@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <vector>
 #include <map>
 #include <optional>
@@ -31,6 +32,8 @@ class IntervalHistogram {
   std::vector<unsigned> counts_;
   std::vector<double> sums_;
   long long count_ = 0;
+  double last_interval_s_ = -1;  // regular scrapes repeat their interval: skip the logarithm then
+  size_t last_bin_ = 0;
 };
 
 struct SeriesAggregate {
@@ -91,7 +94,17 @@ class TelemetryAggregator {
   double idle_threshold_;
   std::map<std::string, SeriesAggregate> series_;
   // Series ids are interned by the readers: look them up by address (map nodes do not move).
-  std::unordered_map<const std::string*, SeriesAggregate*> by_address_;
+  // Heap addresses share their low bits (alignment): mix them before the table takes a modulus.
+  struct AddressHash {
+    size_t operator()(const std::string* p) const {
+      auto x = static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p));
+      x ^= x >> 33;
+      x *= 0xff51afd7ed558ccdULL;
+      x ^= x >> 33;
+      return static_cast<size_t>(x);
+    }
+  };
+  std::unordered_map<const std::string*, SeriesAggregate*, AddressHash> by_address_;
   const std::string* last_series_ = nullptr;  // consecutive samples are often of one series
   SeriesAggregate* last_aggregate_ = nullptr;
   long long samples_ = 0;

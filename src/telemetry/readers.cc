@@ -566,7 +566,9 @@ std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, doubl
     std::string_view name = view.substr(0, name_end);
     std::optional<Metric> metric;
     double scale = 1;
-    if (name.rfind("DCGM_FI_", 0) == 0) {
+    if (name == "DCGM_FI_DEV_GPU_UTIL") {
+      metric = Metric::gpu_util_pct;  // the commonest line, as metric_by_name has it, without the search
+    } else if (name.rfind("DCGM_FI_", 0) == 0) {
       if (auto known = metric_by_name(name)) {
         metric = known->metric;
         scale = known->scale;
