@@ -58,7 +58,7 @@ std::optional<double> predict(Row& row, const gw::Calibration* calibration, std:
   }
   if (layout_text)
     *layout_text = fmt::format("{}/{}/{}", e.layout.tensor_parallel, e.layout.pipeline_parallel, e.layout.data_parallel);
-  double recompute = e.layout.recompute == gw::Recompute::full ? 4.0 / 3.0 : e.layout.recompute == gw::Recompute::selective ? 1.03 : 1.0;
+  double recompute = gw::recompute_flops_factor(e.layout.recompute);
   if (row.metric == "gpu_hours") return e.gpu_hours;
   if (row.metric == "mfu") return e.mfu;
   if (row.metric == "tokens_per_gpu_s") return e.tokens_per_s / row.hw.count;

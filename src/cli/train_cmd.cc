@@ -325,11 +325,12 @@ int run_train(CommandContext& context, const TrainArgs& args) {
                          e.layout.zero_stage >= 3 ? fmt::format(", gathered and reduced in each of {} micro-batches", e.layout.micro_batches) : "",
                          e.dp_node_bytes > 0
                              ? fmt::format("; {} through each node's NICs (every tensor- and pipeline-parallel shard of the node "
-                                           "runs its own ring) at {}/s usable ({:.0f} Gbps{}{}): {:.2f} s, {:.2f} s of it not "
-                                           "hidden behind the backward pass",
+                                           "runs its own ring) at {}/s usable ({:.0f}% of {:.0f} Gbps{}{}): {:.2f} s, {:.2f} s of "
+                                           "it not hidden behind the backward pass",
                                            gigabytes(e.dp_node_bytes), gigabytes(e.network_bytes_per_s),
+                                           e.network_bytes_per_s * 8 / 1e9 / best.offering->network_gbps.value_or(100) * 100,
                                            best.offering->network_gbps.value_or(100),
-                                           best.offering->fabric.empty() ? " TCP, 50% reached" : ", " + best.offering->fabric + ", 80% reached",
+                                           best.offering->fabric.empty() ? " TCP" : " " + best.offering->fabric,
                                            best.offering->network_gbps ? "" : ", network unknown: 100 Gbps assumed",
                                            e.dp_comm_s, e.dp_exposed_s)
                              : " inside one node over NVLink");

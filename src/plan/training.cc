@@ -21,6 +21,10 @@ double training_compute_efficiency(const Accelerator& accelerator, const Calibra
   return base * 1.03 * hidden_size / (hidden_size + 800.0);
 }
 
+double recompute_flops_factor(Recompute recompute) {
+  return recompute == Recompute::full ? 4.0 / 3.0 : recompute == Recompute::selective ? 1.03 : 1.0;
+}
+
 namespace {
 
 // One direction of the device's NVLink/ICI, or its PCIe link when it has none.
@@ -124,12 +128,12 @@ TrainingEstimate estimate_training_layout(const TrainingJob& job, const Training
   // Context-parallel ranks split each sequence and otherwise act as data-parallel ones: their
   // gradients are reduced and their optimizer state sharded together.
   const int reduce_ranks = dp * cp;
-  const Placement place_ = place(hw, tp, pp, reduce_ranks);
-  if (!place_.ok) {
+  const Placement placement = place(hw, tp, pp, reduce_ranks);
+  if (!placement.ok) {
     e.reason = fmt::format("tp{} pp{} dp{} does not map onto nodes of {} devices", tp, pp, dp, hw.devices_per_node);
     return e;
   }
-  e.nodes = place_.nodes;
+  e.nodes = placement.nodes;
   if (job.precision == Precision::fp8 && !a.peak(Precision::fp8)) {
     e.reason = fmt::format("{} has no FP8 tensor cores", a.name);
     return e;
@@ -165,7 +169,7 @@ TrainingEstimate estimate_training_layout(const TrainingJob& job, const Training
   const double model_flops = model_flops_per_token(arch, job.sequence_length);
   const double attention_flops =
       arch.kind == ModelKind::generic ? 0.0 : 12.0 * arch.num_layers * arch.q_dim() * static_cast<double>(job.sequence_length);
-  const double recompute_factor = layout.recompute == Recompute::full ? 4.0 / 3.0 : layout.recompute == Recompute::selective ? 1.03 : 1.0;
+  const double recompute_factor = recompute_flops_factor(layout.recompute);
   const double peak16 = compute_peak_tflops(a, job.precision == Precision::fp32 ? Precision::tf32 : Precision::bf16) * 1e12;
   const double width = arch.kind == ModelKind::generic ? 0 : arch.hidden_size;
   const double efficiency16 = training_compute_efficiency(a, calibration, width);
@@ -209,8 +213,8 @@ TrainingEstimate estimate_training_layout(const TrainingJob& job, const Training
     // boundary; tensor-parallel ranks send 1/tp each (scatter-gather). Across nodes, every
     // tensor- and data-parallel rank of the node sends through the same NICs.
     double bytes = static_cast<double>(layout.micro_batch) * local_sequence * arch.hidden_size * act_bytes / tp;
-    double per = place_.pp_nodes > 1
-                     ? network_latency_s(hw) + bytes * tp * place_.dp_in_node / node_bytes_per_s
+    double per = placement.pp_nodes > 1
+                     ? network_latency_s(hw) + bytes * tp * placement.dp_in_node / node_bytes_per_s
                      : nvlink_latency_s(a) + bytes / (nvlink_bytes_per_s(a) * nvlink_bus_efficiency(a));
     e.pp_comm_s = 2.0 * chunks * micro_batches * per;
   }
@@ -225,8 +229,8 @@ TrainingEstimate estimate_training_layout(const TrainingJob& job, const Training
     // attention compute cannot hide counts. The ring stays inside a node when tp x cp fits.
     double kv = static_cast<double>(layout.micro_batch) * local_sequence * 2.0 * arch.kv_dim() * act_bytes / tp;
     double ring = 3.0 * (cp - 1) * kv;  // forward once, backward twice (values and gradients)
-    bool across = tp * cp > place_.devices_per_node;
-    double ring_s = across ? ring * tp * place_.dp_in_node / node_bytes_per_s
+    bool across = tp * cp > placement.devices_per_node;
+    double ring_s = across ? ring * tp * placement.dp_in_node / node_bytes_per_s
                            : ring / (nvlink_bytes_per_s(a) * nvlink_bus_efficiency(a));
     double attention_s = tokens_per_device * recompute_factor * attention_flops / (peak16 * efficiency16) / micro_batches;
     e.cp_comm_s = micro_batches * layers_here * std::max(0.0, ring_s - attention_s / std::max(1.0, static_cast<double>(arch.num_layers)));
@@ -234,15 +238,15 @@ TrainingEstimate estimate_training_layout(const TrainingJob& job, const Training
   if (reduce_ranks > 1) {
     const double shard_bytes = m.params / (tp * pp) * act_bytes;
     e.dp_rank_bytes = data_parallel_bytes_per_rank(shard_bytes, reduce_ranks, layout.zero_stage, micro_batches);
-    double intra = place_.dp_in_node > 1
-                       ? intra_node_collective_s(a, data_parallel_bytes_per_rank(shard_bytes, place_.dp_in_node,
+    double intra = placement.dp_in_node > 1
+                       ? intra_node_collective_s(a, data_parallel_bytes_per_rank(shard_bytes, placement.dp_in_node,
                                                                                  layout.zero_stage, micro_batches))
                        : 0.0;
     double inter = 0;
-    if (place_.dp_nodes > 1) {
-      e.dp_node_bytes = static_cast<double>(tp) * place_.pp_in_node *
-                        data_parallel_bytes_per_rank(shard_bytes, place_.dp_nodes, layout.zero_stage, micro_batches);
-      inter = e.dp_node_bytes / node_bytes_per_s + 2.0 * std::log2(place_.dp_nodes) * network_latency_s(hw);
+    if (placement.dp_nodes > 1) {
+      e.dp_node_bytes = static_cast<double>(tp) * placement.pp_in_node *
+                        data_parallel_bytes_per_rank(shard_bytes, placement.dp_nodes, layout.zero_stage, micro_batches);
+      inter = e.dp_node_bytes / node_bytes_per_s + 2.0 * std::log2(placement.dp_nodes) * network_latency_s(hw);
     }
     e.dp_comm_s = std::max(intra, inter);  // pipelined bucket by bucket: the slower level sets the pace
     // Buckets of ~25 MB or a layer, whichever is more: their collectives start as the backward
@@ -260,11 +264,11 @@ TrainingEstimate estimate_training_layout(const TrainingJob& job, const Training
     } else {
       e.dp_exposed_s = exposed_s(e.dp_comm_s, backward_per_micro_s, buckets);
     }
-    if (place_.dp_nodes > 1 && hw.fabric.empty())
+    if (placement.dp_nodes > 1 && hw.fabric.empty())
       e.warnings.push_back(fmt::format("no EFA/InfiniBand-class fabric between the {} nodes: gradients cross a {:.0f} Gbps "
-                                       "TCP network", place_.nodes, hw.node_network_gbps));
+                                       "TCP network", placement.nodes, hw.node_network_gbps));
   }
-  if (hw.cross_zone && place_.nodes > 1)
+  if (hw.cross_zone && placement.nodes > 1)
     e.warnings.push_back("nodes in different zones: half the network bandwidth, and the traffic is billed");
   // The optimizer step streams master weights and state (memory-bound).
   e.optimizer_s = (m.master_weight_bytes + m.optimizer_bytes + m.weights_bytes) * 2.0 / (a.memory_gb_per_s * 1e9 * 0.8);

@@ -82,6 +82,10 @@ struct TrainingEstimate {
   std::vector<std::string> warnings;
 };
 
+// Work done per step relative to the model's FLOPs: full recomputation runs the forward pass
+// again (4/3), selective recomputation the attention core (~1.03).
+double recompute_flops_factor(Recompute recompute);
+
 // Training efficiency: the share of dense peak large training GEMMs reach.
 double training_compute_efficiency(const Accelerator& accelerator, const Calibration* calibration, double hidden_size);
 

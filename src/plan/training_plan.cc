@@ -40,7 +40,6 @@ void price_candidate(TrainingCandidate& c, const SpotSettings& spot) {
   c.restart_s = spot.provisioning_s + spot.start_s_per_doubling * std::log2(static_cast<double>(nodes) + 1) + c.checkpoint_s;
   bool spot_priced = c.pricing == Pricing::spot;
   // A synchronous job stops when any of its nodes is preempted: nodes x the rate of one.
-  c.rate_from_trace = spot.trace != nullptr;
   c.preemptions_per_hour = spot_priced ? node_preemptions_per_hour(spot) * nodes : 0;
   double mtbf = c.preemptions_per_hour > 0 ? 3600.0 / c.preemptions_per_hour : 1e12;
   c.daly_interval_s = spot_priced ? daly_interval_s(c.checkpoint_s, mtbf) : 0;

@@ -34,7 +34,6 @@ struct TrainingCandidate {
   double usd = 0;               // expected cost per run
   double usd_per_hour = 0;      // all instances
   double preemptions_per_hour = 0;  // of the whole job: any node's preemption stops a synchronous job
-  bool rate_from_trace = false;
 };
 
 // Preemptions per hour of one node: the given rate, or the trace's rate of losing capacity per
