@@ -66,10 +66,7 @@ double SeriesAggregate::coverage_hours() const {
     double median = intervals.median_s();
     return (intervals.covered_s(3.0 * median) + median) / 3600.0;
   }
-  if (timed_samples < 2) return 0;
-  double span = last_s - first_s;
-  double gap = span / static_cast<double>(timed_samples - 1);
-  return std::min(span, gap * static_cast<double>(timed_samples)) / 3600.0;
+  return pushed_covered_s / 3600.0;
 }
 
 std::string SeriesAggregate::label(const std::string& key) const {
@@ -165,6 +162,13 @@ void TelemetryAggregator::add_mean(const std::string& series, const Labels& labe
   }
 }
 
+void TelemetryAggregator::add_gaps(const std::string& series, long long gaps, double gap_s) {
+  auto it = series_.find(series);
+  if (it == series_.end()) return;
+  it->second.pushed_gaps += gaps;
+  it->second.pushed_gap_s += gap_s;
+}
+
 void TelemetryAggregator::add_hour(const std::string& series, const Labels& labels, const HourSummary& h) {
   auto it = series_.find(series);
   if (it == series_.end()) {
@@ -185,6 +189,7 @@ void TelemetryAggregator::add_hour(const std::string& series, const Labels& labe
     a.timed_samples += n;
     a.first_s = std::min(a.first_s, h.first_s);
     a.last_s = std::max(a.last_s, h.last_s);
+    a.pushed_covered_s += h.covered_s;
     samples_ += n;
   }
   if (h.memory_max) a.memory_peak = std::max(a.memory_peak, *h.memory_max);

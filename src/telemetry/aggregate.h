@@ -52,6 +52,9 @@ struct SeriesAggregate {
   double last_util_s = -1e300;
   long long out_of_order = 0;       // duty-cycle samples earlier than the one before
   long long out_of_range = 0;       // samples outside the metric's physical range
+  // Coverage of a series summed elsewhere (Prometheus push-down), where intervals are not seen.
+  double pushed_covered_s = 0, pushed_gap_s = 0;
+  long long pushed_gaps = 0;
   std::array<double, 168> hour_sum{};
   std::array<long long, 168> hour_count{};
 
@@ -59,11 +62,11 @@ struct SeriesAggregate {
   double idle_fraction() const { return util_samples ? static_cast<double>(idle_samples) / util_samples : 0; }
   // Hours observed: each interval between samples counts up to 3x the series' median spacing
   // (longer ones are gaps), plus one median spacing for the last sample. Series summed
-  // elsewhere (Prometheus push-down) fall back to the span, or samples x the typical spacing.
+  // elsewhere (Prometheus push-down) bring their own covered time and gaps.
   double coverage_hours() const;
   double gap_cap_s() const { return 3.0 * intervals.median_s(); }
-  long long gaps() const { return intervals.count() ? intervals.count_above(gap_cap_s()) : 0; }
-  double gap_hours() const { return intervals.count() ? intervals.sum_above(gap_cap_s()) / 3600.0 : 0; }
+  long long gaps() const { return intervals.count() ? intervals.count_above(gap_cap_s()) : pushed_gaps; }
+  double gap_hours() const { return (intervals.count() ? intervals.sum_above(gap_cap_s()) : pushed_gap_s) / 3600.0; }
   std::string label(const std::string& key) const;
 };
 
@@ -80,9 +83,12 @@ class TelemetryAggregator {
     double samples = 0;
     double idle_samples = 0;
     double first_s = 0, last_s = 0;  // of the hour's samples
+    double covered_s = 0;            // time the hour's samples stand for (gaps excluded)
     std::optional<double> memory_max, memory_p95;
   };
   void add_hour(const std::string& series, const Labels& labels, const HourSummary& hour);
+  // The gaps of a series summed elsewhere: how many, and their total length.
+  void add_gaps(const std::string& series, long long gaps, double gap_s);
   // A mean over `samples` samples of one metric, aggregated elsewhere (host CPU from PromQL).
   void add_mean(const std::string& series, const Labels& labels, Metric metric, double mean, double samples);
   const std::map<std::string, SeriesAggregate>& series() const { return series_; }

@@ -7,6 +7,8 @@
 #include <functional>
 #include <httplib.h>
 #include <map>
+#include <set>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -31,6 +33,10 @@ std::optional<double> parse_duration_s(std::string_view text) {
 }
 
 namespace {
+
+// Series whose samples lie within this many hourly windows, and no more samples, are read raw.
+constexpr int kRawReadHours = 3;
+constexpr double kRawReadSamples = 20000;
 
 struct Url {
   std::string scheme_host_port;
@@ -66,12 +72,11 @@ bool says_too_large(const std::string& text) {
   return false;
 }
 
-// One range query, retried with exponential backoff on connection errors, timeouts, 5xx and
-// bodies that are cut short. A body over the size limit is abandoned as it streams.
-QueryResult range_query(httplib::Client& client, const Url& url, const std::string& query, double start, double end,
-                        double step, const PrometheusQueryOptions& o, PrometheusStats& stats) {
-  httplib::Params params{{"query", query}, {"start", fmt::format("{:.3f}", start)}, {"end", fmt::format("{:.3f}", end)},
-                         {"step", fmt::format("{:.0f}", step)}};
+// One query (/api/v1/query_range or /api/v1/query), retried with exponential backoff on
+// connection errors, timeouts, 5xx and bodies that are cut short. A body over the size limit is
+// abandoned as it streams.
+QueryResult api_query(httplib::Client& client, const Url& url, const char* endpoint, const httplib::Params& params,
+                      const PrometheusQueryOptions& o, PrometheusStats& stats) {
   QueryResult result;
   std::string last_error;
   for (int attempt = 0; attempt <= o.retries; ++attempt) {
@@ -84,7 +89,7 @@ QueryResult range_query(httplib::Client& client, const Url& url, const std::stri
     bool over_limit = false;
     int status = 0;
     auto response = client.Get(
-        (url.base_path + "/api/v1/query_range").c_str(), params, httplib::Headers{},
+        (url.base_path + endpoint).c_str(), params, httplib::Headers{},
         [&](const httplib::Response& r) {
           status = r.status;
           return true;
@@ -147,6 +152,13 @@ QueryResult range_query(httplib::Client& client, const Url& url, const std::stri
   return result;
 }
 
+QueryResult range_query(httplib::Client& client, const Url& url, const std::string& query, double start, double end,
+                        double step, const PrometheusQueryOptions& o, PrometheusStats& stats) {
+  httplib::Params params{{"query", query}, {"start", fmt::format("{:.3f}", start)}, {"end", fmt::format("{:.3f}", end)},
+                         {"step", fmt::format("{:.0f}", step)}};
+  return api_query(client, url, "/api/v1/query_range", params, o, stats);
+}
+
 // Runs the query over [from, to], halving the range while the answer is too large.
 void query_range_split(httplib::Client& client, const Url& url, const std::string& query, double from, double to,
                        double step, const PrometheusQueryOptions& o, PrometheusStats& stats, std::vector<QueryResult>& out) {
@@ -161,19 +173,116 @@ void query_range_split(httplib::Client& client, const Url& url, const std::strin
   out.push_back(std::move(r));
 }
 
-std::string series_id(const nlohmann::json& metric, Labels& labels) {
+struct PushedCoverage {
+  std::vector<double> covered_s;  // per hour
+  long long gaps = 0;
+  double gap_s = 0;
+};
+
+// A PromQL string literal.
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// The series' id from the labels gpuwise keeps, and the matchers that select it again.
+std::string series_id(const nlohmann::json& metric, Labels& labels, std::string* matchers = nullptr) {
   labels.clear();
+  if (matchers) matchers->clear();
   for (const auto& [k, v] : metric.items()) {
     if (k == "__name__" || !v.is_string()) continue;
     std::string key = k == "Hostname" ? "hostname" : k == "UUID" ? "uuid" : k == "modelName" ? "model" : k;
     if (key == "gpu" || key == "uuid" || key == "hostname" || key == "pod" || key == "namespace" || key == "container" ||
-        key == "model" || key == "GPU_I_ID" || key == "job" || key == "team")
+        key == "model" || key == "GPU_I_ID" || key == "job" || key == "team") {
       labels.emplace_back(key, v.get<std::string>());
+      if (matchers) *matchers += (matchers->empty() ? "" : ",") + k + "=" + quoted(v.get<std::string>());
+    }
   }
   std::sort(labels.begin(), labels.end());
   std::string id;
   for (const auto& [k, v] : labels) id += (id.empty() ? "" : ",") + k + "=" + v;
   return id;
+}
+
+// Prometheus 2.x includes both ends of a range window; 3.x and most of its kin leave out the start.
+// Servers that do not say their version (Thanos, Mimir, VictoriaMetrics) are taken as left-open.
+bool closes_range_windows(httplib::Client& client, const Url& url) {
+  auto response = client.Get((url.base_path + "/api/v1/status/buildinfo").c_str());
+  if (!response || response->status != 200) return false;
+  auto body = nlohmann::json::parse(response->body, nullptr, false);
+  if (body.is_discarded() || !body.is_object() || !body.contains("data") || !body["data"].is_object()) return false;
+  const auto& version = body["data"].value("version", std::string());
+  return version.rfind("2.", 0) == 0 || version.rfind("1.", 0) == 0;
+}
+
+// The time a series' hourly summaries stand for, by the files' rule as far as hourly sums allow:
+// in each hour a sample stands for the hour's mean spacing (the span between its first and last
+// samples per interval), at most 3x the series' median spacing, and the hour for no more than the
+// minutes in which Prometheus saw the series fresh. What the series' span holds beyond is gaps.
+PushedCoverage pushed_coverage(const std::vector<TelemetryAggregator::HourSummary>& hours, const std::vector<double>& fresh_s) {
+  PushedCoverage out;
+  out.covered_s.assign(hours.size(), 0.0);
+  std::vector<double> hour_spacing_s(hours.size(), 0.0);
+  std::vector<std::pair<double, double>> spacings;  // spacing in an hour, its samples
+  double first = 1e300, last = -1e300, samples = 0;
+  for (size_t i = 0; i < hours.size(); ++i) {
+    const auto& h = hours[i];
+    if (h.samples < 1) continue;
+    // A first sample before the hour is the previous hour's last: the span holds one more interval.
+    bool from_previous_hour = h.first_s <= h.hour_start_s;
+    double intervals = from_previous_hour ? h.samples : h.samples - 1;
+    if (intervals >= 1 && h.last_s > h.first_s) {
+      hour_spacing_s[i] = (h.last_s - h.first_s) / intervals;
+      spacings.emplace_back(hour_spacing_s[i], h.samples);
+    }
+    if (!from_previous_hour) first = std::min(first, h.first_s);
+    last = std::max(last, h.last_s);
+    samples += h.samples;
+  }
+  if (spacings.empty() || samples < 2) return out;  // one sample stands for no time, as in the files
+  std::sort(spacings.begin(), spacings.end());
+  double seen = 0, median_s = spacings.back().first;
+  for (const auto& [spacing, n] : spacings) {
+    seen += n;
+    if (2 * seen >= samples) {
+      median_s = spacing;
+      break;
+    }
+  }
+  const double cap_s = 3 * median_s;
+  double covered = 0;
+  long long previous_hour = 0;
+  bool any_hour = false;
+  for (size_t i = 0; i < hours.size(); ++i) {
+    const auto& h = hours[i];
+    if (h.samples < 1) continue;
+    double spacing = hour_spacing_s[i] > 0 ? hour_spacing_s[i] : median_s;
+    double spanned = h.samples * spacing;
+    // Fresh minutes are counted at minute steps: the first sample is seen up to a minute late.
+    out.covered_s[i] = std::min(h.samples * std::min(spacing, cap_s), fresh_s[i] + 60);
+    covered += out.covered_s[i];
+    if (spanned - out.covered_s[i] > cap_s) ++out.gaps;  // stale or sparse inside the hour
+    long long hour = std::llround(h.hour_start_s / 3600);
+    if (any_hour && hour > previous_hour + 1) ++out.gaps;  // whole hours without samples
+    previous_hour = hour;
+    any_hour = true;
+  }
+  double span_s = (first < 1e299 ? last - first : 0) + median_s;
+  if (span_s - covered > cap_s) {
+    out.gap_s = span_s - covered;
+    out.gaps = std::max<long long>(out.gaps, 1);
+  } else {
+    out.gaps = 0;
+  }
+  return out;
 }
 
 }  // namespace
@@ -186,10 +295,15 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
   client.set_connection_timeout(static_cast<time_t>(std::ceil(std::min(o.timeout_s, 10.0))));
   client.set_read_timeout(static_cast<time_t>(std::ceil(o.timeout_s)));
   double end = o.end_s > 0 ? o.end_s : static_cast<double>(std::time(nullptr));
-  // Hour boundaries, so server-side windows match the hours of the week.
-  end = std::floor(end / 3600) * 3600;
+  // Hour boundaries, so server-side windows match the hours of the week. The end is rounded up:
+  // the hour in progress holds the newest series, often the short-lived ones.
+  end = std::ceil(end / 3600) * 3600;
   double start = end - std::ceil(o.range_s / 3600) * 3600;
   const double step = 3600;
+  // Prometheus 2.x closes range windows at both ends, 3.x opens them at the start: a sample on
+  // an hour boundary must fall in one hour only, (h - 1h, h], as the files' hours are.
+  const bool closed_windows = closes_range_windows(client, *url);
+  const std::string hour = closed_windows ? "3599999ms" : "1h";
   std::string sel = o.selector.empty() ? "" : "{" + o.selector + "}";
   std::string util = "DCGM_FI_DEV_GPU_UTIL" + sel, memory = "DCGM_FI_DEV_FB_USED" + sel;
   struct Query {
@@ -197,21 +311,26 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
   };
   // Evaluated at the end of each hour over the hour before it.
   const Query queries[] = {
-      {"mean", "avg_over_time(" + util + "[1h])"},
-      {"count", "count_over_time(" + util + "[1h])"},
+      {"mean", "avg_over_time(" + util + "[" + hour + "])"},
+      {"count", "count_over_time(" + util + "[" + hour + "])"},
       // The share of the hour below 5%, sampled each minute (each raw sample held until the next).
-      {"idle_share", "avg_over_time((" + util + " < bool 5)[1h:1m])"},
-      {"first", "min_over_time(timestamp(" + util + ")[1h:1m])"},
-      {"last", "max_over_time(timestamp(" + util + ")[1h:1m])"},
-      {"mem_max", "max_over_time(" + memory + "[1h]) * 1048576"},
-      {"mem_p95", "quantile_over_time(0.95, " + memory + "[1h]) * 1048576"},
+      {"idle_share", "avg_over_time((" + util + " < bool 5)[" + hour + ":1m])"},
+      // Minutes in which the series was not stale (a sample in the 5 minutes before): the most
+      // time its samples can stand for, as Prometheus itself would see them.
+      {"fresh_minutes", "count_over_time(" + util + "[" + hour + ":1m])"},
+      // The earliest can be the previous hour's last sample, seen through the 5-minute lookback.
+      {"first", "min_over_time(timestamp(" + util + ")[" + hour + ":1m])"},
+      {"last", "max_over_time(timestamp(" + util + ")[" + hour + ":1m])"},
+      {"mem_max", "max_over_time(" + memory + "[" + hour + "]) * 1048576"},
+      {"mem_p95", "quantile_over_time(0.95, " + memory + "[" + hour + "]) * 1048576"},
   };
   // series -> hour -> name -> value
   std::map<std::string, std::pair<Labels, std::map<double, std::map<std::string, double>>>> data;
+  std::map<std::string, std::string> selectors;  // series -> label matchers
   const double chunk = step * o.max_points_per_query;
   bool answered = false;  // the server answered at least one query
   const int chunks_per_query = static_cast<int>(std::ceil((end - start) / chunk));
-  const int chunks_total = chunks_per_query * 10;  // seven GPU queries, three host queries
+  const int chunks_total = chunks_per_query * static_cast<int>(std::size(queries) + 3);  // and three host queries
   int chunks_done = 0;
   // Runs one query over the whole range in chunks; calls on_series for each series of each
   // answer. A refused query is an error; chunks unavailable after retries make the result partial.
@@ -259,12 +378,14 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
   for (const auto& q : queries) {
     auto error = run(q.promql, [&](const nlohmann::json& series) {
       Labels labels;
-      std::string id = series_id(series["metric"], labels);
+      std::string matchers;
+      std::string id = series_id(series["metric"], labels, &matchers);
       if (data.size() >= input_limits().max_series && !data.count(id)) {
         ++stats.over_series_limit;
         return;
       }
       auto& entry = data[id];
+      selectors.emplace(id, std::move(matchers));
       entry.first = labels;
       points(series, [&](double t, double value) { entry.second[t - step][q.name] = value; });
     });
@@ -273,8 +394,8 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
   // Host CPU from node_exporter, one series per instance, joined to the GPUs by host name.
   const Query host_queries[] = {
       // A counter's rate over the hour is its mean rate in that hour.
-      {"cpu", "100 * (1 - avg by (instance) (rate(node_cpu_seconds_total{mode=\"idle\"}[1h])))"},
-      {"iowait", "100 * avg by (instance) (rate(node_cpu_seconds_total{mode=\"iowait\"}[1h]))"},
+      {"cpu", "100 * (1 - avg by (instance) (rate(node_cpu_seconds_total{mode=\"idle\"}[" + hour + "])))"},
+      {"iowait", "100 * avg by (instance) (rate(node_cpu_seconds_total{mode=\"iowait\"}[" + hour + "]))"},
       {"cpus", "count by (instance) (node_cpu_seconds_total{mode=\"idle\"})"},
   };
   for (const auto& q : host_queries) {
@@ -295,12 +416,58 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
   if (data.empty() && stats.partial) return Error{o.url, 0, "", stats.warnings.substr(0, stats.warnings.find(';'))};
   if (data.empty())
     return Error{o.url, 0, "", "Prometheus has no DCGM_FI_DEV_GPU_UTIL or DCGM_FI_DEV_FB_USED series in the range"};
+  // Series that live a few hours are read raw, by the files' rules: hourly sums cannot place a
+  // series' first sample closer than the minute steps of a subquery, which is most of a short
+  // pod's life.
+  std::set<std::string> read_raw;
   for (const auto& [id, entry] : data) {
+    double first_hour = 1e300, last_hour = -1e300, samples = 0;
+    for (const auto& [hour_start, values] : entry.second) {
+      auto count = values.find("count");
+      if (count == values.end() || count->second < 1) continue;
+      first_hour = std::min(first_hour, hour_start);
+      last_hour = std::max(last_hour, hour_start);
+      samples += count->second;
+    }
+    if (samples < 1 || last_hour - first_hour >= kRawReadHours * step || samples > kRawReadSamples) continue;
+    double window_s = last_hour - first_hour + step;
+    std::string window = closed_windows ? fmt::format("{:.0f}ms", window_s * 1000 - 1) : fmt::format("{:.0f}s", window_s);
+    std::string matchers = selectors[id];
+    if (!o.selector.empty()) matchers += (matchers.empty() ? "" : ",") + o.selector;
+    std::vector<TelemetrySample> raw;
+    bool read = true;
+    for (const auto& [name, metric, scale] : {std::tuple{"DCGM_FI_DEV_GPU_UTIL", Metric::gpu_util_pct, 1.0},
+                                              std::tuple{"DCGM_FI_DEV_FB_USED", Metric::memory_used_bytes, 1048576.0}}) {
+      std::string promql = std::string(name) + (matchers.empty() ? "" : "{" + matchers + "}") + "[" + window + "]";
+      QueryResult r = api_query(client, *url, "/api/v1/query",
+                                {{"query", promql}, {"time", fmt::format("{:.3f}", last_hour + step)}}, o, stats);
+      if (r.failure != Failure::none) {
+        read = false;  // the hourly sums stand
+        break;
+      }
+      for (const auto& series : r.body["data"]["result"]) {
+        if (!series.is_object() || !series.contains("values") || !series["values"].is_array()) continue;
+        points(series, [&, metric = metric, scale = scale](double t, double value) {
+          TelemetrySample sample{&id, &entry.first, metric, t, value * scale};
+          sample.in_range = outside_physical_range(sample) == nullptr;
+          raw.push_back(sample);
+        });
+      }
+    }
+    if (!read) continue;
+    std::stable_sort(raw.begin(), raw.end(), [](const TelemetrySample& a, const TelemetrySample& b) { return a.time_s < b.time_s; });
+    for (const auto& sample : raw) aggregator.add(sample);
+    read_raw.insert(id);
+  }
+  for (const auto& [id, entry] : data) {
+    if (read_raw.count(id)) continue;
+    std::vector<TelemetryAggregator::HourSummary> hours;
+    std::vector<double> fresh_s;
     for (const auto& hour_values : entry.second) {
-      const double hour = hour_values.first;
+      const double hour_start = hour_values.first;
       const auto& values = hour_values.second;  // a named variable: lambdas may not capture bindings before clang 16
       TelemetryAggregator::HourSummary h;
-      h.hour_start_s = hour;
+      h.hour_start_s = hour_start;
       auto get = [&](const char* key) -> std::optional<double> {
         auto it = values.find(key);
         return it == values.end() ? std::nullopt : std::optional<double>(it->second);
@@ -308,12 +475,19 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
       h.samples = get("count").value_or(0);
       h.util_mean = get("mean").value_or(0);
       h.idle_samples = get("idle_share").value_or(0) * h.samples;
-      h.first_s = get("first").value_or(hour);
-      h.last_s = get("last").value_or(hour + step);
+      h.first_s = get("first").value_or(hour_start);
+      h.last_s = get("last").value_or(hour_start + step);
       h.memory_max = get("mem_max");
       h.memory_p95 = get("mem_p95");
-      aggregator.add_hour(id, entry.first, h);
+      hours.push_back(h);
+      fresh_s.push_back(60 * get("fresh_minutes").value_or(60));
     }
+    PushedCoverage coverage = pushed_coverage(hours, fresh_s);
+    for (size_t i = 0; i < hours.size(); ++i) {
+      hours[i].covered_s = coverage.covered_s[i];
+      aggregator.add_hour(id, entry.first, hours[i]);
+    }
+    aggregator.add_gaps(id, coverage.gaps, coverage.gap_s);
   }
   return std::nullopt;
 }

@@ -31,13 +31,57 @@ struct Gpu {
   std::string name;
   std::function<double(double)> util;
   double memory_mib;
+  double from_s = 0, to_s = 0;  // a pod's life (0: the whole history)
+  double spacing_s = 300;
+};
+
+// A real Prometheus on loopback serving an OpenMetrics history backfilled with promtool.
+struct PrometheusServer {
+  pid_t pid = 0;
+  int port = 0;
+  bool started = false;
+  void start(const std::filesystem::path& dir, const std::filesystem::path& history) {
+    std::filesystem::create_directories(dir / "tsdb");
+    if (std::system(fmt::format("promtool tsdb create-blocks-from openmetrics {} {} >{} 2>&1", history.string(),
+                                (dir / "tsdb").string(), (dir / "promtool.log").string())
+                        .c_str()) != 0)
+      return;
+    std::ofstream(dir / "prometheus.yml") << "global:\n  scrape_interval: 1m\nscrape_configs: []\n";
+    port = 20000 + (::getpid() * 7 + static_cast<int>(history.string().size())) % 20000;
+    pid = ::fork();
+    if (pid == 0) {
+      std::freopen((dir / "prometheus.log").c_str(), "w", stderr);
+      ::execlp("prometheus", "prometheus", ("--config.file=" + (dir / "prometheus.yml").string()).c_str(),
+               ("--storage.tsdb.path=" + (dir / "tsdb").string()).c_str(),
+               fmt::format("--web.listen-address=127.0.0.1:{}", port).c_str(), "--storage.tsdb.retention.time=3650d",
+               // Small enough that one query over days is refused as too large.
+               "--query.max-samples=20000", static_cast<char*>(nullptr));
+      std::_Exit(127);
+    }
+    if (pid < 0) return;
+    httplib::Client probe("127.0.0.1", port);
+    for (int i = 0; i < 150 && !started; ++i) {
+      auto response = probe.Get("/-/ready");
+      started = response && response->status == 200;
+      if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  bool ready() const { return started; }
+  void now() {
+    if (pid > 0) {
+      ::kill(pid, SIGTERM);
+      ::waitpid(pid, nullptr, 0);
+    }
+    pid = 0;
+  }
+  ~PrometheusServer() { now(); }
 };
 
 TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
   if (!have("prometheus") || !have("promtool")) GTEST_FAIL() << "prometheus and promtool are required (scripts/bootstrap installs them)";
   auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_prom_{}", ::getpid());
   std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir / "tsdb");
+  std::filesystem::create_directories(dir);
   std::vector<Gpu> gpus = {
       {"idle", [](double) { return 0.0; }, 900},
       {"underused", [](double) { return 20.0; }, 60000},
@@ -55,8 +99,24 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
   };
   std::vector<Host> hosts = {{"underused", 2, 0.10, 0.0}, {"cpubound", 2, 0.95, 0.01}, {"iobound", 4, 0.15, 0.45}};
   // Whole hours ending an hour ago, 5-minute samples.
-  double end = std::floor(static_cast<double>(std::time(nullptr)) / 3600) * 3600 - 3600;
+  const double now = static_cast<double>(std::time(nullptr));
+  double end = std::floor(now / 3600) * 3600 - 3600;
   double start = end - 14 * 86400;
+  // Short-lived pods sampled every 15 s: one that ended a minute ago, in the hour still in
+  // progress; one across an hour boundary; two inside the history at odd times. And a GPU
+  // with a six-hour hole in its samples.
+  auto pod = [](std::string name, double from, double minutes) {
+    return Gpu{std::move(name), [](double t) { return std::fmod(t, 97.0); }, 20000, from, from + minutes * 60, 15};
+  };
+  gpus.push_back(pod("pod2m", now - 180, 2));
+  gpus.push_back(pod("pod5m", end - 150, 5));
+  gpus.push_back(pod("pod15m", start + 3 * 86400 + 1234, 15));
+  gpus.push_back(pod("pod45m", start + 5 * 86400 + 2400, 45));
+  gpus.push_back(Gpu{"holed", [](double) { return 80.0; }, 70000, 0, 0, 300});
+  auto sampled = [&](const Gpu& g, double t) {
+    if (g.name == "holed") return t < start + 86400 || t > start + 86400 + 6 * 3600;
+    return true;
+  };
   std::ofstream openmetrics(dir / "history.om");
   std::ofstream scrapes(dir / "history.prom");
   for (const char* metric : {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"}) {
@@ -64,7 +124,9 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
     for (const auto& g : gpus) {
       std::string labels = fmt::format("gpu=\"0\",UUID=\"GPU-{}\",Hostname=\"node-{}\",modelName=\"NVIDIA A100-SXM4-80GB\"",
                                        g.name, g.name);
-      for (double t = start + 300; t <= end; t += 300) {
+      double from = g.to_s > 0 ? g.from_s : start + 300, to = g.to_s > 0 ? g.to_s : end;
+      for (double t = from; t <= to; t += g.spacing_s) {
+        if (!sampled(g, t)) continue;
         double value = std::string(metric) == "DCGM_FI_DEV_GPU_UTIL" ? g.util(t) : g.memory_mib;
         openmetrics << fmt::format("{}{{{}}} {} {:.0f}\n", metric, labels, value, t);
         scrapes << fmt::format("{}{{{}}} {} {:.0f}\n", metric, labels, value, t * 1000);
@@ -88,43 +150,11 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
   openmetrics << "# EOF\n";
   openmetrics.close();
   scrapes.close();
-  ASSERT_EQ(std::system(fmt::format("promtool tsdb create-blocks-from openmetrics {} {} >{} 2>&1", (dir / "history.om").string(),
-                                    (dir / "tsdb").string(), (dir / "promtool.log").string())
-                            .c_str()),
-            0);
-  std::ofstream(dir / "prometheus.yml") << "global:\n  scrape_interval: 1m\nscrape_configs: []\n";
-  int port = 20000 + ::getpid() % 20000;
-  pid_t server = ::fork();
-  if (server == 0) {
-    std::freopen((dir / "prometheus.log").c_str(), "w", stderr);
-    ::execlp("prometheus", "prometheus", ("--config.file=" + (dir / "prometheus.yml").string()).c_str(),
-             ("--storage.tsdb.path=" + (dir / "tsdb").string()).c_str(),
-             fmt::format("--web.listen-address=127.0.0.1:{}", port).c_str(), "--storage.tsdb.retention.time=60d",
-             // Small enough that one query over the whole range is refused as too large.
-             "--query.max-samples=20000",
-             static_cast<char*>(nullptr));
-    std::_Exit(127);
-  }
-  ASSERT_GT(server, 0);
-  struct Stop {
-    pid_t pid;
-    void now() {
-      if (pid > 0) {
-        ::kill(pid, SIGTERM);
-        ::waitpid(pid, nullptr, 0);
-      }
-      pid = 0;
-    }
-    ~Stop() { now(); }
-  } stop{server};
-  httplib::Client probe("127.0.0.1", port);
-  bool ready = false;
-  for (int i = 0; i < 150 && !ready; ++i) {
-    auto response = probe.Get("/-/ready");
-    ready = response && response->status == 200;
-    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  ASSERT_TRUE(ready) << "prometheus did not become ready; see " << (dir / "prometheus.log");
+  PrometheusServer server;
+  server.start(dir, dir / "history.om");
+  ASSERT_TRUE(server.ready()) << "prometheus did not start; see " << (dir / "promtool.log") << " and " << (dir / "prometheus.log");
+  const int port = server.port;
+  auto& stop = server;
 
   Catalog catalog = Catalog::embedded().value();
   AuditOptions options;
@@ -132,9 +162,9 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
   TelemetryAggregator from_api;
   PrometheusQueryOptions query;
   query.url = fmt::format("http://127.0.0.1:{}", port);
-  query.range_s = 14 * 86400;
-  query.end_s = end;
-  query.max_points_per_query = 100;  // forces several chunks per query
+  query.range_s = now - start + 3600;  // back from the hour in progress
+  query.end_s = now;  // the hour in progress holds the newest pod
+  query.max_points_per_query = 24;  // forces several chunks per query
   PrometheusStats stats;
   auto error = audit_from_prometheus(query, from_api, stats);
   ASSERT_FALSE(error) << error->to_string();
@@ -158,7 +188,28 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
   }
   std::set<std::string> kinds;
   for (const auto& [scope, finding] : f) kinds.insert(finding.first);
-  EXPECT_EQ(kinds, (std::set<std::string>{"idle", "underused", "vram_oversized", "idle_schedule", "healthy", "starved"}));
+  EXPECT_EQ(kinds, (std::set<std::string>{"idle", "underused", "vram_oversized", "idle_schedule", "healthy", "starved",
+                                           "insufficient_data"}));
+  // Every series, the short-lived pods too, with the files' means, coverage and gaps.
+  ASSERT_EQ(api.value().series.size(), gpus.size());
+  std::map<std::string, const SeriesReport*> api_series;
+  for (const auto& series : api.value().series) api_series[series.id] = &series;
+  for (const auto& series : file.value().series) {
+    ASSERT_TRUE(api_series.count(series.id)) << series.id;
+    const SeriesReport& through_api = *api_series[series.id];
+    EXPECT_NEAR(through_api.mean_util_pct, series.mean_util_pct, 1e-6) << series.id;
+    EXPECT_NEAR(through_api.coverage_hours, series.coverage_hours, std::max(0.2 / 60, series.coverage_hours * 0.002)) << series.id;
+    EXPECT_EQ(through_api.gaps, series.gaps) << series.id;
+    EXPECT_NEAR(through_api.gap_hours, series.gap_hours, 0.1) << series.id;
+    if (series.id.find("pod") != std::string::npos) {
+      double minutes = std::stod(series.id.substr(series.id.find("pod") + 3));
+      EXPECT_NEAR(series.coverage_hours, (minutes * 60 + 15) / 3600, 1e-9) << series.id;  // the last sample's 15 s
+    }
+    if (series.id.find("holed") != std::string::npos) {
+      EXPECT_EQ(series.gaps, 1);
+      EXPECT_NEAR(series.gap_hours, 22200 / 3600.0, 1e-6);  // from the last sample before the hole to the first after
+    }
+  }
   // The host CPU joined to the GPUs, the same through both paths.
   for (const auto* report : {&api.value(), &file.value()}) {
     int starved = 0;
@@ -201,10 +252,11 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
     EXPECT_NE(refused->message.find("refused the query (HTTP 400)"), std::string::npos) << refused->message;
     EXPECT_EQ(bad_stats.retries, 0);
   }
-  // One query over the whole range loads more samples than the server allows
-  // (--query.max-samples): refused, split by the client, and the same findings.
+  // One query over three days loads more samples than the server allows (--query.max-samples):
+  // refused, split by the client, and the same series as three days asked for in small chunks.
   {
     PrometheusQueryOptions wide = query;
+    wide.range_s = 3 * 86400;
     wide.max_points_per_query = 100000;
     TelemetryAggregator from_wide;
     PrometheusStats wide_stats;
@@ -212,11 +264,19 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
     ASSERT_FALSE(wide_error) << wide_error->to_string();
     EXPECT_GT(wide_stats.splits, 0);
     EXPECT_FALSE(wide_stats.partial) << wide_stats.warnings;
-    auto wide_audit = run_audit(from_wide, catalog, options);
-    ASSERT_TRUE(wide_audit.ok());
-    std::map<std::string, std::string> w;
-    for (const auto& x : wide_audit.value().findings) w[x.scope] = x.kind;
-    for (const auto& [scope, finding] : f) EXPECT_EQ(w[scope], finding.first) << scope;
+    PrometheusQueryOptions narrow = wide;
+    narrow.max_points_per_query = 12;
+    TelemetryAggregator from_narrow;
+    PrometheusStats narrow_stats;
+    ASSERT_FALSE(audit_from_prometheus(narrow, from_narrow, narrow_stats));
+    ASSERT_EQ(from_wide.series().size(), from_narrow.series().size());
+    for (const auto& [id, a] : from_narrow.series()) {
+      ASSERT_TRUE(from_wide.series().count(id)) << id;
+      const SeriesAggregate& b = from_wide.series().at(id);
+      EXPECT_EQ(a.util_samples, b.util_samples) << id;
+      EXPECT_NEAR(a.mean_util(), b.mean_util(), 1e-9) << id;
+      EXPECT_NEAR(a.coverage_hours(), b.coverage_hours(), 1e-9) << id;
+    }
   }
   // The server goes down: a clear error after bounded retries.
   stop.now();
@@ -232,6 +292,94 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
     EXPECT_EQ(gone_stats.queries, 2);
   }
   EXPECT_NEAR(api.value().mean_util_pct, file.value().mean_util_pct, 0.01);
+  std::filesystem::remove_all(dir);
+}
+
+// The Alibaba GenAI pods (143, three of them living under 30 minutes in the last hour of the
+// data) through a real Prometheus and from a file: the same series, the same means, and
+// coverage within the resolution of hourly sums (exact for the pods read raw).
+TEST(PrometheusAudit, AlibabaPodsThroughTheApiMatchTheFile) {
+  if (!have("prometheus") || !have("promtool")) GTEST_FAIL() << "prometheus and promtool are required (scripts/bootstrap installs them)";
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_prom_alibaba_{}", ::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(std::system(("tar xzf " + std::string(GPUWISE_SOURCE_DIR) +
+                         "/examples/telemetry/pod_gpu_duty_cycle_anon.tar.gz -C " + dir.string())
+                            .c_str()),
+            0);
+  struct Row {
+    double time_s, value;
+    std::string pod;
+  };
+  std::vector<Row> rows;
+  {
+    std::ifstream in(dir / "pod_gpu_duty_cycle_anon.csv");
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+      auto a = line.find(','), b = line.find(',', a + 1);
+      rows.push_back({std::stod(line.substr(a + 1, b - a - 1)), std::stod(line.substr(0, a)), line.substr(b + 1)});
+    }
+  }
+  ASSERT_EQ(rows.size(), 157417u);
+  // Shifted to end ten minutes ago, inside the hour in progress.
+  double last = 0;
+  for (const auto& r : rows) last = std::max(last, r.time_s);
+  const double now = static_cast<double>(std::time(nullptr));
+  const double shift = std::floor(now - 600 - last);
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) { return x.pod < y.pod; });
+  {
+    std::ofstream om(dir / "pods.om"), csv(dir / "pods.csv");
+    om << "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n";
+    csv << "timestamp,pod,value\n";
+    for (const auto& r : rows) {
+      om << fmt::format("DCGM_FI_DEV_GPU_UTIL{{pod=\"{}\",gpu=\"0\"}} {} {:.0f}\n", r.pod, r.value, r.time_s + shift);
+      csv << fmt::format("{:.0f},{},{}\n", r.time_s + shift, r.pod, r.value);
+    }
+    om << "# EOF\n";
+  }
+  PrometheusServer server;
+  server.start(dir, dir / "pods.om");
+  ASSERT_TRUE(server.ready()) << "prometheus did not start; see " << (dir / "promtool.log") << " and " << (dir / "prometheus.log");
+
+  TelemetryAggregator from_api, from_file;
+  PrometheusQueryOptions query;
+  query.url = fmt::format("http://127.0.0.1:{}", server.port);
+  query.range_s = 2 * 86400;
+  PrometheusStats stats;
+  auto error = audit_from_prometheus(query, from_api, stats);
+  ASSERT_FALSE(error) << error->to_string();
+  EXPECT_FALSE(stats.partial) << stats.warnings;
+  ReadOptions read;
+  read.long_csv.series = "pod";
+  read.long_csv.fixed_metric = "gpu_util_pct";
+  ReadStats read_stats;
+  ASSERT_FALSE(read_telemetry((dir / "pods.csv").string(), read, [&](const TelemetrySample& s) { from_file.add(s); }, read_stats));
+
+  std::map<std::string, const SeriesAggregate*> api;
+  for (const auto& [id, a] : from_api.series()) api[id.substr(id.find("pod=") + 4)] = &a;
+  ASSERT_EQ(from_file.series().size(), 143u);
+  ASSERT_EQ(api.size(), 143u);
+  double file_sum = 0, api_sum = 0, file_n = 0, api_n = 0, worst_coverage = 0;
+  for (const auto& [id, f] : from_file.series()) {
+    std::string pod = id.substr(id.find('=') + 1);
+    ASSERT_TRUE(api.count(pod)) << pod;
+    const SeriesAggregate& a = *api[pod];
+    EXPECT_EQ(a.util_samples, f.util_samples) << pod;
+    EXPECT_NEAR(a.mean_util(), f.mean_util(), 1e-9) << pod;
+    if (f.coverage_hours() < 1) {
+      EXPECT_NEAR(a.coverage_hours(), f.coverage_hours(), 1e-9) << pod;  // read raw
+    }
+    worst_coverage = std::max(worst_coverage, std::abs(a.coverage_hours() / f.coverage_hours() - 1));
+    file_sum += f.util_sum;
+    file_n += static_cast<double>(f.util_samples);
+    api_sum += a.util_sum;
+    api_n += static_cast<double>(a.util_samples);
+  }
+  EXPECT_NEAR(api_sum / api_n, file_sum / file_n, 0.1);  // 7.03% both ways
+  // Hourly sums place each hour's first sample to the minute: within 1.5% over ~23 hours.
+  EXPECT_LT(worst_coverage, 0.015);
+  server.now();
   std::filesystem::remove_all(dir);
 }
 

@@ -813,6 +813,9 @@ bool ends_with_eof_marker(std::ifstream& in) {
   return view.size() >= 5 && view.substr(view.size() - 5) == "# EOF";
 }
 
+
+}  // namespace
+
 // A value no device can report: skipped and counted, never averaged. Ratios get 0.1% of slack
 // for rounding in the exporters.
 const char* outside_physical_range(const TelemetrySample& s) {
@@ -833,8 +836,6 @@ const char* outside_physical_range(const TelemetrySample& s) {
   }
   return nullptr;
 }
-
-}  // namespace
 
 // "[::1]:9100" -> [::1]; a bare host stays as it is.
 std::string instance_host(std::string_view instance) {

@@ -80,6 +80,9 @@ struct ReadOptions {
   TimestampUnit timestamp_unit = TimestampUnit::automatic;
 };
 
+// Why a value is no measurement (a utilization of 250%, negative power), or nullptr.
+const char* outside_physical_range(const TelemetrySample& sample);
+
 // The host of a Prometheus instance label: "node-a:9100" -> node-a.
 std::string instance_host(std::string_view instance);
 
