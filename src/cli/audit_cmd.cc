@@ -1,5 +1,6 @@
 // gpuwise audit FILE...: read GPU telemetry, find waste, attach dollars, recommend moves.
 #include <CLI/CLI.hpp>
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "audit/audit.h"
@@ -23,9 +24,26 @@ struct AuditArgs {
   std::string prometheus, range = "14d", selector, label_columns;
   double usd_per_gpu_hour = 0;
   double min_coverage_hours = 30;
+  bool allow_partial = false;
   int top = 20;
   PrometheusQueryOptions query;  // timeouts, retries and size limits of the push-down
 };
+
+// What a partial Prometheus answer lacks, for the first line of every report.
+std::string partial_line(const PrometheusStats& stats) {
+  if (stats.failed_ranges.empty())
+    return "PARTIAL: the server said its answer is incomplete: " + stats.warnings.substr(0, 300);
+  std::string ranges;
+  for (size_t i = 0; i < stats.failed_ranges.size() && i < 5; ++i) {
+    auto [from, to] = stats.failed_ranges[i];  // evaluation times: each covers the hour before it
+    ranges += fmt::format("{}{:%Y-%m-%d %H:%M} to {:%Y-%m-%d %H:%M}", i ? ", " : "",
+                          fmt::gmtime(static_cast<std::time_t>(from - 3600)), fmt::gmtime(static_cast<std::time_t>(to)));
+  }
+  if (stats.failed_ranges.size() > 5) ranges += fmt::format(" and {} more", stats.failed_ranges.size() - 5);
+  return fmt::format("PARTIAL: Prometheus did not answer for {} UTC; {:.1f}% of the GPU-hours asked for are missing "
+                     "and the figures below undercount them",
+                     ranges, stats.missing_fraction() * 100);
+}
 
 int run_audit_command(CommandContext& context, const AuditArgs& args) {
   ReadOptions read;
@@ -112,7 +130,11 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
   long long skipped = 0;
   for (const auto& [reason, n] : stats.skipped) skipped += n;
 
+  // A partial answer is said first and exits 4, so no script takes it for the whole fleet.
+  const int exit_code = prometheus_stats.partial && !args.allow_partial ? 4 : 0;
   if (context.options.format == "json") {
+    json partial_ranges = json::array();
+    for (const auto& [from, to] : prometheus_stats.failed_ranges) partial_ranges.push_back({{"from_s", from - 3600}, {"to_s", to}});
     json series = json::array();
     for (const auto& s : r.series) {
       json labels = json::object();
@@ -152,6 +174,8 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
                                     {"usd_per_1k_inferences", r.usd_per_1k_inferences ? json(*r.usd_per_1k_inferences) : json(nullptr)},
                                     {"prometheus_queries", prometheus_stats.queries},
                                     {"partial", prometheus_stats.partial},
+                                    {"partial_missing_fraction", prometheus_stats.missing_fraction()},
+                                    {"partial_ranges", partial_ranges},
                                     {"prometheus_retries", prometheus_stats.retries},
                                     {"prometheus_splits", prometheus_stats.splits},
                                     {"prometheus_failed_chunks", prometheus_stats.failed_chunks},
@@ -164,21 +188,24 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
                        {"skipped", skipped_json},
                        {"assumptions", r.assumptions}},
                       "audit");
-    return 0;
+    return exit_code;
   }
   if (context.options.format == "html" || context.options.format == "md") {
     Document document = audit_document(r, args.group_by, args.top);
-    if (prometheus_stats.partial)
-      document.facts.insert(document.facts.begin(), {"data", "PARTIAL: " + prometheus_stats.warnings});
+    if (prometheus_stats.partial) {
+      document.title = "PARTIAL DATA: " + document.title;
+      document.facts.insert(document.facts.begin(), {"data", partial_line(prometheus_stats)});
+    }
     document.sections.front().paragraphs.push_back(
         fmt::format("{} samples read from {} file{}, {} rows skipped.", format_number(static_cast<double>(stats.samples), 0),
                     args.files.size(), args.files.size() == 1 ? "" : "s", skipped));
     for (const auto& [reason, n] : stats.skipped) document.sections.front().paragraphs.push_back(fmt::format("Skipped {}: {}.", n, reason));
     context.emit_document(document);
-    return 0;
+    return exit_code;
   }
   bool colour = colour_wanted_here(!context.options.output.empty(), context.options.format);
-  std::string out = paint(fmt::format("{}/month recoverable of {}/month across {} GPUs (mean duty cycle {:.1f}%, {:.0f}% of samples idle)",
+  std::string out = prometheus_stats.partial ? paint(partial_line(prometheus_stats), Style::bold, colour) + "\n" : "";
+  out += paint(fmt::format("{}/month recoverable of {}/month across {} GPUs (mean duty cycle {:.1f}%, {:.0f}% of samples idle)",
                                 format_usd(r.recoverable_usd_per_month), format_usd(r.fleet_usd_per_month), r.gpus,
                                 r.mean_util_pct, r.idle_sample_fraction * 100), Style::bold, colour) + "\n";
   if (r.underused_gpus > 0)
@@ -207,7 +234,7 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
     for (const auto& a : r.assumptions) out += "  - " + a + "\n";
   }
   context.emit(out);
-  return 0;
+  return exit_code;
 }
 
 }  // namespace
@@ -231,6 +258,8 @@ void add_audit_command(CLI::App& app, CommandContext& context, Action& action) {
   audit->add_option("--usd-per-gpu-hour", args->usd_per_gpu_hour, "Price per GPU-hour (default: the catalog's)")->check(CLI::Range(0.0, 1e5));
   audit->add_option("--accelerator", args->accelerator, "The GPU model when the telemetry does not name it");
   audit->add_option("--group-by", args->group_by, "Attribute cost to this label (namespace, team, job, pod, ...)");
+  audit->add_flag("--allow-partial", args->allow_partial,
+                  "Exit 0 when Prometheus answered only in part (default: exit 4, the report says what is missing)");
   audit->add_option("--min-coverage-hours", args->min_coverage_hours, "Hours of data a finding needs")->check(CLI::Range(0.0, 1e6));
   audit->add_option("--top", args->top, "Findings to show")->check(CLI::Range(1, 100000));
   audit->add_option("--prometheus-timeout", args->query.timeout_s, "Seconds to wait for one Prometheus answer")

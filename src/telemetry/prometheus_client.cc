@@ -1,5 +1,6 @@
 #include "telemetry/prometheus_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -62,6 +63,7 @@ struct QueryResult {
   Failure failure = Failure::none;
   std::string message;
   nlohmann::json body;
+  double from = 0, to = 0;  // the evaluation times a range query covered
 };
 
 // Prometheus and its kin refuse ranges with too many points or samples; the message says so.
@@ -170,6 +172,8 @@ void query_range_split(httplib::Client& client, const Url& url, const std::strin
     query_range_split(client, url, query, middle + step, to, step, o, stats, out);
     return;
   }
+  r.from = from;
+  r.to = to;
   out.push_back(std::move(r));
 }
 
@@ -339,6 +343,7 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
       double to = std::min(end, from + chunk - step);
       std::vector<QueryResult> results;
       query_range_split(client, *url, promql, from, to, step, o, stats, results);
+      stats.queried_s += to - from + step;
       if (o.on_progress) o.on_progress(++chunks_done, chunks_total);
       for (const auto& r : results) {
         if (r.failure == Failure::refused) return Error{o.url, 0, "query", r.message + " (query: " + promql + ")"};
@@ -347,7 +352,10 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
         if (r.failure != Failure::none) {
           stats.partial = true;
           ++stats.failed_chunks;
-          stats.warnings += fmt::format("{} for {:.0f}..{:.0f}; ", r.message, from, to);
+          stats.warnings += fmt::format("{} for {:.0f}..{:.0f}; ", r.message, r.from, r.to);
+          stats.failed_s += r.to - r.from + step;
+          if (std::find(stats.failed_ranges.begin(), stats.failed_ranges.end(), std::pair{r.from, r.to}) == stats.failed_ranges.end())
+            stats.failed_ranges.emplace_back(r.from, r.to);
           continue;
         }
         answered = true;

@@ -6,6 +6,8 @@
 
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "telemetry/aggregate.h"
@@ -34,6 +36,9 @@ struct PrometheusStats {
   long long over_series_limit = 0;  // series refused by --max-series
   bool partial = false;          // some chunk failed after retries, or the server said so
   std::string warnings;
+  std::vector<std::pair<double, double>> failed_ranges;  // [from, to] evaluation times, seconds since the epoch
+  double queried_s = 0, failed_s = 0;  // query-seconds asked for and lost: the share of GPU-hours missing
+  double missing_fraction() const { return queried_s > 0 ? failed_s / queried_s : 0; }
 };
 
 // Adds each series' hourly summaries to the aggregator.

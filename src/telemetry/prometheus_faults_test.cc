@@ -5,7 +5,12 @@
 #include <chrono>
 #include <cmath>
 #include <fmt/format.h>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <thread>
@@ -221,6 +226,46 @@ TEST(PrometheusFaults, WarningsAndMalformedPointsAreReported) {
   EXPECT_NE(run.stats.warnings.find("store eu-1 unavailable"), std::string::npos);
   EXPECT_GT(run.stats.malformed, 0);
   EXPECT_DOUBLE_EQ(run.hours(), 48);
+}
+
+// The command line: a partial answer is the report's first line (with the hours missing and
+// their share), in Markdown its title, and exit code 4 unless --allow-partial.
+TEST(PrometheusFaults, PartialAnswersAreSaidFirstAndExitFour) {
+  const double now = static_cast<double>(std::time(nullptr));
+  FaultServer broken([now](const httplib::Request& q, httplib::Response& r, int) {
+    if (std::stod(q.get_param_value("start")) < std::ceil(now / kStep) * kStep - 24 * kStep) {  // the first of two days
+      r.status = 500;
+      return;
+    }
+    r.set_content(good_answer(q), "application/json");
+  });
+  auto out = std::filesystem::temp_directory_path() / fmt::format("gpuwise_partial_{}", ::getpid());
+  auto audit_cli = [&](const std::string& extra) {
+    std::string command = fmt::format("'{}' audit --prometheus {} --range 48h --max-points-per-query 24 --prometheus-retries 0 "
+                                      "--accelerator A100-80GB --min-coverage-hours 0 -q {} >'{}' 2>/dev/null",
+                                      GPUWISE_BINARY, broken.url(), extra, out.string());
+    int status = std::system(command.c_str());
+    std::ifstream in(out);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+  };
+  auto [code, text] = audit_cli("");
+  EXPECT_EQ(code, 4);
+  EXPECT_EQ(text.rfind("PARTIAL: Prometheus did not answer for ", 0), 0u) << text;
+  EXPECT_NE(text.find("50.0% of the GPU-hours asked for are missing"), std::string::npos) << text;
+  auto [allowed, allowed_text] = audit_cli("--allow-partial");
+  EXPECT_EQ(allowed, 0);
+  EXPECT_EQ(allowed_text.rfind("PARTIAL: ", 0), 0u);
+  auto [md_code, markdown] = audit_cli("--format md");
+  EXPECT_EQ(md_code, 4);
+  EXPECT_EQ(markdown.rfind("# PARTIAL DATA: ", 0), 0u) << markdown.substr(0, 200);
+  auto [json_code, json_text] = audit_cli("--format json");
+  EXPECT_EQ(json_code, 4);
+  auto json = nlohmann::json::parse(json_text);
+  EXPECT_TRUE(json["summary"]["partial"].get<bool>());
+  EXPECT_NEAR(json["summary"]["partial_missing_fraction"].get<double>(), 0.5, 1e-9);
+  EXPECT_EQ(json["summary"]["partial_ranges"].size(), 1u);
+  std::filesystem::remove(out);
 }
 
 }  // namespace
