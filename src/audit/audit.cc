@@ -28,6 +28,30 @@ std::optional<double> catalog_price(const Catalog& catalog, const Accelerator& a
   return best;
 }
 
+// The cheapest on-demand price per device-hour of an instance type, with the offering.
+const Offering* instance_offering(const Catalog& catalog, const std::string& instance_type) {
+  const Offering* best = nullptr;
+  for (const Offering& o : catalog.offerings()) {
+    if (o.instance_type != instance_type || !o.on_demand_usd_per_hour || o.accelerator_count <= 0) continue;
+    if (!best || *o.on_demand_usd_per_hour < *best->on_demand_usd_per_hour) best = &o;
+  }
+  return best;
+}
+
+// Throughput a series' work needs, in devices of `to`, running at `target_share` busy: its
+// compute (tensor or SM activity where measured, else the duty cycle) and its memory traffic
+// (the duty cycle: no DRAM activity is read), each scaled by the two devices' peaks.
+std::optional<double> devices_needed(const SeriesReport& s, const Accelerator& from, const Accelerator& to,
+                                     double target_share) {
+  auto fp16 = [](const Accelerator& a) { return a.peak(Precision::fp16) ? a.peak(Precision::fp16) : a.peak(Precision::bf16); };
+  if (!fp16(from) || !fp16(to) || from.memory_gb_per_s <= 0 || to.memory_gb_per_s <= 0) return std::nullopt;
+  double busy = s.mean_util_pct / 100;
+  double compute = s.mean_tensor_active ? *s.mean_tensor_active : s.mean_sm_active ? *s.mean_sm_active : busy;
+  double by_compute = compute * *fp16(from) / *fp16(to);
+  double by_bandwidth = busy * from.memory_gb_per_s / to.memory_gb_per_s;
+  return std::max(by_compute, by_bandwidth) / target_share;
+}
+
 // "NVIDIA A100-SXM4-80GB" -> A100-80GB; "Tesla T4" -> T4.
 const Accelerator* accelerator_from_model(const Catalog& catalog, std::string model) {
   for (const char* prefix : {"NVIDIA ", "Tesla ", "AMD Instinct ", "Intel "})
@@ -140,10 +164,29 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     s.out_of_range_samples = a.out_of_range;
     const Accelerator* accelerator = fallback;
     if (!accelerator && !a.label("model").empty()) accelerator = accelerator_from_model(catalog, a.label("model"));
+    // The price of what runs: given, the instance type's (--offering or the series' label),
+    // or, labelled as a fallback, the catalog's cheapest offering of the accelerator.
     std::optional<double> price = o.usd_per_gpu_hour;
-    if (!price && accelerator) price = catalog_price(catalog, *accelerator);
+    std::string instance_type = o.offering.empty() ? a.label("instance_type") : o.offering;
+    const Offering* running = instance_type.empty() ? nullptr : instance_offering(catalog, instance_type);
+    if (!o.offering.empty() && !running)
+      return Error{"", 0, "--offering", "no instance type '" + o.offering + "' with an on-demand price in the catalog"};
+    if (running && !accelerator) accelerator = catalog.find_accelerator(running->accelerator);
+    if (!price && running) {
+      price = *running->on_demand_usd_per_hour / running->accelerator_count;
+      s.price_source = fmt::format("{} on demand", running->instance_type);
+    } else if (!price && accelerator) {
+      price = catalog_price(catalog, *accelerator);
+      if (price) {
+        s.price_source = fmt::format("the catalog's cheapest {} (fallback: give --offering or an instance_type label)", accelerator->name);
+        ++report.priced_by_fallback;
+      }
+    } else if (price) {
+      s.price_source = "given";
+    }
     if (accelerator) s.accelerator = accelerator->name;
     if (a.sm_samples > 0) s.mean_sm_active = a.sm_sum / a.sm_samples;
+    if (a.tensor_samples > 0) s.mean_tensor_active = a.tensor_sum / a.tensor_samples;
     if (a.power_samples > 0) s.mean_power_w = a.power_sum / a.power_samples;
     const SeriesAggregate* host = &a;
     if (a.cpu_samples == 0 && a.iowait_samples == 0) {
@@ -237,27 +280,40 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
       f.recommendation = "none";
       f.confidence = "high";
     }
-    // VRAM oversized: the peak fits a cheaper accelerator with 20% headroom.
+    // VRAM oversized: the peak fits a cheaper accelerator with 20% headroom, and enough of them
+    // carry the work's compute and memory traffic at the target duty cycle.
     if (accelerator && price && s.peak_memory_bytes > 0 && f.kind != "idle") {
       double need_gib = s.peak_memory_bytes / kGiB * 1.2;
       const Accelerator* cheaper = nullptr;
-      double cheaper_price = *price;
+      double cheaper_price = 0, cheaper_total = *price * 0.9;
+      int cheaper_count = 0;
       for (const auto& candidate : catalog.accelerators()) {
         if (candidate.memory_gib < need_gib || &candidate == accelerator) continue;
         auto p = catalog_price(catalog, candidate);
-        if (p && *p < cheaper_price * 0.9) {
+        auto needed = devices_needed(s, *accelerator, candidate, o.target_util_pct / 100);
+        if (!p || !needed) continue;
+        int count = std::max(1, static_cast<int>(std::ceil(*needed - 1e-9)));
+        // Ties go to the name: the finding must not depend on the catalog's order.
+        if (*p * count < cheaper_total - 1e-9 || (cheaper && std::abs(*p * count - cheaper_total) <= 1e-9 && candidate.name < cheaper->name)) {
           cheaper = &candidate;
           cheaper_price = *p;
+          cheaper_count = count;
+          cheaper_total = *p * count;
         }
       }
       if (cheaper && accelerator->memory_gib > need_gib * 1.5) {
         Finding v;
         v.kind = "vram_oversized";
         v.scope = scope;
-        v.evidence = fmt::format("peak memory {:.1f} GiB of {:.0f} GiB", s.peak_memory_bytes / kGiB, accelerator->memory_gib);
-        v.waste_usd_per_month = (*price - cheaper_price) * kHoursPerMonth;
-        v.recommendation = fmt::format("move to {} ({:.0f} GiB, {}/hour against {}/hour)", cheaper->name, cheaper->memory_gib,
-                                       fmt::format("${:.2f}", cheaper_price), fmt::format("${:.2f}", *price));
+        v.evidence = fmt::format("peak memory {:.1f} GiB of {:.0f} GiB, {:.0f}% busy", s.peak_memory_bytes / kGiB,
+                                 accelerator->memory_gib, s.mean_util_pct);
+        v.waste_usd_per_month = (*price - cheaper_total) * kHoursPerMonth;
+        v.recommendation = fmt::format(
+            "move to {} x {} ({:.0f} GiB each, ${:.2f}/hour each: ${:.2f}/hour against ${:.2f}/hour for {}){}", cheaper_count,
+            cheaper->name, cheaper->memory_gib, cheaper_price, cheaper_total, *price, s.price_source,
+            cheaper_count > 1 ? fmt::format("; {} carry its compute and memory traffic at {:.0f}% busy, sharing its work",
+                                            cheaper_count, o.target_util_pct)
+                              : std::string());
         v.confidence = s.coverage_hours >= o.min_coverage_hours * 2 ? "high" : "medium";
         if (f.kind == "healthy" || v.waste_usd_per_month > f.waste_usd_per_month) {
           report.findings.push_back(v);
@@ -293,8 +349,16 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
   }
   report.assumptions.push_back(fmt::format("idle: duty cycle under 5%; under-used: under {:.0f}%; consolidated GPUs run at {:.0f}%",
                                            o.underused_pct, o.target_util_pct));
-  report.assumptions.push_back(o.usd_per_gpu_hour ? fmt::format("price: ${:.2f} per GPU-hour (given)", *o.usd_per_gpu_hour)
-                                                  : "price: the cheapest on-demand price per GPU-hour in the catalog");
+  if (o.usd_per_gpu_hour) report.assumptions.push_back(fmt::format("price: ${:.2f} per GPU-hour (given)", *o.usd_per_gpu_hour));
+  else if (!o.offering.empty()) report.assumptions.push_back("price: " + o.offering + " on demand, per GPU (--offering)");
+  else report.assumptions.push_back(fmt::format(
+      "price: the instance type's on-demand price per GPU where a series has an instance_type label; {} series priced "
+      "at the catalog's cheapest offering of their accelerator instead (give --offering for what runs)",
+      report.priced_by_fallback));
+  report.assumptions.push_back(fmt::format(
+      "right-sizing: a smaller accelerator must hold the peak memory + 20% on each device, and enough of them carry the "
+      "compute (tensor or SM activity where measured, else the duty cycle, x the fp16 peaks' ratio) and the memory "
+      "traffic (the duty cycle x the bandwidths' ratio) at {:.0f}% busy", o.target_util_pct));
   report.assumptions.push_back(fmt::format("a month is {:.0f} hours; findings need {:.0f} hours of data", kHoursPerMonth,
                                            o.min_coverage_hours));
   return report;

@@ -16,6 +16,8 @@ struct AuditOptions {
   double min_coverage_hours = 30;          // AWS Compute Optimizer's minimum
   std::optional<double> usd_per_gpu_hour;  // overrides the catalog price
   std::string accelerator;                 // when the telemetry does not name the GPU model
+  std::string offering;                    // the instance type that runs (p4de.24xlarge): its price, per GPU
+                                           // (else each series' instance_type label, else the catalog's cheapest)
   std::string group_by;                    // label to attribute cost to (namespace, team, job, ...)
   double underused_pct = 50;
   double target_util_pct = 70;             // what consolidated GPUs may run at
@@ -43,7 +45,8 @@ struct SeriesReport {
   long long out_of_range_samples = 0;
   double usd_per_month = 0;
   std::optional<double> usd_per_1k_inferences;  // when request rates are given
-  std::optional<double> mean_sm_active, mean_power_w;
+  std::optional<double> mean_sm_active, mean_tensor_active, mean_power_w;
+  std::string price_source;                      // "p4de.24xlarge on demand", "given", or the catalog fallback
   std::optional<double> host_cpu_util_pct, host_iowait_pct;  // the host's CPU (own samples or node_exporter's)
   std::optional<int> host_cpus;
   std::vector<double> hour_of_week_util_pct;     // 168 values, Monday 00:00 first; -1 without data
@@ -70,6 +73,7 @@ struct AuditReport {
   std::optional<double> usd_per_1k_inferences;  // fleet, when request rates are given
   int underused_gpus = 0;         // under-used (not idle) GPUs with enough data
   int underused_fit_on = 0;       // how many GPUs their work needs at the target utilization
+  int priced_by_fallback = 0;     // series priced at the catalog's cheapest offering, not what runs
   std::vector<std::string> assumptions;
 };
 

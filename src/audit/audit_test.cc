@@ -1,6 +1,8 @@
 #include "audit/audit.h"
+#include "core/money.h"
 
 #include <cmath>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <map>
 
@@ -147,6 +149,102 @@ TEST(Audit, ShortDataIsInsufficientNotAFinding) {
   ASSERT_EQ(report.value().findings.size(), 1u);
   EXPECT_EQ(report.value().findings[0].kind, "insufficient_data");
   EXPECT_EQ(report.value().recoverable_usd_per_month, 0);
+}
+
+// One GPU's samples: `busy` share of minutes at 100% (the rest idle), a memory peak, labels.
+TelemetryAggregator one_gpu(const Labels& labels, double busy, double memory_gib) {
+  static std::vector<std::pair<std::string, Labels>> ids;
+  ids.reserve(64);
+  std::string id;
+  for (const auto& [k, v] : labels) id += k + "=" + v + ",";
+  ids.emplace_back(id, labels);
+  TelemetryAggregator aggregator;
+  TelemetrySample sample;
+  sample.series = &ids.back().first;
+  sample.labels = &ids.back().second;
+  const int minutes = 3 * 1440;
+  for (int i = 0; i < minutes; ++i) {
+    sample.time_s = 1700000000 + 60.0 * i;
+    sample.metric = Metric::gpu_util_pct;
+    sample.value = (i % 100) < busy * 100 ? 100 : 0;
+    aggregator.add(sample);
+    sample.metric = Metric::memory_used_bytes;
+    sample.value = memory_gib * 1024 * 1024 * 1024;
+    aggregator.add(sample);
+  }
+  return aggregator;
+}
+
+// An A100 50% busy with an 11 GiB peak: the move covers memory, compute and bandwidth, with the
+// count stated, and no cheaper set of devices in the catalog does all three.
+TEST(Audit, RightSizingCoversComputeAndBandwidthWithACount) {
+  Catalog catalog = Catalog::embedded().value();
+  AuditOptions options;
+  options.offering = "p4de.24xlarge";
+  auto report = run_audit(one_gpu({{"gpu", "0"}}, 0.5, 11), catalog, options);
+  ASSERT_TRUE(report.ok()) << report.error().to_string();
+  const Accelerator& a100 = *catalog.find_accelerator("A100-80GB");
+  // The price of what runs, per GPU: p4de.24xlarge's on-demand price over its 8 GPUs.
+  double running = 0;
+  for (const auto& o : catalog.offerings())
+    if (o.instance_type == "p4de.24xlarge" && o.on_demand_usd_per_hour)
+      running = running == 0 ? *o.on_demand_usd_per_hour / 8 : std::min(running, *o.on_demand_usd_per_hour / 8);
+  ASSERT_GT(running, 3.0);
+  EXPECT_NEAR(report.value().fleet_usd_per_month, running * kHoursPerMonth, 1e-6);
+  EXPECT_EQ(report.value().series.front().price_source, "p4de.24xlarge on demand");
+  // Independent: the cheapest set of devices that holds 13.2 GiB each and carries 0.5 of an
+  // A100's fp16 compute and bandwidth at 70% busy.
+  std::string best;
+  double best_usd = running * 0.9;
+  int best_count = 0;
+  for (const auto& c : catalog.accelerators()) {
+    auto fp16 = c.peak(Precision::fp16) ? c.peak(Precision::fp16) : c.peak(Precision::bf16);
+    if (c.name == a100.name || c.memory_gib < 11 * 1.2 || !fp16 || c.memory_gb_per_s <= 0) continue;
+    double cheapest = 1e300;
+    for (const auto& o : catalog.offerings())
+      if (o.accelerator == c.name && o.on_demand_usd_per_hour && o.vcpus > 0 && o.accelerator_count > 0)
+        cheapest = std::min(cheapest, *o.on_demand_usd_per_hour / o.accelerator_count);
+    if (cheapest > 1e299) continue;
+    double need = std::max(0.5 * *a100.peak(Precision::fp16) / *fp16, 0.5 * a100.memory_gb_per_s / c.memory_gb_per_s) / 0.7;
+    int count = static_cast<int>(std::ceil(need - 1e-9));
+    if (cheapest * count < best_usd) {
+      best_usd = cheapest * count;
+      best = c.name;
+      best_count = count;
+    }
+  }
+  ASSERT_FALSE(best.empty());
+  const Finding* move = nullptr;
+  for (const auto& f : report.value().findings)
+    if (f.kind == "vram_oversized") move = &f;
+  ASSERT_NE(move, nullptr);
+  EXPECT_NE(move->recommendation.find(fmt::format("move to {} x {} ", best_count, best)), std::string::npos) << move->recommendation;
+  EXPECT_NEAR(move->waste_usd_per_month, (running - best_usd) * kHoursPerMonth, 1e-6);
+  EXPECT_GT(best_count, 1);  // half an A100's bandwidth is more than one of the cheaper devices
+  // T4s would need ceil(0.5 x 2039/320 / 0.7) = 5: not the one-T4 move that memory alone suggests.
+  const Accelerator* t4 = catalog.find_accelerator("T4");
+  ASSERT_NE(t4, nullptr);
+  EXPECT_EQ(static_cast<int>(std::ceil(0.5 * a100.memory_gb_per_s / t4->memory_gb_per_s / 0.7)), 5);
+}
+
+// Prices from what runs: the series' instance-type label, else (said) the catalog's cheapest.
+TEST(Audit, PricesFromTheInstanceThatRuns) {
+  Catalog catalog = Catalog::embedded().value();
+  AuditOptions options;
+  auto labelled = run_audit(one_gpu({{"gpu", "0"}, {"instance_type", "p4de.24xlarge"}}, 0.9, 70), catalog, options);
+  ASSERT_TRUE(labelled.ok()) << labelled.error().to_string();
+  EXPECT_EQ(labelled.value().series.front().accelerator, "A100-80GB");  // from the instance type
+  EXPECT_EQ(labelled.value().series.front().price_source, "p4de.24xlarge on demand");
+  EXPECT_EQ(labelled.value().priced_by_fallback, 0);
+  auto model_only = run_audit(one_gpu({{"gpu", "0"}, {"model", "NVIDIA A100-SXM4-80GB"}}, 0.9, 70), catalog, options);
+  ASSERT_TRUE(model_only.ok());
+  EXPECT_EQ(model_only.value().priced_by_fallback, 1);
+  EXPECT_NE(model_only.value().series.front().price_source.find("fallback"), std::string::npos);
+  EXPECT_GT(labelled.value().fleet_usd_per_month, model_only.value().fleet_usd_per_month);
+  options.offering = "no-such-instance";
+  auto unknown = run_audit(one_gpu({{"gpu", "0"}}, 0.9, 70), catalog, options);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().field, "--offering");
 }
 
 }  // namespace

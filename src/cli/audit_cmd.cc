@@ -2,6 +2,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <map>
+#include <set>
 
 #include "audit/audit.h"
 #include "audit/audit_document.h"
@@ -21,7 +23,7 @@ using nlohmann::json;
 struct AuditArgs {
   std::vector<std::string> files;
   std::string telemetry_format = "auto", timestamp_unit = "auto", host, columns, metric, accelerator, group_by;
-  std::string prometheus, range = "14d", selector, label_columns;
+  std::string prometheus, range = "14d", selector, label_columns, offering;
   double usd_per_gpu_hour = 0;
   double min_coverage_hours = 30;
   bool allow_partial = false;
@@ -89,6 +91,7 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
     if (prometheus_stats.malformed > 0)
       context.note(fmt::format("gpuwise: warning: {} malformed series or points from Prometheus skipped", prometheus_stats.malformed));
   }
+  std::vector<std::pair<std::string, ReadOptions>> read_files;
   for (const auto& entry : args.files) {
     // FILE@metric: the metric a long CSV without a metric column holds (one per file).
     std::string file = entry;
@@ -107,13 +110,31 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
     };
     if (auto error = read_telemetry(file, per_file, on_sample, stats)) throw InputError{*error};
     progress.finish();
+    read_files.emplace_back(file, per_file);
     for (const auto& warning : stats.warnings) context.note("gpuwise: warning: " + warning);
     stats.warnings.clear();
+  }
+  // Rows out of time order (a CSV sorted by value, shuffled, or reversed): read those series'
+  // times again and put them in order, so coverage and gaps do not depend on the row order.
+  if (auto disordered = aggregator.out_of_order_series(); !disordered.empty()) {
+    std::set<std::string> wanted(disordered.begin(), disordered.end());
+    std::map<std::string, std::vector<double>> times;
+    for (const auto& [file, per_file] : read_files) {
+      ReadStats again;
+      auto error = read_telemetry(file, per_file, [&](const TelemetrySample& s) {
+        if (s.metric == Metric::gpu_util_pct && wanted.count(*s.series)) times[*s.series].push_back(s.time_s);
+      }, again);
+      if (error) throw InputError{*error};
+    }
+    for (auto& [id, series_times] : times) aggregator.restore_time_order(id, std::move(series_times));
+    context.note(fmt::format("gpuwise: note: {} series had rows out of time order; their times were read again in order",
+                             disordered.size()));
   }
   AuditOptions options;
   options.min_coverage_hours = args.min_coverage_hours;
   if (args.usd_per_gpu_hour > 0) options.usd_per_gpu_hour = args.usd_per_gpu_hour;
   options.accelerator = args.accelerator;
+  options.offering = args.offering;
   options.group_by = args.group_by;
   auto result = run_audit(aggregator, context.catalog(), options);
   if (!result.ok()) {
@@ -143,7 +164,7 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
                         {"idle_fraction", s.idle_fraction}, {"peak_memory_bytes", s.peak_memory_bytes},
                         {"p95_memory_bytes", s.p95_memory_bytes}, {"coverage_hours", s.coverage_hours},
                         {"gaps", s.gaps}, {"gap_hours", s.gap_hours}, {"out_of_range_samples", s.out_of_range_samples},
-                        {"usd_per_month", s.usd_per_month},
+                        {"usd_per_month", s.usd_per_month}, {"price_source", s.price_source},
                         {"usd_per_1k_inferences", s.usd_per_1k_inferences ? json(*s.usd_per_1k_inferences) : json(nullptr)},
                         {"mean_sm_active", s.mean_sm_active ? json(*s.mean_sm_active) : json(nullptr)},
                         {"mean_power_w", s.mean_power_w ? json(*s.mean_power_w) : json(nullptr)},
@@ -257,6 +278,9 @@ void add_audit_command(CLI::App& app, CommandContext& context, Action& action) {
   audit->add_option("--label-columns", args->label_columns, "Long CSV columns to keep as labels (comma-separated)");
   audit->add_option("--usd-per-gpu-hour", args->usd_per_gpu_hour, "Price per GPU-hour (default: the catalog's)")->check(CLI::Range(0.0, 1e5));
   audit->add_option("--accelerator", args->accelerator, "The GPU model when the telemetry does not name it");
+  audit->add_option("--offering", args->offering,
+                    "The instance type that runs (p4de.24xlarge): prices per GPU from it (default: each series' "
+                    "instance_type label, else the catalog's cheapest offering of the accelerator)");
   audit->add_option("--group-by", args->group_by, "Attribute cost to this label (namespace, team, job, pod, ...)");
   audit->add_flag("--allow-partial", args->allow_partial,
                   "Exit 0 when Prometheus answered only in part (default: exit 4, the report says what is missing)");

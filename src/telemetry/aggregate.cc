@@ -162,6 +162,24 @@ void TelemetryAggregator::add_mean(const std::string& series, const Labels& labe
   }
 }
 
+std::vector<std::string> TelemetryAggregator::out_of_order_series() const {
+  std::vector<std::string> out;
+  for (const auto& [id, a] : series_)
+    if (a.out_of_order > 0) out.push_back(id);
+  return out;
+}
+
+void TelemetryAggregator::restore_time_order(const std::string& series, std::vector<double> times_s) {
+  auto it = series_.find(series);
+  if (it == series_.end()) return;
+  SeriesAggregate& a = it->second;
+  std::sort(times_s.begin(), times_s.end());
+  a.intervals = IntervalHistogram{};
+  a.last_util_s = -1e300;
+  a.out_of_order = 0;
+  for (double t : times_s) note_time(a, t);
+}
+
 void TelemetryAggregator::add_gaps(const std::string& series, long long gaps, double gap_s) {
   auto it = series_.find(series);
   if (it == series_.end()) return;

@@ -91,6 +91,12 @@ class TelemetryAggregator {
   void add_gaps(const std::string& series, long long gaps, double gap_s);
   // A mean over `samples` samples of one metric, aggregated elsewhere (host CPU from PromQL).
   void add_mean(const std::string& series, const Labels& labels, Metric metric, double mean, double samples);
+  // Series whose duty-cycle samples came out of time order: their intervals (coverage, gaps)
+  // are only right once their times are given again in order by restore_time_order.
+  std::vector<std::string> out_of_order_series() const;
+  // Rebuilds a series' intervals from all its duty-cycle sample times (any order), so coverage
+  // and gaps do not depend on the order of the rows.
+  void restore_time_order(const std::string& series, std::vector<double> times_s);
   const std::map<std::string, SeriesAggregate>& series() const { return series_; }
   long long samples() const { return samples_; }
 

@@ -203,9 +203,8 @@ std::string series_id(const nlohmann::json& metric, Labels& labels, std::string*
   if (matchers) matchers->clear();
   for (const auto& [k, v] : metric.items()) {
     if (k == "__name__" || !v.is_string()) continue;
-    std::string key = k == "Hostname" ? "hostname" : k == "UUID" ? "uuid" : k == "modelName" ? "model" : k;
-    if (key == "gpu" || key == "uuid" || key == "hostname" || key == "pod" || key == "namespace" || key == "container" ||
-        key == "model" || key == "GPU_I_ID" || key == "job" || key == "team") {
+    std::string key = canonical_label_key(k);
+    if (identifies_series(key)) {
       labels.emplace_back(key, v.get<std::string>());
       if (matchers) *matchers += (matchers->empty() ? "" : ",") + k + "=" + quoted(v.get<std::string>());
     }

@@ -619,10 +619,8 @@ std::optional<Error> read_dcgm(std::ifstream& in, const std::string& path, doubl
     if (it == known.end()) {
       Labels labels;
       for (auto& [key, label] : parse_label_block(block)) {
-        if (key == "Hostname") key = "hostname";
-        if (key == "gpu" || key == "UUID" || key == "hostname" || key == "pod" || key == "namespace" ||
-            key == "container" || key == "modelName" || key == "GPU_I_ID" || key == "job" || key == "team")
-          labels.emplace_back(key == "modelName" ? "model" : key == "UUID" ? "uuid" : key, std::move(label));
+        std::string canonical = canonical_label_key(key);
+        if (identifies_series(canonical)) labels.emplace_back(std::move(canonical), std::move(label));
       }
       it = known.emplace(std::string(block), table().intern(std::move(labels))).first;
     }
@@ -673,7 +671,7 @@ std::optional<Error> read_prometheus_json(const std::string& path, const SampleH
     }
     Labels labels;
     for (const auto& [k, v] : series["metric"].items())
-      if (k != "__name__" && v.is_string()) labels.emplace_back(k == "Hostname" ? "hostname" : k, v.get<std::string>());
+      if (k != "__name__" && v.is_string()) labels.emplace_back(canonical_label_key(k), v.get<std::string>());
     auto [id, interned] = table().intern(std::move(labels));
     // The same series twice (merged responses): count it once.
     if (!seen.insert({id, static_cast<int>(*metric)}).second) {
@@ -708,6 +706,7 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
   int number = 0;
   std::vector<std::string> header;
   int time_col = -1, series_col = -1, metric_col = -1, value_col = -1;
+  std::vector<bool> model_or_instance;  // per column
   std::optional<Metric> fixed;
   std::optional<MetricName> fixed_name;
   if (!m.fixed_metric.empty()) {
@@ -730,6 +729,14 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
         if (cells[i] == m.series) series_col = static_cast<int>(i);
         if (cells[i] == m.metric) metric_col = static_cast<int>(i);
         if (cells[i] == m.value) value_col = static_cast<int>(i);
+      }
+      // The GPU model and the instance type are kept whenever present: they price the series.
+      model_or_instance.assign(cells.size(), false);
+      for (size_t i = 0; i < cells.size(); ++i) {
+        std::string key = canonical_label_key(cells[i]);
+        model_or_instance[i] = (key == "model" || key == "instance_type") && static_cast<int>(i) != time_col &&
+                               static_cast<int>(i) != series_col && static_cast<int>(i) != value_col &&
+                               static_cast<int>(i) != metric_col;
       }
       if (time_col < 0 || series_col < 0 || value_col < 0 || (metric_col < 0 && !fixed))
         return Error{path, number, "", fmt::format("not a long telemetry CSV: needs columns {}, {}, {}{}", m.timestamp,
@@ -768,7 +775,9 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
     Labels labels{{"series", cells[static_cast<size_t>(series_col)]}};
     for (size_t i = 0; i < cells.size(); ++i)
       if (std::find(m.label_columns.begin(), m.label_columns.end(), header[i]) != m.label_columns.end())
-        labels.emplace_back(header[i], cells[i]);
+        labels.emplace_back(canonical_label_key(header[i]), cells[i]);
+      else if (model_or_instance[i] && !cells[i].empty())
+        labels.emplace_back(canonical_label_key(header[i]), cells[i]);  // what runs, for its price
     auto [id, interned] = table().intern(std::move(labels));
     emit({id, interned, metric->metric, *t, *v * metric->scale});
     ++stats.samples;
@@ -835,6 +844,24 @@ const char* outside_physical_range(const TelemetrySample& s) {
     case Metric::host_cpus: return s.value < 0 ? "out of range: negative CPU count" : nullptr;
   }
   return nullptr;
+}
+
+std::string canonical_label_key(std::string_view key) {
+  if (key == "Hostname") return "hostname";
+  if (key == "UUID") return "uuid";
+  if (key == "modelName" || key == "model_name" || key == "gpu_model") return "model";
+  if (key == "node.kubernetes.io/instance-type" || key == "node_kubernetes_io_instance_type" ||
+      key == "label_node_kubernetes_io_instance_type" || key == "beta_kubernetes_io_instance_type" ||
+      key == "label_beta_kubernetes_io_instance_type" || key == "instance-type" || key == "instance_type")
+    return "instance_type";
+  return std::string(key);
+}
+
+bool identifies_series(std::string_view key) {
+  for (const char* kept : {"gpu", "uuid", "hostname", "pod", "namespace", "container", "model", "GPU_I_ID", "job", "team",
+                           "instance_type"})
+    if (key == kept) return true;
+  return false;
 }
 
 // "[::1]:9100" -> [::1]; a bare host stays as it is.

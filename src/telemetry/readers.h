@@ -83,6 +83,13 @@ struct ReadOptions {
 // Why a value is no measurement (a utilization of 250%, negative power), or nullptr.
 const char* outside_physical_range(const TelemetrySample& sample);
 
+// A label key as gpuwise names it: Hostname -> hostname, UUID -> uuid, modelName (and a long
+// CSV's model_name, gpu_model) -> model, Kubernetes' node.kubernetes.io/instance-type in its
+// Prometheus and CSV spellings -> instance_type; other keys as they are.
+std::string canonical_label_key(std::string_view key);
+// Whether a (canonical) label is part of a GPU series' id in DCGM data and PromQL answers.
+bool identifies_series(std::string_view canonical_key);
+
 // The host of a Prometheus instance label: "node-a:9100" -> node-a.
 std::string instance_host(std::string_view instance);
 

@@ -4,7 +4,12 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
 #include <filesystem>
 #include <fstream>
 
@@ -122,6 +127,92 @@ TEST(TelemetryTruth, OpenMetricsTimestampsAreSecondsAndAWrongUnitIsSaid) {
   auto c = read(om_path, ms);
   ASSERT_EQ(c->stats.warnings.size(), 1u);
   EXPECT_NE(c->stats.warnings[0].find("--timestamp-unit s"), std::string::npos) << c->stats.warnings[0];
+}
+
+// An independent computation (a plain loop over the rows, times sorted) of every series' mean,
+// idle share, coverage, gaps and out-of-range count, against the audit of the same rows written
+// in time order, shuffled and reversed: the same figures, whatever the order of the rows.
+TEST(TelemetryTruth, EverySeriesMatchesAReferenceWhateverTheRowOrder) {
+  struct Row {
+    double time_s;
+    std::string series;
+    double value;
+  };
+  std::vector<Row> rows;
+  std::mt19937_64 random(20261201);
+  const double start_s = 1764460800;
+  for (int g = 0; g < 24; ++g) {
+    const double spacing_s = std::array<double, 4>{1, 10, 60, 300}[g % 4];
+    const int samples = 2000 + g * 50;
+    double t = start_s + g * 37;
+    for (int i = 0; i < samples; ++i) {
+      double value = std::uniform_int_distribution<int>(0, 99)(random) < 40 ? 2 : 30 + (i * 7 + g) % 70;
+      if (std::uniform_int_distribution<int>(0, 199)(random) == 0) value = g % 2 ? 250 : -3;  // not a measurement
+      rows.push_back({t, fmt::format("gpu{:02d}", g), value});
+      // Now and then a gap of 10 to 100 spacings (never near the 3x cap).
+      t += std::uniform_int_distribution<int>(0, 299)(random) == 0 ? spacing_s * std::uniform_int_distribution<int>(10, 100)(random)
+                                                                    : spacing_s;
+    }
+  }
+  // The reference.
+  struct Reference {
+    double sum = 0, n = 0, idle = 0, bad = 0;
+    std::vector<double> times;
+  };
+  std::map<std::string, Reference> reference;
+  for (const auto& r : rows) {
+    Reference& x = reference[r.series];
+    x.times.push_back(r.time_s);  // a bad value was still scraped
+    if (r.value < 0 || r.value > 100) {
+      ++x.bad;
+      continue;
+    }
+    x.sum += r.value;
+    x.n += 1;
+    x.idle += r.value < 5;
+  }
+  auto write_rows = [&](const std::string& name, std::vector<Row> ordered) {
+    std::string text = "timestamp,series,metric,value\n";
+    for (const auto& r : ordered) text += fmt::format("{:.0f},{},DCGM_FI_DEV_GPU_UTIL,{}\n", r.time_s, r.series, r.value);
+    return write(name, text);
+  };
+  std::vector<Row> shuffled = rows;
+  std::shuffle(shuffled.begin(), shuffled.end(), random);
+  std::vector<Row> reversed(rows.rbegin(), rows.rend());
+  for (const auto& [name, ordered] : {std::pair{"sorted.csv", rows}, std::pair{"shuffled.csv", shuffled}, std::pair{"reversed.csv", reversed}}) {
+    std::string path = write_rows(name, ordered);
+    std::string out = path + ".json";
+    ASSERT_EQ(std::system(fmt::format("'{}' audit '{}' --accelerator A100-80GB --format json -q -o '{}'", GPUWISE_BINARY, path, out).c_str()), 0);
+    std::ifstream in(out);
+    auto json = nlohmann::json::parse(in);
+    ASSERT_EQ(json["series"].size(), reference.size()) << name;
+    for (const auto& series : json["series"]) {
+      std::string id = series["labels"]["series"].get<std::string>();
+      Reference& x = reference.at(id);
+      std::vector<double> times = x.times;
+      std::sort(times.begin(), times.end());
+      std::vector<double> intervals;
+      for (size_t i = 1; i < times.size(); ++i) intervals.push_back(times[i] - times[i - 1]);
+      std::vector<double> sorted_intervals = intervals;
+      std::nth_element(sorted_intervals.begin(), sorted_intervals.begin() + static_cast<long>(sorted_intervals.size() / 2), sorted_intervals.end());
+      const double median_s = sorted_intervals[sorted_intervals.size() / 2];
+      double covered_s = median_s, gap_s = 0;
+      long long gaps = 0;
+      for (double interval : intervals) {
+        covered_s += std::min(interval, 3 * median_s);
+        if (interval > 3 * median_s) {
+          ++gaps;
+          gap_s += interval;
+        }
+      }
+      EXPECT_NEAR(series["mean_util_pct"].get<double>(), x.sum / x.n, 1e-9) << name << " " << id;
+      EXPECT_NEAR(series["idle_fraction"].get<double>(), x.idle / x.n, 1e-12) << name << " " << id;
+      EXPECT_NEAR(series["coverage_hours"].get<double>(), covered_s / 3600, 1e-9) << name << " " << id;
+      EXPECT_EQ(series["gaps"].get<long long>(), gaps) << name << " " << id;
+      EXPECT_NEAR(series["gap_hours"].get<double>(), gap_s / 3600, 1e-9) << name << " " << id;
+      EXPECT_EQ(series["out_of_range_samples"].get<double>(), x.bad) << name << " " << id;
+    }
+  }
 }
 
 }  // namespace
