@@ -185,6 +185,18 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
       s.price_source = "given";
     }
     if (accelerator) s.accelerator = accelerator->name;
+    // A peak above the device's memory is no measurement (a unit mistake, a broken exporter).
+    bool impossible_peak = accelerator && s.peak_memory_bytes > accelerator->memory_bytes() * 1.05;
+    if (impossible_peak) {
+      Finding f;
+      f.kind = "bad_exporter";
+      f.scope = id;
+      f.evidence = fmt::format("peak memory {:.1f} GiB on a {:.0f} GiB {}: more than the device holds",
+                               s.peak_memory_bytes / kGiB, accelerator->memory_gib, accelerator->name);
+      f.recommendation = "check the exporter's memory unit (DCGM's FB_USED is MiB) before acting on its memory figures";
+      f.confidence = "high";
+      report.findings.push_back(f);
+    }
     if (a.sm_samples > 0) s.mean_sm_active = a.sm_sum / a.sm_samples;
     if (a.tensor_samples > 0) s.mean_tensor_active = a.tensor_sum / a.tensor_samples;
     if (a.power_samples > 0) s.mean_power_w = a.power_sum / a.power_samples;
@@ -282,7 +294,7 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     }
     // VRAM oversized: the peak fits a cheaper accelerator with 20% headroom, and enough of them
     // carry the work's compute and memory traffic at the target duty cycle.
-    if (accelerator && price && s.peak_memory_bytes > 0 && f.kind != "idle") {
+    if (accelerator && price && s.peak_memory_bytes > 0 && !impossible_peak && f.kind != "idle") {
       double need_gib = s.peak_memory_bytes / kGiB * 1.2;
       const Accelerator* cheaper = nullptr;
       double cheaper_price = 0, cheaper_total = *price * 0.9;

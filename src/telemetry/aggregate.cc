@@ -133,6 +133,10 @@ void TelemetryAggregator::accumulate(SeriesAggregate& a, const TelemetrySample& 
     case Metric::sm_active: ++a.sm_samples; a.sm_sum += std::clamp(s.value, 0.0, 1.0); break;  // within rounding
     case Metric::tensor_active: ++a.tensor_samples; a.tensor_sum += std::clamp(s.value, 0.0, 1.0); break;
     case Metric::memory_used_bytes:
+      if (a.memory_total > 0 && s.value > a.memory_total * 1.001) {  // more than the device holds
+        ++a.out_of_range;
+        return;
+      }
       a.memory_peak = std::max(a.memory_peak, s.value);
       a.memory.add(s.value / (1024.0 * 1024.0 * 1024.0));  // GiB: within the histogram's range
       break;
@@ -180,6 +184,11 @@ void TelemetryAggregator::restore_time_order(const std::string& series, std::vec
   for (double t : times_s) note_time(a, t);
 }
 
+void TelemetryAggregator::add_out_of_range(const std::string& series, long long samples) {
+  auto it = series_.find(series);
+  if (it != series_.end()) it->second.out_of_range += samples;
+}
+
 void TelemetryAggregator::add_gaps(const std::string& series, long long gaps, double gap_s) {
   auto it = series_.find(series);
   if (it == series_.end()) return;
@@ -207,9 +216,9 @@ void TelemetryAggregator::add_hour(const std::string& series, const Labels& labe
     a.timed_samples += n;
     a.first_s = std::min(a.first_s, h.first_s);
     a.last_s = std::max(a.last_s, h.last_s);
-    a.pushed_covered_s += h.covered_s;
     samples_ += n;
   }
+  a.pushed_covered_s += h.covered_s;
   if (h.memory_max) a.memory_peak = std::max(a.memory_peak, *h.memory_max);
   if (h.memory_p95) a.memory.add(*h.memory_p95 / (1024.0 * 1024.0 * 1024.0));
 }

@@ -80,13 +80,16 @@ class TelemetryAggregator {
   struct HourSummary {
     double hour_start_s = 0;
     double util_mean = 0;
-    double samples = 0;
+    double samples = 0;              // measurements (in range)
+    double scraped = 0;              // samples with a time, out-of-range ones too (0: as samples)
     double idle_samples = 0;
     double first_s = 0, last_s = 0;  // of the hour's samples
     double covered_s = 0;            // time the hour's samples stand for (gaps excluded)
     std::optional<double> memory_max, memory_p95;
   };
   void add_hour(const std::string& series, const Labels& labels, const HourSummary& hour);
+  // Samples of a series summed elsewhere that were outside their metric's physical range.
+  void add_out_of_range(const std::string& series, long long samples);
   // The gaps of a series summed elsewhere: how many, and their total length.
   void add_gaps(const std::string& series, long long gaps, double gap_s);
   // A mean over `samples` samples of one metric, aggregated elsewhere (host CPU from PromQL).

@@ -236,19 +236,20 @@ PushedCoverage pushed_coverage(const std::vector<TelemetryAggregator::HourSummar
   std::vector<double> hour_spacing_s(hours.size(), 0.0);
   std::vector<std::pair<double, double>> spacings;  // spacing in an hour, its samples
   double first = 1e300, last = -1e300, samples = 0;
+  auto scraped = [](const TelemetryAggregator::HourSummary& h) { return std::max(h.samples, h.scraped); };
   for (size_t i = 0; i < hours.size(); ++i) {
     const auto& h = hours[i];
-    if (h.samples < 1) continue;
+    if (scraped(h) < 1) continue;
     // A first sample before the hour is the previous hour's last: the span holds one more interval.
     bool from_previous_hour = h.first_s <= h.hour_start_s;
-    double intervals = from_previous_hour ? h.samples : h.samples - 1;
+    double intervals = from_previous_hour ? scraped(h) : scraped(h) - 1;
     if (intervals >= 1 && h.last_s > h.first_s) {
       hour_spacing_s[i] = (h.last_s - h.first_s) / intervals;
-      spacings.emplace_back(hour_spacing_s[i], h.samples);
+      spacings.emplace_back(hour_spacing_s[i], scraped(h));
     }
     if (!from_previous_hour) first = std::min(first, h.first_s);
     last = std::max(last, h.last_s);
-    samples += h.samples;
+    samples += scraped(h);
   }
   if (spacings.empty() || samples < 2) return out;  // one sample stands for no time, as in the files
   std::sort(spacings.begin(), spacings.end());
@@ -266,11 +267,11 @@ PushedCoverage pushed_coverage(const std::vector<TelemetryAggregator::HourSummar
   bool any_hour = false;
   for (size_t i = 0; i < hours.size(); ++i) {
     const auto& h = hours[i];
-    if (h.samples < 1) continue;
+    if (scraped(h) < 1) continue;
     double spacing = hour_spacing_s[i] > 0 ? hour_spacing_s[i] : median_s;
-    double spanned = h.samples * spacing;
+    double spanned = scraped(h) * spacing;
     // Fresh minutes are counted at minute steps: the first sample is seen up to a minute late.
-    out.covered_s[i] = std::min(h.samples * std::min(spacing, cap_s), fresh_s[i] + 60);
+    out.covered_s[i] = std::min(scraped(h) * std::min(spacing, cap_s), fresh_s[i] + 60);
     covered += out.covered_s[i];
     if (spanned - out.covered_s[i] > cap_s) ++out.gaps;  // stale or sparse inside the hour
     long long hour = std::llround(h.hour_start_s / 3600);
@@ -286,6 +287,47 @@ PushedCoverage pushed_coverage(const std::vector<TelemetryAggregator::HourSummar
     out.gaps = 0;
   }
   return out;
+}
+
+// An hour's summary from its raw samples (an hour holding impossible values): the measurements
+// only, their exact idle count and memory p95; returns how many samples were out of range.
+long long summarize_hour(const std::vector<TelemetrySample>& raw, TelemetryAggregator::HourSummary& h) {
+  double sum = 0, n = 0, idle = 0, scraped = 0, first = 1e300, last = -1e300;
+  std::vector<double> memory;
+  long long out_of_range = 0;
+  for (const auto& s : raw) {
+    if (!s.in_range) ++out_of_range;
+    if (s.metric == Metric::gpu_util_pct) {
+      ++scraped;
+      first = std::min(first, s.time_s);
+      last = std::max(last, s.time_s);
+      if (!s.in_range) continue;
+      sum += s.value;
+      ++n;
+      idle += s.value < 5;
+    } else if (s.in_range) {
+      memory.push_back(s.value);
+    }
+  }
+  h.samples = n;
+  h.scraped = scraped;
+  h.util_mean = n > 0 ? sum / n : 0;
+  h.idle_samples = idle;
+  if (scraped > 0) {
+    h.first_s = first;
+    h.last_s = last;
+  }
+  h.memory_max.reset();
+  h.memory_p95.reset();
+  if (!memory.empty()) {
+    std::sort(memory.begin(), memory.end());
+    h.memory_max = memory.back();
+    double rank = 0.95 * static_cast<double>(memory.size() - 1);  // as quantile_over_time interpolates
+    size_t below = static_cast<size_t>(rank);
+    double above = memory[std::min(below + 1, memory.size() - 1)];
+    h.memory_p95 = memory[below] + (above - memory[below]) * (rank - static_cast<double>(below));
+  }
+  return out_of_range;
 }
 
 }  // namespace
@@ -326,6 +368,9 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
       {"last", "max_over_time(timestamp(" + util + ")[" + hour + ":1m])"},
       {"mem_max", "max_over_time(" + memory + "[" + hour + "]) * 1048576"},
       {"mem_p95", "quantile_over_time(0.95, " + memory + "[" + hour + "]) * 1048576"},
+      // Hours holding a value outside the physical range: read raw, so it is skipped and counted.
+      {"impossible", "(max_over_time(" + util + "[" + hour + "]) > 100) or (min_over_time(" + util + "[" + hour +
+                         "]) < 0) or (min_over_time(" + memory + "[" + hour + "]) < 0)"},
   };
   // series -> hour -> name -> value
   std::map<std::string, std::pair<Labels, std::map<double, std::map<std::string, double>>>> data;
@@ -426,6 +471,30 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
   // Series that live a few hours are read raw, by the files' rules: hourly sums cannot place a
   // series' first sample closer than the minute steps of a subquery, which is most of a short
   // pod's life.
+  // The raw samples of a series in the window_s before `at`, or nothing if the server failed.
+  auto raw_samples = [&](const std::string& id, const Labels& labels, double at, double window_s)
+      -> std::optional<std::vector<TelemetrySample>> {
+    std::string window = closed_windows ? fmt::format("{:.0f}ms", window_s * 1000 - 1) : fmt::format("{:.0f}s", window_s);
+    std::string matchers = selectors[id];
+    if (!o.selector.empty()) matchers += (matchers.empty() ? "" : ",") + o.selector;
+    std::vector<TelemetrySample> raw;
+    for (const auto& [name, metric, scale] : {std::tuple{"DCGM_FI_DEV_GPU_UTIL", Metric::gpu_util_pct, 1.0},
+                                              std::tuple{"DCGM_FI_DEV_FB_USED", Metric::memory_used_bytes, 1048576.0}}) {
+      std::string promql = std::string(name) + (matchers.empty() ? "" : "{" + matchers + "}") + "[" + window + "]";
+      QueryResult r = api_query(client, *url, "/api/v1/query", {{"query", promql}, {"time", fmt::format("{:.3f}", at)}}, o, stats);
+      if (r.failure != Failure::none) return std::nullopt;
+      for (const auto& series : r.body["data"]["result"]) {
+        if (!series.is_object() || !series.contains("values") || !series["values"].is_array()) continue;
+        points(series, [&, metric = metric, scale = scale](double t, double value) {
+          TelemetrySample sample{&id, &labels, metric, t, value * scale};
+          sample.in_range = outside_physical_range(sample) == nullptr;
+          raw.push_back(sample);
+        });
+      }
+    }
+    std::stable_sort(raw.begin(), raw.end(), [](const TelemetrySample& a, const TelemetrySample& b) { return a.time_s < b.time_s; });
+    return raw;
+  };
   std::set<std::string> read_raw;
   for (const auto& [id, entry] : data) {
     double first_hour = 1e300, last_hour = -1e300, samples = 0;
@@ -437,39 +506,16 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
       samples += count->second;
     }
     if (samples < 1 || last_hour - first_hour >= kRawReadHours * step || samples > kRawReadSamples) continue;
-    double window_s = last_hour - first_hour + step;
-    std::string window = closed_windows ? fmt::format("{:.0f}ms", window_s * 1000 - 1) : fmt::format("{:.0f}s", window_s);
-    std::string matchers = selectors[id];
-    if (!o.selector.empty()) matchers += (matchers.empty() ? "" : ",") + o.selector;
-    std::vector<TelemetrySample> raw;
-    bool read = true;
-    for (const auto& [name, metric, scale] : {std::tuple{"DCGM_FI_DEV_GPU_UTIL", Metric::gpu_util_pct, 1.0},
-                                              std::tuple{"DCGM_FI_DEV_FB_USED", Metric::memory_used_bytes, 1048576.0}}) {
-      std::string promql = std::string(name) + (matchers.empty() ? "" : "{" + matchers + "}") + "[" + window + "]";
-      QueryResult r = api_query(client, *url, "/api/v1/query",
-                                {{"query", promql}, {"time", fmt::format("{:.3f}", last_hour + step)}}, o, stats);
-      if (r.failure != Failure::none) {
-        read = false;  // the hourly sums stand
-        break;
-      }
-      for (const auto& series : r.body["data"]["result"]) {
-        if (!series.is_object() || !series.contains("values") || !series["values"].is_array()) continue;
-        points(series, [&, metric = metric, scale = scale](double t, double value) {
-          TelemetrySample sample{&id, &entry.first, metric, t, value * scale};
-          sample.in_range = outside_physical_range(sample) == nullptr;
-          raw.push_back(sample);
-        });
-      }
-    }
-    if (!read) continue;
-    std::stable_sort(raw.begin(), raw.end(), [](const TelemetrySample& a, const TelemetrySample& b) { return a.time_s < b.time_s; });
-    for (const auto& sample : raw) aggregator.add(sample);
+    auto raw = raw_samples(id, entry.first, last_hour + step, last_hour - first_hour + step);
+    if (!raw) continue;  // the hourly sums stand
+    for (const auto& sample : *raw) aggregator.add(sample);
     read_raw.insert(id);
   }
   for (const auto& [id, entry] : data) {
     if (read_raw.count(id)) continue;
     std::vector<TelemetryAggregator::HourSummary> hours;
     std::vector<double> fresh_s;
+    long long out_of_range = 0;
     for (const auto& hour_values : entry.second) {
       const double hour_start = hour_values.first;
       const auto& values = hour_values.second;  // a named variable: lambdas may not capture bindings before clang 16
@@ -486,6 +532,9 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
       h.last_s = get("last").value_or(hour_start + step);
       h.memory_max = get("mem_max");
       h.memory_p95 = get("mem_p95");
+      if (get("impossible")) {
+        if (auto raw = raw_samples(id, entry.first, hour_start + step, step)) out_of_range += summarize_hour(*raw, h);
+      }
       hours.push_back(h);
       fresh_s.push_back(60 * get("fresh_minutes").value_or(60));
     }
@@ -495,6 +544,7 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
       aggregator.add_hour(id, entry.first, hours[i]);
     }
     aggregator.add_gaps(id, coverage.gaps, coverage.gap_s);
+    aggregator.add_out_of_range(id, out_of_range);
   }
   return std::nullopt;
 }

@@ -113,6 +113,8 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
   gpus.push_back(pod("pod15m", start + 3 * 86400 + 1234, 15));
   gpus.push_back(pod("pod45m", start + 5 * 86400 + 2400, 45));
   gpus.push_back(Gpu{"holed", [](double) { return 80.0; }, 70000, 0, 0, 300});
+  // An exporter that now and then reports 250% and a negative memory reading.
+  gpus.push_back(Gpu{"glitchy", [](double t) { return std::fmod(t, 300 * 97) < 1 ? 250.0 : 60.0; }, 70000, 0, 0, 300});
   auto sampled = [&](const Gpu& g, double t) {
     if (g.name == "holed") return t < start + 86400 || t > start + 86400 + 6 * 3600;
     return true;
@@ -127,7 +129,9 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
       double from = g.to_s > 0 ? g.from_s : start + 300, to = g.to_s > 0 ? g.to_s : end;
       for (double t = from; t <= to; t += g.spacing_s) {
         if (!sampled(g, t)) continue;
-        double value = std::string(metric) == "DCGM_FI_DEV_GPU_UTIL" ? g.util(t) : g.memory_mib;
+        double value = std::string(metric) == "DCGM_FI_DEV_GPU_UTIL"  ? g.util(t)
+                       : g.name == "glitchy" && std::fmod(t, 300 * 89) < 1 ? -5
+                                                                             : g.memory_mib;
         openmetrics << fmt::format("{}{{{}}} {} {:.0f}\n", metric, labels, value, t);
         scrapes << fmt::format("{}{{{}}} {} {:.0f}\n", metric, labels, value, t * 1000);
       }
@@ -200,6 +204,13 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
     EXPECT_NEAR(through_api.mean_util_pct, series.mean_util_pct, 1e-6) << series.id;
     EXPECT_NEAR(through_api.coverage_hours, series.coverage_hours, std::max(0.2 / 60, series.coverage_hours * 0.002)) << series.id;
     EXPECT_EQ(through_api.gaps, series.gaps) << series.id;
+    EXPECT_EQ(through_api.out_of_range_samples, series.out_of_range_samples) << series.id;
+    EXPECT_NEAR(through_api.idle_fraction, series.idle_fraction, 0.01) << series.id;
+    EXPECT_NEAR(through_api.peak_memory_bytes, series.peak_memory_bytes, 1e-6) << series.id;
+    if (series.id.find("glitchy") != std::string::npos) {
+      EXPECT_GT(series.out_of_range_samples, 40);
+      EXPECT_NEAR(series.mean_util_pct, 60, 1e-9);  // the 250% readings are not averaged
+    }
     EXPECT_NEAR(through_api.gap_hours, series.gap_hours, 0.1) << series.id;
     if (series.id.find("pod") != std::string::npos) {
       double minutes = std::stod(series.id.substr(series.id.find("pod") + 3));

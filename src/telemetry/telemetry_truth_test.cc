@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <filesystem>
 #include <fstream>
 
@@ -213,6 +214,33 @@ TEST(TelemetryTruth, EverySeriesMatchesAReferenceWhateverTheRowOrder) {
       EXPECT_EQ(series["out_of_range_samples"].get<double>(), x.bad) << name << " " << id;
     }
   }
+}
+
+// Memory above what the device holds is no measurement: against the series' own total (skipped
+// and counted), and against the accelerator's VRAM (a bad_exporter finding, no right-sizing).
+TEST(TelemetryTruth, MemoryAboveTheDeviceIsOutOfRange) {
+  std::string text = "timestamp, index, name, utilization.gpu [%], memory.total [MiB], memory.used [MiB]\n";
+  for (int i = 0; i < 60; ++i)
+    text += fmt::format("2026/11/30 10:{:02d}:00.000, 0, NVIDIA A100-SXM4-80GB, 50 %, 81920 MiB, {} MiB\n", i,
+                        i == 30 ? 200000 : 12000);
+  auto r = read(write("over_total.csv", text));
+  const SeriesAggregate& a = only_series(*r);
+  EXPECT_EQ(a.out_of_range, 1);
+  EXPECT_DOUBLE_EQ(a.memory_peak, 12000.0 * 1024 * 1024);
+  // No total in the data: the accelerator's 80 GiB judges a 120 GiB peak.
+  std::string no_total = "timestamp, index, name, utilization.gpu [%], memory.used [MiB]\n";
+  for (int i = 0; i < 60; ++i)
+    no_total += fmt::format("2026/11/30 10:{:02d}:00.000, 0, NVIDIA A100-SXM4-80GB, 50 %, {} MiB\n", i, i == 30 ? 122880 : 12000);
+  auto b = read(write("over_vram.csv", no_total));
+  Catalog catalog = Catalog::embedded().value();
+  AuditOptions options;
+  options.min_coverage_hours = 0;
+  auto report = run_audit(b->aggregator, catalog, options);
+  ASSERT_TRUE(report.ok()) << report.error().to_string();
+  std::set<std::string> kinds;
+  for (const auto& f : report.value().findings) kinds.insert(f.kind);
+  EXPECT_TRUE(kinds.count("bad_exporter"));
+  EXPECT_FALSE(kinds.count("vram_oversized"));
 }
 
 }  // namespace
