@@ -40,7 +40,7 @@ const Offering* instance_offering(const Catalog& catalog, const std::string& ins
 
 // Throughput a series' work needs, in devices of `to`, running at `target_share` busy: its
 // compute (tensor or SM activity where measured, else the duty cycle) and its memory traffic
-// (the duty cycle: no DRAM activity is read), each scaled by the two devices' peaks.
+// (DRAM activity where measured, else the duty cycle), each scaled by the two devices' peaks.
 std::optional<double> devices_needed(const SeriesReport& s, const Accelerator& from, const Accelerator& to,
                                      double target_share) {
   auto fp16 = [](const Accelerator& a) { return a.peak(Precision::fp16) ? a.peak(Precision::fp16) : a.peak(Precision::bf16); };
@@ -48,7 +48,8 @@ std::optional<double> devices_needed(const SeriesReport& s, const Accelerator& f
   double busy = s.mean_util_pct / 100;
   double compute = s.mean_tensor_active ? *s.mean_tensor_active : s.mean_sm_active ? *s.mean_sm_active : busy;
   double by_compute = compute * *fp16(from) / *fp16(to);
-  double by_bandwidth = busy * from.memory_gb_per_s / to.memory_gb_per_s;
+  double traffic = s.mean_dram_active ? *s.mean_dram_active : busy;
+  double by_bandwidth = traffic * from.memory_gb_per_s / to.memory_gb_per_s;
   return std::max(by_compute, by_bandwidth) / target_share;
 }
 
@@ -199,6 +200,7 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     }
     if (a.sm_samples > 0) s.mean_sm_active = a.sm_sum / a.sm_samples;
     if (a.tensor_samples > 0) s.mean_tensor_active = a.tensor_sum / a.tensor_samples;
+    if (a.dram_samples > 0) s.mean_dram_active = a.dram_sum / a.dram_samples;
     if (a.power_samples > 0) s.mean_power_w = a.power_sum / a.power_samples;
     const SeriesAggregate* host = &a;
     if (a.cpu_samples == 0 && a.iowait_samples == 0) {
@@ -370,7 +372,7 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
   report.assumptions.push_back(fmt::format(
       "right-sizing: a smaller accelerator must hold the peak memory + 20% on each device, and enough of them carry the "
       "compute (tensor or SM activity where measured, else the duty cycle, x the fp16 peaks' ratio) and the memory "
-      "traffic (the duty cycle x the bandwidths' ratio) at {:.0f}% busy", o.target_util_pct));
+      "traffic (DRAM activity where measured, else the duty cycle, x the bandwidths' ratio) at {:.0f}% busy", o.target_util_pct));
   report.assumptions.push_back(fmt::format("a month is {:.0f} hours; findings need {:.0f} hours of data", kHoursPerMonth,
                                            o.min_coverage_hours));
   return report;

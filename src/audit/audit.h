@@ -45,7 +45,7 @@ struct SeriesReport {
   long long out_of_range_samples = 0;
   double usd_per_month = 0;
   std::optional<double> usd_per_1k_inferences;  // when request rates are given
-  std::optional<double> mean_sm_active, mean_tensor_active, mean_power_w;
+  std::optional<double> mean_sm_active, mean_tensor_active, mean_dram_active, mean_power_w;
   std::string price_source;                      // "p4de.24xlarge on demand", "given", or the catalog fallback
   std::optional<double> host_cpu_util_pct, host_iowait_pct;  // the host's CPU (own samples or node_exporter's)
   std::optional<int> host_cpus;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <map>
+#include <optional>
 
 namespace gw {
 namespace {
@@ -152,7 +153,8 @@ TEST(Audit, ShortDataIsInsufficientNotAFinding) {
 }
 
 // One GPU's samples: `busy` share of minutes at 100% (the rest idle), a memory peak, labels.
-TelemetryAggregator one_gpu(const Labels& labels, double busy, double memory_gib) {
+TelemetryAggregator one_gpu(const Labels& labels, double busy, double memory_gib, std::optional<double> sm_active = {},
+                            std::optional<double> dram_active = {}) {
   static std::vector<std::pair<std::string, Labels>> ids;
   ids.reserve(64);
   std::string id;
@@ -171,6 +173,12 @@ TelemetryAggregator one_gpu(const Labels& labels, double busy, double memory_gib
     sample.metric = Metric::memory_used_bytes;
     sample.value = memory_gib * 1024 * 1024 * 1024;
     aggregator.add(sample);
+    for (auto [metric, value] : {std::pair{Metric::sm_active, sm_active}, std::pair{Metric::dram_active, dram_active}}) {
+      if (!value) continue;
+      sample.metric = metric;
+      sample.value = *value;
+      aggregator.add(sample);
+    }
   }
   return aggregator;
 }
@@ -225,6 +233,13 @@ TEST(Audit, RightSizingCoversComputeAndBandwidthWithACount) {
   const Accelerator* t4 = catalog.find_accelerator("T4");
   ASSERT_NE(t4, nullptr);
   EXPECT_EQ(static_cast<int>(std::ceil(0.5 * a100.memory_gb_per_s / t4->memory_gb_per_s / 0.7)), 5);
+  // Measured SM and DRAM activity, well under the duty cycle: the same work needs fewer devices.
+  auto measured = run_audit(one_gpu({{"gpu", "0"}}, 0.5, 11, 0.1, 0.1), catalog, options);
+  ASSERT_TRUE(measured.ok());
+  double measured_waste = 0;
+  for (const auto& f : measured.value().findings)
+    if (f.kind == "vram_oversized") measured_waste = f.waste_usd_per_month;
+  EXPECT_GT(measured_waste, move->waste_usd_per_month);
 }
 
 // Prices from what runs: the series' instance-type label, else (said) the catalog's cheapest.

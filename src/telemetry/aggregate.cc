@@ -132,6 +132,7 @@ void TelemetryAggregator::accumulate(SeriesAggregate& a, const TelemetrySample& 
     }
     case Metric::sm_active: ++a.sm_samples; a.sm_sum += std::clamp(s.value, 0.0, 1.0); break;  // within rounding
     case Metric::tensor_active: ++a.tensor_samples; a.tensor_sum += std::clamp(s.value, 0.0, 1.0); break;
+    case Metric::dram_active: ++a.dram_samples; a.dram_sum += std::clamp(s.value, 0.0, 1.0); break;
     case Metric::memory_used_bytes:
       if (a.memory_total > 0 && s.value > a.memory_total * 1.001) {  // more than the device holds
         ++a.out_of_range;

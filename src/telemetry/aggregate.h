@@ -41,8 +41,8 @@ struct SeriesAggregate {
   long long util_samples = 0;
   double util_sum = 0;
   long long idle_samples = 0;     // duty cycle below the idle threshold
-  double sm_sum = 0, tensor_sum = 0, power_sum = 0, cpu_sum = 0, iowait_sum = 0, requests_sum = 0;
-  long long sm_samples = 0, tensor_samples = 0, power_samples = 0, cpu_samples = 0, iowait_samples = 0, requests_samples = 0;
+  double sm_sum = 0, tensor_sum = 0, dram_sum = 0, power_sum = 0, cpu_sum = 0, iowait_sum = 0, requests_sum = 0;
+  long long sm_samples = 0, tensor_samples = 0, dram_samples = 0, power_samples = 0, cpu_samples = 0, iowait_samples = 0, requests_samples = 0;
   int host_cpus = 0;               // logical CPUs of a host series, when known
   double memory_peak = 0, memory_total = 0;
   LogHistogram memory;             // GiB, for the p95

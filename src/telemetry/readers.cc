@@ -31,6 +31,7 @@ std::string_view metric_name(Metric metric) {
     case Metric::requests_per_s: return "requests_per_s";
     case Metric::cpu_iowait_pct: return "cpu_iowait_pct";
     case Metric::host_cpus: return "host_cpus";
+    case Metric::dram_active: return "dram_active";
   }
   return "gpu_util_pct";
 }
@@ -48,6 +49,7 @@ std::optional<MetricName> metric_by_name(std::string_view name) {
       {"sm_active", Metric::sm_active, 1}, {"DCGM_FI_PROF_SM_ACTIVE", Metric::sm_active, 1},
       {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", Metric::sm_active, 1},
       {"tensor_active", Metric::tensor_active, 1}, {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", Metric::tensor_active, 1},
+      {"dram_active", Metric::dram_active, 1}, {"DCGM_FI_PROF_DRAM_ACTIVE", Metric::dram_active, 1},
       {"memory_used_bytes", Metric::memory_used_bytes, 1}, {"memory_used", Metric::memory_used_bytes, 1},
       {"DCGM_FI_DEV_FB_USED", Metric::memory_used_bytes, kMiBytes}, {"memory.used", Metric::memory_used_bytes, kMiBytes},
       {"memory_total_bytes", Metric::memory_total_bytes, 1}, {"DCGM_FI_DEV_FB_TOTAL", Metric::memory_total_bytes, kMiBytes},
@@ -833,6 +835,7 @@ const char* outside_physical_range(const TelemetrySample& s) {
       return s.value < 0 || s.value > 100 ? "out of range: utilization outside 0-100%" : nullptr;
     case Metric::sm_active:
     case Metric::tensor_active:
+    case Metric::dram_active:
       return s.value < -1e-3 || s.value > 1.001 ? "out of range: activity ratio outside 0-1" : nullptr;
     case Metric::memory_used_bytes:
     case Metric::memory_total_bytes: return s.value < 0 ? "out of range: negative memory" : nullptr;

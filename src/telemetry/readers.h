@@ -22,9 +22,10 @@ namespace gw {
 enum class Metric {
   gpu_util_pct, sm_active, tensor_active, memory_used_bytes, memory_total_bytes, power_w, cpu_util_pct, requests_per_s,
   cpu_iowait_pct,  // host: share of CPU time waiting on I/O
-  host_cpus        // host: number of logical CPUs
+  host_cpus,       // host: number of logical CPUs
+  dram_active      // share of cycles the device memory interface is busy (DCGM_FI_PROF_DRAM_ACTIVE)
 };
-inline constexpr int kMetricCount = 10;
+inline constexpr int kMetricCount = 11;
 std::string_view metric_name(Metric metric);
 
 // One vocabulary for every reader (long CSV, dcgm-exporter text, Prometheus JSON): gpuwise's own
