@@ -263,6 +263,33 @@ TEST(CliPerf, StepTimeAndMaxThroughputJson) {
   EXPECT_EQ(too_small.code, 1);
 }
 
+// --max-throughput on --count devices without --tp searches the tensor-parallel layouts and
+// says which limit caps the batch: --max-batch when the KV cache would hold more.
+TEST(CliPerf, MaxThroughputSearchesLayoutsAndNamesTheBatchLimit) {
+  CliRun searched = run({"perf", "llama-2-70b", "--accelerator", "H100", "--count", "8", "--precision", "fp8",
+                         "--max-throughput", "--input-tokens", "1024", "--output-tokens", "256", "--format", "json"});
+  ASSERT_EQ(searched.code, 0) << searched.err;
+  auto best = nlohmann::json::parse(searched.out);
+  ASSERT_EQ(best["layouts"].size(), 4u);  // tp 1, 2, 4, 8
+  for (const auto& layout : best["layouts"]) {
+    EXPECT_LE(layout["tokens_per_s"].get<double>(), best["tokens_per_s"].get<double>() + 1e-9);
+    EXPECT_EQ(layout["tensor_parallel"].get<int>() * layout["replicas"].get<int>(), 8);
+  }
+  CliRun pinned = run({"perf", "llama-2-70b", "--accelerator", "H100", "--count", "8", "--tp", "8", "--precision", "fp8",
+                       "--max-throughput", "--input-tokens", "1024", "--output-tokens", "256", "--format", "json"});
+  ASSERT_EQ(pinned.code, 0) << pinned.err;
+  auto tp8 = nlohmann::json::parse(pinned.out);
+  EXPECT_EQ(tp8["layouts"].size(), 1u);
+  EXPECT_LT(tp8["tokens_per_s"].get<double>(), best["tokens_per_s"].get<double>());
+  // fp8 weights on eight H100s leave KV cache for far more than the default 256 sequences.
+  EXPECT_EQ(tp8["batch"].get<double>(), 256);
+  EXPECT_EQ(tp8["batch_limit"], "max batch");
+  EXPECT_GT(tp8["kv_cache_batch"].get<double>(), 1000);
+  CliRun text = run({"perf", "llama-2-70b", "--accelerator", "H100", "--count", "8", "--tp", "8", "--precision", "fp8",
+                     "--max-throughput", "--input-tokens", "1024", "--output-tokens", "256"});
+  EXPECT_NE(text.out.find("--max-batch limit; the KV cache would hold"), std::string::npos) << text.out;
+}
+
 TEST(CliPerf, CalibrateWritesFactorsPlansCanUse) {
   std::string out = temp_path("calibration.csv");
   CliRun r = run({"calibrate", std::string(GPUWISE_SOURCE_DIR) + "/bench/perf_measurements.csv", "-o", out, "-q"});

@@ -1,6 +1,9 @@
 // gpuwise perf: one step time or the best sustained throughput on given hardware.
 // gpuwise calibrate: fit efficiency factors to measured latencies.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <optional>
+#include <vector>
 #include <fmt/format.h>
 
 #include "cli/context.h"
@@ -78,27 +81,81 @@ int run_perf(CommandContext& context, const PerfArgs& args) {
     } else {
       if (args.input_tokens <= 0 || args.output_tokens <= 0)
         fail("--input-tokens", "--max-throughput needs --input-tokens and --output-tokens");
-      InferenceMemoryOptions memory;
-      memory.weight_precision = *precision;
-      memory.kv_precision = setup.kv_precision;
-      memory.tensor_parallel = tp;
-      memory.context = 2048;
-      memory.batch = 1;
-      MemoryEstimate e = estimate_inference(arch, memory);
-      double free = accelerator->memory_bytes() * 0.9 - e.weights_bytes - e.activation_bytes - e.overhead_bytes;
-      if (free <= 0)
-        throw InputError{Error{"", 0, "--tp", fmt::format("the weights ({:.1f} GiB per device) do not fit on {}x {}",
-                                                          e.weights_bytes / (1u << 30), tp, accelerator->name)}};
-      Throughput t = continuous_max_throughput(arch, setup, e.kv_cache_bytes_per_token, free, args.input_tokens,
-                                               args.output_tokens, args.max_batch);
-      if (t.batch < 1) throw InputError{Error{"", 0, "--input-tokens", "the KV cache cannot hold one request"}};
-      result.update({{"step_time_s", t.step_time_s}, {"batch", t.batch}, {"tokens_per_s", t.tokens_per_s * replicas},
-                     {"requests_per_s", t.requests_per_s * replicas}, {"bound", t.bound},
-                     {"kv_cache_bytes_per_token", e.kv_cache_bytes_per_token}});
-      text = fmt::format("{} on {}x {} (tp{}): batch {} (KV-cache limit), step {:.2f} ms, {} output tokens/s, "
-                         "{} requests/s ({}-bound)\n", arch.name, tp * replicas, accelerator->name, tp, t.batch,
-                         t.step_time_s * 1e3, format_number(t.tokens_per_s * replicas, 0),
-                         format_number(t.requests_per_s * replicas, 2), t.bound);
+      // One layout: tp-way tensor parallel replicas on the devices, each at the largest batch
+      // its KV cache (or --max-batch) allows.
+      struct Layout {
+        int tp = 1, replicas = 1;
+        Throughput throughput;
+        MemoryEstimate memory;
+        double total_tokens_per_s() const { return throughput.tokens_per_s * replicas; }
+      };
+      auto layout = [&](int layout_tp) -> std::optional<Layout> {
+        if (arch.num_heads % layout_tp != 0) return std::nullopt;
+        PerfSetup layout_setup = setup;
+        layout_setup.tensor_parallel = layout_tp;
+        InferenceMemoryOptions memory;
+        memory.weight_precision = *precision;
+        memory.kv_precision = setup.kv_precision;
+        memory.tensor_parallel = layout_tp;
+        memory.context = 2048;
+        memory.batch = 1;
+        Layout l;
+        l.tp = layout_tp;
+        l.replicas = args.count > 0 ? std::max(1, args.count / layout_tp) : 1;
+        l.memory = estimate_inference(arch, memory);
+        double free = accelerator->memory_bytes() * 0.9 - l.memory.weights_bytes - l.memory.activation_bytes - l.memory.overhead_bytes;
+        if (free <= 0) return std::nullopt;
+        l.throughput = continuous_max_throughput(arch, layout_setup, l.memory.kv_cache_bytes_per_token, free, args.input_tokens,
+                                                 args.output_tokens, args.max_batch);
+        if (l.throughput.batch < 1) return std::nullopt;
+        return l;
+      };
+      // With --count and no --tp: every tensor-parallel degree that divides the devices, best first.
+      std::vector<Layout> layouts;
+      if (args.count > 0 && args.tp == 0) {
+        for (int t = 1; t <= args.count; t *= 2)
+          if (args.count % t == 0)
+            if (auto l = layout(t)) layouts.push_back(*l);
+        std::stable_sort(layouts.begin(), layouts.end(),
+                         [](const Layout& a, const Layout& b) { return a.total_tokens_per_s() > b.total_tokens_per_s(); });
+      } else if (auto l = layout(tp)) {
+        layouts.push_back(*l);
+      }
+      if (layouts.empty()) {
+        InferenceMemoryOptions memory;
+        memory.weight_precision = *precision;
+        memory.tensor_parallel = tp;
+        MemoryEstimate e = estimate_inference(arch, memory);
+        throw InputError{Error{"", 0, args.tp > 0 || args.count == 0 ? "--tp" : "--count",
+                               fmt::format("the weights ({:.1f} GiB per device at tp{}) and one request's KV cache do not fit "
+                                           "on {}x {}", e.weights_bytes / (1u << 30), tp, std::max(1, args.count),
+                                           accelerator->name)}};
+      }
+      const Layout& best = layouts.front();
+      const Throughput& t = best.throughput;
+      std::string limit = t.batch_limit == "KV cache"
+                              ? "KV-cache limit"
+                              : fmt::format("--max-batch limit; the KV cache would hold {}", format_number(t.kv_cache_batch, 0));
+      json alternatives = json::array();
+      for (const auto& l : layouts)
+        alternatives.push_back({{"tensor_parallel", l.tp}, {"replicas", l.replicas}, {"batch", l.throughput.batch},
+                                {"batch_limit", l.throughput.batch_limit}, {"tokens_per_s", l.total_tokens_per_s()},
+                                {"bound", l.throughput.bound}});
+      result.update({{"tensor_parallel", best.tp}, {"replicas", best.replicas}, {"step_time_s", t.step_time_s},
+                     {"batch", t.batch}, {"batch_limit", t.batch_limit}, {"kv_cache_batch", t.kv_cache_batch},
+                     {"tokens_per_s", best.total_tokens_per_s()}, {"requests_per_s", t.requests_per_s * best.replicas},
+                     {"bound", t.bound}, {"kv_cache_bytes_per_token", best.memory.kv_cache_bytes_per_token},
+                     {"layouts", alternatives}});
+      text = fmt::format("{} on {}x {} ({} x tp{}): batch {} per replica ({}), step {:.2f} ms, {} output tokens/s, "
+                         "{} requests/s ({}-bound)\n", arch.name, best.tp * best.replicas, accelerator->name, best.replicas,
+                         best.tp, t.batch, limit, t.step_time_s * 1e3, format_number(best.total_tokens_per_s(), 0),
+                         format_number(t.requests_per_s * best.replicas, 2), t.bound);
+      if (layouts.size() > 1) {
+        text += "Layouts on these devices:\n";
+        for (const auto& l : layouts)
+          text += fmt::format("  {} x tp{}: batch {} ({}), {} output tokens/s\n", l.replicas, l.tp, l.throughput.batch,
+                              l.throughput.batch_limit, format_number(l.total_tokens_per_s(), 0));
+      }
     }
   } else {
     StepTime step;
@@ -166,7 +223,8 @@ void add_perf_commands(CLI::App& app, CommandContext& context, Action& action) {
   perf->add_option("MODEL", args->model, "Preset name or config.json")->required();
   perf->add_option("--accelerator", args->accelerator, "Accelerator name")->required();
   perf->add_option("--count", args->count, "Devices (replicas = count / tp)")->check(CLI::Range(1, 4096));
-  perf->add_option("--tp", args->tp, "Tensor-parallel degree (default: --count)")->check(CLI::Range(1, 64));
+  perf->add_option("--tp", args->tp,
+                   "Tensor-parallel degree (default: --count; with --max-throughput, the best layout on --count devices)")->check(CLI::Range(1, 64));
   perf->add_option("--precision", args->precision, "Weights: bf16, fp16, fp8, int8, int4, fp32");
   perf->add_option("--kv-precision", args->kv_precision, "KV cache precision (default bf16; fp8 with fp8 weights)");
   perf->add_option("--phase", args->phase, "prefill or decode")->check(CLI::IsMember({"prefill", "decode"}));

@@ -27,8 +27,10 @@ Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& set
                                      double free_bytes, double input_tokens, double output_tokens, double max_batch) {
   Throughput t;
   double per_sequence = kv_bytes_per_token * (input_tokens + output_tokens);
-  double batch = per_sequence > 0 ? std::floor(free_bytes / per_sequence) : max_batch;
-  batch = std::clamp(batch, 0.0, max_batch);
+  double kv_batch = per_sequence > 0 ? std::floor(free_bytes / per_sequence) : 1e300;
+  double batch = std::clamp(kv_batch, 0.0, max_batch);
+  t.kv_cache_batch = kv_batch;
+  t.batch_limit = kv_batch <= max_batch ? "KV cache" : "max batch";
   if (batch < 1) return t;
   t.batch = batch;
   // In steady state every step finishes batch/output requests and admits as many, whose prompts

@@ -13,6 +13,8 @@ struct Throughput {
   double requests_per_s = 0;
   double latency_s = 0;        // one request end to end at that batch
   std::string bound;
+  std::string batch_limit;     // what capped the batch: "KV cache" or "max batch"
+  double kv_cache_batch = 0;   // sequences the KV cache would hold
 };
 
 // A static batch of batch requests with input_tokens and output_tokens each: prefill, then
