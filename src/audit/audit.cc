@@ -306,6 +306,7 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
         auto p = catalog_price(catalog, candidate);
         auto needed = devices_needed(s, *accelerator, candidate, o.target_util_pct / 100);
         if (!p || !needed) continue;
+        if (!(*needed < 1e6)) continue;  // not a move anyone would make (and no int overflow)
         int count = std::max(1, static_cast<int>(std::ceil(*needed - 1e-9)));
         // Ties go to the name: the finding must not depend on the catalog's order.
         if (*p * count < cheaper_total - 1e-9 || (cheaper && std::abs(*p * count - cheaper_total) <= 1e-9 && candidate.name < cheaper->name)) {
