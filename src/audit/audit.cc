@@ -71,6 +71,17 @@ const Accelerator* accelerator_from_model(const Catalog& catalog, std::string mo
   return best;
 }
 
+// An exporter whose numbers cannot be acted on: no dollars, high confidence.
+Finding bad_exporter(const std::string& scope, std::string evidence, std::string recommendation) {
+  Finding f;
+  f.kind = "bad_exporter";
+  f.scope = scope;
+  f.evidence = std::move(evidence);
+  f.recommendation = std::move(recommendation);
+  f.confidence = "high";
+  return f;
+}
+
 std::string scope_of(const SeriesReport& s) {
   std::string out;
   for (const auto& [k, v] : s.labels) {
@@ -142,14 +153,10 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     if (a.util_samples == 0 && a.memory.count() == 0 && a.out_of_range == 0) continue;
     if (a.out_of_range > a.util_samples + static_cast<long long>(a.memory.count())) {
       // Mostly impossible values: the exporter is broken, and nothing it says can be acted on.
-      Finding f;
-      f.kind = "bad_exporter";
-      f.scope = id;
-      f.evidence = fmt::format("{} of {} samples outside the metric's physical range (a utilization above 100%, a "
-                               "negative reading)", a.out_of_range, a.out_of_range + a.util_samples + a.memory.count());
-      f.recommendation = "fix or replace the exporter for this GPU before acting on its numbers";
-      f.confidence = "high";
-      report.findings.push_back(f);
+      report.findings.push_back(bad_exporter(
+          id, fmt::format("{} of {} samples outside the metric's physical range (a utilization above 100%, a negative reading)",
+                          a.out_of_range, a.out_of_range + a.util_samples + a.memory.count()),
+          "fix or replace the exporter for this GPU before acting on its numbers"));
       if (a.util_samples == 0 && a.memory.count() == 0) continue;
     }
     SeriesReport s;
@@ -188,16 +195,11 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     if (accelerator) s.accelerator = accelerator->name;
     // A peak above the device's memory is no measurement (a unit mistake, a broken exporter).
     bool impossible_peak = accelerator && s.peak_memory_bytes > accelerator->memory_bytes() * 1.05;
-    if (impossible_peak) {
-      Finding f;
-      f.kind = "bad_exporter";
-      f.scope = id;
-      f.evidence = fmt::format("peak memory {:.1f} GiB on a {:.0f} GiB {}: more than the device holds",
-                               s.peak_memory_bytes / kGiB, accelerator->memory_gib, accelerator->name);
-      f.recommendation = "check the exporter's memory unit (DCGM's FB_USED is MiB) before acting on its memory figures";
-      f.confidence = "high";
-      report.findings.push_back(f);
-    }
+    if (impossible_peak)
+      report.findings.push_back(bad_exporter(
+          id, fmt::format("peak memory {:.1f} GiB on a {:.0f} GiB {}: more than the device holds", s.peak_memory_bytes / kGiB,
+                          accelerator->memory_gib, accelerator->name),
+          "check the exporter's memory unit (DCGM's FB_USED is MiB) before acting on its memory figures"));
     if (a.sm_samples > 0) s.mean_sm_active = a.sm_sum / a.sm_samples;
     if (a.tensor_samples > 0) s.mean_tensor_active = a.tensor_sum / a.tensor_samples;
     if (a.dram_samples > 0) s.mean_dram_active = a.dram_sum / a.dram_samples;

@@ -2,8 +2,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
-#include <map>
-#include <set>
 
 #include "audit/audit.h"
 #include "audit/audit_document.h"
@@ -114,22 +112,12 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
     for (const auto& warning : stats.warnings) context.note("gpuwise: warning: " + warning);
     stats.warnings.clear();
   }
-  // Rows out of time order (a CSV sorted by value, shuffled, or reversed): read those series'
-  // times again and put them in order, so coverage and gaps do not depend on the row order.
-  if (auto disordered = aggregator.out_of_order_series(); !disordered.empty()) {
-    std::set<std::string> wanted(disordered.begin(), disordered.end());
-    std::map<std::string, std::vector<double>> times;
-    for (const auto& [file, per_file] : read_files) {
-      ReadStats again;
-      auto error = read_telemetry(file, per_file, [&](const TelemetrySample& s) {
-        if (s.metric == Metric::gpu_util_pct && wanted.count(*s.series)) times[*s.series].push_back(s.time_s);
-      }, again);
-      if (error) throw InputError{*error};
-    }
-    for (auto& [id, series_times] : times) aggregator.restore_time_order(id, std::move(series_times));
+  // Rows out of time order (a CSV sorted by value, shuffled, or reversed): those series are read again.
+  auto reordered = restore_time_order(aggregator, read_files);
+  if (!reordered.ok()) throw InputError{reordered.error()};
+  if (reordered.value() > 0)
     context.note(fmt::format("gpuwise: note: {} series had rows out of time order; their times were read again in order",
-                             disordered.size()));
-  }
+                             reordered.value()));
   AuditOptions options;
   options.min_coverage_hours = args.min_coverage_hours;
   if (args.usd_per_gpu_hour > 0) options.usd_per_gpu_hour = args.usd_per_gpu_hour;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace gw {
 
@@ -222,6 +223,23 @@ void TelemetryAggregator::add_hour(const std::string& series, const Labels& labe
   a.pushed_covered_s += h.covered_s;
   if (h.memory_max) a.memory_peak = std::max(a.memory_peak, *h.memory_max);
   if (h.memory_p95) a.memory.add(*h.memory_p95 / (1024.0 * 1024.0 * 1024.0));
+}
+
+Result<size_t> restore_time_order(TelemetryAggregator& aggregator,
+                                  const std::vector<std::pair<std::string, ReadOptions>>& files) {
+  auto disordered = aggregator.out_of_order_series();
+  if (disordered.empty()) return size_t{0};
+  std::set<std::string> wanted(disordered.begin(), disordered.end());
+  std::map<std::string, std::vector<double>> times;
+  for (const auto& [file, options] : files) {
+    ReadStats again;
+    auto error = read_telemetry(file, options, [&](const TelemetrySample& s) {
+      if (s.metric == Metric::gpu_util_pct && wanted.count(*s.series)) times[*s.series].push_back(s.time_s);
+    }, again);
+    if (error) return *error;
+  }
+  for (auto& [id, series_times] : times) aggregator.restore_time_order(id, std::move(series_times));
+  return disordered.size();
 }
 
 }  // namespace gw

@@ -10,6 +10,7 @@
 #include <optional>
 #include <unordered_map>
 #include <string>
+#include <utility>
 
 #include "sim/histogram.h"
 #include "telemetry/readers.h"
@@ -124,5 +125,11 @@ class TelemetryAggregator {
   SeriesAggregate* last_aggregate_ = nullptr;
   long long samples_ = 0;
 };
+
+// Files already read into the aggregator, read again for the series whose rows came out of
+// time order, so their coverage and gaps do not depend on the row order. Returns how many series
+// were put in order, or the error of a file that can no longer be read.
+Result<size_t> restore_time_order(TelemetryAggregator& aggregator,
+                                  const std::vector<std::pair<std::string, ReadOptions>>& files);
 
 }  // namespace gw
