@@ -38,6 +38,9 @@ namespace {
 // Series whose samples lie within this many hourly windows, and no more samples, are read raw.
 constexpr int kRawReadHours = 3;
 constexpr double kRawReadSamples = 20000;
+// Series whose hours may hide an interval longer than the gap cap are read raw too, up to this
+// many samples in all (the most irregular first); beyond it their hourly sums stand.
+constexpr double kIrregularRawBudgetSamples = 2e6;
 
 struct Url {
   std::string scheme_host_port;
@@ -289,6 +292,34 @@ PushedCoverage pushed_coverage(const std::vector<TelemetryAggregator::HourSummar
   return out;
 }
 
+// How much of a series' span its hourly sums cannot place: in each hour, the span its samples
+// stand for beyond as many intervals of the series' shortest hourly spacing, where that is more
+// than three such spacings (room for an interval the files' rule would cut as a gap: an interval
+// longer than the cap is invisible in an hour's mean spacing). 0: every hour is regular.
+double hidden_gap_room_s(const std::map<double, std::map<std::string, double>>& hours) {
+  struct Hour {
+    double span_s, intervals;
+  };
+  std::vector<Hour> spans;
+  double shortest_s = 1e300;
+  for (const auto& [hour_start, values] : hours) {
+    auto count = values.find("count"), first = values.find("first"), last = values.find("last");
+    if (count == values.end() || first == values.end() || last == values.end() || count->second < 1) continue;
+    // A first sample at or before the hour's start is the previous hour's last, one interval more.
+    double intervals = first->second <= hour_start ? count->second : count->second - 1;
+    double span_s = last->second - first->second;
+    if (intervals < 1 || span_s <= 0) continue;
+    spans.push_back({span_s, intervals});
+    shortest_s = std::min(shortest_s, span_s / intervals);
+  }
+  double room_s = 0;
+  for (const auto& h : spans) {
+    double beyond_regular_s = h.span_s - h.intervals * shortest_s;
+    if (beyond_regular_s > 3 * shortest_s) room_s += beyond_regular_s;
+  }
+  return room_s;
+}
+
 // An hour's summary from its raw samples (an hour holding impossible values): the measurements
 // only, their exact idle count and memory p95; returns how many samples were out of range.
 long long summarize_hour(const std::vector<TelemetrySample>& raw, TelemetryAggregator::HourSummary& h) {
@@ -495,7 +526,14 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
     std::stable_sort(raw.begin(), raw.end(), [](const TelemetrySample& a, const TelemetrySample& b) { return a.time_s < b.time_s; });
     return raw;
   };
-  std::set<std::string> read_raw;
+  // Long series read raw when their hours may hide gaps (most irregular first, within a budget):
+  // the files' rule cuts each interval at 3x the median spacing, which hourly sums cannot see.
+  struct RawRead {
+    double hidden_room_s;
+    std::string id;
+    double first_hour, last_hour, samples;
+  };
+  std::vector<RawRead> raw_reads;
   for (const auto& [id, entry] : data) {
     double first_hour = 1e300, last_hour = -1e300, samples = 0;
     for (const auto& [hour_start, values] : entry.second) {
@@ -505,11 +543,25 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
       last_hour = std::max(last_hour, hour_start);
       samples += count->second;
     }
-    if (samples < 1 || last_hour - first_hour >= kRawReadHours * step || samples > kRawReadSamples) continue;
-    auto raw = raw_samples(id, entry.first, last_hour + step, last_hour - first_hour + step);
+    if (samples < 1 || samples > kRawReadSamples) continue;
+    bool short_lived = last_hour - first_hour < kRawReadHours * step;
+    double room_s = short_lived ? 1e300 : hidden_gap_room_s(entry.second);
+    if (room_s > 0) raw_reads.push_back({room_s, id, first_hour, last_hour, samples});
+  }
+  std::sort(raw_reads.begin(), raw_reads.end(), [](const RawRead& a, const RawRead& b) {
+    return a.hidden_room_s != b.hidden_room_s ? a.hidden_room_s > b.hidden_room_s : a.id < b.id;
+  });
+  std::set<std::string> read_raw;
+  double irregular_samples = 0;
+  for (const auto& r : raw_reads) {
+    bool short_lived = r.hidden_room_s >= 1e300;
+    if (!short_lived && irregular_samples + r.samples > kIrregularRawBudgetSamples) continue;
+    const auto& entry = data[r.id];
+    auto raw = raw_samples(r.id, entry.first, r.last_hour + step, r.last_hour - r.first_hour + step);
     if (!raw) continue;  // the hourly sums stand
+    if (!short_lived) irregular_samples += r.samples;
     for (const auto& sample : *raw) aggregator.add(sample);
-    read_raw.insert(id);
+    read_raw.insert(r.id);
   }
   for (const auto& [id, entry] : data) {
     if (read_raw.count(id)) continue;

@@ -308,7 +308,8 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
 
 // The Alibaba GenAI pods (143, three of them living under 30 minutes in the last hour of the
 // data) through a real Prometheus and from a file: the same series, the same means, and
-// coverage within the resolution of hourly sums (exact for the pods read raw).
+// coverage within the resolution of hourly sums (exact for the pods read raw: short-lived ones,
+// and those with intervals longer than the gap cap hidden in an hour's mean spacing).
 TEST(PrometheusAudit, AlibabaPodsThroughTheApiMatchTheFile) {
   if (!have("prometheus") || !have("promtool")) GTEST_FAIL() << "prometheus and promtool are required (scripts/bootstrap installs them)";
   auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_prom_alibaba_{}", ::getpid());
@@ -388,8 +389,9 @@ TEST(PrometheusAudit, AlibabaPodsThroughTheApiMatchTheFile) {
     api_n += static_cast<double>(a.util_samples);
   }
   EXPECT_NEAR(api_sum / api_n, file_sum / file_n, 0.1);  // 7.03% both ways
-  // Hourly sums place each hour's first sample to the minute: within 1.5% over ~23 hours.
-  EXPECT_LT(worst_coverage, 0.015);
+  // Pods whose hours may hide a gap are read raw (exact); the regular ones' hourly sums place an
+  // hour's first sample to the minute: 0.44% worst at each of five hour alignments tried.
+  EXPECT_LT(worst_coverage, 0.01);
   server.now();
   std::filesystem::remove_all(dir);
 }
