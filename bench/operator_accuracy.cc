@@ -1,0 +1,116 @@
+// The per-layer operator model against Vidur's measured profiles, held out: for each device and
+// each profiled model, the roofline is fitted to the other models' rows and the tables hold only
+// the other models' operators (a GEMM of the same n x k in another model answers from its table),
+// then the left-out model's per-layer sums are predicted at every profiled token count and
+// tensor-parallel degree. Also in-sample with every other token count held out (interpolation).
+// Prints each fold and the totals; exits 1 past the budget (median 8%, worst 35%).
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+#include "catalog/catalog.h"
+#include "perf/layer_operators.h"
+
+namespace {
+
+struct Summary {
+  double median = 0, p90 = 0, worst = 0;
+};
+
+Summary summarize(std::vector<double> errors) {
+  if (errors.empty()) return {};
+  std::sort(errors.begin(), errors.end());
+  size_t n = errors.size();
+  return {n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2, errors[static_cast<size_t>(0.9 * (n - 1))],
+          errors.back()};
+}
+
+std::array<bool, gw::kLayerOperators> timed(const gw::ProfiledLayer& row) {
+  std::array<bool, gw::kLayerOperators> t{};
+  for (int i = 0; i < gw::kLayerOperators; ++i) t[static_cast<size_t>(i)] = row.time_s[static_cast<size_t>(i)] > 0;
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const double median_budget = 0.08, worst_budget = 0.35;
+  auto loaded = argc > 1 ? gw::read_vidur_layer_profiles(argv[1]) : gw::Result<std::vector<gw::ProfiledLayer>>(gw::embedded_layer_profiles());
+  if (!loaded.ok()) {
+    fmt::print(stderr, "{}\n", loaded.error().to_string());
+    return 1;
+  }
+  auto catalog = gw::Catalog::embedded();
+  if (!catalog.ok()) return 1;
+  const auto& rows = loaded.value();
+  std::map<std::string, std::set<std::string>> models;  // device -> models
+  for (const auto& r : rows) models[r.device].insert(r.model);
+
+  std::vector<double> held_out, in_sample;
+  double measured_ops = 0, all_ops = 0;
+  fmt::print("{:<6} {:<28} {:>5} {:>9} {:>9} {:>9} {:>9}  fitted gemm (compute, tile tokens, memory, launch us)\n", "device",
+             "left-out model", "rows", "median", "p90", "worst", "tables");
+  for (const auto& [device, names] : models) {
+    const gw::Accelerator* accelerator = catalog.value().find_accelerator(gw::profiled_accelerator(device));
+    if (!accelerator) {
+      fmt::print(stderr, "no catalog accelerator for profiled device '{}'\n", device);
+      return 1;
+    }
+    double peak = accelerator->peak(gw::Precision::fp16).value_or(0) * 1e12, bandwidth = accelerator->memory_gb_per_s * 1e9;
+    for (const auto& out : names) {
+      std::vector<const gw::ProfiledLayer*> fit_rows;
+      gw::LayerOperatorModel model;
+      for (const auto& r : rows)
+        if (r.device == device && r.model != out) {
+          fit_rows.push_back(&r);
+          model.add_measured(r);
+        }
+      auto roofline = gw::fit_operator_roofline(fit_rows, peak, bandwidth);
+      model.set_roofline(device, roofline);
+      std::vector<double> errors;
+      double tables = 0, ops = 0;
+      for (const auto& r : rows) {
+        if (r.device != device || r.model != out) continue;
+        auto mask = timed(r);
+        auto t = model.layer_time(device, r.dims, r.tokens, &mask);
+        errors.push_back(std::abs(t.time_s / r.total_s() - 1));
+        tables += t.measured_operators;
+        ops += t.measured_operators + t.roofline_operators;
+      }
+      measured_ops += tables;
+      all_ops += ops;
+      held_out.insert(held_out.end(), errors.begin(), errors.end());
+      Summary s = summarize(errors);
+      fmt::print("{:<6} {:<28} {:>5} {:>8.1f}% {:>8.1f}% {:>8.1f}% {:>8.0f}%  {:.3f}, {:.0f}, {:.3f}, {:.1f}\n", device, out,
+                 errors.size(), 100 * s.median, 100 * s.p90, 100 * s.worst, 100 * tables / std::max(1.0, ops),
+                 roofline.gemm_compute, roofline.gemm_tile_tokens, roofline.gemm_memory, roofline.gemm_launch_s * 1e6);
+    }
+    // In-sample: every model's tables with every other token count left out, interpolated.
+    gw::LayerOperatorModel model;
+    std::vector<const gw::ProfiledLayer*> fit_rows;
+    std::map<std::pair<std::string, int>, int> index;  // (model, tp) -> rows seen
+    std::vector<const gw::ProfiledLayer*> probes;
+    for (const auto& r : rows) {
+      if (r.device != device) continue;
+      fit_rows.push_back(&r);
+      if (index[{r.model, r.dims.tensor_parallel}]++ % 2 == 0) model.add_measured(r);
+      else probes.push_back(&r);
+    }
+    model.set_roofline(device, gw::fit_operator_roofline(fit_rows, peak, bandwidth));
+    for (const auto* r : probes) {
+      auto mask = timed(*r);
+      in_sample.push_back(std::abs(model.layer_time(device, r->dims, r->tokens, &mask).time_s / r->total_s() - 1));
+    }
+  }
+  Summary h = summarize(held_out), i = summarize(in_sample);
+  fmt::print("\n(a) held out, each model left out of its device's fit and tables: {} rows, median {:.1f}%, p90 {:.1f}%, "
+             "worst {:.1f}% ({:.0f}% of operators from another model's table)\n",
+             held_out.size(), 100 * h.median, 100 * h.p90, 100 * h.worst, 100 * measured_ops / std::max(1.0, all_ops));
+  fmt::print("    in sample, every other token count held out (interpolated): {} rows, median {:.1f}%, worst {:.1f}%\n",
+             in_sample.size(), 100 * i.median, 100 * i.worst);
+  bool ok = h.median <= median_budget && h.worst <= worst_budget;
+  fmt::print("budget: median {:.0f}%, worst {:.0f}%: {}\n", 100 * median_budget, 100 * worst_budget, ok ? "within" : "MISSED");
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,282 @@
+#include "perf/layer_operators.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "core/csv.h"
+#include "catalog/embedded.h"
+#include "core/text.h"
+
+namespace gw {
+
+namespace {
+
+constexpr const char* kNames[kLayerOperators] = {"input_layernorm", "attn_pre_proj", "attn_rope",
+                                                 "attn_post_proj",  "post_attention_layernorm", "mlp_up_proj",
+                                                 "mlp_act",         "mlp_down_proj", "add"};
+
+double gemm_time_s(const OperatorRoofline& r, const OperatorShape& s, double tokens) {
+  double compute = 2 * (tokens + r.gemm_tile_tokens) * s.n * s.k / (r.peak_flops * r.gemm_compute);
+  double memory = 2 * (s.n * s.k + tokens * s.k + tokens * s.n) / (r.bandwidth_bytes_per_s * r.gemm_memory);
+  return std::max(compute, memory) + r.gemm_launch_s;
+}
+
+// Minimises f over positive parameters within bounds by a pattern search in log space: each
+// parameter is moved by a factor in turn, the factor halved when no move helps.
+void pattern_search(std::vector<double>& x, const std::vector<std::pair<double, double>>& bounds,
+                    const std::function<double(const std::vector<double>&)>& f) {
+  double best = f(x), step = 0.5;
+  while (step > 1e-3) {
+    bool improved = false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      for (double sign : {1.0, -1.0}) {
+        std::vector<double> y = x;
+        y[i] = std::clamp(x[i] * std::exp(sign * step), bounds[i].first, bounds[i].second);
+        double loss = f(y);
+        if (loss < best) {
+          best = loss;
+          x = y;
+          improved = true;
+        }
+      }
+    }
+    if (!improved) step /= 2;
+  }
+}
+
+double log_ratio_squared(double predicted, double measured) {
+  double r = std::log(std::max(predicted, 1e-12) / measured);
+  return r * r;
+}
+
+}  // namespace
+
+const char* operator_name(LayerOperator op) { return kNames[static_cast<int>(op)]; }
+
+bool is_gemm(LayerOperator op) {
+  return op == LayerOperator::attn_pre_proj || op == LayerOperator::attn_post_proj || op == LayerOperator::mlp_up_proj ||
+         op == LayerOperator::mlp_down_proj;
+}
+
+LayerDims layer_dims(const ModelArch& arch, int tensor_parallel) {
+  LayerDims d;
+  d.hidden = arch.hidden_size;
+  d.heads = arch.num_heads;
+  d.kv_heads = arch.num_kv_heads;
+  d.head_dim = arch.head_dim > 0 ? arch.head_dim : arch.hidden_size / std::max(1, arch.num_heads);
+  d.ffn = arch.intermediate_size;
+  d.gated = arch.gated_mlp;
+  d.post_attention_norm = !arch.parallel_attention && arch.norms_per_layer >= 2;
+  d.tensor_parallel = std::max(1, tensor_parallel);
+  return d;
+}
+
+OperatorShape operator_shape(LayerOperator op, const LayerDims& d) {
+  const double tp = d.tensor_parallel;
+  const double q = d.heads * d.head_dim / tp, kv = d.kv_heads * d.head_dim / tp, ffn = d.ffn / tp;
+  OperatorShape s;
+  switch (op) {
+    case LayerOperator::attn_pre_proj: s.n = q + 2 * kv, s.k = d.hidden; break;
+    case LayerOperator::attn_post_proj: s.n = d.hidden, s.k = q; break;
+    case LayerOperator::mlp_up_proj: s.n = (d.gated ? 2 : 1) * ffn, s.k = d.hidden; break;
+    case LayerOperator::mlp_down_proj: s.n = d.hidden, s.k = ffn; break;
+    // fp16 bytes read and written per token.
+    case LayerOperator::input_layernorm:
+    case LayerOperator::post_attention_layernorm: s.bytes_per_token = 4 * d.hidden; break;
+    case LayerOperator::attn_rope: s.bytes_per_token = 4 * (q + kv); break;
+    case LayerOperator::mlp_act: s.bytes_per_token = (d.gated ? 6 : 4) * ffn; break;
+    case LayerOperator::add: s.bytes_per_token = 6 * d.hidden; break;
+  }
+  return s;
+}
+
+double OperatorRoofline::time_s(LayerOperator op, const OperatorShape& shape, double tokens, double hidden) const {
+  if (is_gemm(op)) return gemm_time_s(*this, shape, tokens);
+  const Elementwise& e = elementwise[static_cast<size_t>(op)];
+  return tokens * shape.bytes_per_token / (bandwidth_bytes_per_s * e.efficiency) + e.launch_s + e.per_hidden_s * hidden;
+}
+
+double ProfiledLayer::total_s() const {
+  double total = 0;
+  for (double t : time_s) total += t;
+  return total;
+}
+
+Result<std::vector<ProfiledLayer>> parse_vidur_layer_profile(std::string_view text, const std::string& path,
+                                                             const std::string& device, const std::string& model) {
+  auto table = parse_csv(text, path);
+  if (!table.ok()) return table.error();
+  std::vector<ProfiledLayer> rows;
+  for (const auto& row : table.value().rows) {
+    CsvRecord r(table.value(), row);
+    ProfiledLayer p;
+    p.device = device;
+    p.model = model;
+    p.tokens = r.number("num_tokens", 1, 1e7);
+    double heads = r.number("n_head", 1, 1e5);
+    p.dims.hidden = r.number("n_embd", 1, 1e6);
+    p.dims.heads = heads;
+    p.dims.kv_heads = r.number("n_kv_head", 1, 1e5);
+    p.dims.head_dim = p.dims.hidden / heads;
+    p.dims.ffn = r.number("n_expanded_embd", 1, 1e7);
+    p.dims.tensor_parallel = static_cast<int>(r.number("num_tensor_parallel_workers", 1, 1024));
+    std::string gated = r.text("use_gated_mlp");
+    if (gated != "True" && gated != "False")
+      return Error{path, row.line, "use_gated_mlp", "expected True or False, got '" + gated + "'"};
+    p.dims.gated = gated == "True";
+    p.dims.post_attention_norm = table.value().column("time_stats.post_attention_layernorm.median") >= 0;
+    for (int i = 0; i < kLayerOperators; ++i) {
+      std::string column = fmt::format("time_stats.{}.median", kNames[i]);
+      // A column Vidur did not write (no post-attention norm where one norm feeds attention and
+      // MLP) or an empty cell: the operator does not run, so it adds nothing.
+      if (table.value().column(column) < 0 || r.text(column).empty()) continue;
+      p.time_s[static_cast<size_t>(i)] = r.number(column, 0, 1e6) * 1e-3;
+    }
+    if (!r.ok()) return r.error();
+    rows.push_back(p);
+  }
+  if (rows.empty()) return Error{path, 0, "", "no profiled rows"};
+  return rows;
+}
+
+Result<std::vector<ProfiledLayer>> read_vidur_layer_profiles(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  std::error_code ec;
+  fs::path compute = fs::path(dir) / "compute";
+  if (!fs::is_directory(compute, ec)) return Error{dir, 0, "", "not a Vidur profile folder (no compute/ inside)"};
+  for (fs::recursive_directory_iterator it(compute, ec), end; it != end && !ec; it.increment(ec))
+    if (it->path().filename() == "mlp.csv") files.push_back(it->path().string());
+  std::sort(files.begin(), files.end());
+  std::vector<ProfiledLayer> all;
+  for (const auto& file : files) {
+    // compute/<device>/<org>/<model>/mlp.csv
+    fs::path relative = fs::path(file).lexically_relative(compute);
+    auto it = relative.begin();
+    std::string device = it->string();
+    std::string model = relative.parent_path().lexically_relative(device).string();
+    std::string text, message;
+    if (!read_file(file, text, message)) return Error{file, 0, "", "cannot read: " + message};
+    auto rows = parse_vidur_layer_profile(text, file, device, model);
+    if (!rows.ok()) return rows.error();
+    all.insert(all.end(), rows.value().begin(), rows.value().end());
+  }
+  if (all.empty()) return Error{dir, 0, "", "no compute/<device>/<model>/mlp.csv inside"};
+  return all;
+}
+
+std::string profiled_accelerator(const std::string& device) {
+  // Vidur's README (commit 7d47513): A100 80GB SXM and H100 SXM (DGX nodes), A40 (pairs on NVLink).
+  if (device == "a100") return "A100-80GB";
+  if (device == "h100") return "H100";
+  if (device == "a40") return "A40";
+  return "";
+}
+
+const std::vector<ProfiledLayer>& embedded_layer_profiles() {
+  static const std::vector<ProfiledLayer> profiles = [] {
+    std::vector<ProfiledLayer> all;
+    for (const auto& file : embedded_catalog_files()) {
+      std::string_view path = file.path;  // profiles/<source>/compute/<device>/<org>/<model>/mlp.csv
+      if (path.rfind("profiles/", 0) != 0 || path.size() < 8 || path.substr(path.size() - 8) != "/mlp.csv") continue;
+      size_t compute = path.find("/compute/");
+      if (compute == std::string_view::npos) continue;
+      std::string_view rest = path.substr(compute + 9, path.size() - compute - 9 - 8);  // <device>/<org>/<model>
+      size_t slash = rest.find('/');
+      if (slash == std::string_view::npos) continue;
+      auto rows = parse_vidur_layer_profile(file.contents, "catalog/" + std::string(path), std::string(rest.substr(0, slash)),
+                                            std::string(rest.substr(slash + 1)));
+      if (rows.ok()) all.insert(all.end(), rows.value().begin(), rows.value().end());  // checked by a test
+    }
+    return all;
+  }();
+  return profiles;
+}
+
+OperatorRoofline fit_operator_roofline(const std::vector<const ProfiledLayer*>& rows, double peak_flops,
+                                       double bandwidth_bytes_per_s) {
+  OperatorRoofline r;
+  r.peak_flops = peak_flops;
+  r.bandwidth_bytes_per_s = bandwidth_bytes_per_s;
+  struct Point {
+    OperatorShape shape;
+    double tokens, hidden, measured_s;
+  };
+  std::array<std::vector<Point>, kLayerOperators> points;
+  for (const ProfiledLayer* row : rows)
+    for (int i = 0; i < kLayerOperators; ++i)
+      if (row->time_s[static_cast<size_t>(i)] > 0)
+        points[static_cast<size_t>(i)].push_back({operator_shape(static_cast<LayerOperator>(i), row->dims), row->tokens,
+                                                  row->dims.hidden, row->time_s[static_cast<size_t>(i)]});
+  // One GEMM class (the four projections), each elementwise operator on its own.
+  std::vector<double> gemm = {r.gemm_compute, r.gemm_tile_tokens, r.gemm_memory, r.gemm_launch_s};
+  pattern_search(gemm, {{0.05, 1.0}, {0.1, 4096}, {0.05, 1.0}, {1e-7, 1e-3}}, [&](const std::vector<double>& x) {
+    OperatorRoofline t = r;
+    t.gemm_compute = x[0], t.gemm_tile_tokens = x[1], t.gemm_memory = x[2], t.gemm_launch_s = x[3];
+    double loss = 0;
+    for (int i = 0; i < kLayerOperators; ++i)
+      if (is_gemm(static_cast<LayerOperator>(i)))
+        for (const auto& p : points[static_cast<size_t>(i)]) loss += log_ratio_squared(gemm_time_s(t, p.shape, p.tokens), p.measured_s);
+    return loss;
+  });
+  r.gemm_compute = gemm[0], r.gemm_tile_tokens = gemm[1], r.gemm_memory = gemm[2], r.gemm_launch_s = gemm[3];
+  for (int i = 0; i < kLayerOperators; ++i) {
+    auto op = static_cast<LayerOperator>(i);
+    if (is_gemm(op) || points[static_cast<size_t>(i)].empty()) continue;
+    auto& e = r.elementwise[static_cast<size_t>(i)];
+    std::vector<double> x = {e.efficiency, e.launch_s, 1e-10};
+    pattern_search(x, {{0.01, 1.0}, {1e-7, 1e-3}, {1e-13, 1e-6}}, [&](const std::vector<double>& y) {
+      OperatorRoofline t = r;
+      t.elementwise[static_cast<size_t>(i)] = {y[0], y[1], y[2]};
+      double loss = 0;
+      for (const auto& p : points[static_cast<size_t>(i)]) loss += log_ratio_squared(t.time_s(op, p.shape, p.tokens, p.hidden), p.measured_s);
+      return loss;
+    });
+    e = {x[0], x[1], x[2]};
+  }
+  return r;
+}
+
+void LayerOperatorModel::add_measured(const ProfiledLayer& row) {
+  for (int i = 0; i < kLayerOperators; ++i) {
+    if (row.time_s[static_cast<size_t>(i)] <= 0) continue;
+    auto op = static_cast<LayerOperator>(i);
+    double hidden = is_gemm(op) ? 0 : row.dims.hidden;  // elementwise times also depend on the row width
+    tables_[Key{row.device, i, operator_shape(op, row.dims), hidden}][row.tokens] = row.time_s[static_cast<size_t>(i)];
+  }
+}
+
+LayerOperatorModel::LayerTime LayerOperatorModel::layer_time(const std::string& device, const LayerDims& dims,
+                                                             double tokens,
+                                                             const std::array<bool, kLayerOperators>* timed) const {
+  LayerTime out;
+  const OperatorRoofline& roofline = rooflines_.at(device);
+  for (int i = 0; i < kLayerOperators; ++i) {
+    auto op = static_cast<LayerOperator>(i);
+    if (timed ? !(*timed)[static_cast<size_t>(i)] : op == LayerOperator::post_attention_layernorm && !dims.post_attention_norm)
+      continue;
+    OperatorShape shape = operator_shape(op, dims);
+    auto table = tables_.find(Key{device, i, shape, is_gemm(op) ? 0 : dims.hidden});
+    // Interpolated within the profiled tokens only; beyond them the roofline answers.
+    if (table != tables_.end() && tokens >= table->second.begin()->first && tokens <= table->second.rbegin()->first) {
+      auto hi = table->second.lower_bound(tokens);
+      double t = hi->second;
+      if (hi->first > tokens) {
+        auto lo = std::prev(hi);
+        t = lo->second + (hi->second - lo->second) * (tokens - lo->first) / (hi->first - lo->first);
+      }
+      out.time_s += t;
+      ++out.measured_operators;
+    } else {
+      out.time_s += roofline.time_s(op, shape, tokens, dims.hidden);
+      ++out.roofline_operators;
+    }
+  }
+  return out;
+}
+
+}  // namespace gw

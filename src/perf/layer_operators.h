@@ -1,0 +1,116 @@
+// The per-token operators of one transformer layer, as Vidur profiles them (norms, QKV and
+// output projections, rotary, MLP up/act/down, residual add), timed two ways: from measured
+// tables where one matches the operator's shape on the device (a GEMM profiled for one model
+// predicts the same n x k in another), else from a roofline per operator whose factors are
+// fitted to the profiles of that device. Attention and collectives are timed elsewhere.
+#pragma once
+
+#include <array>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "core/error.h"
+#include "model/model_arch.h"
+
+namespace gw {
+
+enum class LayerOperator {
+  input_layernorm,
+  attn_pre_proj,
+  attn_rope,
+  attn_post_proj,
+  post_attention_layernorm,
+  mlp_up_proj,
+  mlp_act,
+  mlp_down_proj,
+  add,
+};
+constexpr int kLayerOperators = 9;
+const char* operator_name(LayerOperator op);  // Vidur's column name, e.g. "mlp_up_proj"
+bool is_gemm(LayerOperator op);
+
+// A layer's sizes on one device of a tensor-parallel group.
+struct LayerDims {
+  double hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0;  // whole model (not per device)
+  bool gated = true;               // SwiGLU-style MLP: the up projection is two matrices
+  bool post_attention_norm = true;  // false where one norm feeds attention and MLP (phi-2, Falcon)
+  int tensor_parallel = 1;
+};
+LayerDims layer_dims(const ModelArch& arch, int tensor_parallel);
+
+// A GEMM's output and input widths on the device (tokens x k times k x n), or an elementwise
+// operator's fp16 bytes read and written per token.
+struct OperatorShape {
+  double n = 0, k = 0;
+  double bytes_per_token = 0;
+  bool operator<(const OperatorShape& o) const {
+    return std::tie(n, k, bytes_per_token) < std::tie(o.n, o.k, o.bytes_per_token);
+  }
+};
+OperatorShape operator_shape(LayerOperator op, const LayerDims& dims);
+
+// Roofline factors for one device, fp16. A GEMM takes max(2 (m + tile) n k / (peak x compute),
+// fp16 bytes of its three matrices / (bandwidth x memory)) + launch: `tile` stands for the
+// tokens a partly filled tile and wave wastes. An elementwise operator takes m x bytes per token
+// / (bandwidth x efficiency) + launch + per_hidden x hidden (one thread block reduces a row).
+struct OperatorRoofline {
+  double peak_flops = 0, bandwidth_bytes_per_s = 0;
+  double gemm_compute = 0.7, gemm_tile_tokens = 64, gemm_memory = 0.8, gemm_launch_s = 5e-6;
+  struct Elementwise {
+    double efficiency = 0.5, launch_s = 3e-6, per_hidden_s = 0;
+  };
+  std::array<Elementwise, kLayerOperators> elementwise{};
+  double time_s(LayerOperator op, const OperatorShape& shape, double tokens, double hidden) const;
+};
+
+// One row of a Vidur mlp.csv: a model's layer on a device at some tokens, each operator's median.
+struct ProfiledLayer {
+  std::string device, model;
+  double tokens = 0;
+  LayerDims dims;
+  std::array<double, kLayerOperators> time_s{};  // 0: not profiled (the operator does not run)
+  double total_s() const;
+};
+// Parses the text of compute/<device>/<org>/<model>/mlp.csv (`path` names it in errors); rows
+// whose dims or times do not parse are errors naming line and column.
+Result<std::vector<ProfiledLayer>> parse_vidur_layer_profile(std::string_view text, const std::string& path,
+                                                             const std::string& device, const std::string& model);
+// Every mlp.csv under a Vidur-layout folder (compute/<device>/<org>/<model>/mlp.csv).
+Result<std::vector<ProfiledLayer>> read_vidur_layer_profiles(const std::string& dir);
+// The profiles that ship in the catalog (catalog/profiles/<source>/compute/...).
+const std::vector<ProfiledLayer>& embedded_layer_profiles();
+
+// The catalog accelerator a Vidur device folder was profiled on ("a100" -> "A100-80GB"), or "".
+std::string profiled_accelerator(const std::string& device);
+
+// Fits the roofline's factors to profiled rows of one device (least squares of the log ratio).
+OperatorRoofline fit_operator_roofline(const std::vector<const ProfiledLayer*>& rows, double peak_flops,
+                                       double bandwidth_bytes_per_s);
+
+// Measured operator tables and fitted rooflines, by device.
+class LayerOperatorModel {
+ public:
+  void add_measured(const ProfiledLayer& row);
+  void set_roofline(const std::string& device, const OperatorRoofline& roofline) { rooflines_[device] = roofline; }
+  bool has_device(const std::string& device) const { return rooflines_.count(device) > 0; }
+
+  struct LayerTime {
+    double time_s = 0;
+    int measured_operators = 0;  // answered by a table (interpolated in tokens)
+    int roofline_operators = 0;
+  };
+  // One layer's per-token operators at this many tokens; the device must have a roofline. With
+  // `timed`, only the operators it marks are summed (to compare with a profile that lacks some).
+  LayerTime layer_time(const std::string& device, const LayerDims& dims, double tokens,
+                       const std::array<bool, kLayerOperators>* timed = nullptr) const;
+
+ private:
+  using Key = std::tuple<std::string, int, OperatorShape, double>;  // device, operator, shape, hidden
+  std::map<Key, std::map<double, double>> tables_;                  // tokens -> seconds
+  std::map<std::string, OperatorRoofline> rooflines_;
+};
+
+}  // namespace gw
