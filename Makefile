@@ -32,7 +32,7 @@ SANITIZE = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 test-asan: bootstrap
 	@cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWISE_BENCH=OFF \
 	  -DCMAKE_CXX_FLAGS="$(SANITIZE)" -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE)" >/dev/null
-	@cmake --build $(BUILD)-asan -j $(JOBS) --target gpuwise gpuwise_tests gpuwise_vidur_side_by_side gpuwise_training_accuracy
+	@cmake --build $(BUILD)-asan -j $(JOBS) --target gpuwise gpuwise_tests gpuwise_vidur_side_by_side gpuwise_training_accuracy gpuwise_operator_accuracy
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
 
 # libFuzzer targets for every reader (clang, with ASan and UBSan), each run FUZZ_SECONDS.
@@ -45,10 +45,11 @@ fuzz: bootstrap
 	@FUZZ_SEED=$(FUZZ_SEED) fuzz/run $(BUILD)-fuzz $(FUZZ_SECONDS)
 
 bench: configure
-	@cmake --build $(BUILD) -j $(JOBS) --target gpuwise_bench gpuwise gpuwise_perf_accuracy gpuwise_sim_speed gpuwise_training_accuracy gpuwise_telemetry_speed gpuwise_vidur_side_by_side
+	@cmake --build $(BUILD) -j $(JOBS) --target gpuwise_bench gpuwise gpuwise_perf_accuracy gpuwise_operator_accuracy gpuwise_sim_speed gpuwise_training_accuracy gpuwise_telemetry_speed gpuwise_vidur_side_by_side
 	./$(BUILD)/gpuwise_bench
 	bench/cli_latency.sh $(BUILD)/gpuwise
 	./$(BUILD)/gpuwise_perf_accuracy bench/perf_measurements.csv
+	./$(BUILD)/gpuwise_operator_accuracy
 	./$(BUILD)/gpuwise_training_accuracy bench/training_measurements.csv .
 	taskset -c 0 ./$(BUILD)/gpuwise_sim_speed 1000000
 	./$(BUILD)/gpuwise_sim_speed 10000000

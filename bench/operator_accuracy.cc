@@ -4,8 +4,11 @@
 // then the left-out model's per-layer sums are predicted at every profiled token count and
 // tensor-parallel degree. Also in-sample with every other token count held out (interpolation).
 // Prints each fold and the totals; exits 1 past the budget (median 8%, worst 35%).
+// Usage: gpuwise_operator_accuracy [VIDUR_PROFILE_DIR] [--write-rooflines FILE] (FILE: the fits
+// on every row of each device, as catalog/profiles/vidur-7d47513/rooflines.csv ships them).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fmt/format.h>
 #include <map>
 #include <set>
@@ -37,7 +40,13 @@ std::array<bool, gw::kLayerOperators> timed(const gw::ProfiledLayer& row) {
 
 int main(int argc, char** argv) {
   const double median_budget = 0.08, worst_budget = 0.35;
-  auto loaded = argc > 1 ? gw::read_vidur_layer_profiles(argv[1]) : gw::Result<std::vector<gw::ProfiledLayer>>(gw::embedded_layer_profiles());
+  std::string dir, rooflines_path;
+  for (int a = 1; a < argc; ++a) {
+    std::string arg = argv[a];
+    if (arg == "--write-rooflines" && a + 1 < argc) rooflines_path = argv[++a];
+    else dir = arg;
+  }
+  auto loaded = !dir.empty() ? gw::read_vidur_layer_profiles(dir) : gw::Result<std::vector<gw::ProfiledLayer>>(gw::embedded_layer_profiles());
   if (!loaded.ok()) {
     fmt::print(stderr, "{}\n", loaded.error().to_string());
     return 1;
@@ -49,6 +58,7 @@ int main(int argc, char** argv) {
   for (const auto& r : rows) models[r.device].insert(r.model);
 
   std::vector<double> held_out, in_sample;
+  std::map<std::string, gw::OperatorRoofline> full_fits;
   double measured_ops = 0, all_ops = 0;
   fmt::print("{:<6} {:<28} {:>5} {:>9} {:>9} {:>9} {:>9}  fitted gemm (compute, tile tokens, memory, launch us)\n", "device",
              "left-out model", "rows", "median", "p90", "worst", "tables");
@@ -98,11 +108,21 @@ int main(int argc, char** argv) {
       if (index[{r.model, r.dims.tensor_parallel}]++ % 2 == 0) model.add_measured(r);
       else probes.push_back(&r);
     }
-    model.set_roofline(device, gw::fit_operator_roofline(fit_rows, peak, bandwidth));
+    full_fits[device] = gw::fit_operator_roofline(fit_rows, peak, bandwidth);
+    model.set_roofline(device, full_fits[device]);
     for (const auto* r : probes) {
       auto mask = timed(*r);
       in_sample.push_back(std::abs(model.layer_time(device, r->dims, r->tokens, &mask).time_s / r->total_s() - 1));
     }
+  }
+  if (!rooflines_path.empty()) {
+    std::FILE* out = std::fopen(rooflines_path.c_str(), "w");
+    if (!out) {
+      fmt::print(stderr, "cannot write {}\n", rooflines_path);
+      return 1;
+    }
+    std::fputs(gw::rooflines_to_csv(full_fits).c_str(), out);
+    std::fclose(out);
   }
   Summary h = summarize(held_out), i = summarize(in_sample);
   fmt::print("\n(a) held out, each model left out of its device's fit and tables: {} rows, median {:.1f}%, p90 {:.1f}%, "

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
     return std::make_pair(median, errors.back());
   };
 
-  std::vector<double> raw_errors, loo_errors, engine_loo_errors;
+  std::vector<double> raw_errors, loo_errors, engine_loo_errors, operator_errors;
+  std::vector<std::string> operator_rows;
   fmt::print("{:<10} {:<14} {:<5} {:>2} {:<8} {:>5} {:>6} {:>5} {:>12} {:>12} {:>8} {:>12} {:>8} {:>8}\n", "gpu", "model",
              "prec", "tp", "phase", "batch", "tokens", "out", "measured_ms", "model_ms", "error", "loo_cal_ms", "error", "same_src");
   for (size_t i = 0; i < ms.size(); ++i) {
@@ -43,6 +44,19 @@ int main(int argc, char** argv) {
     double predicted = gw::predict_latency_ms(m, models[i], a, gw::default_efficiency(a));
     double raw = predicted / m.latency_ms - 1;
     raw_errors.push_back(std::fabs(raw));
+    // By operator (16-bit dense LLMs): tables and the roofline fitted to Vidur's profiles, with
+    // nothing fitted to these measurements.
+    auto operators = gw::operators_for(a);
+    bool by_operator = (m.precision == gw::Precision::bf16 || m.precision == gw::Precision::fp16) &&
+                       models[i].kind == gw::ModelKind::decoder;
+    if (by_operator) {
+      double op_ms = gw::predict_latency_ms(m, models[i], a, gw::default_efficiency(a), &operators);
+      operator_errors.push_back(std::fabs(op_ms / m.latency_ms - 1));
+      operator_rows.push_back(fmt::format("  {:<10} {:<14} tp{} {:<7} batch {:>3} tokens {:>5}: measured {:>9.2f} ms, "
+                                          "by operator {:>9.2f} ms ({:+.1f}%), roofline {:>9.2f} ms ({:+.1f}%)",
+                                          m.accelerator, m.model, m.tensor_parallel, m.phase, m.batch, m.tokens,
+                                          m.latency_ms, op_ms, 100 * (op_ms / m.latency_ms - 1), predicted, raw * 100));
+    }
     // Leave-one-out: fit this accelerator's factors on its other measurements.
     std::vector<gw::Measurement> rest;
     std::vector<gw::ModelArch> rest_models;
@@ -92,6 +106,13 @@ int main(int argc, char** argv) {
   auto [engine_median, engine_worst] = summarize(engine_loo_errors);
   fmt::print("calibrated per GPU on one engine's table, leave-one-out ({} rows): median |error| {:.1f}%, worst {:.1f}%  (target <= 5%)\n",
              engine_loo_errors.size(), engine_median * 100, engine_worst * 100);
+  if (!operator_errors.empty()) {
+    auto [op_median, op_worst] = summarize(operator_errors);
+    fmt::print("\n(b) by operator, nothing fitted to these rows ({} 16-bit LLM rows): median |error| {:.1f}%, worst {:.1f}%  "
+               "(target <= 12%, worst <= 35%)\n",
+               operator_errors.size(), op_median * 100, op_worst * 100);
+    for (const auto& row : operator_rows) fmt::print("{}\n", row);
+  }
   auto calibration = gw::calibrate(ms, catalog.value());
   if (calibration.ok()) {
     for (const auto& [name, quality] : calibration.value().fit_quality) {

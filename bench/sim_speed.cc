@@ -12,6 +12,7 @@
 #include "catalog/catalog.h"
 #include "model/memory.h"
 #include "model/presets.h"
+#include "perf/layer_operators.h"
 #include "sim/simulator.h"
 
 namespace {
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   gw::PerfSetup setup;
   setup.accelerator = catalog.find_accelerator("H100");
   setup.efficiency = gw::default_efficiency(*setup.accelerator);
+  gw::use_layer_operators(setup, nullptr);  // as plans and simulate time their steps
   auto model = std::make_shared<gw::LlmStepModel>(arch, setup);
   gw::InferenceMemoryOptions memory;
   gw::MemoryEstimate e = gw::estimate_inference(arch, memory);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
+#include "perf/layer_operators.h"
 #include "core/text.h"
 #include "model/memory.h"
 #include "model/presets.h"
@@ -20,7 +21,7 @@ namespace {
 using nlohmann::json;
 
 struct PerfArgs {
-  std::string model, accelerator, precision = "bf16", kv_precision, phase, calibration;
+  std::string model, accelerator, precision = "bf16", kv_precision, phase, calibration, step_model = "operators";
   int count = 0, tp = 0;
   long long batch = 1, context_tokens = 1024;
   bool max_throughput = false;
@@ -52,6 +53,7 @@ int run_perf(CommandContext& context, const PerfArgs& args) {
   setup.kv_precision = args.kv_precision.empty() ? (*precision == Precision::fp8 ? Precision::fp8 : Precision::bf16)
                                                  : parse_precision(args.kv_precision).value_or(Precision::bf16);
   setup.efficiency = efficiency_for(*accelerator, calibration ? &*calibration : nullptr);
+  if (args.step_model == "operators") use_layer_operators(setup, calibration ? &*calibration : nullptr);
   int replicas = args.count > 0 ? std::max(1, args.count / tp) : 1;
 
   json result = {{"model", arch.name}, {"accelerator", accelerator->name}, {"tensor_parallel", tp},
@@ -175,16 +177,26 @@ int run_perf(CommandContext& context, const PerfArgs& args) {
     result.update({{"step_time_s", step.time_s}, {"batch", args.batch}, {"tokens_per_s", tokens / step.time_s},
                    {"requests_per_s", static_cast<double>(args.batch) / step.time_s}, {"bound", step.bound},
                    {"compute_s", step.compute_s}, {"memory_s", step.memory_s}, {"network_s", step.network_s},
-                   {"overhead_s", step.overhead_s}, {"flops", step.flops}, {"bytes", step.bytes}});
-    text = fmt::format("{} step on {} (tp{}): {:.3f} ms ({}-bound; compute {:.3f} ms, memory {:.3f} ms, network "
+                   {"overhead_s", step.overhead_s}, {"flops", step.flops}, {"bytes", step.bytes},
+                   {"layer_operators_s", step.layer_operators_s}, {"measured_operators", step.measured_operators},
+                   {"roofline_operators", step.roofline_operators}});
+    std::string layers = uses_layer_operators(arch, setup)
+                             ? fmt::format("layers {:.3f} ms ({} of {} operators measured), attention/head ",
+                                           step.layer_operators_s * 1e3, step.measured_operators,
+                                           step.measured_operators + step.roofline_operators)
+                             : "";
+    text = fmt::format("{} step on {} (tp{}): {:.3f} ms ({}-bound; {}compute {:.3f} ms, memory {:.3f} ms, network "
                        "{:.3f} ms, overhead {:.3f} ms), {} tokens/s\n",
                        args.phase.empty() ? "item" : args.phase, accelerator->name, tp, step.time_s * 1e3, step.bound,
-                       step.compute_s * 1e3, step.memory_s * 1e3, step.network_s * 1e3, step.overhead_s * 1e3,
+                       layers, step.compute_s * 1e3, step.memory_s * 1e3, step.network_s * 1e3, step.overhead_s * 1e3,
                        format_number(tokens / step.time_s, 0));
   }
   if (context.options.format == "json") {
     context.emit_json(result, "perf");
   } else {
+    if (context.options.explain && uses_layer_operators(arch, setup))
+      text += fmt::format("layers by operator: {}; attention, KV cache and output head by the roofline below\n",
+                          setup.operator_basis);
     if (context.options.explain)
       text += fmt::format("efficiency: {} (compute {:.2f}, 8-bit {:.2f}, memory {:.2f}, {:.0f} us per layer)\n"
                           "peak {:.1f} TFLOPS, {:.0f} GB/s ({})\n",
@@ -236,6 +248,10 @@ void add_perf_commands(CLI::App& app, CommandContext& context, Action& action) {
   perf->add_option("--output-tokens", args->output_tokens, "Output tokens per request")->check(CLI::Range(1.0, 1e7));
   perf->add_option("--max-batch", args->max_batch, "Most concurrent sequences")->check(CLI::Range(1, 1 << 20));
   perf->add_option("--calibration", args->calibration, "Efficiency factors from `gpuwise calibrate`");
+  perf->add_option("--step-model", args->step_model,
+                   "operators: layers timed by operator from measured profiles (16-bit dense LLMs), "
+                   "roofline: the whole-step roofline")
+      ->check(CLI::IsMember({"operators", "roofline"}));
   perf->callback([&context, &action, args] { action = [&context, args] { return run_perf(context, *args); }; });
 
   auto* calibrate_command = app.add_subcommand("calibrate", "Fit efficiency factors to measured latencies (CSV)");

@@ -4,12 +4,16 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 
 #include <fmt/format.h>
 
 #include "core/csv.h"
+#include "catalog/catalog.h"
 #include "catalog/embedded.h"
 #include "core/text.h"
+#include "perf/efficiency.h"
+#include "perf/step_time.h"
 
 namespace gw {
 
@@ -100,6 +104,11 @@ double OperatorRoofline::time_s(LayerOperator op, const OperatorShape& shape, do
   return tokens * shape.bytes_per_token / (bandwidth_bytes_per_s * e.efficiency) + e.launch_s + e.per_hidden_s * hidden;
 }
 
+bool OperatorRoofline::gemm_compute_bound(const OperatorShape& s, double tokens) const {
+  return 2 * (tokens + gemm_tile_tokens) * s.n * s.k / (peak_flops * gemm_compute) >
+         2 * (s.n * s.k + tokens * s.k + tokens * s.n) / (bandwidth_bytes_per_s * gemm_memory);
+}
+
 double ProfiledLayer::total_s() const {
   double total = 0;
   for (double t : time_s) total += t;
@@ -177,24 +186,101 @@ std::string profiled_accelerator(const std::string& device) {
   return "";
 }
 
+namespace {
+
+// Embedded mlp.csv files by device: profiles/<source>/compute/<device>/<org>/<model>/mlp.csv.
+std::vector<ProfiledLayer> parse_embedded_profiles(const std::string* only_device) {
+  std::vector<ProfiledLayer> all;
+  for (const auto& file : embedded_catalog_files()) {
+    std::string_view path = file.path;
+    if (path.rfind("profiles/", 0) != 0 || path.size() < 8 || path.substr(path.size() - 8) != "/mlp.csv") continue;
+    size_t compute = path.find("/compute/");
+    if (compute == std::string_view::npos) continue;
+    std::string_view rest = path.substr(compute + 9, path.size() - compute - 9 - 8);  // <device>/<org>/<model>
+    size_t slash = rest.find('/');
+    if (slash == std::string_view::npos) continue;
+    std::string device(rest.substr(0, slash));
+    if (only_device && device != *only_device) continue;
+    auto rows = parse_vidur_layer_profile(file.contents, "catalog/" + std::string(path), device, std::string(rest.substr(slash + 1)));
+    if (rows.ok()) all.insert(all.end(), rows.value().begin(), rows.value().end());  // checked by a test
+  }
+  return all;
+}
+
+}  // namespace
+
 const std::vector<ProfiledLayer>& embedded_layer_profiles() {
-  static const std::vector<ProfiledLayer> profiles = [] {
-    std::vector<ProfiledLayer> all;
-    for (const auto& file : embedded_catalog_files()) {
-      std::string_view path = file.path;  // profiles/<source>/compute/<device>/<org>/<model>/mlp.csv
-      if (path.rfind("profiles/", 0) != 0 || path.size() < 8 || path.substr(path.size() - 8) != "/mlp.csv") continue;
-      size_t compute = path.find("/compute/");
-      if (compute == std::string_view::npos) continue;
-      std::string_view rest = path.substr(compute + 9, path.size() - compute - 9 - 8);  // <device>/<org>/<model>
-      size_t slash = rest.find('/');
-      if (slash == std::string_view::npos) continue;
-      auto rows = parse_vidur_layer_profile(file.contents, "catalog/" + std::string(path), std::string(rest.substr(0, slash)),
-                                            std::string(rest.substr(slash + 1)));
-      if (rows.ok()) all.insert(all.end(), rows.value().begin(), rows.value().end());  // checked by a test
-    }
-    return all;
-  }();
+  static const std::vector<ProfiledLayer> profiles = parse_embedded_profiles(nullptr);
   return profiles;
+}
+
+const std::vector<ProfiledLayer>& embedded_layer_profiles(const std::string& device) {
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<ProfiledLayer>> by_device;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = by_device.find(device);
+  if (it == by_device.end()) it = by_device.emplace(device, parse_embedded_profiles(&device)).first;
+  return it->second;
+}
+
+std::string rooflines_to_csv(const std::map<std::string, OperatorRoofline>& by_device) {
+  std::string out = "device,peak_flops,bandwidth_bytes_per_s,gemm_compute,gemm_tile_tokens,gemm_memory,gemm_launch_s";
+  for (int i = 0; i < kLayerOperators; ++i)
+    if (!is_gemm(static_cast<LayerOperator>(i)))
+      out += fmt::format(",{0}_efficiency,{0}_launch_s,{0}_per_hidden_s", kNames[i]);
+  out += "\n";
+  for (const auto& [device, r] : by_device) {
+    out += fmt::format("{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}", device, r.peak_flops, r.bandwidth_bytes_per_s,
+                       r.gemm_compute, r.gemm_tile_tokens, r.gemm_memory, r.gemm_launch_s);
+    for (int i = 0; i < kLayerOperators; ++i) {
+      if (is_gemm(static_cast<LayerOperator>(i))) continue;
+      const auto& e = r.elementwise[static_cast<size_t>(i)];
+      out += fmt::format(",{:.6g},{:.6g},{:.6g}", e.efficiency, e.launch_s, e.per_hidden_s);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+Result<std::map<std::string, OperatorRoofline>> parse_rooflines_csv(std::string_view text, const std::string& path) {
+  auto table = parse_csv(text, path);
+  if (!table.ok()) return table.error();
+  std::map<std::string, OperatorRoofline> out;
+  for (const auto& row : table.value().rows) {
+    CsvRecord r(table.value(), row);
+    std::string device = r.text("device");
+    if (device.empty()) return Error{path, row.line, "device", "missing"};
+    OperatorRoofline f;
+    f.peak_flops = r.number("peak_flops", 1, 1e20);
+    f.bandwidth_bytes_per_s = r.number("bandwidth_bytes_per_s", 1, 1e16);
+    f.gemm_compute = r.number("gemm_compute", 1e-3, 1);
+    f.gemm_tile_tokens = r.number("gemm_tile_tokens", 0, 1e6);
+    f.gemm_memory = r.number("gemm_memory", 1e-3, 1);
+    f.gemm_launch_s = r.number("gemm_launch_s", 0, 1);
+    for (int i = 0; i < kLayerOperators; ++i) {
+      if (is_gemm(static_cast<LayerOperator>(i))) continue;
+      auto& e = f.elementwise[static_cast<size_t>(i)];
+      e.efficiency = r.number(fmt::format("{}_efficiency", kNames[i]), 1e-4, 1);
+      e.launch_s = r.number(fmt::format("{}_launch_s", kNames[i]), 0, 1);
+      e.per_hidden_s = r.number(fmt::format("{}_per_hidden_s", kNames[i]), 0, 1);
+    }
+    if (!r.ok()) return r.error();
+    out[device] = f;
+  }
+  return out;
+}
+
+const std::map<std::string, OperatorRoofline>& embedded_rooflines() {
+  static const std::map<std::string, OperatorRoofline> rooflines = [] {
+    for (const auto& file : embedded_catalog_files()) {
+      std::string_view path = file.path;
+      if (path.rfind("profiles/", 0) != 0 || path.size() < 14 || path.substr(path.size() - 14) != "/rooflines.csv") continue;
+      auto parsed = parse_rooflines_csv(file.contents, "catalog/" + std::string(path));
+      if (parsed.ok()) return parsed.value();  // checked by a test
+    }
+    return std::map<std::string, OperatorRoofline>{};
+  }();
+  return rooflines;
 }
 
 OperatorRoofline fit_operator_roofline(const std::vector<const ProfiledLayer*>& rows, double peak_flops,
@@ -250,6 +336,43 @@ void LayerOperatorModel::add_measured(const ProfiledLayer& row) {
   }
 }
 
+namespace {
+
+// A table's time at tokens within its profiled range, interpolated; NaN outside it.
+double table_time_s(const std::map<double, double>& table, double tokens) {
+  if (tokens < table.begin()->first || tokens > table.rbegin()->first) return std::nan("");
+  auto hi = table.lower_bound(tokens);
+  if (hi->first == tokens) return hi->second;
+  auto lo = std::prev(hi);
+  return lo->second + (hi->second - lo->second) * (tokens - lo->first) / (hi->first - lo->first);
+}
+
+}  // namespace
+
+LayerOperatorModel::BoundLayer LayerOperatorModel::bind(const std::string& device, const LayerDims& dims) const {
+  BoundLayer layer;
+  layer.roofline_ = &rooflines_.at(device);
+  layer.hidden_ = dims.hidden;
+  for (int i = 0; i < kLayerOperators; ++i) {
+    auto op = static_cast<LayerOperator>(i);
+    if (op == LayerOperator::post_attention_layernorm && !dims.post_attention_norm) continue;
+    BoundLayer::Operator o{op, operator_shape(op, dims), nullptr};
+    auto table = tables_.find(Key{device, i, o.shape, is_gemm(op) ? 0 : dims.hidden});
+    if (table != tables_.end()) o.table = &table->second;
+    layer.operators_.push_back(o);
+  }
+  return layer;
+}
+
+double LayerOperatorModel::BoundLayer::time_s(double tokens) const {
+  double total = 0;
+  for (const auto& o : operators_) {
+    double t = o.table ? table_time_s(*o.table, tokens) : std::nan("");
+    total += std::isnan(t) ? roofline_->time_s(o.op, o.shape, tokens, hidden_) : t;
+  }
+  return total;
+}
+
 LayerOperatorModel::LayerTime LayerOperatorModel::layer_time(const std::string& device, const LayerDims& dims,
                                                              double tokens,
                                                              const std::array<bool, kLayerOperators>* timed) const {
@@ -262,13 +385,8 @@ LayerOperatorModel::LayerTime LayerOperatorModel::layer_time(const std::string& 
     OperatorShape shape = operator_shape(op, dims);
     auto table = tables_.find(Key{device, i, shape, is_gemm(op) ? 0 : dims.hidden});
     // Interpolated within the profiled tokens only; beyond them the roofline answers.
-    if (table != tables_.end() && tokens >= table->second.begin()->first && tokens <= table->second.rbegin()->first) {
-      auto hi = table->second.lower_bound(tokens);
-      double t = hi->second;
-      if (hi->first > tokens) {
-        auto lo = std::prev(hi);
-        t = lo->second + (hi->second - lo->second) * (tokens - lo->first) / (hi->first - lo->first);
-      }
+    double t = table != tables_.end() ? table_time_s(table->second, tokens) : std::nan("");
+    if (!std::isnan(t)) {
       out.time_s += t;
       ++out.measured_operators;
     } else {
@@ -277,6 +395,76 @@ LayerOperatorModel::LayerTime LayerOperatorModel::layer_time(const std::string& 
     }
   }
   return out;
+}
+
+}  // namespace gw
+
+namespace gw {
+
+AcceleratorOperators operators_for(const Accelerator& accelerator) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const LayerOperatorModel>> profiled_models;  // by device
+  static std::map<std::string, OperatorRoofline> rooflines;                                 // by device
+  auto sixteen_bit_flops = [](const Accelerator& a) {
+    return a.peak(Precision::bf16).value_or(a.peak(Precision::fp16).value_or(0)) * 1e12;
+  };
+  // A profiled device's roofline, fitted against the rates of the hardware it was measured on.
+  auto fitted = [&](const std::string& device) -> const OperatorRoofline& {
+    auto it = rooflines.find(device);
+    if (it != rooflines.end()) return it->second;
+    auto shipped = embedded_rooflines().find(device);
+    if (shipped != embedded_rooflines().end()) return rooflines[device] = shipped->second;
+    static const auto catalog = Catalog::embedded();
+    const Accelerator* measured_on = catalog.ok() ? catalog.value().find_accelerator(profiled_accelerator(device)) : nullptr;
+    std::vector<const ProfiledLayer*> rows;
+    for (const auto& r : embedded_layer_profiles(device)) rows.push_back(&r);
+    OperatorRoofline roofline;
+    if (measured_on && !rows.empty())
+      roofline = fit_operator_roofline(rows, sixteen_bit_flops(*measured_on), measured_on->memory_gb_per_s * 1e9);
+    return rooflines[device] = roofline;
+  };
+  std::string own_device;
+  for (const char* device : {"a100", "h100", "a40"})
+    if (profiled_accelerator(device) == accelerator.name) own_device = device;
+  std::lock_guard<std::mutex> lock(mutex);
+  AcceleratorOperators out;
+  if (!own_device.empty()) {
+    auto& model = profiled_models[own_device];
+    if (!model) {
+      auto built = std::make_shared<LayerOperatorModel>();
+      for (const auto& r : embedded_layer_profiles(own_device)) built->add_measured(r);
+      built->set_roofline(own_device, fitted(own_device));
+      model = built;
+    }
+    out.model = model;
+    out.device = own_device;
+    out.basis = "per-operator times measured on " + accelerator.name + " (Vidur 7d47513), a roofline fitted to them elsewhere";
+    return out;
+  }
+  const double sixteen = sixteen_bit_flops(accelerator);
+  std::string basis = sixteen >= 600e12 ? "h100" : accelerator.memory_gb_per_s >= 1000 ? "a100" : "a40";
+  OperatorRoofline roofline = fitted(basis);
+  roofline.peak_flops = sixteen > 0 ? sixteen : 1e12;
+  roofline.bandwidth_bytes_per_s = accelerator.memory_gb_per_s * 1e9;
+  auto model = std::make_shared<LayerOperatorModel>();
+  model->set_roofline(accelerator.name, roofline);
+  out.model = model;
+  out.device = accelerator.name;
+  out.basis = "a per-operator roofline with the factors fitted to " + profiled_accelerator(basis) +
+              " profiles (Vidur 7d47513), at " + accelerator.name + "'s own peak and bandwidth";
+  return out;
+}
+
+}  // namespace gw
+
+namespace gw {
+
+void use_layer_operators(PerfSetup& setup, const Calibration* calibration) {
+  if (!setup.accelerator || (calibration && calibration->find(setup.accelerator->name))) return;
+  AcceleratorOperators operators = operators_for(*setup.accelerator);
+  setup.layer_operators = operators.model;
+  setup.operator_device = operators.device;
+  setup.operator_basis = operators.basis;
 }
 
 }  // namespace gw

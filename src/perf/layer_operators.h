@@ -7,11 +7,13 @@
 
 #include <array>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
+#include "catalog/accelerator.h"
 #include "core/error.h"
 #include "model/model_arch.h"
 
@@ -64,6 +66,7 @@ struct OperatorRoofline {
   };
   std::array<Elementwise, kLayerOperators> elementwise{};
   double time_s(LayerOperator op, const OperatorShape& shape, double tokens, double hidden) const;
+  bool gemm_compute_bound(const OperatorShape& shape, double tokens) const;
 };
 
 // One row of a Vidur mlp.csv: a model's layer on a device at some tokens, each operator's median.
@@ -80,8 +83,10 @@ Result<std::vector<ProfiledLayer>> parse_vidur_layer_profile(std::string_view te
                                                              const std::string& device, const std::string& model);
 // Every mlp.csv under a Vidur-layout folder (compute/<device>/<org>/<model>/mlp.csv).
 Result<std::vector<ProfiledLayer>> read_vidur_layer_profiles(const std::string& dir);
-// The profiles that ship in the catalog (catalog/profiles/<source>/compute/...).
+// The profiles that ship in the catalog (catalog/profiles/<source>/compute/...), all or one
+// device's (parsed on first use).
 const std::vector<ProfiledLayer>& embedded_layer_profiles();
+const std::vector<ProfiledLayer>& embedded_layer_profiles(const std::string& device);
 
 // The catalog accelerator a Vidur device folder was profiled on ("a100" -> "A100-80GB"), or "".
 std::string profiled_accelerator(const std::string& device);
@@ -89,6 +94,15 @@ std::string profiled_accelerator(const std::string& device);
 // Fits the roofline's factors to profiled rows of one device (least squares of the log ratio).
 OperatorRoofline fit_operator_roofline(const std::vector<const ProfiledLayer*>& rows, double peak_flops,
                                        double bandwidth_bytes_per_s);
+
+// Fitted rooflines as CSV (device, peak and bandwidth fitted against, the GEMM factors, then
+// efficiency, launch and per-hidden time of each elementwise operator), so a process need not
+// fit them again: catalog/profiles/<source>/rooflines.csv is written by
+// `gpuwise_operator_accuracy --write-rooflines` and checked against a fresh fit by a test.
+std::string rooflines_to_csv(const std::map<std::string, OperatorRoofline>& by_device);
+Result<std::map<std::string, OperatorRoofline>> parse_rooflines_csv(std::string_view text, const std::string& path);
+// The shipped rooflines (empty when the catalog has none).
+const std::map<std::string, OperatorRoofline>& embedded_rooflines();
 
 // Measured operator tables and fitted rooflines, by device.
 class LayerOperatorModel {
@@ -106,11 +120,48 @@ class LayerOperatorModel {
   // `timed`, only the operators it marks are summed (to compare with a profile that lacks some).
   LayerTime layer_time(const std::string& device, const LayerDims& dims, double tokens,
                        const std::array<bool, kLayerOperators>* timed = nullptr) const;
+  // A layer's operators resolved once (tables found, shapes computed), for a hot loop; valid
+  // while the model lives.
+  class BoundLayer {
+   public:
+    double time_s(double tokens) const;
+
+   private:
+    friend class LayerOperatorModel;
+    struct Operator {
+      LayerOperator op;
+      OperatorShape shape;
+      const std::map<double, double>* table = nullptr;
+    };
+    std::vector<Operator> operators_;
+    const OperatorRoofline* roofline_ = nullptr;
+    double hidden_ = 0;
+  };
+  BoundLayer bind(const std::string& device, const LayerDims& dims) const;
+  // The device's fitted roofline (launch cost, whether a GEMM is compute- or memory-bound).
+  const OperatorRoofline& roofline(const std::string& device) const { return rooflines_.at(device); }
 
  private:
   using Key = std::tuple<std::string, int, OperatorShape, double>;  // device, operator, shape, hidden
   std::map<Key, std::map<double, double>> tables_;                  // tokens -> seconds
   std::map<std::string, OperatorRoofline> rooflines_;
 };
+
+// The operator model gpuwise uses for an accelerator, from the profiles that ship: a profiled
+// accelerator gets its tables and its own fitted roofline; any other the fitted factors of the
+// nearest profiled generation (Hopper-class peaks: H100; other HBM parts: A100; GDDR: A40) with
+// its own peak and bandwidth, and no tables. Fitted once per process and device (thread-safe).
+struct AcceleratorOperators {
+  std::shared_ptr<const LayerOperatorModel> model;
+  std::string device;  // the key to ask the model with
+  std::string basis;   // what answers, for --explain: "measured on A100-80GB (Vidur 7d47513)" ...
+};
+AcceleratorOperators operators_for(const Accelerator& accelerator);
+
+// Has the setup's step time take its layers by operator (operators_for its accelerator), unless
+// the accelerator has calibrated factors (`gpuwise calibrate` fits the whole-step roofline).
+struct PerfSetup;
+class Calibration;
+void use_layer_operators(PerfSetup& setup, const Calibration* calibration);
 
 }  // namespace gw

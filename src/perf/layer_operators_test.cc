@@ -152,3 +152,61 @@ TEST(LayerOperators, BadProfileNamesLineAndColumn) {
 
 }  // namespace
 }  // namespace gw
+
+namespace gw {
+namespace {
+
+// catalog/profiles/vidur-7d47513/rooflines.csv is what a fresh fit of the shipped profiles gives
+// (regenerate with `gpuwise_operator_accuracy --write-rooflines` when the fit or data change).
+TEST(LayerOperators, ShippedRooflinesAreAFreshFit) {
+  const auto& shipped = embedded_rooflines();
+  ASSERT_EQ(shipped.size(), 3u);
+  auto catalog = Catalog::embedded();
+  for (const auto& [device, roofline] : shipped) {
+    const Accelerator* a = catalog.value().find_accelerator(profiled_accelerator(device));
+    ASSERT_NE(a, nullptr) << device;
+    std::vector<const ProfiledLayer*> rows;
+    for (const auto& r : embedded_layer_profiles(device)) rows.push_back(&r);
+    OperatorRoofline fresh = fit_operator_roofline(rows, a->peak(Precision::fp16).value() * 1e12, a->memory_gb_per_s * 1e9);
+    EXPECT_NEAR(roofline.gemm_compute, fresh.gemm_compute, 1e-4 * fresh.gemm_compute) << device;
+    EXPECT_NEAR(roofline.gemm_tile_tokens, fresh.gemm_tile_tokens, 1e-4 * fresh.gemm_tile_tokens) << device;
+    EXPECT_NEAR(roofline.gemm_memory, fresh.gemm_memory, 1e-4 * fresh.gemm_memory) << device;
+    EXPECT_NEAR(roofline.gemm_launch_s, fresh.gemm_launch_s, 1e-4 * fresh.gemm_launch_s) << device;
+    for (int i = 0; i < kLayerOperators; ++i) {
+      if (is_gemm(static_cast<LayerOperator>(i))) continue;
+      const auto &s = roofline.elementwise[static_cast<size_t>(i)], &f = fresh.elementwise[static_cast<size_t>(i)];
+      EXPECT_NEAR(s.efficiency, f.efficiency, 1e-4 * f.efficiency) << device << " " << operator_name(static_cast<LayerOperator>(i));
+      EXPECT_NEAR(s.launch_s, f.launch_s, 1e-4 * f.launch_s) << device << " " << operator_name(static_cast<LayerOperator>(i));
+    }
+  }
+  auto bad = parse_rooflines_csv("device,peak_flops\na100,x\n", "rooflines.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().line, 2);
+}
+
+// A profiled accelerator answers from its tables; another from the nearest profiled generation's
+// fitted factors at its own peak and bandwidth, with no tables.
+TEST(LayerOperators, OperatorsForProfiledAndOtherAccelerators) {
+  auto catalog = Catalog::embedded();
+  auto arch = resolve_model("llama-2-70b");
+  ASSERT_TRUE(arch.ok());
+  LayerDims dims = layer_dims(arch.value(), 8);
+  const Accelerator* h100 = catalog.value().find_accelerator("H100");
+  AcceleratorOperators profiled = operators_for(*h100);
+  EXPECT_EQ(profiled.device, "h100");
+  EXPECT_EQ(profiled.model->layer_time(profiled.device, dims, 512).measured_operators, 9);
+  EXPECT_NE(profiled.basis.find("measured on H100"), std::string::npos) << profiled.basis;
+  const Accelerator* l4 = catalog.value().find_accelerator("L4");
+  AcceleratorOperators other = operators_for(*l4);
+  EXPECT_EQ(other.device, "L4");
+  EXPECT_EQ(other.model->layer_time(other.device, dims, 512).measured_operators, 0);
+  EXPECT_DOUBLE_EQ(other.model->roofline("L4").bandwidth_bytes_per_s, l4->memory_gb_per_s * 1e9);
+  EXPECT_NE(other.basis.find("A40"), std::string::npos) << other.basis;  // GDDR: the A40's factors
+  // The bound layer answers as layer_time does.
+  auto bound = profiled.model->bind(profiled.device, dims);
+  for (double tokens : {1.0, 7.0, 300.0, 5000.0})
+    EXPECT_DOUBLE_EQ(bound.time_s(tokens), profiled.model->layer_time(profiled.device, dims, tokens).time_s) << tokens;
+}
+
+}  // namespace
+}  // namespace gw

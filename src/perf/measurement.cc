@@ -53,8 +53,12 @@ Result<std::vector<Measurement>> read_measurements(std::string_view text, const 
 }
 
 double predict_latency_ms(const Measurement& m, const ModelArch& arch, const Accelerator& accelerator,
-                          const EfficiencyFactors& factors) {
+                          const EfficiencyFactors& factors, const AcceleratorOperators* operators) {
   PerfSetup setup;
+  if (operators) {
+    setup.layer_operators = operators->model;
+    setup.operator_device = operators->device;
+  }
   setup.accelerator = &accelerator;
   setup.tensor_parallel = m.tensor_parallel;
   setup.weight_precision = m.precision;

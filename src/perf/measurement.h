@@ -9,6 +9,7 @@
 #include "catalog/catalog.h"
 #include "model/model_arch.h"
 #include "perf/efficiency.h"
+#include "perf/layer_operators.h"
 
 namespace gw {
 
@@ -30,9 +31,10 @@ struct Measurement {
 Result<std::vector<Measurement>> read_measurements(std::string_view text, const std::string& file,
                                                    const Catalog& catalog);
 
-// The model's prediction for one measurement, in milliseconds.
+// The model's prediction for one measurement, in milliseconds; with `operators`, 16-bit dense
+// LLM layers are timed by operator (perf/layer_operators.h).
 double predict_latency_ms(const Measurement& m, const ModelArch& arch, const Accelerator& accelerator,
-                          const EfficiencyFactors& factors);
+                          const EfficiencyFactors& factors, const AcceleratorOperators* operators = nullptr);
 
 struct FitResult {
   EfficiencyFactors factors;

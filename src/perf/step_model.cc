@@ -15,6 +15,12 @@ LlmStepModel::LlmStepModel(const ModelArch& arch, const PerfSetup& setup) : arch
   StepTime one = llm_step(arch, setup, 0, 0, 1, 0, 0);
   StepTime two = llm_step(arch, setup, 0, 0, 2, 0, 0);
   flops_per_token_ = two.flops - one.flops;
+  const bool by_operator = uses_layer_operators(arch, setup);
+  if (by_operator) {
+    operators_ = setup.layer_operators;
+    layer_ = operators_->bind(setup.operator_device, layer_dims(arch, setup.tensor_parallel));
+    flops_per_token_ = 0;  // the layer matrices are the operators'
+  }
   head_flops_ = 2.0 * arch.vocab_size * arch.hidden_size / tp;
   double attention_width = arch.mla ? arch.num_heads * (arch.qk_nope_head_dim + arch.qk_rope_head_dim + arch.v_head_dim)
                                     : 2.0 * arch.q_dim();
@@ -25,6 +31,7 @@ LlmStepModel::LlmStepModel(const ModelArch& arch, const PerfSetup& setup) : arch
   kv_bytes_per_token_ = estimate_inference(arch, kv).kv_cache_bytes_per_token;
   StepTime empty = llm_step(arch, setup, 0, 0, 0, 0, 0);
   dense_weight_bytes_ = empty.bytes;  // no token: dense weights only (MoE experts hit: none)
+  if (by_operator) dense_weight_bytes_ -= (p.attention + p.mlp_dense) * precision_bytes(setup.weight_precision) / tp;
   if (arch.is_moe()) {
     for (int layer = 0; layer < arch.num_layers; ++layer) moe_layers_ += arch.is_moe_layer(layer);
     double w = (setup.weight_precision == Precision::int4 || setup.weight_precision == Precision::fp4)
@@ -58,7 +65,8 @@ double LlmStepModel::step_time_s(double decode_sequences, double context_sum, do
     bytes += moe_layers_ * e * (1.0 - std::pow(1.0 - k / e, tokens)) * expert_bytes_per_expert_layer_;
   }
   double network = tokens > 0 && network_latency_s_ > 0 ? network_latency_s_ + network_bytes_per_token_ * tokens : 0;
-  return overhead_s_ + std::max(flops / compute_rate_, bytes / memory_rate_) + network;
+  double layers = layer_ ? layer_->time_s(tokens) * arch_->num_layers : 0;
+  return overhead_s_ + layers + std::max(flops / compute_rate_, bytes / memory_rate_) + network;
 }
 
 }  // namespace gw

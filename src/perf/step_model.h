@@ -2,6 +2,9 @@
 // the same roofline as step_time.h, answered in a few arithmetic operations per step.
 #pragma once
 
+#include <optional>
+
+#include "perf/layer_operators.h"
 #include "perf/step_time.h"
 
 namespace gw {
@@ -44,6 +47,10 @@ class LlmStepModel final : public LlmStepTimer {
   double network_bytes_per_token_ = 0;
   double network_latency_s_ = 0;     // all-reduce latencies per step
   double overhead_s_ = 0;
+  // By operator (PerfSetup::layer_operators): the layers' operators answer per step; the rest
+  // (attention, KV cache, output head) is the roofline without the layer matrices.
+  std::shared_ptr<const LayerOperatorModel> operators_;
+  std::optional<LayerOperatorModel::BoundLayer> layer_;
 };
 
 }  // namespace gw

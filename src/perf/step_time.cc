@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "model/memory.h"
+#include "perf/layer_operators.h"
 
 namespace gw {
 
@@ -84,6 +85,11 @@ double compute_peak_tflops(const Accelerator& a, Precision weight_precision) {
   return peak.value_or(1.0);
 }
 
+bool uses_layer_operators(const ModelArch& arch, const PerfSetup& setup) {
+  bool sixteen_bit = setup.weight_precision == Precision::bf16 || setup.weight_precision == Precision::fp16;
+  return setup.layer_operators && sixteen_bit && !arch.is_moe() && !arch.mla && arch.kind == ModelKind::decoder;
+}
+
 StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_sequences, double context_tokens,
                   double prefill_tokens, double prefill_sequences, double prefill_context) {
   const double tp = std::max(1, setup.tensor_parallel);
@@ -131,7 +137,34 @@ StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_s
 
   // Two all-reduces per layer (after attention and after the MLP) of the step's activations.
   double network_bytes = 2.0 * arch.num_layers * tokens * h * 2.0;
-  return finish(arch, setup, flops, bytes, network_bytes, 2 * arch.num_layers);
+  if (!uses_layer_operators(arch, setup)) return finish(arch, setup, flops, bytes, network_bytes, 2 * arch.num_layers);
+
+  // By operator: the layers' per-token operators from measured tables or the fitted roofline;
+  // attention over the context, the KV cache and the output head by the roofline, each
+  // attention kernel one launch; the collectives as above.
+  double layer_flops = 2.0 * layer_active * tokens / tp;
+  double layer_weight_bytes = (p.attention + p.mlp_dense) * w / tp;
+  StepTime t = finish(arch, setup, flops - layer_flops, bytes - layer_weight_bytes, network_bytes, 2 * arch.num_layers);
+  const LayerOperatorModel& model = *setup.layer_operators;  // NOLINT: checked by uses_layer_operators
+  const OperatorRoofline& roofline = model.roofline(setup.operator_device);
+  LayerDims dims = layer_dims(arch, setup.tensor_parallel);
+  if (tokens > 0) {
+    auto layer = model.layer_time(setup.operator_device, dims, tokens);
+    t.layer_operators_s = layer.time_s * arch.num_layers;
+    t.measured_operators = layer.measured_operators;
+    t.roofline_operators = layer.roofline_operators;
+  }
+  t.overhead_s = arch.num_layers * roofline.gemm_launch_s;
+  t.flops = flops;
+  t.bytes = bytes;
+  double rest = std::max(t.compute_s, t.memory_s);
+  t.time_s = t.layer_operators_s + t.overhead_s + rest + t.network_s;
+  bool layers_compute_bound = roofline.gemm_compute_bound(operator_shape(LayerOperator::mlp_up_proj, dims), tokens);
+  t.bound = t.network_s > t.layer_operators_s + rest ? "network"
+            : t.layer_operators_s >= rest            ? (layers_compute_bound ? "compute" : "memory")
+            : t.compute_s >= t.memory_s              ? "compute"
+                                                     : "memory";
+  return t;
 }
 
 StepTime prefill_step(const ModelArch& arch, const PerfSetup& setup, double batch, double prompt_tokens) {

@@ -3,6 +3,7 @@
 // continuous batching does; encoder and CNN models run one batch of items per step.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "catalog/accelerator.h"
@@ -12,12 +13,20 @@
 
 namespace gw {
 
+class LayerOperatorModel;
+
 struct PerfSetup {
   const Accelerator* accelerator = nullptr;
   int tensor_parallel = 1;
   Precision weight_precision = Precision::bf16;
   Precision kv_precision = Precision::bf16;
   EfficiencyFactors efficiency;
+  // Per-layer operators (norms, projections, MLP, add) from measured profiles and a roofline
+  // fitted to them (perf/layer_operators.h), asked with operator_device; null: the whole-step
+  // roofline. Used for dense LLMs with 16-bit weights only (the profiles are fp16).
+  std::shared_ptr<const LayerOperatorModel> layer_operators;
+  std::string operator_device;
+  std::string operator_basis;  // what answers, for --explain
 };
 
 struct StepTime {
@@ -26,6 +35,8 @@ struct StepTime {
   double memory_s = 0;    // bytes / (bandwidth x efficiency)
   double network_s = 0;   // tensor-parallel all-reduces
   double overhead_s = 0;  // per-layer launch and scheduling cost
+  double layer_operators_s = 0;  // the layers' per-token operators, when PerfSetup has them
+  int measured_operators = 0, roofline_operators = 0;  // of one layer: from tables, from the roofline
   double flops = 0;       // per device
   double bytes = 0;       // per device
   std::string bound;      // compute, memory or network
@@ -34,6 +45,9 @@ struct StepTime {
 // The peak rate (TFLOPS) a step runs at: fp8 weights use fp8 tensor cores where the hardware has
 // them, int8 uses int8 (W8A8), 4-bit weights are dequantized to 16-bit (W4A16).
 double compute_peak_tflops(const Accelerator& accelerator, Precision weight_precision);
+
+// Whether llm_step times this model's layers by operator (setup has a model, 16-bit dense LLM).
+bool uses_layer_operators(const ModelArch& arch, const PerfSetup& setup);
 
 // One step of an LLM: decode_sequences each produce one token having context_tokens in their
 // cache, plus prefill_tokens of prompts (prefill_sequences prompts, each prefill_context long on

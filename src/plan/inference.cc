@@ -1,5 +1,7 @@
 #include "plan/inference.h"
 
+#include "perf/layer_operators.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -25,6 +27,7 @@ PerfSetup setup_for(const Configuration& config, Precision precision, const Plan
   setup.weight_precision = precision;
   setup.kv_precision = precision == Precision::fp8 ? Precision::fp8 : Precision::bf16;
   setup.efficiency = efficiency_for(*config.accelerator, options.calibration);
+  use_layer_operators(setup, options.calibration);
   return setup;
 }
 

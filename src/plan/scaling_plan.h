@@ -57,7 +57,6 @@ struct ScalingPlanOptions {
   const Calibration* calibration = nullptr;
   uint64_t seed = 1;
   double duration_s = 0;          // 0: the traffic's own span (trace, series, 24 h or 168 h profile; 1 h flat)
-  double slo_attainment = 0.99;   // p99 targets: 99% of requests within them
   int shapes = 0;                 // replica layouts to compare; 0: the spec's scaling.shapes
   std::function<void(const std::string& policy, long long admitted)> on_progress;
 };

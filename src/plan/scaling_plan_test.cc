@@ -56,12 +56,14 @@ TEST(ScalingPlan, AlibabaDemandQueueDepthBeatsStaticAndCpuFails) {
   for (const auto& p : r.policies) EXPECT_GT(p.series.size(), 100u) << p.name;
 }
 
-// The Azure traces are one hour each. On the conversation hour the plan's two-GPU replicas never
-// have room to drop one, so queue depth holds the static pool (a pool started at its size keeps
-// it through the scale-down window instead of draining and paying a cold start to come back);
-// pools of single-GPU replicas follow the trace closely enough for queue depth to meet the SLO
-// with fewer GPU-hours than their static pools. The code hour's bursts (10-30 s at up to 13x the
-// mean) are over before a replica starts: queue depth misses there. CPU fails on both.
+// The Azure traces are one hour each. On the conversation hour every layout's static pool meets
+// the SLO in the scaling replay as it did in the plan's verification (one rule for both); the
+// plan's layout is the cheapest of the six. Pools of two-GPU replicas never have room to drop one,
+// so queue depth holds the static pool (a pool started at its size keeps it through the
+// scale-down window instead of draining and paying a cold start to come back); pools of
+// single-GPU replicas follow the trace and meet the SLO with queue depth within a few percent of
+// the static GPU-hours. CPU misses wherever it can shrink the pool. The code hour's bursts
+// (10-30 s at up to 13x the mean) are over before a replica starts: queue depth misses there.
 TEST(ScalingPlan, AzureHoursQueueDepthAgainstStaticByReplicaLayout) {
   Spec spec = example("chat-azure.yaml");
   ServiceSpec& chat = spec.services.front();
@@ -71,22 +73,27 @@ TEST(ScalingPlan, AzureHoursQueueDepthAgainstStaticByReplicaLayout) {
   ASSERT_TRUE(study.ok()) << study.error().to_string();
   const auto& shapes = study.value().shapes;
   ASSERT_EQ(shapes.size(), 6u);  // the example asks for six layouts
-  EXPECT_EQ(shapes.front().plan.config.tensor_parallel, 2);
-  EXPECT_LE(policy(shapes.front(), "queue-depth").gpu_hours, policy(shapes.front(), "static-peak").gpu_hours * 1.001);
-  EXPECT_LT(policy(shapes.front(), "cpu").slo_attainment, 0.7);
-  int single_gpu_wins = 0;
+  int two_gpu_layouts = 0, single_gpu_pools = 0;
   for (const auto& r : shapes) {
-    EXPECT_TRUE(policy(r, "static-peak").meets_slo) << r.plan.config.accelerator->name;
-    EXPECT_FALSE(policy(r, "cpu").meets_slo) << r.plan.config.accelerator->name;
-    const auto& queue = policy(r, "queue-depth");
-    if (r.plan.config.tensor_parallel == 1 && queue.meets_slo && queue.gpu_hours < 0.95 * policy(r, "static-peak").gpu_hours)
-      ++single_gpu_wins;
+    const std::string name = r.plan.config.accelerator->name + " tp" + std::to_string(r.plan.config.tensor_parallel);
+    const auto &fixed = policy(r, "static-peak"), &queue = policy(r, "queue-depth"), &cpu = policy(r, "cpu");
+    EXPECT_TRUE(fixed.meets_slo) << name;
+    EXPECT_GE(fixed.usd_per_month, policy(shapes.front(), "static-peak").usd_per_month * 0.999) << name;
+    if (r.plan.replicas > 1) {
+      EXPECT_FALSE(cpu.meets_slo) << name;
+      EXPECT_LT(cpu.slo_attainment, 0.8) << name;
+    }
+    if (r.plan.config.tensor_parallel == 2) {
+      ++two_gpu_layouts;
+      EXPECT_NEAR(queue.gpu_hours, fixed.gpu_hours, 0.001 * fixed.gpu_hours) << name;
+    } else if (r.plan.replicas > 1) {
+      ++single_gpu_pools;
+      EXPECT_TRUE(queue.meets_slo) << name;
+      EXPECT_LE(queue.gpu_hours, 1.05 * fixed.gpu_hours) << name;
+    }
   }
-  EXPECT_GE(single_gpu_wins, 2);
-  // Across layouts the cheapest answer is an autoscaled pool of single-GPU replicas.
-  ASSERT_GT(study.value().best_shape, 0);
-  const ScalingReport& best = shapes[static_cast<size_t>(study.value().best_shape)];
-  EXPECT_EQ(best.policies[static_cast<size_t>(best.recommended)].name, "queue-depth");
+  EXPECT_GE(two_gpu_layouts, 2);
+  EXPECT_GE(single_gpu_pools, 2);
 
   Spec code = example("code-azure.yaml");
   code.services.front().scaling.policies = {"static-peak", "cpu", "queue-depth"};

@@ -47,15 +47,19 @@ Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& 
   check.ttft_p99_s = r.ttft.quantile(0.99);
   check.tpot_p99_s = r.tpot.quantile(0.99);
   check.slo_attainment = r.slo_attainment;
-  const Slo& slo = service.slo;
-  if (slo.ttft_p99_s && check.ttft_p99_s > *slo.ttft_p99_s) check.miss = "ttft_p99_s";
-  else if (slo.tpot_p99_s && check.tpot_p99_s > *slo.tpot_p99_s) check.miss = "tpot_p99_s";
-  else if (slo.e2e_p99_s && check.latency_p99_s > *slo.e2e_p99_s) check.miss = "e2e_p99_s";
-  else if (slo.latency_p99_s && check.latency_p99_s > *slo.latency_p99_s) check.miss = "latency_p99_s";
-  else if (slo.latency_p50_s && r.latency.quantile(0.5) > *slo.latency_p50_s) check.miss = "latency_p50_s";
-  if (r.rejected > 0) check.miss = fmt::format("{} prompts longer than the KV cache", r.rejected);
+  check.miss = slo_miss(service.slo, r);
   check.meets = check.miss.empty();
   return check;
+}
+
+std::string slo_miss(const Slo& slo, const SimResult& r) {
+  if (r.rejected > 0) return fmt::format("{} prompts longer than the KV cache", r.rejected);
+  if (slo.ttft_p99_s && r.ttft.quantile(0.99) > *slo.ttft_p99_s) return "ttft_p99_s";
+  if (slo.tpot_p99_s && r.tpot.quantile(0.99) > *slo.tpot_p99_s) return "tpot_p99_s";
+  if (slo.e2e_p99_s && r.latency.quantile(0.99) > *slo.e2e_p99_s) return "e2e_p99_s";
+  if (slo.latency_p99_s && r.latency.quantile(0.99) > *slo.latency_p99_s) return "latency_p99_s";
+  if (slo.latency_p50_s && r.latency.quantile(0.5) > *slo.latency_p50_s) return "latency_p50_s";
+  return "";
 }
 
 bool verify_option(const Catalog& catalog, const ModelSpec& model, const ServiceSpec& service, PlanOption& option,

@@ -5,6 +5,7 @@
 
 #include <limits>
 #include <optional>
+#include <string>
 
 #include "plan/inference.h"
 #include "sim/deployment.h"
@@ -18,6 +19,10 @@ struct VerifyOptions {
   int prefill_chunk_tokens = 2048;
   int extra_replicas = 6;      // how far to grow the best when no candidate passes
 };
+
+// The first p99 target of the SLO a simulation misses ("ttft_p99_s", ...; "" when it meets
+// them all), or the prompts rejected: one rule for plan verification and scaling policies.
+std::string slo_miss(const Slo& slo, const SimResult& result);
 
 // Runs one candidate through the simulator.
 Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& model, const ServiceSpec& service,

@@ -1,5 +1,7 @@
 #include "sim/deployment.h"
 
+#include "perf/layer_operators.h"
+
 #include <cmath>
 #include <fmt/format.h>
 
@@ -55,6 +57,7 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
     setup.weight_precision = model.precision;
     setup.kv_precision = model.precision == Precision::fp8 ? Precision::fp8 : Precision::bf16;
     setup.efficiency = efficiency_for(*accelerator, options.calibration);
+    use_layer_operators(setup, options.calibration);
     InferenceMemoryOptions memory;
     memory.weight_precision = model.precision;
     memory.kv_precision = setup.kv_precision;
