@@ -1,5 +1,7 @@
 #include "cli/app.h"
 
+#include "perf/layer_operators.h"
+
 #include <CLI/CLI.hpp>
 
 #include "cli/context.h"
@@ -18,6 +20,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   app.add_option("--catalog", context.options.catalog_dirs,
                  "Folder of CSVs that add or override catalog rows (accelerators.csv, offerings.csv, "
                  "commitments.csv, instance_types.csv); may be repeated")
+      ->type_name("DIR");
+  app.add_option("--profiles", context.options.profiles_dir,
+                 "Folder of per-operator profiles in Vidur's layout (compute/<accelerator>/<org>/<model>/mlp.csv) "
+                 "measured on your own hardware: step times on those accelerators use them")
       ->type_name("DIR");
   app.add_option("--format", context.options.format, "Output format")
       ->check(CLI::IsMember({"table", "json", "csv", "md", "html"}));
@@ -76,6 +82,13 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   input_limits().max_file_bytes = static_cast<size_t>(max_input_mib * (1 << 20));
   input_limits().max_series = max_series;
   try {
+    // Profiles hold for this run only (run_cli may run many times in one process).
+    set_user_layer_profiles(UserLayerProfiles{});
+    if (!context.options.profiles_dir.empty()) {
+      auto profiles = load_user_layer_profiles(context.options.profiles_dir, context.catalog());
+      if (!profiles.ok()) throw InputError{profiles.error()};
+      set_user_layer_profiles(profiles.value());
+    }
     return action ? action() : 2;
   } catch (const InputError& e) {
     err << "gpuwise: error: " << e.error.to_string() << "\n";

@@ -1,6 +1,7 @@
 // The command line end to end: outputs, JSON keys, exit codes and error messages.
 #include "cli/app.h"
 
+#include "perf/layer_operators.h"
 #include "plan/queueing.h"
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unistd.h>
 
 namespace gw {
 namespace {
@@ -331,6 +333,52 @@ TEST(CliPerf, LayersByOperatorFromTheShippedProfiles) {
   auto profiles = nlohmann::json::parse(list.out);
   EXPECT_EQ(profiles["profiles"].size(), 17u);
   EXPECT_NE(profiles["source"].get<std::string>().find("7d47513"), std::string::npos);
+}
+
+// A team's own profiles (Vidur's layout, the folder naming the accelerator): calibrate fits a
+// roofline to them, and --profiles has perf time that accelerator's layers from the tables.
+TEST(CliPerf, OwnOperatorProfilesCalibrateAndPlan) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("gpuwise_own_profiles_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "compute" / "l40s" / "meta-llama" / "Llama-2-70b-hf");
+  // The shipped H100 measurements, filed as if taken on an L40S (the numbers only need to be a
+  // real profile; the test checks where they are used).
+  fs::copy_file(fs::path(GPUWISE_SOURCE_DIR) / "catalog/profiles/vidur-7d47513/compute/h100/meta-llama/Llama-2-70b-hf/mlp.csv",
+                dir / "compute" / "l40s" / "meta-llama" / "Llama-2-70b-hf" / "mlp.csv");
+  CliRun calibrated = run({"calibrate", dir.string()});
+  ASSERT_EQ(calibrated.code, 0) << calibrated.err;
+  EXPECT_EQ(calibrated.out.rfind("device,peak_flops", 0), 0u) << calibrated.out;
+  EXPECT_NE(calibrated.out.find("\nL40S,"), std::string::npos) << calibrated.out;
+  EXPECT_NE(calibrated.err.find("L40S: 1044 profiled layers"), std::string::npos) << calibrated.err;
+  std::vector<std::string> step = {"perf", "llama-2-70b", "--accelerator", "L40S", "--tp", "8", "--phase", "decode",
+                                   "--batch", "16", "--format", "json"};
+  CliRun shipped = run(step);
+  ASSERT_EQ(shipped.code, 0) << shipped.err;
+  EXPECT_EQ(nlohmann::json::parse(shipped.out)["measured_operators"].get<int>(), 0);
+  step.insert(step.end(), {"--profiles", dir.string()});
+  CliRun own = run(step);
+  ASSERT_EQ(own.code, 0) << own.err;
+  auto mine = nlohmann::json::parse(own.out);
+  EXPECT_EQ(mine["measured_operators"].get<int>(), 9);
+  // The profile's own per-layer sum at 16 tokens, tp 8, times the 80 layers.
+  double layer_s = 0;
+  {
+    std::ifstream in(dir / "compute" / "l40s" / "meta-llama" / "Llama-2-70b-hf" / "mlp.csv");
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    auto rows = parse_vidur_layer_profile(text, "mlp.csv", "l40s", "llama");
+    ASSERT_TRUE(rows.ok());
+    for (const auto& r : rows.value())
+      if (r.tokens == 16 && r.dims.tensor_parallel == 8) layer_s = r.total_s();
+  }
+  ASSERT_GT(layer_s, 0);
+  EXPECT_NEAR(mine["layer_operators_s"].get<double>(), 80 * layer_s, 1e-9);
+  // A folder naming no catalog accelerator is a clear error.
+  fs::rename(dir / "compute" / "l40s", dir / "compute" / "l40z");
+  CliRun bad = run({"calibrate", dir.string()});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("compute/l40z: field 'device': 'l40z' is not a catalog accelerator (did you mean '"), std::string::npos) << bad.err;
+  fs::remove_all(dir);
 }
 
 TEST(CliPerf, CalibrateWritesFactorsPlansCanUse) {

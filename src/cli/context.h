@@ -25,6 +25,7 @@ namespace gw {
 
 struct GlobalOptions {
   std::vector<std::string> catalog_dirs;
+  std::string profiles_dir;  // --profiles: operator profiles measured on the team's own hardware
   std::string format = "table";  // table, json, csv, md, html
   std::string output;            // file; empty for stdout
   std::string charts_dir;        // write each chart's Vega-Lite spec here too (html, md)

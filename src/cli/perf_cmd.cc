@@ -1,6 +1,7 @@
 // gpuwise perf: one step time or the best sustained throughput on given hardware.
 // gpuwise calibrate: fit efficiency factors to measured latencies.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -208,7 +209,22 @@ int run_perf(CommandContext& context, const PerfArgs& args) {
   return 0;
 }
 
+// A Vidur-layout profile folder: per accelerator, the roofline fitted to the team's own
+// operator times, as CSV (the rooflines.csv layout), with the fit's in-sample error.
+int calibrate_profiles(CommandContext& context, const std::string& dir) {
+  auto profiles = load_user_layer_profiles(dir, context.catalog());
+  if (!profiles.ok()) throw InputError{profiles.error()};
+  context.emit(rooflines_to_csv(profiles.value().rooflines));
+  for (const auto& [name, quality] : profiles.value().fit_quality)
+    context.note(fmt::format("{}: {} profiled layers, median |error| of the fitted roofline {:.1f}% (plan with "
+                             "--profiles {} to use the measured tables themselves)",
+                             name, quality.first, quality.second * 100, dir));
+  return 0;
+}
+
 int run_calibrate(CommandContext& context, const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return calibrate_profiles(context, path);
   std::string text, message;
   if (!read_file(path, text, message)) throw InputError{Error{path, 0, "", "cannot read: " + message}};
   context.add_input(path);
@@ -254,10 +270,12 @@ void add_perf_commands(CLI::App& app, CommandContext& context, Action& action) {
       ->check(CLI::IsMember({"operators", "roofline"}));
   perf->callback([&context, &action, args] { action = [&context, args] { return run_perf(context, *args); }; });
 
-  auto* calibrate_command = app.add_subcommand("calibrate", "Fit efficiency factors to measured latencies (CSV)");
+  auto* calibrate_command = app.add_subcommand(
+      "calibrate", "Fit efficiency factors to measured latencies (CSV), or a roofline to a Vidur-layout profile folder");
   auto path = std::make_shared<std::string>();
   calibrate_command->add_option("MEASUREMENTS", *path,
-                                "CSV: accelerator,model,phase,batch,tokens,latency_ms[,precision,tp,output_tokens]")
+                                "CSV: accelerator,model,phase,batch,tokens,latency_ms[,precision,tp,output_tokens]; "
+                                "or a folder of per-operator profiles in Vidur's layout (compute/<accelerator>/...)")
       ->required();
   calibrate_command->callback([&context, &action, path] {
     action = [&context, path] { return run_calibrate(context, *path); };

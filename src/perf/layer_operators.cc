@@ -401,7 +401,74 @@ LayerOperatorModel::LayerTime LayerOperatorModel::layer_time(const std::string& 
 
 namespace gw {
 
+namespace {
+
+std::mutex user_mutex;
+UserLayerProfiles user_profiles;  // guarded by user_mutex
+
+}  // namespace
+
+Result<UserLayerProfiles> load_user_layer_profiles(const std::string& dir, const Catalog& catalog) {
+  auto rows = read_vidur_layer_profiles(dir);
+  if (!rows.ok()) return rows.error();
+  UserLayerProfiles out;
+  out.dir = dir;
+  std::map<std::string, std::vector<ProfiledLayer>> by_accelerator;
+  for (auto row : rows.value()) {
+    const Accelerator* a = catalog.find_accelerator(row.device);
+    if (!a && !profiled_accelerator(row.device).empty()) a = catalog.find_accelerator(profiled_accelerator(row.device));
+    if (!a) {
+      std::string hint = closest_match(row.device, catalog.accelerator_names());
+      return Error{dir + "/compute/" + row.device, 0, "device",
+                   "'" + row.device + "' is not a catalog accelerator" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)")};
+    }
+    row.device = a->name;
+    by_accelerator[a->name].push_back(std::move(row));
+  }
+  for (auto& [name, device_rows] : by_accelerator) {
+    const Accelerator* a = catalog.find_accelerator(name);
+    double peak = a->peak(Precision::bf16).value_or(a->peak(Precision::fp16).value_or(0)) * 1e12;
+    std::vector<const ProfiledLayer*> pointers;
+    auto model = std::make_shared<LayerOperatorModel>();
+    for (const auto& r : device_rows) {
+      pointers.push_back(&r);
+      model->add_measured(r);
+    }
+    OperatorRoofline roofline = fit_operator_roofline(pointers, peak, a->memory_gb_per_s * 1e9);
+    std::vector<double> errors;
+    for (const auto& r : device_rows) {
+      std::array<bool, kLayerOperators> timed{};
+      for (int i = 0; i < kLayerOperators; ++i) timed[static_cast<size_t>(i)] = r.time_s[static_cast<size_t>(i)] > 0;
+      double predicted = 0;
+      for (int i = 0; i < kLayerOperators; ++i)
+        if (timed[static_cast<size_t>(i)])
+          predicted += roofline.time_s(static_cast<LayerOperator>(i), operator_shape(static_cast<LayerOperator>(i), r.dims),
+                                       r.tokens, r.dims.hidden);
+      errors.push_back(std::abs(predicted / r.total_s() - 1));
+    }
+    std::sort(errors.begin(), errors.end());
+    model->set_roofline(name, roofline);
+    out.models[name] = model;
+    out.rooflines[name] = roofline;
+    out.fit_quality[name] = {errors.size(), errors[errors.size() / 2]};
+  }
+  return out;
+}
+
+void set_user_layer_profiles(const UserLayerProfiles& profiles) {
+  std::lock_guard<std::mutex> lock(user_mutex);
+  user_profiles = profiles;
+}
+
 AcceleratorOperators operators_for(const Accelerator& accelerator) {
+  {
+    std::lock_guard<std::mutex> lock(user_mutex);
+    auto mine = user_profiles.models.find(accelerator.name);
+    if (mine != user_profiles.models.end())
+      return {mine->second, accelerator.name,
+              "per-operator times you measured on " + accelerator.name + " (" + user_profiles.dir +
+                  "), a roofline fitted to them elsewhere"};
+  }
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const LayerOperatorModel>> profiled_models;  // by device
   static std::map<std::string, OperatorRoofline> rooflines;                                 // by device

@@ -158,6 +158,22 @@ struct AcceleratorOperators {
 };
 AcceleratorOperators operators_for(const Accelerator& accelerator);
 
+// Profiles a team measured on its own hardware, in Vidur's layout: each compute/<device>/ folder
+// names a catalog accelerator (name or alias, any case; Vidur's own a100, h100, a40 too). Each
+// accelerator gets its tables and a roofline fitted to them (its in-sample median error and rows
+// kept for reports).
+struct UserLayerProfiles {
+  std::string dir;
+  std::map<std::string, std::shared_ptr<const LayerOperatorModel>> models;  // by accelerator name
+  std::map<std::string, OperatorRoofline> rooflines;
+  std::map<std::string, std::pair<size_t, double>> fit_quality;             // rows, median |error|
+};
+class Catalog;
+Result<UserLayerProfiles> load_user_layer_profiles(const std::string& dir, const Catalog& catalog);
+// Makes operators_for answer from these for the accelerators they cover, in this process, until
+// cleared (an empty set); the CLI sets them for one run (`--profiles DIR`).
+void set_user_layer_profiles(const UserLayerProfiles& profiles);
+
 // Has the setup's step time take its layers by operator (operators_for its accelerator), unless
 // the accelerator has calibrated factors (`gpuwise calibrate` fits the whole-step roofline).
 struct PerfSetup;
