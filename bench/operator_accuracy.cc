@@ -30,12 +30,6 @@ Summary summarize(std::vector<double> errors) {
           errors.back()};
 }
 
-std::array<bool, gw::kLayerOperators> timed(const gw::ProfiledLayer& row) {
-  std::array<bool, gw::kLayerOperators> t{};
-  for (int i = 0; i < gw::kLayerOperators; ++i) t[static_cast<size_t>(i)] = row.time_s[static_cast<size_t>(i)] > 0;
-  return t;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -83,7 +77,7 @@ int main(int argc, char** argv) {
       double tables = 0, ops = 0;
       for (const auto& r : rows) {
         if (r.device != device || r.model != out) continue;
-        auto mask = timed(r);
+        auto mask = r.timed();
         auto t = model.layer_time(device, r.dims, r.tokens, &mask);
         errors.push_back(std::abs(t.time_s / r.total_s() - 1));
         tables += t.measured_operators;
@@ -111,7 +105,7 @@ int main(int argc, char** argv) {
     full_fits[device] = gw::fit_operator_roofline(fit_rows, peak, bandwidth);
     model.set_roofline(device, full_fits[device]);
     for (const auto* r : probes) {
-      auto mask = timed(*r);
+      auto mask = r->timed();
       in_sample.push_back(std::abs(model.layer_time(device, r->dims, r->tokens, &mask).time_s / r->total_s() - 1));
     }
   }

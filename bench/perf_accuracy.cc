@@ -46,11 +46,10 @@ int main(int argc, char** argv) {
     raw_errors.push_back(std::fabs(raw));
     // By operator (16-bit dense LLMs): tables and the roofline fitted to Vidur's profiles, with
     // nothing fitted to these measurements.
-    auto operators = gw::operators_for(a);
     bool by_operator = (m.precision == gw::Precision::bf16 || m.precision == gw::Precision::fp16) &&
                        models[i].kind == gw::ModelKind::decoder;
     if (by_operator) {
-      double op_ms = gw::predict_latency_ms(m, models[i], a, gw::default_efficiency(a), &operators);
+      double op_ms = gw::predict_latency_ms(m, models[i], a, gw::default_efficiency(a), true);
       operator_errors.push_back(std::fabs(op_ms / m.latency_ms - 1));
       operator_rows.push_back(fmt::format("  {:<10} {:<14} tp{} {:<7} batch {:>3} tokens {:>5}: measured {:>9.2f} ms, "
                                           "by operator {:>9.2f} ms ({:+.1f}%), roofline {:>9.2f} ms ({:+.1f}%)",

@@ -23,10 +23,19 @@ constexpr const char* kNames[kLayerOperators] = {"input_layernorm", "attn_pre_pr
                                                  "attn_post_proj",  "post_attention_layernorm", "mlp_up_proj",
                                                  "mlp_act",         "mlp_down_proj", "add"};
 
+// A GEMM's compute and memory times (without the launch).
+std::pair<double, double> gemm_terms_s(const OperatorRoofline& r, const OperatorShape& s, double tokens) {
+  return {2 * (tokens + r.gemm_tile_tokens) * s.n * s.k / (r.peak_flops * r.gemm_compute),
+          2 * (s.n * s.k + tokens * s.k + tokens * s.n) / (r.bandwidth_bytes_per_s * r.gemm_memory)};
+}
+
 double gemm_time_s(const OperatorRoofline& r, const OperatorShape& s, double tokens) {
-  double compute = 2 * (tokens + r.gemm_tile_tokens) * s.n * s.k / (r.peak_flops * r.gemm_compute);
-  double memory = 2 * (s.n * s.k + tokens * s.k + tokens * s.n) / (r.bandwidth_bytes_per_s * r.gemm_memory);
+  auto [compute, memory] = gemm_terms_s(r, s, tokens);
   return std::max(compute, memory) + r.gemm_launch_s;
+}
+
+double sixteen_bit_peak_flops(const Accelerator& a) {
+  return a.peak(Precision::bf16).value_or(a.peak(Precision::fp16).value_or(0)) * 1e12;
 }
 
 // Minimises f over positive parameters within bounds by a pattern search in log space: each
@@ -105,14 +114,20 @@ double OperatorRoofline::time_s(LayerOperator op, const OperatorShape& shape, do
 }
 
 bool OperatorRoofline::gemm_compute_bound(const OperatorShape& s, double tokens) const {
-  return 2 * (tokens + gemm_tile_tokens) * s.n * s.k / (peak_flops * gemm_compute) >
-         2 * (s.n * s.k + tokens * s.k + tokens * s.n) / (bandwidth_bytes_per_s * gemm_memory);
+  auto [compute, memory] = gemm_terms_s(*this, s, tokens);
+  return compute > memory;
 }
 
 double ProfiledLayer::total_s() const {
   double total = 0;
   for (double t : time_s) total += t;
   return total;
+}
+
+std::array<bool, kLayerOperators> ProfiledLayer::timed() const {
+  std::array<bool, kLayerOperators> t{};
+  for (size_t i = 0; i < t.size(); ++i) t[i] = time_s[i] > 0;
+  return t;
 }
 
 Result<std::vector<ProfiledLayer>> parse_vidur_layer_profile(std::string_view text, const std::string& path,
@@ -349,13 +364,15 @@ double table_time_s(const std::map<double, double>& table, double tokens) {
 
 }  // namespace
 
-LayerOperatorModel::BoundLayer LayerOperatorModel::bind(const std::string& device, const LayerDims& dims) const {
+LayerOperatorModel::BoundLayer LayerOperatorModel::bind(const std::string& device, const LayerDims& dims,
+                                                        const std::array<bool, kLayerOperators>* timed) const {
   BoundLayer layer;
   layer.roofline_ = &rooflines_.at(device);
   layer.hidden_ = dims.hidden;
   for (int i = 0; i < kLayerOperators; ++i) {
     auto op = static_cast<LayerOperator>(i);
-    if (op == LayerOperator::post_attention_layernorm && !dims.post_attention_norm) continue;
+    if (timed ? !(*timed)[static_cast<size_t>(i)] : op == LayerOperator::post_attention_layernorm && !dims.post_attention_norm)
+      continue;
     BoundLayer::Operator o{op, operator_shape(op, dims), nullptr};
     auto table = tables_.find(Key{device, i, o.shape, is_gemm(op) ? 0 : dims.hidden});
     if (table != tables_.end()) o.table = &table->second;
@@ -364,42 +381,27 @@ LayerOperatorModel::BoundLayer LayerOperatorModel::bind(const std::string& devic
   return layer;
 }
 
-double LayerOperatorModel::BoundLayer::time_s(double tokens) const {
-  double total = 0;
-  for (const auto& o : operators_) {
-    double t = o.table ? table_time_s(*o.table, tokens) : std::nan("");
-    total += std::isnan(t) ? roofline_->time_s(o.op, o.shape, tokens, hidden_) : t;
-  }
-  return total;
-}
-
-LayerOperatorModel::LayerTime LayerOperatorModel::layer_time(const std::string& device, const LayerDims& dims,
-                                                             double tokens,
-                                                             const std::array<bool, kLayerOperators>* timed) const {
+LayerOperatorModel::LayerTime LayerOperatorModel::BoundLayer::time(double tokens) const {
   LayerTime out;
-  const OperatorRoofline& roofline = rooflines_.at(device);
-  for (int i = 0; i < kLayerOperators; ++i) {
-    auto op = static_cast<LayerOperator>(i);
-    if (timed ? !(*timed)[static_cast<size_t>(i)] : op == LayerOperator::post_attention_layernorm && !dims.post_attention_norm)
-      continue;
-    OperatorShape shape = operator_shape(op, dims);
-    auto table = tables_.find(Key{device, i, shape, is_gemm(op) ? 0 : dims.hidden});
+  for (const auto& o : operators_) {
     // Interpolated within the profiled tokens only; beyond them the roofline answers.
-    double t = table != tables_.end() ? table_time_s(table->second, tokens) : std::nan("");
+    double t = o.table ? table_time_s(*o.table, tokens) : std::nan("");
     if (!std::isnan(t)) {
       out.time_s += t;
       ++out.measured_operators;
     } else {
-      out.time_s += roofline.time_s(op, shape, tokens, dims.hidden);
+      out.time_s += roofline_->time_s(o.op, o.shape, tokens, hidden_);
       ++out.roofline_operators;
     }
   }
   return out;
 }
 
-}  // namespace gw
-
-namespace gw {
+LayerOperatorModel::LayerTime LayerOperatorModel::layer_time(const std::string& device, const LayerDims& dims,
+                                                             double tokens,
+                                                             const std::array<bool, kLayerOperators>* timed) const {
+  return bind(device, dims, timed).time(tokens);
+}
 
 namespace {
 
@@ -427,7 +429,7 @@ Result<UserLayerProfiles> load_user_layer_profiles(const std::string& dir, const
   }
   for (auto& [name, device_rows] : by_accelerator) {
     const Accelerator* a = catalog.find_accelerator(name);
-    double peak = a->peak(Precision::bf16).value_or(a->peak(Precision::fp16).value_or(0)) * 1e12;
+    double peak = sixteen_bit_peak_flops(*a);
     std::vector<const ProfiledLayer*> pointers;
     auto model = std::make_shared<LayerOperatorModel>();
     for (const auto& r : device_rows) {
@@ -435,16 +437,12 @@ Result<UserLayerProfiles> load_user_layer_profiles(const std::string& dir, const
       model->add_measured(r);
     }
     OperatorRoofline roofline = fit_operator_roofline(pointers, peak, a->memory_gb_per_s * 1e9);
+    LayerOperatorModel roofline_only;  // the fit's in-sample error, without the tables
+    roofline_only.set_roofline(name, roofline);
     std::vector<double> errors;
     for (const auto& r : device_rows) {
-      std::array<bool, kLayerOperators> timed{};
-      for (int i = 0; i < kLayerOperators; ++i) timed[static_cast<size_t>(i)] = r.time_s[static_cast<size_t>(i)] > 0;
-      double predicted = 0;
-      for (int i = 0; i < kLayerOperators; ++i)
-        if (timed[static_cast<size_t>(i)])
-          predicted += roofline.time_s(static_cast<LayerOperator>(i), operator_shape(static_cast<LayerOperator>(i), r.dims),
-                                       r.tokens, r.dims.hidden);
-      errors.push_back(std::abs(predicted / r.total_s() - 1));
+      auto timed = r.timed();
+      errors.push_back(std::abs(roofline_only.layer_time(name, r.dims, r.tokens, &timed).time_s / r.total_s() - 1));
     }
     std::sort(errors.begin(), errors.end());
     model->set_roofline(name, roofline);
@@ -472,9 +470,6 @@ AcceleratorOperators operators_for(const Accelerator& accelerator) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const LayerOperatorModel>> profiled_models;  // by device
   static std::map<std::string, OperatorRoofline> rooflines;                                 // by device
-  auto sixteen_bit_flops = [](const Accelerator& a) {
-    return a.peak(Precision::bf16).value_or(a.peak(Precision::fp16).value_or(0)) * 1e12;
-  };
   // A profiled device's roofline, fitted against the rates of the hardware it was measured on.
   auto fitted = [&](const std::string& device) -> const OperatorRoofline& {
     auto it = rooflines.find(device);
@@ -487,7 +482,7 @@ AcceleratorOperators operators_for(const Accelerator& accelerator) {
     for (const auto& r : embedded_layer_profiles(device)) rows.push_back(&r);
     OperatorRoofline roofline;
     if (measured_on && !rows.empty())
-      roofline = fit_operator_roofline(rows, sixteen_bit_flops(*measured_on), measured_on->memory_gb_per_s * 1e9);
+      roofline = fit_operator_roofline(rows, sixteen_bit_peak_flops(*measured_on), measured_on->memory_gb_per_s * 1e9);
     return rooflines[device] = roofline;
   };
   std::string own_device;
@@ -508,7 +503,7 @@ AcceleratorOperators operators_for(const Accelerator& accelerator) {
     out.basis = "per-operator times measured on " + accelerator.name + " (Vidur 7d47513), a roofline fitted to them elsewhere";
     return out;
   }
-  const double sixteen = sixteen_bit_flops(accelerator);
+  const double sixteen = sixteen_bit_peak_flops(accelerator);
   std::string basis = sixteen >= 600e12 ? "h100" : accelerator.memory_gb_per_s >= 1000 ? "a100" : "a40";
   OperatorRoofline roofline = fitted(basis);
   roofline.peak_flops = sixteen > 0 ? sixteen : 1e12;
@@ -521,10 +516,6 @@ AcceleratorOperators operators_for(const Accelerator& accelerator) {
               " profiles (Vidur 7d47513), at " + accelerator.name + "'s own peak and bandwidth";
   return out;
 }
-
-}  // namespace gw
-
-namespace gw {
 
 void use_layer_operators(PerfSetup& setup, const Calibration* calibration) {
   if (!setup.accelerator || (calibration && calibration->find(setup.accelerator->name))) return;

@@ -76,6 +76,7 @@ struct ProfiledLayer {
   LayerDims dims;
   std::array<double, kLayerOperators> time_s{};  // 0: not profiled (the operator does not run)
   double total_s() const;
+  std::array<bool, kLayerOperators> timed() const;  // the operators this row has a time for
 };
 // Parses the text of compute/<device>/<org>/<model>/mlp.csv (`path` names it in errors); rows
 // whose dims or times do not parse are errors naming line and column.
@@ -124,7 +125,8 @@ class LayerOperatorModel {
   // while the model lives.
   class BoundLayer {
    public:
-    double time_s(double tokens) const;
+    LayerTime time(double tokens) const;
+    double time_s(double tokens) const { return time(tokens).time_s; }
 
    private:
     friend class LayerOperatorModel;
@@ -137,7 +139,8 @@ class LayerOperatorModel {
     const OperatorRoofline* roofline_ = nullptr;
     double hidden_ = 0;
   };
-  BoundLayer bind(const std::string& device, const LayerDims& dims) const;
+  BoundLayer bind(const std::string& device, const LayerDims& dims,
+                  const std::array<bool, kLayerOperators>* timed = nullptr) const;
   // The device's fitted roofline (launch cost, whether a GEMM is compute- or memory-bound).
   const OperatorRoofline& roofline(const std::string& device) const { return rooflines_.at(device); }
 

@@ -9,6 +9,7 @@
 #include "model/presets.h"
 #include "perf/step_time.h"
 #include "perf/throughput.h"
+#include "perf/layer_operators.h"
 
 namespace gw {
 
@@ -53,13 +54,10 @@ Result<std::vector<Measurement>> read_measurements(std::string_view text, const 
 }
 
 double predict_latency_ms(const Measurement& m, const ModelArch& arch, const Accelerator& accelerator,
-                          const EfficiencyFactors& factors, const AcceleratorOperators* operators) {
+                          const EfficiencyFactors& factors, bool by_operator) {
   PerfSetup setup;
-  if (operators) {
-    setup.layer_operators = operators->model;
-    setup.operator_device = operators->device;
-  }
   setup.accelerator = &accelerator;
+  if (by_operator) use_layer_operators(setup, nullptr);
   setup.tensor_parallel = m.tensor_parallel;
   setup.weight_precision = m.precision;
   // Engines that run fp8 weights keep an fp8 KV cache (TensorRT-LLM --fp8_kv_cache).

@@ -9,7 +9,6 @@
 #include "catalog/catalog.h"
 #include "model/model_arch.h"
 #include "perf/efficiency.h"
-#include "perf/layer_operators.h"
 
 namespace gw {
 
@@ -31,10 +30,10 @@ struct Measurement {
 Result<std::vector<Measurement>> read_measurements(std::string_view text, const std::string& file,
                                                    const Catalog& catalog);
 
-// The model's prediction for one measurement, in milliseconds; with `operators`, 16-bit dense
-// LLM layers are timed by operator (perf/layer_operators.h).
+// The model's prediction for one measurement, in milliseconds; by_operator: 16-bit dense LLM
+// layers are timed by operator (perf/layer_operators.h), as plans time them.
 double predict_latency_ms(const Measurement& m, const ModelArch& arch, const Accelerator& accelerator,
-                          const EfficiencyFactors& factors, const AcceleratorOperators* operators = nullptr);
+                          const EfficiencyFactors& factors, bool by_operator = false);
 
 struct FitResult {
   EfficiencyFactors factors;

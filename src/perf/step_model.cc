@@ -31,7 +31,7 @@ LlmStepModel::LlmStepModel(const ModelArch& arch, const PerfSetup& setup) : arch
   kv_bytes_per_token_ = estimate_inference(arch, kv).kv_cache_bytes_per_token;
   StepTime empty = llm_step(arch, setup, 0, 0, 0, 0, 0);
   dense_weight_bytes_ = empty.bytes;  // no token: dense weights only (MoE experts hit: none)
-  if (by_operator) dense_weight_bytes_ -= (p.attention + p.mlp_dense) * precision_bytes(setup.weight_precision) / tp;
+  if (by_operator) dense_weight_bytes_ -= layer_weight_bytes(arch, setup);
   if (arch.is_moe()) {
     for (int layer = 0; layer < arch.num_layers; ++layer) moe_layers_ += arch.is_moe_layer(layer);
     double w = (setup.weight_precision == Precision::int4 || setup.weight_precision == Precision::fp4)

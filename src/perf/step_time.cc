@@ -90,6 +90,11 @@ bool uses_layer_operators(const ModelArch& arch, const PerfSetup& setup) {
   return setup.layer_operators && sixteen_bit && !arch.is_moe() && !arch.mla && arch.kind == ModelKind::decoder;
 }
 
+double layer_weight_bytes(const ModelArch& arch, const PerfSetup& setup) {
+  ParamBreakdown p = count_params(arch);
+  return (p.attention + p.mlp_dense) * weight_element_bytes(setup.weight_precision) / std::max(1, setup.tensor_parallel);
+}
+
 StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_sequences, double context_tokens,
                   double prefill_tokens, double prefill_sequences, double prefill_context) {
   const double tp = std::max(1, setup.tensor_parallel);
@@ -143,8 +148,8 @@ StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_s
   // attention over the context, the KV cache and the output head by the roofline, each
   // attention kernel one launch; the collectives as above.
   double layer_flops = 2.0 * layer_active * tokens / tp;
-  double layer_weight_bytes = (p.attention + p.mlp_dense) * w / tp;
-  StepTime t = finish(arch, setup, flops - layer_flops, bytes - layer_weight_bytes, network_bytes, 2 * arch.num_layers);
+  StepTime t = finish(arch, setup, flops - layer_flops, bytes - layer_weight_bytes(arch, setup), network_bytes,
+                      2 * arch.num_layers);
   const LayerOperatorModel& model = *setup.layer_operators;  // NOLINT: checked by uses_layer_operators
   const OperatorRoofline& roofline = model.roofline(setup.operator_device);
   LayerDims dims = layer_dims(arch, setup.tensor_parallel);

@@ -48,6 +48,8 @@ double compute_peak_tflops(const Accelerator& accelerator, Precision weight_prec
 
 // Whether llm_step times this model's layers by operator (setup has a model, 16-bit dense LLM).
 bool uses_layer_operators(const ModelArch& arch, const PerfSetup& setup);
+// The bytes of the layers' dense matrices on one device (what the operators read by operator).
+double layer_weight_bytes(const ModelArch& arch, const PerfSetup& setup);
 
 // One step of an LLM: decode_sequences each produce one token having context_tokens in their
 // cache, plus prefill_tokens of prompts (prefill_sequences prompts, each prefill_context long on

@@ -229,6 +229,12 @@ bool closes_range_windows(httplib::Client& client, const Url& url) {
   return version.rfind("2.", 0) == 0 || version.rfind("1.", 0) == 0;
 }
 
+// Intervals between an hour's samples: a first sample at or before the hour's start is the
+// previous hour's last (seen through the lookback), one interval more.
+double hour_intervals(double samples, double first_s, double hour_start_s) {
+  return first_s <= hour_start_s ? samples : samples - 1;
+}
+
 // The time a series' hourly summaries stand for, by the files' rule as far as hourly sums allow:
 // in each hour a sample stands for the hour's mean spacing (the span between its first and last
 // samples per interval), at most 3x the series' median spacing, and the hour for no more than the
@@ -243,9 +249,8 @@ PushedCoverage pushed_coverage(const std::vector<TelemetryAggregator::HourSummar
   for (size_t i = 0; i < hours.size(); ++i) {
     const auto& h = hours[i];
     if (scraped(h) < 1) continue;
-    // A first sample before the hour is the previous hour's last: the span holds one more interval.
     bool from_previous_hour = h.first_s <= h.hour_start_s;
-    double intervals = from_previous_hour ? scraped(h) : scraped(h) - 1;
+    double intervals = hour_intervals(scraped(h), h.first_s, h.hour_start_s);
     if (intervals >= 1 && h.last_s > h.first_s) {
       hour_spacing_s[i] = (h.last_s - h.first_s) / intervals;
       spacings.emplace_back(hour_spacing_s[i], scraped(h));
@@ -305,8 +310,7 @@ double hidden_gap_room_s(const std::map<double, std::map<std::string, double>>& 
   for (const auto& [hour_start, values] : hours) {
     auto count = values.find("count"), first = values.find("first"), last = values.find("last");
     if (count == values.end() || first == values.end() || last == values.end() || count->second < 1) continue;
-    // A first sample at or before the hour's start is the previous hour's last, one interval more.
-    double intervals = first->second <= hour_start ? count->second : count->second - 1;
+    double intervals = hour_intervals(count->second, first->second, hour_start);
     double span_s = last->second - first->second;
     if (intervals < 1 || span_s <= 0) continue;
     spans.push_back({span_s, intervals});
