@@ -180,11 +180,14 @@ int run_perf(CommandContext& context, const PerfArgs& args) {
                    {"compute_s", step.compute_s}, {"memory_s", step.memory_s}, {"network_s", step.network_s},
                    {"overhead_s", step.overhead_s}, {"flops", step.flops}, {"bytes", step.bytes},
                    {"layer_operators_s", step.layer_operators_s}, {"measured_operators", step.measured_operators},
-                   {"roofline_operators", step.roofline_operators}});
+                   {"roofline_operators", step.roofline_operators}, {"attention_s", step.attention_s},
+                   {"head_s", step.head_s}});
     std::string layers = uses_layer_operators(arch, setup)
-                             ? fmt::format("layers {:.3f} ms ({} of {} operators measured), attention/head ",
+                             ? fmt::format("layers {:.3f} ms ({} of {} operators measured), attention {:.3f} ms, head "
+                                           "{:.3f} ms, KV writes ",
                                            step.layer_operators_s * 1e3, step.measured_operators,
-                                           step.measured_operators + step.roofline_operators)
+                                           step.measured_operators + step.roofline_operators, step.attention_s * 1e3,
+                                           step.head_s * 1e3)
                              : "";
     text = fmt::format("{} step on {} (tp{}): {:.3f} ms ({}-bound; {}compute {:.3f} ms, memory {:.3f} ms, network "
                        "{:.3f} ms, overhead {:.3f} ms), {} tokens/s\n",
@@ -196,7 +199,7 @@ int run_perf(CommandContext& context, const PerfArgs& args) {
     context.emit_json(result, "perf");
   } else {
     if (context.options.explain && uses_layer_operators(arch, setup))
-      text += fmt::format("layers by operator: {}; attention, KV cache and output head by the roofline below\n",
+      text += fmt::format("by operator: {}; the output head by the GEMM roofline, the KV writes by the roofline below\n",
                           setup.operator_basis);
     if (context.options.explain)
       text += fmt::format("efficiency: {} (compute {:.2f}, 8-bit {:.2f}, memory {:.2f}, {:.0f} us per layer)\n"

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <functional>
 #include <mutex>
 
 #include <fmt/format.h>
 
 #include "core/csv.h"
+#include "core/pattern_search.h"
 #include "catalog/catalog.h"
 #include "catalog/embedded.h"
 #include "core/text.h"
@@ -29,41 +29,9 @@ std::pair<double, double> gemm_terms_s(const OperatorRoofline& r, const Operator
           2 * (s.n * s.k + tokens * s.k + tokens * s.n) / (r.bandwidth_bytes_per_s * r.gemm_memory)};
 }
 
-double gemm_time_s(const OperatorRoofline& r, const OperatorShape& s, double tokens) {
-  auto [compute, memory] = gemm_terms_s(r, s, tokens);
-  return std::max(compute, memory) + r.gemm_launch_s;
-}
 
 double sixteen_bit_peak_flops(const Accelerator& a) {
   return a.peak(Precision::bf16).value_or(a.peak(Precision::fp16).value_or(0)) * 1e12;
-}
-
-// Minimises f over positive parameters within bounds by a pattern search in log space: each
-// parameter is moved by a factor in turn, the factor halved when no move helps.
-void pattern_search(std::vector<double>& x, const std::vector<std::pair<double, double>>& bounds,
-                    const std::function<double(const std::vector<double>&)>& f) {
-  double best = f(x), step = 0.5;
-  while (step > 1e-3) {
-    bool improved = false;
-    for (size_t i = 0; i < x.size(); ++i) {
-      for (double sign : {1.0, -1.0}) {
-        std::vector<double> y = x;
-        y[i] = std::clamp(x[i] * std::exp(sign * step), bounds[i].first, bounds[i].second);
-        double loss = f(y);
-        if (loss < best) {
-          best = loss;
-          x = y;
-          improved = true;
-        }
-      }
-    }
-    if (!improved) step /= 2;
-  }
-}
-
-double log_ratio_squared(double predicted, double measured) {
-  double r = std::log(std::max(predicted, 1e-12) / measured);
-  return r * r;
 }
 
 }  // namespace
@@ -108,9 +76,14 @@ OperatorShape operator_shape(LayerOperator op, const LayerDims& d) {
 }
 
 double OperatorRoofline::time_s(LayerOperator op, const OperatorShape& shape, double tokens, double hidden) const {
-  if (is_gemm(op)) return gemm_time_s(*this, shape, tokens);
+  if (is_gemm(op)) return gemm_time_s(shape, tokens);
   const Elementwise& e = elementwise[static_cast<size_t>(op)];
   return tokens * shape.bytes_per_token / (bandwidth_bytes_per_s * e.efficiency) + e.launch_s + e.per_hidden_s * hidden;
+}
+
+double OperatorRoofline::gemm_time_s(const OperatorShape& s, double tokens) const {
+  auto [compute, memory] = gemm_terms_s(*this, s, tokens);
+  return std::max(compute, memory) + gemm_launch_s;
 }
 
 bool OperatorRoofline::gemm_compute_bound(const OperatorShape& s, double tokens) const {
@@ -201,6 +174,11 @@ std::string profiled_accelerator(const std::string& device) {
   return "";
 }
 
+const Accelerator* profiled_device_accelerator(const std::string& device, const Catalog& catalog) {
+  std::string vidur = profiled_accelerator(device);
+  return catalog.find_accelerator(vidur.empty() ? device : vidur);
+}
+
 namespace {
 
 // Embedded mlp.csv files by device: profiles/<source>/compute/<device>/<org>/<model>/mlp.csv.
@@ -243,7 +221,8 @@ std::string rooflines_to_csv(const std::map<std::string, OperatorRoofline>& by_d
   for (int i = 0; i < kLayerOperators; ++i)
     if (!is_gemm(static_cast<LayerOperator>(i)))
       out += fmt::format(",{0}_efficiency,{0}_launch_s,{0}_per_hidden_s", kNames[i]);
-  out += "\n";
+  out += ",attention_fitted_on,decode_memory,decode_launch_s,decode_per_sequence_s,prefill_compute,prefill_launch_s,"
+         "prefill_per_token_s\n";
   for (const auto& [device, r] : by_device) {
     out += fmt::format("{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}", device, r.peak_flops, r.bandwidth_bytes_per_s,
                        r.gemm_compute, r.gemm_tile_tokens, r.gemm_memory, r.gemm_launch_s);
@@ -252,7 +231,10 @@ std::string rooflines_to_csv(const std::map<std::string, OperatorRoofline>& by_d
       const auto& e = r.elementwise[static_cast<size_t>(i)];
       out += fmt::format(",{:.6g},{:.6g},{:.6g}", e.efficiency, e.launch_s, e.per_hidden_s);
     }
-    out += "\n";
+    const AttentionRoofline& a = r.attention;
+    out += fmt::format(",{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}\n", r.attention_fitted_on, a.decode_memory,
+                       a.decode_launch_s, a.decode_per_sequence_s, a.prefill_compute, a.prefill_launch_s,
+                       a.prefill_per_token_s);
   }
   return out;
 }
@@ -279,6 +261,13 @@ Result<std::map<std::string, OperatorRoofline>> parse_rooflines_csv(std::string_
       e.launch_s = r.number(fmt::format("{}_launch_s", kNames[i]), 0, 1);
       e.per_hidden_s = r.number(fmt::format("{}_per_hidden_s", kNames[i]), 0, 1);
     }
+    f.attention_fitted_on = r.required_text("attention_fitted_on");
+    f.attention.decode_memory = r.number("decode_memory", 1e-3, 1);
+    f.attention.decode_launch_s = r.number("decode_launch_s", 0, 1);
+    f.attention.decode_per_sequence_s = r.number("decode_per_sequence_s", 0, 1);
+    f.attention.prefill_compute = r.number("prefill_compute", 1e-3, 1);
+    f.attention.prefill_launch_s = r.number("prefill_launch_s", 0, 1);
+    f.attention.prefill_per_token_s = r.number("prefill_per_token_s", 0, 1);
     if (!r.ok()) return r.error();
     out[device] = f;
   }
@@ -321,7 +310,7 @@ OperatorRoofline fit_operator_roofline(const std::vector<const ProfiledLayer*>& 
     double loss = 0;
     for (int i = 0; i < kLayerOperators; ++i)
       if (is_gemm(static_cast<LayerOperator>(i)))
-        for (const auto& p : points[static_cast<size_t>(i)]) loss += log_ratio_squared(gemm_time_s(t, p.shape, p.tokens), p.measured_s);
+        for (const auto& p : points[static_cast<size_t>(i)]) loss += log_ratio_squared(t.gemm_time_s(p.shape, p.tokens), p.measured_s);
     return loss;
   });
   r.gemm_compute = gemm[0], r.gemm_tile_tokens = gemm[1], r.gemm_memory = gemm[2], r.gemm_launch_s = gemm[3];
@@ -340,6 +329,23 @@ OperatorRoofline fit_operator_roofline(const std::vector<const ProfiledLayer*>& 
     e = {x[0], x[1], x[2]};
   }
   return r;
+}
+
+void fit_device_attention(OperatorRoofline& roofline, const std::string& device,
+                          const std::vector<ProfiledAttention>& profiles, const Catalog& catalog) {
+  auto measured_on = [&](const std::string& d) { return profiled_device_accelerator(d, catalog); };
+  std::string source;
+  for (const auto& p : profiles)
+    if (p.device == device) source = device;
+  for (const auto& p : profiles)
+    if (source.empty() || (source != device && p.device < source)) source = p.device;
+  const Accelerator* a = source.empty() ? nullptr : measured_on(source);
+  if (!a) return;  // no attention profile: the defaults stand (the shipped fits always have one)
+  std::vector<const ProfiledAttention*> rows;
+  for (const auto& p : profiles)
+    if (p.device == source) rows.push_back(&p);
+  roofline.attention = fit_attention_roofline(rows, sixteen_bit_peak_flops(*a), a->memory_gb_per_s * 1e9);
+  roofline.attention_fitted_on = source;
 }
 
 void LayerOperatorModel::add_measured(const ProfiledLayer& row) {
@@ -417,8 +423,7 @@ Result<UserLayerProfiles> load_user_layer_profiles(const std::string& dir, const
   out.dir = dir;
   std::map<std::string, std::vector<ProfiledLayer>> by_accelerator;
   for (auto row : rows.value()) {
-    const Accelerator* a = catalog.find_accelerator(row.device);
-    if (!a && !profiled_accelerator(row.device).empty()) a = catalog.find_accelerator(profiled_accelerator(row.device));
+    const Accelerator* a = profiled_device_accelerator(row.device, catalog);
     if (!a) {
       std::string hint = closest_match(row.device, catalog.accelerator_names());
       return Error{dir + "/compute/" + row.device, 0, "device",
@@ -426,6 +431,16 @@ Result<UserLayerProfiles> load_user_layer_profiles(const std::string& dir, const
     }
     row.device = a->name;
     by_accelerator[a->name].push_back(std::move(row));
+  }
+  // The folder's attention profiles (attention.csv beside mlp.csv), devices named as above.
+  auto attention = read_vidur_attention_profiles(dir);
+  if (!attention.ok()) return attention.error();
+  std::vector<ProfiledAttention> own_attention;
+  for (auto row : attention.value()) {
+    const Accelerator* a = profiled_device_accelerator(row.device, catalog);
+    if (!a) continue;  // a device without mlp.csv is refused above; attention alone adds nothing
+    row.device = a->name;
+    own_attention.push_back(std::move(row));
   }
   for (auto& [name, device_rows] : by_accelerator) {
     const Accelerator* a = catalog.find_accelerator(name);
@@ -437,6 +452,9 @@ Result<UserLayerProfiles> load_user_layer_profiles(const std::string& dir, const
       model->add_measured(r);
     }
     OperatorRoofline roofline = fit_operator_roofline(pointers, peak, a->memory_gb_per_s * 1e9);
+    bool measured_attention = std::any_of(own_attention.begin(), own_attention.end(),
+                                          [&](const ProfiledAttention& p) { return p.device == name; });
+    fit_device_attention(roofline, name, measured_attention ? own_attention : embedded_attention_profiles(), catalog);
     LayerOperatorModel roofline_only;  // the fit's in-sample error, without the tables
     roofline_only.set_roofline(name, roofline);
     std::vector<double> errors;
@@ -457,6 +475,17 @@ void set_user_layer_profiles(const UserLayerProfiles& profiles) {
   std::lock_guard<std::mutex> lock(user_mutex);
   user_profiles = profiles;
 }
+
+namespace {
+
+std::string attention_basis(const OperatorRoofline& roofline) {
+  if (roofline.attention_fitted_on.empty()) return "";
+  std::string on = profiled_accelerator(roofline.attention_fitted_on);
+  return "; attention kernels by a roofline fitted to " + (on.empty() ? roofline.attention_fitted_on : on) +
+         " FlashAttention profiles";
+}
+
+}  // namespace
 
 AcceleratorOperators operators_for(const Accelerator& accelerator) {
   {
@@ -483,6 +512,7 @@ AcceleratorOperators operators_for(const Accelerator& accelerator) {
     OperatorRoofline roofline;
     if (measured_on && !rows.empty())
       roofline = fit_operator_roofline(rows, sixteen_bit_peak_flops(*measured_on), measured_on->memory_gb_per_s * 1e9);
+    if (catalog.ok()) fit_device_attention(roofline, device, embedded_attention_profiles(), catalog.value());
     return rooflines[device] = roofline;
   };
   std::string own_device;
@@ -500,7 +530,8 @@ AcceleratorOperators operators_for(const Accelerator& accelerator) {
     }
     out.model = model;
     out.device = own_device;
-    out.basis = "per-operator times measured on " + accelerator.name + " (Vidur 7d47513), a roofline fitted to them elsewhere";
+    out.basis = "per-operator times measured on " + accelerator.name + " (Vidur 7d47513), a roofline fitted to them elsewhere" +
+                attention_basis(model->roofline(own_device));
     return out;
   }
   const double sixteen = sixteen_bit_peak_flops(accelerator);
@@ -513,7 +544,7 @@ AcceleratorOperators operators_for(const Accelerator& accelerator) {
   out.model = model;
   out.device = accelerator.name;
   out.basis = "a per-operator roofline with the factors fitted to " + profiled_accelerator(basis) +
-              " profiles (Vidur 7d47513), at " + accelerator.name + "'s own peak and bandwidth";
+              " profiles (Vidur 7d47513), at " + accelerator.name + "'s own peak and bandwidth" + attention_basis(roofline);
   return out;
 }
 

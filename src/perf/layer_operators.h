@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "catalog/accelerator.h"
+#include "perf/attention_operators.h"
 #include "core/error.h"
 #include "model/model_arch.h"
 
@@ -65,8 +66,14 @@ struct OperatorRoofline {
     double efficiency = 0.5, launch_s = 3e-6, per_hidden_s = 0;
   };
   std::array<Elementwise, kLayerOperators> elementwise{};
+  // Attention's kernels, fitted to attention profiles (the device's own, else those of
+  // `attention_fitted_on`), at this roofline's peak and bandwidth.
+  AttentionRoofline attention;
+  std::string attention_fitted_on;
   double time_s(LayerOperator op, const OperatorShape& shape, double tokens, double hidden) const;
   bool gemm_compute_bound(const OperatorShape& shape, double tokens) const;
+  // A GEMM of this shape (tokens x k times k x n, 16-bit) by the fitted GEMM factors.
+  double gemm_time_s(const OperatorShape& shape, double tokens) const;
 };
 
 // One row of a Vidur mlp.csv: a model's layer on a device at some tokens, each operator's median.
@@ -91,10 +98,20 @@ const std::vector<ProfiledLayer>& embedded_layer_profiles(const std::string& dev
 
 // The catalog accelerator a Vidur device folder was profiled on ("a100" -> "A100-80GB"), or "".
 std::string profiled_accelerator(const std::string& device);
+// The catalog accelerator a profile folder names: Vidur's own names first ("a100" is the 80 GB
+// SXM part it was measured on, not the catalog's alias for the 40 GB one), else a name or alias.
+class Catalog;
+const Accelerator* profiled_device_accelerator(const std::string& device, const Catalog& catalog);
 
 // Fits the roofline's factors to profiled rows of one device (least squares of the log ratio).
 OperatorRoofline fit_operator_roofline(const std::vector<const ProfiledLayer*>& rows, double peak_flops,
                                        double bandwidth_bytes_per_s);
+
+// The attention factors for a device: fitted to its own rows of `profiles`, else to those of the
+// first device that has some (Vidur publishes A100's only), each against the rates of the
+// catalog accelerator it was measured on; sets `attention_fitted_on`.
+void fit_device_attention(OperatorRoofline& roofline, const std::string& device,
+                          const std::vector<ProfiledAttention>& profiles, const Catalog& catalog);
 
 // Fitted rooflines as CSV (device, peak and bandwidth fitted against, the GEMM factors, then
 // efficiency, launch and per-hidden time of each elementwise operator), so a process need not
@@ -171,7 +188,6 @@ struct UserLayerProfiles {
   std::map<std::string, OperatorRoofline> rooflines;
   std::map<std::string, std::pair<size_t, double>> fit_quality;             // rows, median |error|
 };
-class Catalog;
 Result<UserLayerProfiles> load_user_layer_profiles(const std::string& dir, const Catalog& catalog);
 // Makes operators_for answer from these for the accelerators they cover, in this process, until
 // cleared (an empty set); the CLI sets them for one run (`--profiles DIR`).

@@ -11,6 +11,7 @@ LlmStepModel::LlmStepModel(const ModelArch& arch, const PerfSetup& setup) : arch
   // Derive every constant from the reference implementation, so both always agree: a step of
   // one token and a step of two differ by exactly the per-token costs.
   const double tp = std::max(1, setup.tensor_parallel);
+  tp_ = tp;
   ParamBreakdown p = count_params(arch);
   StepTime one = llm_step(arch, setup, 0, 0, 1, 0, 0);
   StepTime two = llm_step(arch, setup, 0, 0, 2, 0, 0);
@@ -19,7 +20,9 @@ LlmStepModel::LlmStepModel(const ModelArch& arch, const PerfSetup& setup) : arch
   if (by_operator) {
     operators_ = setup.layer_operators;
     layer_ = operators_->bind(setup.operator_device, layer_dims(arch, setup.tensor_parallel));
-    flops_per_token_ = 0;  // the layer matrices are the operators'
+    roofline_ = &operators_->roofline(setup.operator_device);
+    head_shape_ = head_shape(arch, setup.tensor_parallel);
+    flops_per_token_ = 0;  // the layer matrices, attention and head are the operators'
   }
   head_flops_ = 2.0 * arch.vocab_size * arch.hidden_size / tp;
   double attention_width = arch.mla ? arch.num_heads * (arch.qk_nope_head_dim + arch.qk_rope_head_dim + arch.v_head_dim)
@@ -31,7 +34,7 @@ LlmStepModel::LlmStepModel(const ModelArch& arch, const PerfSetup& setup) : arch
   kv_bytes_per_token_ = estimate_inference(arch, kv).kv_cache_bytes_per_token;
   StepTime empty = llm_step(arch, setup, 0, 0, 0, 0, 0);
   dense_weight_bytes_ = empty.bytes;  // no token: dense weights only (MoE experts hit: none)
-  if (by_operator) dense_weight_bytes_ -= layer_weight_bytes(arch, setup);
+  if (by_operator) dense_weight_bytes_ = 0;  // read by the operators
   if (arch.is_moe()) {
     for (int layer = 0; layer < arch.num_layers; ++layer) moe_layers_ += arch.is_moe_layer(layer);
     double w = (setup.weight_precision == Precision::int4 || setup.weight_precision == Precision::fp4)
@@ -57,6 +60,18 @@ double LlmStepModel::step_time_s(double decode_sequences, double context_sum, do
                                  double prefill_attended, double sampled_sequences) const {
   double tokens = decode_sequences + prefill_tokens;
   if (tokens <= 0) return 0;
+  double network = tokens > 0 && network_latency_s_ > 0 ? network_latency_s_ + network_bytes_per_token_ * tokens : 0;
+  if (roofline_) {
+    // As llm_step by operator: layers, attention kernels, head GEMM, new tokens' KV writes.
+    const double layers = arch_->num_layers;
+    const AttentionRoofline& a = roofline_->attention;
+    double attention = layers * (a.decode_time_s(decode_sequences, context_sum, kv_bytes_per_token_ / layers,
+                                                 roofline_->bandwidth_bytes_per_s) +
+                                 a.prefill_time_s(prefill_tokens, prefill_attended, arch_->q_dim() / tp_, roofline_->peak_flops));
+    double head = sampled_sequences > 0 ? roofline_->gemm_time_s(head_shape_, sampled_sequences) : 0;
+    return overhead_s_ + layer_->time_s(tokens) * layers + attention + head + kv_bytes_per_token_ * tokens / memory_rate_ +
+           network;
+  }
   double flops = flops_per_token_ * tokens + head_flops_ * sampled_sequences +
                  attention_flops_ * (context_sum + prefill_attended);
   double bytes = dense_weight_bytes_ + kv_bytes_per_token_ * (context_sum + tokens);
@@ -64,9 +79,7 @@ double LlmStepModel::step_time_s(double decode_sequences, double context_sum, do
     double e = arch_->num_experts, k = arch_->experts_per_token;
     bytes += moe_layers_ * e * (1.0 - std::pow(1.0 - k / e, tokens)) * expert_bytes_per_expert_layer_;
   }
-  double network = tokens > 0 && network_latency_s_ > 0 ? network_latency_s_ + network_bytes_per_token_ * tokens : 0;
-  double layers = layer_ ? layer_->time_s(tokens) * arch_->num_layers : 0;
-  return overhead_s_ + layers + std::max(flops / compute_rate_, bytes / memory_rate_) + network;
+  return overhead_s_ + std::max(flops / compute_rate_, bytes / memory_rate_) + network;
 }
 
 }  // namespace gw

@@ -47,10 +47,13 @@ class LlmStepModel final : public LlmStepTimer {
   double network_bytes_per_token_ = 0;
   double network_latency_s_ = 0;     // all-reduce latencies per step
   double overhead_s_ = 0;
-  // By operator (PerfSetup::layer_operators): the layers' operators answer per step; the rest
-  // (attention, KV cache, output head) is the roofline without the layer matrices.
+  // By operator (PerfSetup::layer_operators): the layers' operators, the attention kernels and
+  // the head GEMM answer per step; the new tokens' KV writes are the roofline's.
   std::shared_ptr<const LayerOperatorModel> operators_;
   std::optional<LayerOperatorModel::BoundLayer> layer_;
+  const OperatorRoofline* roofline_ = nullptr;  // attention kernels and the head GEMM
+  OperatorShape head_shape_;
+  double tp_ = 1;
 };
 
 }  // namespace gw

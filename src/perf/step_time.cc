@@ -144,14 +144,12 @@ StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_s
   double network_bytes = 2.0 * arch.num_layers * tokens * h * 2.0;
   if (!uses_layer_operators(arch, setup)) return finish(arch, setup, flops, bytes, network_bytes, 2 * arch.num_layers);
 
-  // By operator: the layers' per-token operators from measured tables or the fitted roofline;
-  // attention over the context, the KV cache and the output head by the roofline, each
-  // attention kernel one launch; the collectives as above.
-  double layer_flops = 2.0 * layer_active * tokens / tp;
-  StepTime t = finish(arch, setup, flops - layer_flops, bytes - layer_weight_bytes(arch, setup), network_bytes,
-                      2 * arch.num_layers);
+  // By operator: the layers' per-token operators from measured tables or the fitted roofline,
+  // attention by the roofline fitted to attention kernels' profiles, the output head as a GEMM;
+  // the new tokens' KV writes by the whole-step roofline; the collectives as above.
   const LayerOperatorModel& model = *setup.layer_operators;  // NOLINT: checked by uses_layer_operators
   const OperatorRoofline& roofline = model.roofline(setup.operator_device);
+  StepTime t = finish(arch, setup, 0, tokens * kv_per_token, network_bytes, 2 * arch.num_layers);
   LayerDims dims = layer_dims(arch, setup.tensor_parallel);
   if (tokens > 0) {
     auto layer = model.layer_time(setup.operator_device, dims, tokens);
@@ -159,17 +157,32 @@ StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_s
     t.measured_operators = layer.measured_operators;
     t.roofline_operators = layer.roofline_operators;
   }
-  t.overhead_s = arch.num_layers * roofline.gemm_launch_s;
+  const double layers = arch.num_layers;
+  double decode_attention_s = layers * roofline.attention.decode_time_s(decode_sequences, decode_sequences * attended(context_tokens),
+                                                                        kv_per_token / layers, roofline.bandwidth_bytes_per_s);
+  double prefill_attention_s =
+      layers * roofline.attention.prefill_time_s(prefill_tokens, prefill_attended, arch.q_dim() / tp, roofline.peak_flops);
+  t.attention_s = decode_attention_s + prefill_attention_s;
+  if (sequences_sampled > 0) t.head_s = roofline.gemm_time_s(head_shape(arch, setup.tensor_parallel), sequences_sampled);
+  t.overhead_s = layers * roofline.gemm_launch_s;
   t.flops = flops;
   t.bytes = bytes;
   double rest = std::max(t.compute_s, t.memory_s);
-  t.time_s = t.layer_operators_s + t.overhead_s + rest + t.network_s;
+  t.time_s = t.layer_operators_s + t.attention_s + t.head_s + t.overhead_s + rest + t.network_s;
   bool layers_compute_bound = roofline.gemm_compute_bound(operator_shape(LayerOperator::mlp_up_proj, dims), tokens);
-  t.bound = t.network_s > t.layer_operators_s + rest ? "network"
-            : t.layer_operators_s >= rest            ? (layers_compute_bound ? "compute" : "memory")
-            : t.compute_s >= t.memory_s              ? "compute"
-                                                     : "memory";
+  double largest = std::max({t.layer_operators_s, t.attention_s, t.head_s, t.network_s});
+  t.bound = largest == t.network_s          ? "network"
+            : largest == t.layer_operators_s ? (layers_compute_bound ? "compute" : "memory")
+            : largest == t.attention_s       ? (decode_attention_s >= prefill_attention_s ? "memory" : "compute")
+                                             : "memory";  // the head: its matrix read for a few tokens
   return t;
+}
+
+OperatorShape head_shape(const ModelArch& arch, int tensor_parallel) {
+  OperatorShape s;
+  s.n = static_cast<double>(arch.vocab_size) / std::max(1, tensor_parallel);
+  s.k = arch.hidden_size;
+  return s;
 }
 
 StepTime prefill_step(const ModelArch& arch, const PerfSetup& setup, double batch, double prompt_tokens) {

@@ -36,6 +36,8 @@ struct StepTime {
   double network_s = 0;   // tensor-parallel all-reduces
   double overhead_s = 0;  // per-layer launch and scheduling cost
   double layer_operators_s = 0;  // the layers' per-token operators, when PerfSetup has them
+  double attention_s = 0;        // by operator: the attention kernels of every layer
+  double head_s = 0;             // by operator: the output head's GEMM
   int measured_operators = 0, roofline_operators = 0;  // of one layer: from tables, from the roofline
   double flops = 0;       // per device
   double bytes = 0;       // per device
@@ -50,6 +52,10 @@ double compute_peak_tflops(const Accelerator& accelerator, Precision weight_prec
 bool uses_layer_operators(const ModelArch& arch, const PerfSetup& setup);
 // The bytes of the layers' dense matrices on one device (what the operators read by operator).
 double layer_weight_bytes(const ModelArch& arch, const PerfSetup& setup);
+
+// The output head as a GEMM on one device (vocabulary share x hidden).
+struct OperatorShape;
+OperatorShape head_shape(const ModelArch& arch, int tensor_parallel);
 
 // One step of an LLM: decode_sequences each produce one token having context_tokens in their
 // cache, plus prefill_tokens of prompts (prefill_sequences prompts, each prefill_context long on

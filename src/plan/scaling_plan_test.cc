@@ -58,9 +58,10 @@ TEST(ScalingPlan, AlibabaDemandQueueDepthBeatsStaticAndCpuFails) {
 
 // The Azure traces are one hour each. On the conversation hour every layout's static pool meets
 // the SLO in the scaling replay as it did in the plan's verification (one rule for both); the
-// plan's layout is the cheapest of the six. Pools of two-GPU replicas never have room to drop one,
-// so queue depth holds the static pool (a pool started at its size keeps it through the
-// scale-down window instead of draining and paying a cold start to come back); pools of
+// plan's layout is the cheapest of the six. Pools of two two-GPU replicas have no room to drop one,
+// so queue depth never goes below the static pool (a pool started at its size keeps it through
+// the scale-down window instead of draining and paying a cold start to come back; a burst may
+// add a third replica for a while); pools of
 // single-GPU replicas follow the trace and meet the SLO with queue depth within a few percent of
 // the static GPU-hours. CPU misses wherever it can shrink the pool. The code hour's bursts
 // (10-30 s at up to 13x the mean) are over before a replica starts: queue depth misses there.
@@ -85,7 +86,9 @@ TEST(ScalingPlan, AzureHoursQueueDepthAgainstStaticByReplicaLayout) {
     }
     if (r.plan.config.tensor_parallel == 2) {
       ++two_gpu_layouts;
-      EXPECT_NEAR(queue.gpu_hours, fixed.gpu_hours, 0.001 * fixed.gpu_hours) << name;
+      EXPECT_TRUE(queue.meets_slo) << name;
+      EXPECT_GE(queue.gpu_hours, 0.999 * fixed.gpu_hours) << name;
+      EXPECT_LE(queue.gpu_hours, 1.1 * fixed.gpu_hours) << name;
     } else if (r.plan.replicas > 1) {
       ++single_gpu_pools;
       EXPECT_TRUE(queue.meets_slo) << name;

@@ -1,0 +1,151 @@
+#include "perf/attention_operators.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "catalog/embedded.h"
+#include "core/csv.h"
+#include "core/pattern_search.h"
+#include "core/text.h"
+
+namespace gw {
+
+double AttentionRoofline::decode_time_s(double sequences, double kv_tokens, double kv_bytes_per_token,
+                                        double bandwidth_bytes_per_s) const {
+  if (sequences <= 0) return 0;
+  return decode_launch_s + sequences * decode_per_sequence_s +
+         kv_tokens * kv_bytes_per_token / (bandwidth_bytes_per_s * decode_memory);
+}
+
+double AttentionRoofline::prefill_time_s(double tokens, double attended_pairs, double q_dim, double peak_flops) const {
+  if (tokens <= 0) return 0;
+  return prefill_launch_s + 4 * q_dim * attended_pairs / (peak_flops * prefill_compute) + tokens * prefill_per_token_s;
+}
+
+Result<std::vector<ProfiledAttention>> parse_vidur_attention_profile(std::string_view text, const std::string& path,
+                                                                     const std::string& device, const std::string& model) {
+  auto table = parse_csv(text, path);
+  if (!table.ok()) return table.error();
+  std::vector<ProfiledAttention> rows;
+  for (const auto& row : table.value().rows) {
+    CsvRecord r(table.value(), row);
+    ProfiledAttention p;
+    p.device = device;
+    p.model = model;
+    std::string prefill = r.text("is_prefill");
+    if (prefill != "True" && prefill != "False")
+      return Error{path, row.line, "is_prefill", "expected True or False, got '" + prefill + "'"};
+    p.prefill = prefill == "True";
+    double hidden = r.number("n_embd", 1, 1e6), heads = r.number("n_q_head", 1, 1e5);
+    double kv_heads = r.number("n_kv_head", 1, 1e5);
+    p.tensor_parallel = static_cast<int>(r.number("num_tensor_parallel_workers", 1, 1024));
+    double head_dim = hidden / heads;
+    p.q_dim = heads / p.tensor_parallel * head_dim;
+    p.kv_dim = std::max(1.0, kv_heads / p.tensor_parallel) * head_dim;
+    p.batch = r.number("batch_size", 1, 1e6);
+    p.chunk = r.number("prefill_chunk_size", 0, 1e7);
+    p.kv_tokens = r.number("kv_cache_size", 0, 1e8);
+    // The kernel and the reshapes around it; an empty reshape cell: not measured, adds nothing.
+    std::string kernel = p.prefill ? "time_stats.attn_prefill.median" : "time_stats.attn_decode.median";
+    double ms = r.number(kernel, 0, 1e6);
+    for (const char* reshape : {"time_stats.attn_input_reshape.median", "time_stats.attn_output_reshape.median"})
+      if (auto v = r.optional_number(reshape, 0, 1e6)) ms += *v;
+    p.time_s = ms * 1e-3;
+    if (!r.ok()) return r.error();
+    if (p.prefill && p.chunk <= 0) return Error{path, row.line, "prefill_chunk_size", "a prefill row needs a chunk"};
+    if (p.time_s > 0) rows.push_back(p);
+  }
+  if (rows.empty()) return Error{path, 0, "", "no profiled rows"};
+  return rows;
+}
+
+Result<std::vector<ProfiledAttention>> read_vidur_attention_profiles(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  std::error_code ec;
+  fs::path compute = fs::path(dir) / "compute";
+  for (fs::recursive_directory_iterator it(compute, ec), end; it != end && !ec; it.increment(ec))
+    if (it->path().filename() == "attention.csv") files.push_back(it->path().string());
+  std::sort(files.begin(), files.end());
+  std::vector<ProfiledAttention> all;
+  for (const auto& file : files) {
+    fs::path relative = fs::path(file).lexically_relative(compute);  // <device>/<org>/<model>/attention.csv
+    std::string device = relative.begin()->string();
+    std::string model = relative.parent_path().lexically_relative(device).string();
+    std::string text, message;
+    if (!read_file(file, text, message)) return Error{file, 0, "", "cannot read: " + message};
+    auto rows = parse_vidur_attention_profile(text, file, device, model);
+    if (!rows.ok()) return rows.error();
+    all.insert(all.end(), rows.value().begin(), rows.value().end());
+  }
+  return all;
+}
+
+const std::vector<ProfiledAttention>& embedded_attention_profiles() {
+  static const std::vector<ProfiledAttention> profiles = [] {
+    std::vector<ProfiledAttention> all;
+    const std::string_view suffix = "/attention.csv";
+    for (const auto& file : embedded_catalog_files()) {
+      std::string_view path = file.path;  // profiles/<source>/compute/<device>/<org>/<model>/attention.csv
+      if (path.rfind("profiles/", 0) != 0 || path.size() < suffix.size() ||
+          path.substr(path.size() - suffix.size()) != suffix)
+        continue;
+      size_t compute = path.find("/compute/");
+      if (compute == std::string_view::npos) continue;
+      std::string_view rest = path.substr(compute + 9, path.size() - compute - 9 - suffix.size());
+      size_t slash = rest.find('/');
+      if (slash == std::string_view::npos) continue;
+      auto rows = parse_vidur_attention_profile(file.contents, "catalog/" + std::string(path), std::string(rest.substr(0, slash)),
+                                                std::string(rest.substr(slash + 1)));
+      if (rows.ok()) all.insert(all.end(), rows.value().begin(), rows.value().end());  // checked by a test
+    }
+    return all;
+  }();
+  return profiles;
+}
+
+double predicted_attention_s(const AttentionRoofline& f, const ProfiledAttention& row, double peak_flops,
+                             double bandwidth_bytes_per_s) {
+  return row.prefill ? f.prefill_time_s(row.chunk, row.attended_pairs(), row.q_dim, peak_flops)
+                     : f.decode_time_s(row.batch, row.batch * row.kv_tokens, row.kv_bytes_per_token(), bandwidth_bytes_per_s);
+}
+
+AttentionRoofline fit_attention_roofline(const std::vector<const ProfiledAttention*>& rows, double peak_flops,
+                                         double bandwidth_bytes_per_s) {
+  AttentionRoofline f;
+  // From a few starting efficiencies (the loss has shallow ridges where an efficiency trades
+  // against a per-item term), the best fit kept.
+  auto fit = [&](bool prefill, std::vector<double> start, const std::vector<std::pair<double, double>>& bounds,
+                 auto assign) {
+    auto loss = [&](const std::vector<double>& y) {
+      AttentionRoofline t = f;
+      assign(t, y);
+      double sum = 0;
+      for (const auto* r : rows)
+        if (r->prefill == prefill) sum += log_ratio_squared(predicted_attention_s(t, *r, peak_flops, bandwidth_bytes_per_s), r->time_s);
+      return sum;
+    };
+    std::vector<double> best;
+    double best_loss = 0;
+    for (double efficiency : {0.2, 0.5, 0.8}) {
+      std::vector<double> x = start;
+      x[0] = efficiency;
+      pattern_search(x, bounds, loss);
+      double value = loss(x);
+      if (best.empty() || value < best_loss) best = x, best_loss = value;
+    }
+    assign(f, best);
+  };
+  fit(false, {f.decode_memory, f.decode_launch_s, 1e-7}, {{0.05, 1.0}, {1e-7, 1e-3}, {1e-10, 1e-4}},
+      [](AttentionRoofline& t, const std::vector<double>& y) {
+        t.decode_memory = y[0], t.decode_launch_s = y[1], t.decode_per_sequence_s = y[2];
+      });
+  fit(true, {f.prefill_compute, f.prefill_launch_s, 1e-9}, {{0.02, 1.0}, {1e-7, 1e-3}, {1e-12, 1e-5}},
+      [](AttentionRoofline& t, const std::vector<double>& y) {
+        t.prefill_compute = y[0], t.prefill_launch_s = y[1], t.prefill_per_token_s = y[2];
+      });
+  return f;
+}
+
+}  // namespace gw
