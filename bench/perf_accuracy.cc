@@ -1,6 +1,7 @@
 // The step-time model's error against published measurements (bench/perf_measurements.csv):
 // uncalibrated (family defaults), and calibrated per accelerator with each measurement left out
-// of its own fit. Prints every row, then the median and worst absolute error.
+// of its own fit; then (b): the per-operator model end to end, held out. Prints every row, the
+// median and worst absolute errors, and exits 1 when (b) misses its budget (median 12%, worst 35%).
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -34,8 +35,7 @@ int main(int argc, char** argv) {
     return std::make_pair(median, errors.back());
   };
 
-  std::vector<double> raw_errors, loo_errors, engine_loo_errors, operator_errors;
-  std::vector<std::string> operator_rows;
+  std::vector<double> raw_errors, loo_errors, engine_loo_errors;
   fmt::print("{:<10} {:<14} {:<5} {:>2} {:<8} {:>5} {:>6} {:>5} {:>12} {:>12} {:>8} {:>12} {:>8} {:>8}\n", "gpu", "model",
              "prec", "tp", "phase", "batch", "tokens", "out", "measured_ms", "model_ms", "error", "loo_cal_ms", "error", "same_src");
   for (size_t i = 0; i < ms.size(); ++i) {
@@ -44,18 +44,6 @@ int main(int argc, char** argv) {
     double predicted = gw::predict_latency_ms(m, models[i], a, gw::default_efficiency(a));
     double raw = predicted / m.latency_ms - 1;
     raw_errors.push_back(std::fabs(raw));
-    // By operator (16-bit dense LLMs): tables and the roofline fitted to Vidur's profiles, with
-    // nothing fitted to these measurements.
-    bool by_operator = (m.precision == gw::Precision::bf16 || m.precision == gw::Precision::fp16) &&
-                       models[i].kind == gw::ModelKind::decoder;
-    if (by_operator) {
-      double op_ms = gw::predict_latency_ms(m, models[i], a, gw::default_efficiency(a), true);
-      operator_errors.push_back(std::fabs(op_ms / m.latency_ms - 1));
-      operator_rows.push_back(fmt::format("  {:<10} {:<14} tp{} {:<7} batch {:>3} tokens {:>5}: measured {:>9.2f} ms, "
-                                          "by operator {:>9.2f} ms ({:+.1f}%), roofline {:>9.2f} ms ({:+.1f}%)",
-                                          m.accelerator, m.model, m.tensor_parallel, m.phase, m.batch, m.tokens,
-                                          m.latency_ms, op_ms, 100 * (op_ms / m.latency_ms - 1), predicted, raw * 100));
-    }
     // Leave-one-out: fit this accelerator's factors on its other measurements.
     std::vector<gw::Measurement> rest;
     std::vector<gw::ModelArch> rest_models;
@@ -105,13 +93,73 @@ int main(int argc, char** argv) {
   auto [engine_median, engine_worst] = summarize(engine_loo_errors);
   fmt::print("calibrated per GPU on one engine's table, leave-one-out ({} rows): median |error| {:.1f}%, worst {:.1f}%  (target <= 5%)\n",
              engine_loo_errors.size(), engine_median * 100, engine_worst * 100);
-  if (!operator_errors.empty()) {
-    auto [op_median, op_worst] = summarize(operator_errors);
-    fmt::print("\n(b) by operator, nothing fitted to these rows ({} 16-bit LLM rows): median |error| {:.1f}%, worst {:.1f}%  "
-               "(target <= 12%, worst <= 35%)\n",
-               operator_errors.size(), op_median * 100, op_worst * 100);
-    for (const auto& row : operator_rows) fmt::print("{}\n", row);
+  // (b) By operator (dense LLMs): tables and the roofline fitted to Vidur's profiles. The one
+  // figure no profile gives, 8-bit GEMMs' share of their peak relative to 16-bit GEMMs', is
+  // fitted on every other 8-bit row (the fit half) and measured on the rest (held out); nothing is
+  // fitted to the 16-bit rows.
+  std::vector<size_t> llm_rows, fit_half;
+  int eight_bit_seen = 0;
+  for (size_t i = 0; i < ms.size(); ++i) {
+    if (models[i].kind != gw::ModelKind::decoder) continue;
+    llm_rows.push_back(i);
+    bool eight_bit = ms[i].precision == gw::Precision::fp8 || ms[i].precision == gw::Precision::int8;
+    if (eight_bit && eight_bit_seen++ % 2 == 0) fit_half.push_back(i);
   }
+  auto by_operator_ms = [&](size_t i, double scale) {
+    const gw::Accelerator& a = *catalog.value().find_accelerator(ms[i].accelerator);
+    gw::EfficiencyFactors f = gw::default_efficiency(a);
+    f.operator_compute_8bit_scale = scale;
+    return gw::predict_latency_ms(ms[i], models[i], a, f, true);
+  };
+  double lo = 0.3, hi = 1.5;  // golden-section search on the fit half's log-ratio loss
+  auto fit_loss = [&](double scale) {
+    double sum = 0;
+    for (size_t i : fit_half) sum += std::pow(std::log(by_operator_ms(i, scale) / ms[i].latency_ms), 2);
+    return sum;
+  };
+  for (int it = 0; it < 40; ++it) {
+    double g = (std::sqrt(5.0) - 1) / 2, x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
+    if (fit_loss(x1) < fit_loss(x2)) hi = x2;
+    else lo = x1;
+  }
+  double fitted_scale = (lo + hi) / 2, shipped_scale = gw::EfficiencyFactors::kOperatorCompute8bitScale;
+  std::vector<double> held_out, held_out_16, held_out_8, fit_errors, shipped_errors;
+  fmt::print("\n(b) by operator, end to end against published rows (8-bit GEMM scale fitted on the fit half: {:.3f}; "
+             "shipped {:.3f})\n", fitted_scale, shipped_scale);
+  for (size_t i : llm_rows) {
+    const auto& m = ms[i];
+    bool in_fit = std::find(fit_half.begin(), fit_half.end(), i) != fit_half.end();
+    double op_ms = by_operator_ms(i, fitted_scale), e = op_ms / m.latency_ms - 1;
+    double shipped = by_operator_ms(i, shipped_scale) / m.latency_ms - 1;
+    shipped_errors.push_back(std::fabs(shipped));
+    bool sixteen = m.precision == gw::Precision::bf16 || m.precision == gw::Precision::fp16;
+    if (in_fit) {
+      fit_errors.push_back(std::fabs(e));
+    } else {
+      held_out.push_back(std::fabs(e));
+      (sixteen ? held_out_16 : held_out_8).push_back(std::fabs(e));
+    }
+    double roofline = gw::predict_latency_ms(m, models[i], *catalog.value().find_accelerator(m.accelerator),
+                                             gw::default_efficiency(*catalog.value().find_accelerator(m.accelerator)));
+    fmt::print("  {:<4} {:<10} {:<14} {:<4} tp{} {:<7} batch {:>4} tokens {:>5}/{:>4}: measured {:>10.2f} ms, by operator "
+               "{:>10.2f} ms ({:+.1f}%), roofline {:>10.2f} ms ({:+.1f}%)\n",
+               in_fit ? "fit" : "held", m.accelerator, m.model, gw::precision_name(m.precision), m.tensor_parallel, m.phase,
+               m.batch, m.tokens, m.output_tokens, m.latency_ms, op_ms, 100 * e, roofline, 100 * (roofline / m.latency_ms - 1));
+  }
+  auto [h_median, h_worst] = summarize(held_out);
+  auto [h16_median, h16_worst] = summarize(held_out_16);
+  auto [h8_median, h8_worst] = summarize(held_out_8);
+  auto [f_median, f_worst] = summarize(fit_errors);
+  auto [s_median, s_worst] = summarize(shipped_errors);
+  const double median_budget = 0.12, worst_budget = 0.35;
+  bool within = h_median <= median_budget && h_worst <= worst_budget;
+  fmt::print("(b) held out ({} rows: {} 16-bit, {} 8-bit): median |error| {:.1f}%, worst {:.1f}% (budget {:.0f}% / {:.0f}%: {})\n",
+             held_out.size(), held_out_16.size(), held_out_8.size(), 100 * h_median, 100 * h_worst, 100 * median_budget,
+             100 * worst_budget, within ? "within" : "MISSED");
+  fmt::print("    16-bit {:.1f}% / {:.1f}%, 8-bit {:.1f}% / {:.1f}%; fit half in sample ({} rows) {:.1f}% / {:.1f}%; "
+             "all {} rows with the shipped scale {:.1f}% / {:.1f}%\n",
+             100 * h16_median, 100 * h16_worst, 100 * h8_median, 100 * h8_worst, fit_errors.size(), 100 * f_median,
+             100 * f_worst, shipped_errors.size(), 100 * s_median, 100 * s_worst);
   auto calibration = gw::calibrate(ms, catalog.value());
   if (calibration.ok()) {
     for (const auto& [name, quality] : calibration.value().fit_quality) {
@@ -121,5 +169,5 @@ int main(int argc, char** argv) {
                  name, quality.second * 100, quality.first, f.compute, f.memory, f.overhead_per_layer_s * 1e6);
     }
   }
-  return 0;
+  return within ? 0 : 1;
 }

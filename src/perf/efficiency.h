@@ -17,6 +17,12 @@ struct EfficiencyFactors {
   double memory = 0.80;                 // of HBM/GDDR bandwidth, for streaming weights and KV
   double network = 0.70;                // of interconnect bandwidth, for all-reduce
   double overhead_per_layer_s = 20e-6;  // kernel launches and scheduling per layer per step
+  // By operator: 8-bit (W8A8) GEMMs' achieved share of their peak over 16-bit GEMMs' share of
+  // theirs (the 16-bit share is fitted to measured profiles; there are no 8-bit profiles).
+  // Fitted on the fit half of the published fp8 rows in bench/perf_measurements.csv (TensorRT-LLM
+  // v0.5/v0.6 and NIM tables on H100 and L40S, 2023-2024), measured on the other half there.
+  double operator_compute_8bit_scale = kOperatorCompute8bitScale;
+  static constexpr double kOperatorCompute8bitScale = 0.815;
   std::string source;                   // where the figures come from
 };
 

@@ -24,9 +24,11 @@ constexpr const char* kNames[kLayerOperators] = {"input_layernorm", "attn_pre_pr
                                                  "mlp_act",         "mlp_down_proj", "add"};
 
 // A GEMM's compute and memory times (without the launch).
-std::pair<double, double> gemm_terms_s(const OperatorRoofline& r, const OperatorShape& s, double tokens) {
-  return {2 * (tokens + r.gemm_tile_tokens) * s.n * s.k / (r.peak_flops * r.gemm_compute),
-          2 * (s.n * s.k + tokens * s.k + tokens * s.n) / (r.bandwidth_bytes_per_s * r.gemm_memory)};
+std::pair<double, double> gemm_terms_s(const OperatorRoofline& r, const OperatorShape& s, double tokens,
+                                       const GemmPrecision& p) {
+  return {2 * (tokens + r.gemm_tile_tokens) * s.n * s.k / (r.peak_flops * p.peak_scale * r.gemm_compute * p.compute_scale),
+          (p.weight_bytes * s.n * s.k + p.activation_bytes * tokens * s.k + 2 * tokens * s.n) /
+              (r.bandwidth_bytes_per_s * r.gemm_memory)};
 }
 
 
@@ -75,19 +77,44 @@ OperatorShape operator_shape(LayerOperator op, const LayerDims& d) {
   return s;
 }
 
-double OperatorRoofline::time_s(LayerOperator op, const OperatorShape& shape, double tokens, double hidden) const {
-  if (is_gemm(op)) return gemm_time_s(shape, tokens);
+double OperatorRoofline::time_s(LayerOperator op, const OperatorShape& shape, double tokens, double hidden,
+                                const GemmPrecision& precision) const {
+  if (is_gemm(op)) return gemm_time_s(shape, tokens, precision);
   const Elementwise& e = elementwise[static_cast<size_t>(op)];
   return tokens * shape.bytes_per_token / (bandwidth_bytes_per_s * e.efficiency) + e.launch_s + e.per_hidden_s * hidden;
 }
 
-double OperatorRoofline::gemm_time_s(const OperatorShape& s, double tokens) const {
-  auto [compute, memory] = gemm_terms_s(*this, s, tokens);
+GemmPrecision gemm_precision(const Accelerator& a, Precision weights, double eight_bit_compute_scale) {
+  GemmPrecision p;
+  const double sixteen = sixteen_bit_peak_flops(a);
+  switch (weights) {
+    case Precision::fp8:
+    case Precision::int8: {
+      p.weight_bytes = 1;
+      // W8A8 on 8-bit tensor cores; without them (fp8 before Ada/Hopper) the weights are
+      // dequantized into 16-bit GEMMs.
+      double peak = compute_peak_tflops(a, weights) * 1e12;
+      if (sixteen > 0 && peak > sixteen * 1.01) {
+        p.activation_bytes = 1;
+        p.peak_scale = peak / sixteen;
+        p.compute_scale = eight_bit_compute_scale;
+      }
+      break;
+    }
+    case Precision::int4:
+    case Precision::fp4: p.weight_bytes = (4.0 + 20.0 / 128) / 8; break;  // group-128 scales, 16-bit GEMMs
+    default: break;
+  }
+  return p;
+}
+
+double OperatorRoofline::gemm_time_s(const OperatorShape& s, double tokens, const GemmPrecision& precision) const {
+  auto [compute, memory] = gemm_terms_s(*this, s, tokens, precision);
   return std::max(compute, memory) + gemm_launch_s;
 }
 
-bool OperatorRoofline::gemm_compute_bound(const OperatorShape& s, double tokens) const {
-  auto [compute, memory] = gemm_terms_s(*this, s, tokens);
+bool OperatorRoofline::gemm_compute_bound(const OperatorShape& s, double tokens, const GemmPrecision& precision) const {
+  auto [compute, memory] = gemm_terms_s(*this, s, tokens, precision);
   return compute > memory;
 }
 
@@ -371,17 +398,19 @@ double table_time_s(const std::map<double, double>& table, double tokens) {
 }  // namespace
 
 LayerOperatorModel::BoundLayer LayerOperatorModel::bind(const std::string& device, const LayerDims& dims,
-                                                        const std::array<bool, kLayerOperators>* timed) const {
+                                                        const std::array<bool, kLayerOperators>* timed,
+                                                        const GemmPrecision& precision) const {
   BoundLayer layer;
   layer.roofline_ = &rooflines_.at(device);
   layer.hidden_ = dims.hidden;
+  layer.precision_ = precision;
   for (int i = 0; i < kLayerOperators; ++i) {
     auto op = static_cast<LayerOperator>(i);
     if (timed ? !(*timed)[static_cast<size_t>(i)] : op == LayerOperator::post_attention_layernorm && !dims.post_attention_norm)
       continue;
     BoundLayer::Operator o{op, operator_shape(op, dims), nullptr};
     auto table = tables_.find(Key{device, i, o.shape, is_gemm(op) ? 0 : dims.hidden});
-    if (table != tables_.end()) o.table = &table->second;
+    if (table != tables_.end() && (!is_gemm(op) || precision.sixteen_bit())) o.table = &table->second;
     layer.operators_.push_back(o);
   }
   return layer;
@@ -396,7 +425,7 @@ LayerOperatorModel::LayerTime LayerOperatorModel::BoundLayer::time(double tokens
       out.time_s += t;
       ++out.measured_operators;
     } else {
-      out.time_s += roofline_->time_s(o.op, o.shape, tokens, hidden_);
+      out.time_s += roofline_->time_s(o.op, o.shape, tokens, hidden_, precision_);
       ++out.roofline_operators;
     }
   }
@@ -404,9 +433,9 @@ LayerOperatorModel::LayerTime LayerOperatorModel::BoundLayer::time(double tokens
 }
 
 LayerOperatorModel::LayerTime LayerOperatorModel::layer_time(const std::string& device, const LayerDims& dims,
-                                                             double tokens,
-                                                             const std::array<bool, kLayerOperators>* timed) const {
-  return bind(device, dims, timed).time(tokens);
+                                                             double tokens, const std::array<bool, kLayerOperators>* timed,
+                                                             const GemmPrecision& precision) const {
+  return bind(device, dims, timed, precision).time(tokens);
 }
 
 namespace {

@@ -55,6 +55,19 @@ struct OperatorShape {
 };
 OperatorShape operator_shape(LayerOperator op, const LayerDims& dims);
 
+// How a GEMM's weights and activations are stored and which tensor cores run it: 16-bit (what
+// the profiles measured), W8A8 (fp8 or int8 weights and activations on 8-bit tensor cores where
+// the device has them), or weight-only (4-bit weights dequantized into 16-bit GEMMs).
+struct GemmPrecision {
+  double weight_bytes = 2, activation_bytes = 2;  // per element read (outputs are 16-bit)
+  double peak_scale = 1;     // the precision's dense peak over the 16-bit one
+  double compute_scale = 1;  // its GEMMs' achieved share of that peak, over 16-bit GEMMs' share
+  bool sixteen_bit() const { return weight_bytes == 2 && activation_bytes == 2 && peak_scale == 1 && compute_scale == 1; }
+};
+// `eight_bit_compute_scale`: what 8-bit GEMMs reach of their peak relative to 16-bit GEMMs of the
+// same shape (EfficiencyFactors::operator_compute_8bit_scale).
+GemmPrecision gemm_precision(const Accelerator& accelerator, Precision weights, double eight_bit_compute_scale);
+
 // Roofline factors for one device, fp16. A GEMM takes max(2 (m + tile) n k / (peak x compute),
 // fp16 bytes of its three matrices / (bandwidth x memory)) + launch: `tile` stands for the
 // tokens a partly filled tile and wave wastes. An elementwise operator takes m x bytes per token
@@ -70,10 +83,11 @@ struct OperatorRoofline {
   // `attention_fitted_on`), at this roofline's peak and bandwidth.
   AttentionRoofline attention;
   std::string attention_fitted_on;
-  double time_s(LayerOperator op, const OperatorShape& shape, double tokens, double hidden) const;
-  bool gemm_compute_bound(const OperatorShape& shape, double tokens) const;
-  // A GEMM of this shape (tokens x k times k x n, 16-bit) by the fitted GEMM factors.
-  double gemm_time_s(const OperatorShape& shape, double tokens) const;
+  double time_s(LayerOperator op, const OperatorShape& shape, double tokens, double hidden,
+                const GemmPrecision& precision = {}) const;
+  bool gemm_compute_bound(const OperatorShape& shape, double tokens, const GemmPrecision& precision = {}) const;
+  // A GEMM of this shape (tokens x k times k x n) by the fitted GEMM factors.
+  double gemm_time_s(const OperatorShape& shape, double tokens, const GemmPrecision& precision = {}) const;
 };
 
 // One row of a Vidur mlp.csv: a model's layer on a device at some tokens, each operator's median.
@@ -136,8 +150,9 @@ class LayerOperatorModel {
   };
   // One layer's per-token operators at this many tokens; the device must have a roofline. With
   // `timed`, only the operators it marks are summed (to compare with a profile that lacks some).
+  // Other than 16-bit GEMMs (`precision`) take the roofline: the tables are fp16.
   LayerTime layer_time(const std::string& device, const LayerDims& dims, double tokens,
-                       const std::array<bool, kLayerOperators>* timed = nullptr) const;
+                       const std::array<bool, kLayerOperators>* timed = nullptr, const GemmPrecision& precision = {}) const;
   // A layer's operators resolved once (tables found, shapes computed), for a hot loop; valid
   // while the model lives.
   class BoundLayer {
@@ -155,9 +170,10 @@ class LayerOperatorModel {
     std::vector<Operator> operators_;
     const OperatorRoofline* roofline_ = nullptr;
     double hidden_ = 0;
+    GemmPrecision precision_;
   };
   BoundLayer bind(const std::string& device, const LayerDims& dims,
-                  const std::array<bool, kLayerOperators>* timed = nullptr) const;
+                  const std::array<bool, kLayerOperators>* timed = nullptr, const GemmPrecision& precision = {}) const;
   // The device's fitted roofline (launch cost, whether a GEMM is compute- or memory-bound).
   const OperatorRoofline& roofline(const std::string& device) const { return rooflines_.at(device); }
 

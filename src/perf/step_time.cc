@@ -86,8 +86,14 @@ double compute_peak_tflops(const Accelerator& a, Precision weight_precision) {
 }
 
 bool uses_layer_operators(const ModelArch& arch, const PerfSetup& setup) {
-  bool sixteen_bit = setup.weight_precision == Precision::bf16 || setup.weight_precision == Precision::fp16;
-  return setup.layer_operators && sixteen_bit && !arch.is_moe() && !arch.mla && arch.kind == ModelKind::decoder;
+  Precision w = setup.weight_precision;
+  bool by_operator = w == Precision::bf16 || w == Precision::fp16 || w == Precision::fp8 || w == Precision::int8 ||
+                     w == Precision::int4 || w == Precision::fp4;
+  return setup.layer_operators && by_operator && !arch.is_moe() && !arch.mla && arch.kind == ModelKind::decoder;
+}
+
+GemmPrecision layer_gemm_precision(const PerfSetup& setup) {
+  return gemm_precision(*setup.accelerator, setup.weight_precision, setup.efficiency.operator_compute_8bit_scale);
 }
 
 double layer_weight_bytes(const ModelArch& arch, const PerfSetup& setup) {
@@ -152,7 +158,7 @@ StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_s
   StepTime t = finish(arch, setup, 0, tokens * kv_per_token, network_bytes, 2 * arch.num_layers);
   LayerDims dims = layer_dims(arch, setup.tensor_parallel);
   if (tokens > 0) {
-    auto layer = model.layer_time(setup.operator_device, dims, tokens);
+    auto layer = model.layer_time(setup.operator_device, dims, tokens, nullptr, layer_gemm_precision(setup));
     t.layer_operators_s = layer.time_s * arch.num_layers;
     t.measured_operators = layer.measured_operators;
     t.roofline_operators = layer.roofline_operators;
@@ -169,7 +175,8 @@ StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_s
   t.bytes = bytes;
   double rest = std::max(t.compute_s, t.memory_s);
   t.time_s = t.layer_operators_s + t.attention_s + t.head_s + t.overhead_s + rest + t.network_s;
-  bool layers_compute_bound = roofline.gemm_compute_bound(operator_shape(LayerOperator::mlp_up_proj, dims), tokens);
+  bool layers_compute_bound =
+      roofline.gemm_compute_bound(operator_shape(LayerOperator::mlp_up_proj, dims), tokens, layer_gemm_precision(setup));
   double largest = std::max({t.layer_operators_s, t.attention_s, t.head_s, t.network_s});
   t.bound = largest == t.network_s          ? "network"
             : largest == t.layer_operators_s ? (layers_compute_bound ? "compute" : "memory")

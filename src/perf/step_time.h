@@ -23,7 +23,8 @@ struct PerfSetup {
   EfficiencyFactors efficiency;
   // Per-layer operators (norms, projections, MLP, add) from measured profiles and a roofline
   // fitted to them (perf/layer_operators.h), asked with operator_device; null: the whole-step
-  // roofline. Used for dense LLMs with 16-bit weights only (the profiles are fp16).
+  // roofline. Used for dense LLMs; the profiles are fp16, so 8- and 4-bit GEMMs take the fitted
+  // roofline at their precision's bytes and peak.
   std::shared_ptr<const LayerOperatorModel> layer_operators;
   std::string operator_device;
   std::string operator_basis;  // what answers, for --explain
@@ -48,8 +49,12 @@ struct StepTime {
 // them, int8 uses int8 (W8A8), 4-bit weights are dequantized to 16-bit (W4A16).
 double compute_peak_tflops(const Accelerator& accelerator, Precision weight_precision);
 
-// Whether llm_step times this model's layers by operator (setup has a model, 16-bit dense LLM).
+// Whether llm_step times this model's layers by operator (setup has a model, dense LLM, 16-bit,
+// 8-bit or 4-bit weights).
 bool uses_layer_operators(const ModelArch& arch, const PerfSetup& setup);
+// The layers' GEMM precision by operator (W8A8 where the device has 8-bit tensor cores).
+struct GemmPrecision;
+GemmPrecision layer_gemm_precision(const PerfSetup& setup);
 // The bytes of the layers' dense matrices on one device (what the operators read by operator).
 double layer_weight_bytes(const ModelArch& arch, const PerfSetup& setup);
 
