@@ -431,6 +431,31 @@ services:
 // A simulation that ran exits 0 whatever it found; pipelines ask for exit 3 on a missed SLO.
 // The slo is optional for a given deployment, the whole trace runs unless cut, and the engine,
 // KV capacity, verdict and preemptions are reported.
+// On the Azure conversation hour, --explain says what the step times' error rests on: each sampled
+// step's parts times their held-out errors; the simulation itself is the same with or without it.
+TEST(CliSimulate, ExplainGivesTheStepErrorContributionOnTheAzureTrace) {
+  std::string spec = std::string(GPUWISE_SOURCE_DIR) + "/examples/chat-azure.yaml";
+  CliRun plain = run({"simulate", spec, "--format", "json"});
+  CliRun explained = run({"simulate", spec, "--format", "json", "--explain"});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  ASSERT_EQ(explained.code, 0) << explained.err;
+  auto a = nlohmann::json::parse(plain.out)["services"][0], b = nlohmann::json::parse(explained.out)["services"][0];
+  EXPECT_EQ(a["ttft_s"], b["ttft_s"]);
+  EXPECT_EQ(a["tpot_s"], b["tpot_s"]);
+  EXPECT_FALSE(a.contains("step_error"));
+  ASSERT_TRUE(b.contains("step_error"));
+  const auto& e = b["step_error"];
+  EXPECT_GT(e["sampled_steps"].get<long long>(), 1000);
+  // Between the smallest and largest part error (3.2% layers, 12.6% prefill attention).
+  EXPECT_GT(e["mean"].get<double>(), 0.02);
+  EXPECT_LT(e["mean"].get<double>(), 0.126);
+  EXPECT_GE(e["p99"].get<double>(), e["mean"].get<double>());
+  EXPECT_EQ(e["dominant"], "layers");
+  EXPECT_GT(e["mean_contribution"]["decode attention"].get<double>(), 0);
+  CliRun text = run({"simulate", spec, "--explain"});
+  EXPECT_NE(text.out.find("step-time error contribution over"), std::string::npos) << text.out;
+}
+
 TEST(CliSimulate, RunsWithoutSloExitsZeroOnAMissAndSaysWhatItRan) {
   std::string path = temp_path("sim_pressure.yaml");
   std::string trace = std::string(GPUWISE_SOURCE_DIR) + "/examples/traces/azure-llm-2023-conv.csv";

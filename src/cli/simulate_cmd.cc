@@ -6,6 +6,7 @@
 #include "cli/context.h"
 #include "report/progress.h"
 #include "plan/verify.h"
+#include "perf/step_error.h"
 
 namespace gw {
 
@@ -157,6 +158,8 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
     if (args.duration_s > 0) options.max_duration_s = args.duration_s;
     options.slo = service.slo;
     options.router = *parse_router(deployment.router);
+    // --explain: every 16th step's counts, to say what the step time's error rests on.
+    if (context.options.explain) options.step_sample_every = 16;
     Progress progress("simulating " + service.name, "requests", static_cast<double>(std::min(limit, 1LL << 40)), context.progress_enabled());
     options.on_progress = [&](long long admitted) { progress.update(static_cast<double>(admitted)); };
     auto result = simulate(*process, replicas.value(), options);
@@ -167,6 +170,18 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
       throw InputError{e};
     }
     const SimResult& r = result.value();
+    // What the step times' error rests on (--explain, layers by operator): the sampled steps' parts.
+    std::optional<StepErrorSummary> step_error;
+    if (llm && !r.step_samples.empty()) {
+      std::vector<StepParts> parts;
+      for (const auto& sample : r.step_samples) {
+        const auto* model = dynamic_cast<const LlmStepModel*>(replicas.value()[static_cast<size_t>(sample.replica)].llm.get());
+        if (model && model->by_operator())
+          parts.push_back(model->parts(sample.decode_sequences, sample.context_sum, sample.prefill_tokens,
+                                       sample.prefill_attended, sample.sampled_sequences));
+      }
+      if (!parts.empty()) step_error = summarize_step_errors(parts);
+    }
     json replica_list = json::array();
     for (const auto& s : r.replicas) {
       json sizes = json::object();
@@ -221,6 +236,13 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
     if (llm) {
       j["ttft_s"] = summary_json(r.ttft);
       j["tpot_s"] = summary_json(r.tpot);
+    }
+    if (step_error) {
+      json parts = json::object();
+      for (const auto& [name, share] : step_error->mean_contribution) parts[name] = share;
+      j["step_error"] = {{"sampled_steps", step_error->steps}, {"mean", step_error->mean_error},
+                         {"p99", step_error->p99_error}, {"dominant", step_error->dominant},
+                         {"mean_contribution", parts}, {"unmeasured_share", step_error->mean_unmeasured_share}};
     }
     services.push_back(j);
 
@@ -310,6 +332,17 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
                             "last quarter of the arrivals (and beyond 3 standard deviations of a stable queue), or when over 5% "
                             "of the requests are still in the system at the last arrival and take over 5% of the arrival span "
                             "to drain");
+    }
+    if (step_error) {
+      std::string by_part;
+      for (const auto& [name, share] : step_error->mean_contribution)
+        by_part += fmt::format("{}{} {:.2f}%", by_part.empty() ? "" : ", ", name, 100 * share);
+      assumptions.push_back(fmt::format(
+          "step-time error contribution over {} sampled steps (each part's share of the step x its held-out median error "
+          "against Vidur's profiles): mean {:.1f}%, p99 {:.1f}%; {} dominates ({}); {:.0f}% of step time on average "
+          "(collectives, launches, KV writes) has no measured error and is not counted",
+          step_error->steps, 100 * step_error->mean_error, 100 * step_error->p99_error, step_error->dominant, by_part,
+          100 * step_error->mean_unmeasured_share));
     }
     if (context.options.explain) {
       text += "  assumptions:\n";

@@ -7,6 +7,7 @@
 
 #include "catalog/catalog.h"
 #include "perf/layer_operators.h"
+#include "perf/step_error.h"
 
 namespace gw {
 namespace {
@@ -54,6 +55,10 @@ TEST(AttentionOperators, HeldOutContextLengthsArePredicted) {
   EXPECT_LT(median(decode), 0.10);
   EXPECT_LT(median(prefill), 0.15);
   EXPECT_LT(median(large_decode), 0.10);
+  // The figures --explain weighs attention's share of a step with (perf/step_error.h).
+  StepErrorFigures figures;
+  EXPECT_NEAR(median(decode), figures.decode_attention, 0.005);
+  EXPECT_NEAR(median(prefill), figures.prefill_attention, 0.005);
 }
 
 TEST(AttentionOperators, FitRecoversAKnownRoofline) {

@@ -62,17 +62,7 @@ double LlmStepModel::step_time_s(double decode_sequences, double context_sum, do
   double tokens = decode_sequences + prefill_tokens;
   if (tokens <= 0) return 0;
   double network = tokens > 0 && network_latency_s_ > 0 ? network_latency_s_ + network_bytes_per_token_ * tokens : 0;
-  if (roofline_) {
-    // As llm_step by operator: layers, attention kernels, head GEMM, new tokens' KV writes.
-    const double layers = arch_->num_layers;
-    const AttentionRoofline& a = roofline_->attention;
-    double attention = layers * (a.decode_time_s(decode_sequences, context_sum, kv_bytes_per_token_ / layers,
-                                                 roofline_->bandwidth_bytes_per_s) +
-                                 a.prefill_time_s(prefill_tokens, prefill_attended, arch_->q_dim() / tp_, roofline_->peak_flops));
-    double head = sampled_sequences > 0 ? roofline_->gemm_time_s(head_shape_, sampled_sequences) : 0;
-    return overhead_s_ + layer_->time_s(tokens) * layers + attention + head + kv_bytes_per_token_ * tokens / memory_rate_ +
-           network;
-  }
+  if (roofline_) return parts(decode_sequences, context_sum, prefill_tokens, prefill_attended, sampled_sequences).total_s();
   double flops = flops_per_token_ * tokens + head_flops_ * sampled_sequences +
                  attention_flops_ * (context_sum + prefill_attended);
   double bytes = dense_weight_bytes_ + kv_bytes_per_token_ * (context_sum + tokens);
@@ -81,6 +71,32 @@ double LlmStepModel::step_time_s(double decode_sequences, double context_sum, do
     bytes += moe_layers_ * e * (1.0 - std::pow(1.0 - k / e, tokens)) * expert_bytes_per_expert_layer_;
   }
   return overhead_s_ + std::max(flops / compute_rate_, bytes / memory_rate_) + network;
+}
+
+}  // namespace gw
+
+namespace gw {
+
+StepParts LlmStepModel::parts(double decode_sequences, double context_sum, double prefill_tokens, double prefill_attended,
+                              double sampled_sequences) const {
+  StepParts p;
+  double tokens = decode_sequences + prefill_tokens;
+  if (tokens <= 0) return p;
+  if (!roofline_) {
+    p.other_s = step_time_s(decode_sequences, context_sum, prefill_tokens, prefill_attended, sampled_sequences);
+    return p;
+  }
+  // As llm_step by operator: layers, attention kernels, head GEMM, new tokens' KV writes.
+  const double layers = arch_->num_layers;
+  const AttentionRoofline& a = roofline_->attention;
+  p.layers_s = layer_->time_s(tokens) * layers;
+  p.decode_attention_s =
+      layers * a.decode_time_s(decode_sequences, context_sum, kv_bytes_per_token_ / layers, roofline_->bandwidth_bytes_per_s);
+  p.prefill_attention_s = layers * a.prefill_time_s(prefill_tokens, prefill_attended, arch_->q_dim() / tp_, roofline_->peak_flops);
+  p.head_s = sampled_sequences > 0 ? roofline_->gemm_time_s(head_shape_, sampled_sequences) : 0;
+  p.network_s = network_latency_s_ > 0 ? network_latency_s_ + network_bytes_per_token_ * tokens : 0;
+  p.other_s = overhead_s_ + kv_bytes_per_token_ * tokens / memory_rate_;
+  return p;
 }
 
 }  // namespace gw

@@ -24,9 +24,24 @@ class LlmStepTimer {
   virtual double kv_bytes_per_token() const = 0;
 };
 
+// A by-operator step's time by part (sums to step_time_s).
+struct StepParts {
+  double layers_s = 0;            // the layers' per-token operators (tables and fitted roofline)
+  double decode_attention_s = 0;  // attention kernels over the KV cache
+  double prefill_attention_s = 0; // attention kernels over prompt chunks
+  double head_s = 0;              // the output head's GEMM
+  double network_s = 0;           // tensor-parallel collectives
+  double other_s = 0;             // launches and the new tokens' KV writes
+  double total_s() const { return layers_s + decode_attention_s + prefill_attention_s + head_s + network_s + other_s; }
+};
+
 class LlmStepModel final : public LlmStepTimer {
  public:
   LlmStepModel(const ModelArch& arch, const PerfSetup& setup);
+  bool by_operator() const { return roofline_ != nullptr; }
+  // The step's parts, by operator only (else all in other_s).
+  StepParts parts(double decode_sequences, double context_sum, double prefill_tokens, double prefill_attended,
+                  double sampled_sequences) const;
 
   double step_time_s(double decode_sequences, double context_sum, double prefill_tokens, double prefill_attended,
                      double sampled_sequences) const override;

@@ -627,8 +627,10 @@ class Simulation {
     }
     double decode_n = r.step_decodes ? static_cast<double>(r.decoding_count) : 0;
     // Each decoding sequence attends to its KV and the token it writes now.
-    double duration = c.llm->step_time_s(decode_n, r.step_decodes ? r.context_sum + decode_n : 0, prefill_tokens,
-                                         attended, decode_n + completing);
+    double context = r.step_decodes ? r.context_sum + decode_n : 0;
+    double duration = c.llm->step_time_s(decode_n, context, prefill_tokens, attended, decode_n + completing);
+    if (options_.step_sample_every > 0 && llm_steps_++ % options_.step_sample_every == 0)
+      result_.step_samples.push_back({index, decode_n, context, prefill_tokens, attended, decode_n + completing});
     if (swap_tokens_now_ > 0 && c.swap_bytes_per_s > 0)
       duration += swap_tokens_now_ * c.llm->kv_bytes_per_token() / c.swap_bytes_per_s;
     if (r.step_decodes) {
@@ -1213,6 +1215,7 @@ class Simulation {
   double next_sample_ = 0, sample_interval_ = 1.0;
   std::vector<TimeSample> samples_;
   SimResult result_;
+  long long llm_steps_ = 0;  // for SimOptions::step_sample_every
   struct Mark {
     double time_s = 0;
     long long in_flight = 0, admitted = 0;

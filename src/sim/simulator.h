@@ -124,6 +124,7 @@ struct SimOptions {
   int timeseries_points = 200;        // samples of queue depth and KV use over the run
   std::function<void(long long admitted)> on_progress;  // called every 65,536 admissions
   std::optional<ScalingOptions> scaling;                // absent: every replica serves throughout
+  int step_sample_every = 0;  // > 0: every Nth LLM step's counts kept in SimResult::step_samples
   // Check the invariants above after every event; a violation ends the run with an error.
 #ifdef NDEBUG
   bool check_invariants = false;
@@ -155,6 +156,12 @@ struct TimeSample {
   double kv_used_fraction = 0; // mean over continuous replicas
 };
 
+// What one LLM step ran, as LlmStepTimer::step_time_s takes it.
+struct StepCounts {
+  int replica = 0;
+  double decode_sequences = 0, context_sum = 0, prefill_tokens = 0, prefill_attended = 0, sampled_sequences = 0;
+};
+
 struct SimResult {
   long long requests = 0;           // completed
   double duration_s = 0;            // first arrival to last completion
@@ -168,6 +175,7 @@ struct SimResult {
   std::vector<TimeSample> timeseries;
   long long preemptions = 0;
   long long peak_in_flight = 0;
+  std::vector<StepCounts> step_samples;  // SimOptions::step_sample_every
   long long rejected = 0;           // prompts longer than a replica's whole KV cache
   long long admitted = 0;           // arrivals taken into the simulation
   bool stopped_at_request_limit = false;  // arrivals remained past max_requests
