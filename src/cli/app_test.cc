@@ -431,6 +431,38 @@ services:
 // A simulation that ran exits 0 whatever it found; pipelines ask for exit 3 on a missed SLO.
 // The slo is optional for a given deployment, the whole trace runs unless cut, and the engine,
 // KV capacity, verdict and preemptions are reported.
+// A spec's precision is planned only where kernels run it: fp8 weights never land on a T4, and
+// the plan says why it was left out.
+TEST(CliPlan, PrecisionsTheHardwareCannotRunAreNotPlanned) {
+  std::string path = temp_path("fp8_t4.yaml");
+  std::ofstream(path) << R"(
+constraints: {accelerators: [T4, L4]}
+models: {chat: {preset: llama-3.2-1b, precision: fp8}}
+services:
+  - name: chat
+    model: chat
+    traffic: {rps: 1}
+    tokens: {input: 300, output: 100}
+    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}
+)";
+  CliRun r = run({"plan", path, "--explain", "--no-simulate"});
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("not considered: T4: Turing has no fp8 kernels"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1x L4 (tp1"), std::string::npos) << r.out;
+  std::ofstream(path) << R"(
+constraints: {accelerators: [T4]}
+models: {chat: {preset: llama-3.2-1b, precision: fp8}}
+services:
+  - name: chat
+    model: chat
+    traffic: {rps: 1}
+    tokens: {input: 300, output: 100}
+    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}
+)";
+  CliRun none = run({"plan", path, "--no-simulate"});
+  EXPECT_NE(none.code, 0);
+}
+
 // On the Azure conversation hour, --explain says what the step times' error rests on: each sampled
 // step's parts times their held-out errors; the simulation itself is the same with or without it.
 TEST(CliSimulate, ExplainGivesTheStepErrorContributionOnTheAzureTrace) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
+#include "catalog/precision_support.h"
 #include "core/numbers.h"
 #include "core/text.h"
 #include "model/presets.h"
@@ -169,6 +170,7 @@ int run_fit(CommandContext& context, FitArgs args) {
                   {"usable_bytes_per_device", f.usable_bytes_per_device}};
       if (!f.fits) {
         row["reason"] = f.reason;
+        row["precision_unsupported"] = f.precision_unsupported;
         misses.push_back(row);
         continue;
       }
@@ -230,6 +232,19 @@ int run_fit(CommandContext& context, FitArgs args) {
                         f.fits && f.max_context > 0 ? format_number(static_cast<double>(f.max_context), 0) : "-"});
   }
 
+  // Precisions the hardware cannot run are said without --explain: they are never silently dropped.
+  std::string precision_lines;
+  std::vector<std::pair<std::string, std::string>> grouped;  // (refused/note: text, parts), first seen first
+  for (const auto& f : fits) {
+    if (f.precision_note.empty() || (!f.precision_unsupported && !f.fits)) continue;
+    std::string key = (f.precision_unsupported ? "refused: " : "note: ") + f.precision_note;
+    auto it = std::find_if(grouped.begin(), grouped.end(), [&](const auto& g) { return g.first == key; });
+    if (it == grouped.end()) grouped.emplace_back(key, f.accelerator->name);
+    else it->second += ", " + f.accelerator->name;
+  }
+  for (const auto& [text, parts] : grouped) precision_lines += "  " + text + " (" + parts + ")\n";
+  if (!precision_lines.empty())
+    precision_lines = fmt::format("\n{} weights by architecture ({}):\n", args.precision, kPrecisionSupportSource) + precision_lines;
   std::string explain;
   if (context.options.explain) {
     explain += "\nAssumptions:\n";
@@ -291,10 +306,11 @@ int run_fit(CommandContext& context, FitArgs args) {
     doc.assumptions = arch.assumptions;
     doc.assumptions.insert(doc.assumptions.end(), estimate.assumptions.begin(), estimate.assumptions.end());
     doc.assumptions.push_back("model: " + arch.source);
+    for (const auto& [text, parts] : grouped) doc.assumptions.push_back(text + " (" + parts + "; " + kPrecisionSupportSource + ")");
     context.emit_document(doc);
   } else if (context.options.format == "md") {
     context.emit("# " + header + "\n## Memory per device\n\n" + render_markdown(breakdown) +
-                 "\n## Where it fits\n\n" + render_markdown(placements) + explain);
+                 "\n## Where it fits\n\n" + render_markdown(placements) + precision_lines + explain);
   } else if (context.options.format == "csv") {
     context.emit(render_csv(placements));
   } else {
@@ -305,7 +321,7 @@ int run_fit(CommandContext& context, FitArgs args) {
     context.emit(header + per_token + "\n" + render_text(breakdown) + "\n" +
                  fmt::format("Fits on {} of {} accelerators (fewest devices, cheapest {} offering):\n", fitting,
                              fits.size(), args.pricing) +
-                 render_text(placements) + explain);
+                 render_text(placements) + precision_lines + explain);
   }
   return fitting > 0 ? 0 : 3;
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
+#include "plan/spec_names.h"
 #include "core/money.h"
 #include "fleet/bucket_mix.h"
 #include "fleet/buy_vs_rent.h"
@@ -348,6 +349,7 @@ int run_fleet(CommandContext& context, const FleetArgs& args) {
   if (auto missing = require_slos(loaded.value(), "plan a fleet")) throw InputError{*missing};
   context.add_input(args.spec);
   const Spec& spec = loaded.value();
+  if (auto bad_name = check_spec_names(spec, context.catalog(), args.spec)) throw InputError{*bad_name};
   if (!spec.fleet) throw InputError{Error{args.spec, 0, "fleet", "the spec has no fleet section (projects, buy_vs_rent, what_if)"}};
   const FleetSpec& fleet = *spec.fleet;
   std::optional<Calibration> calibration = load_calibration_option(args.calibration);

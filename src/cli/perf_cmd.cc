@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
+#include "catalog/precision_support.h"
 #include "perf/layer_operators.h"
 #include "core/text.h"
 #include "model/memory.h"
@@ -42,6 +43,8 @@ int run_perf(CommandContext& context, const PerfArgs& args) {
   }
   auto precision = parse_precision(args.precision);
   if (!precision) fail("--precision", "'" + args.precision + "' is not one of " + precision_choices());
+  if (auto why = unsupported_precision(*accelerator, *precision))
+    fail("--precision", accelerator->name + ": " + *why + " (" + kPrecisionSupportSource + ")");
   int tp = args.tp > 0 ? args.tp : args.count > 0 ? args.count : 1;
   if (args.count > 0 && args.tp > 0 && args.tp > args.count) fail("--tp", "tensor-parallel degree exceeds --count");
   if (arch.kind != ModelKind::generic && arch.num_heads % tp != 0)

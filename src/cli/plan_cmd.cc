@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/context.h"
+#include "plan/spec_names.h"
 #include "cli/training_table.h"
 #include "report/style.h"
 #include "core/numbers.h"
@@ -217,13 +218,7 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
   const Catalog& catalog = context.catalog();
   std::optional<Calibration> calibration = load_calibration_option(args.calibration);
   if (calibration) context.add_input(args.calibration);
-  for (const auto& [key, model] : spec.value().models)
-    if (model.measured && !catalog.find_accelerator(model.measured->accelerator))
-      throw InputError{Error{args.spec, model.line, "models." + key + ".service_time.accelerator",
-                             "unknown accelerator '" + model.measured->accelerator + "'"}};
-  for (const auto& name : spec.value().constraints.accelerators_include)
-    if (!catalog.find_accelerator(name))
-      throw InputError{Error{args.spec, 0, "constraints.accelerators", "unknown accelerator '" + name + "'"}};
+  if (auto bad_name = check_spec_names(spec.value(), catalog, args.spec)) throw InputError{*bad_name};
 
   PlannerOptions options;
   options.calibration = calibration ? &*calibration : nullptr;

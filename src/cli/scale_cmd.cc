@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
+#include "plan/spec_names.h"
 #include "core/money.h"
 #include "plan/scaling_plan.h"
 
@@ -231,6 +232,7 @@ int run_scale(CommandContext& context, const ScaleArgs& args) {
   if (!spec.ok()) throw InputError{spec.error()};
   if (auto missing = require_slos(spec.value(), "scale")) throw InputError{*missing};
   context.add_input(args.spec);
+  if (auto bad_name = check_spec_names(spec.value(), context.catalog(), args.spec)) throw InputError{*bad_name};
   if (spec.value().services.empty()) throw InputError{Error{args.spec, 0, "services", "no services to scale"}};
   std::optional<Calibration> calibration = load_calibration_option(args.calibration);
   ScalingPlanOptions options;

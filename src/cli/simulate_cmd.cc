@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
+#include "plan/spec_names.h"
 #include "report/progress.h"
 #include "plan/verify.h"
 #include "perf/step_error.h"
@@ -106,6 +107,7 @@ int run_simulate(CommandContext& context, const SimulateArgs& args) {
   if (!spec.ok()) throw InputError{spec.error()};
   context.add_input(args.spec);
   const Catalog& catalog = context.catalog();
+  if (auto bad_name = check_spec_names(spec.value(), catalog, args.spec)) throw InputError{*bad_name};
   std::optional<Calibration> calibration = load_calibration_option(args.calibration);
   ReplicaBuildOptions build;
   build.calibration = calibration ? &*calibration : nullptr;

@@ -1,5 +1,7 @@
 #include "plan/fit.h"
 
+#include "catalog/precision_support.h"
+
 #include <algorithm>
 #include <functional>
 #include <cmath>
@@ -84,6 +86,17 @@ std::vector<AcceleratorFit> fit_accelerators(const Catalog& catalog, const Model
     AcceleratorFit fit;
     fit.accelerator = &accelerator;
     fit.usable_bytes_per_device = accelerator.memory_bytes() * request.usable_fraction;
+    // Weights the device has no kernels for do not fit, whatever the memory says.
+    if (request.mode == FitMode::inference) {
+      if (auto why = unsupported_precision(accelerator, request.inference.weight_precision)) {
+        fit.reason = accelerator.name + ": " + *why;
+        fit.precision_unsupported = true;
+        fit.precision_note = *why;
+        fits.push_back(fit);
+        continue;
+      }
+      fit.precision_note = precision_note(accelerator, request.inference.weight_precision);
+    }
     for (size_t i = 0; i < candidates.size(); ++i) {
       if (estimates[i].total_bytes_per_device <= fit.usable_bytes_per_device) {
         fit.fits = true;

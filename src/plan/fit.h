@@ -41,6 +41,8 @@ struct AcceleratorFit {
   long long max_batch = 0;             // at the requested context (training: micro-batch)
   long long max_context = 0;           // at the requested batch (training: sequence length)
   std::string reason;                  // why it does not fit, when it does not
+  bool precision_unsupported = false;  // no kernels for the weights' precision (the reason says which)
+  std::string precision_note;          // why refused, or how the weights run when not as asked (no part name)
 };
 
 // The memory estimate for one layout.

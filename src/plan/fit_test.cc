@@ -35,6 +35,32 @@ TEST(Fit, SeventyBillionNeedsFourH100sAndOneB300) {
     }
 }
 
+// fp8 weights fit in half the memory, but only where kernels run them: refused on Turing and
+// Volta (the reason says why), weight-only on Ampere (noted), W8A8 on Hopper.
+TEST(Fit, PrecisionsTheHardwareCannotRunAreRefused) {
+  Catalog catalog = Catalog::embedded().value();
+  ModelArch arch = load_preset("llama-3.1-8b").value();
+  FitRequest request;
+  request.inference.weight_precision = Precision::fp8;
+  auto fits = fit_accelerators(catalog, arch, request);
+  for (const char* name : {"T4", "V100-32GB"}) {
+    const auto& f = row(fits, name);
+    EXPECT_FALSE(f.fits) << name;
+    EXPECT_TRUE(f.precision_unsupported) << name;
+    EXPECT_NE(f.reason.find("no fp8 kernels"), std::string::npos) << f.reason;
+  }
+  EXPECT_TRUE(row(fits, "A100-80GB").fits);
+  EXPECT_NE(row(fits, "A100-80GB").precision_note.find("weight-only"), std::string::npos);
+  EXPECT_TRUE(row(fits, "H100").fits);
+  EXPECT_EQ(row(fits, "H100").precision_note, "");
+  // The same model at bf16 fits on T4 (as fp16).
+  request.inference.weight_precision = Precision::bf16;
+  request.inference.context = 2048;
+  auto sixteen = fit_accelerators(catalog, arch, request);
+  EXPECT_TRUE(row(sixteen, "T4").fits);
+  EXPECT_FALSE(row(sixteen, "T4").precision_unsupported);
+}
+
 TEST(Fit, MaxBatchAndContextAreTheLargestThatFit) {
   Catalog catalog = Catalog::embedded().value();
   ModelArch arch = load_preset("llama-3.1-8b").value();

@@ -1,12 +1,14 @@
 #include "plan/inference.h"
 
 #include "perf/layer_operators.h"
+#include "catalog/precision_support.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "core/text.h"
 #include "model/memory.h"
@@ -317,9 +319,17 @@ ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const Service
   std::map<std::string, std::pair<double, std::string>> best_achieved;
   bool any_fit = false, any_offering = false;
 
+  std::set<std::string> precision_notes;
   for (const Accelerator* accelerator : allowed_accelerators(catalog, spec.constraints)) {
     // Measured service times hold for the accelerator they were measured on only.
     if (model.measured && catalog.find_accelerator(model.measured->accelerator) != accelerator) continue;
+    // Weights the device has no kernels for are never planned there; the plan says so.
+    if (!model.measured) {
+      if (auto why = unsupported_precision(*accelerator, model.precision)) {
+        precision_notes.insert("not considered: " + accelerator->name + ": " + *why + " (" + kPrecisionSupportSource + ")");
+        continue;
+      }
+    }
     for (int tp : {1, 2, 4, 8}) {
       if (arch.kind != ModelKind::generic && arch.num_heads % tp != 0) continue;
       if (arch.kind == ModelKind::generic && tp > 1) continue;
@@ -468,6 +478,7 @@ ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const Service
   }
   plan.assumptions.push_back(fmt::format("sized for the peak rate {:.3g} requests/s, replicas at most {:.0f}% busy",
                                          peak, max_util * 100));
+  plan.assumptions.insert(plan.assumptions.end(), precision_notes.begin(), precision_notes.end());
   if (llm)
     plan.assumptions.push_back(fmt::format("continuous batching with chunked prefill ({} tokens per step); "
                                            "steady-state step time from the roofline; TTFT and TPOT p99 from "

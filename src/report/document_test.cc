@@ -250,6 +250,7 @@ TEST(Report, EveryOtherCommandsJsonValidatesAgainstItsSchema) {
         Case{"fit", "fit llama-3.1-405b --precision int4"}, Case{"fit", "fit resnet-50"},
         Case{"simulate", "simulate --requests 5000 '" + examples + "/spam-filter.yaml'"},
         Case{"simulate", "simulate --requests 3000 '" + examples + "/chat-azure.yaml'"},
+        Case{"simulate", "simulate --requests 3000 --explain '" + examples + "/chat-azure.yaml'"},
         Case{"train", "train llama-2-7b --tokens 50e9 --deadline-days 20"},
         Case{"train", "train llama-3.2-1b --tokens 1e11 --accelerator H100 --count 8 --pricing spot --deadline-days 5 --runs 200"},
         Case{"catalog", "catalog accelerators"}, Case{"catalog", "catalog offerings --accelerator H100"},

@@ -851,15 +851,35 @@ Result<Spec> parse_spec(const std::string& text, const std::string& path) {
     if (const YAML::Node c = root["constraints"]) {
       r.check_keys(c, "constraints", {"clouds", "regions", "accelerators", "pricing", "budget_usd_per_month",
                                       "headroom", "max_utilization", "quotas"});
-      if (c["clouds"]) spec.constraints.clouds = r.strings(c["clouds"], "constraints.clouds");
+      // Each entry's line, for the checks against the catalog (plan/spec_names.h).
+      auto lines = [](const YAML::Node& list) {
+        std::vector<int> out;
+        if (list.IsSequence())
+          for (const auto& item : list) out.push_back(item.Mark().line + 1);
+        else
+          out.push_back(list.Mark().line + 1);
+        return out;
+      };
+      if (c["clouds"]) {
+        spec.constraints.clouds = r.strings(c["clouds"], "constraints.clouds");
+        spec.constraints.cloud_lines = lines(c["clouds"]);
+      }
       if (c["regions"]) spec.constraints.regions = r.strings(c["regions"], "constraints.regions");
       if (const YAML::Node a = c["accelerators"]) {
         if (a.IsMap()) {
           r.check_keys(a, "constraints.accelerators", {"include", "exclude"});
-          if (a["include"]) spec.constraints.accelerators_include = r.strings(a["include"], "constraints.accelerators.include");
-          if (a["exclude"]) spec.constraints.accelerators_exclude = r.strings(a["exclude"], "constraints.accelerators.exclude");
+          spec.constraints.accelerators_as_mapping = true;
+          if (a["include"]) {
+            spec.constraints.accelerators_include = r.strings(a["include"], "constraints.accelerators.include");
+            spec.constraints.accelerator_include_lines = lines(a["include"]);
+          }
+          if (a["exclude"]) {
+            spec.constraints.accelerators_exclude = r.strings(a["exclude"], "constraints.accelerators.exclude");
+            spec.constraints.accelerator_exclude_lines = lines(a["exclude"]);
+          }
         } else {
           spec.constraints.accelerators_include = r.strings(a, "constraints.accelerators");
+          spec.constraints.accelerator_include_lines = lines(a);
         }
       }
       if (c["pricing"]) {

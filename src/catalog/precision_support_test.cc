@@ -1,0 +1,50 @@
+#include "catalog/precision_support.h"
+
+#include <gtest/gtest.h>
+
+#include "catalog/catalog.h"
+
+namespace gw {
+namespace {
+
+TEST(PrecisionSupport, ArchitecturesFromTheCatalogPeaks) {
+  auto catalog = Catalog::embedded();
+  ASSERT_TRUE(catalog.ok());
+  auto arch = [&](const char* name) { return nvidia_architecture(*catalog.value().find_accelerator(name)); };
+  EXPECT_EQ(arch("V100-32GB"), "Pascal/Volta");
+  EXPECT_EQ(arch("T4"), "Turing");
+  EXPECT_EQ(arch("A100-80GB"), "Ampere");
+  EXPECT_EQ(arch("A10G"), "Ampere");
+  EXPECT_EQ(arch("L4"), "Ada/Hopper/Blackwell");
+  EXPECT_EQ(arch("H100"), "Ada/Hopper/Blackwell");
+  EXPECT_EQ(arch("MI300X"), "");
+}
+
+// vLLM's kernel table: fp8 W8A8 on Ada/Hopper (and MI300), weight-only fp8 on Ampere, nothing
+// before; int8 W8A8 from Turing; bf16 as fp16 before Ampere.
+TEST(PrecisionSupport, RefusedOrFlaggedByArchitecture) {
+  auto catalog = Catalog::embedded();
+  auto a = [&](const char* name) -> const Accelerator& { return *catalog.value().find_accelerator(name); };
+  EXPECT_TRUE(unsupported_precision(a("T4"), Precision::fp8));
+  EXPECT_TRUE(unsupported_precision(a("V100-16GB"), Precision::fp8));
+  EXPECT_NE(unsupported_precision(a("T4"), Precision::fp8)->find("Turing"), std::string::npos);
+  EXPECT_FALSE(unsupported_precision(a("A100-80GB"), Precision::fp8));
+  EXPECT_NE(precision_note(a("A100-80GB"), Precision::fp8).find("weight-only"), std::string::npos);
+  EXPECT_FALSE(unsupported_precision(a("H100"), Precision::fp8));
+  EXPECT_EQ(precision_note(a("H100"), Precision::fp8), "");
+  EXPECT_FALSE(unsupported_precision(a("MI300X"), Precision::fp8));
+  EXPECT_TRUE(unsupported_precision(a("MI300X"), Precision::int8));
+  EXPECT_TRUE(unsupported_precision(a("V100-32GB"), Precision::int8));
+  EXPECT_FALSE(unsupported_precision(a("T4"), Precision::int8));
+  EXPECT_FALSE(unsupported_precision(a("T4"), Precision::int4));
+  EXPECT_FALSE(unsupported_precision(a("T4"), Precision::bf16));
+  EXPECT_NE(precision_note(a("T4"), Precision::bf16).find("fp16"), std::string::npos);
+  EXPECT_EQ(precision_note(a("A10G"), Precision::bf16), "");
+  EXPECT_TRUE(unsupported_precision(a("H100"), Precision::fp4));
+  EXPECT_FALSE(unsupported_precision(a("B200"), Precision::fp4));
+  // Engines of their own (TPU, Gaudi) are not judged by vLLM's GPU table.
+  EXPECT_FALSE(unsupported_precision(a("TPU-v5e"), Precision::int8));
+}
+
+}  // namespace
+}  // namespace gw

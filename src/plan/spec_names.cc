@@ -1,0 +1,55 @@
+#include "plan/spec_names.h"
+
+#include <set>
+
+#include "core/text.h"
+
+namespace gw {
+
+namespace {
+
+int line_at(const std::vector<int>& lines, size_t i) { return i < lines.size() ? lines[i] : 0; }
+
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& known) {
+  std::string hint = closest_match(name, known);
+  return hint.empty() ? "" : " (did you mean '" + hint + "'?)";
+}
+
+}  // namespace
+
+std::optional<Error> check_spec_names(const Spec& spec, const Catalog& catalog, const std::string& path) {
+  const Constraints& c = spec.constraints;
+  std::set<std::string> cloud_set;
+  for (const auto& o : catalog.offerings()) cloud_set.insert(o.cloud);
+  std::vector<std::string> clouds(cloud_set.begin(), cloud_set.end());
+  for (size_t i = 0; i < c.clouds.size(); ++i) {
+    if (cloud_set.count(c.clouds[i])) continue;
+    std::string all;
+    for (const auto& name : clouds) all += (all.empty() ? "" : ", ") + name;
+    return Error{path, line_at(c.cloud_lines, i), "constraints.clouds",
+                 "'" + c.clouds[i] + "' is not a cloud in the catalog" + did_you_mean(c.clouds[i], clouds) + "; one of " + all};
+  }
+  auto check_accelerators = [&](const std::vector<std::string>& names, const std::vector<int>& lines,
+                                const std::string& field) -> std::optional<Error> {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (!catalog.find_accelerator(names[i]))
+        return Error{path, line_at(lines, i), field,
+                     "'" + names[i] + "' is not an accelerator in the catalog" +
+                         did_you_mean(names[i], catalog.accelerator_names()) + "; `gpuwise catalog accelerators` lists them"};
+    return std::nullopt;
+  };
+  const bool mapping = c.accelerators_as_mapping;
+  if (auto e = check_accelerators(c.accelerators_include, c.accelerator_include_lines,
+                                  mapping ? "constraints.accelerators.include" : "constraints.accelerators"))
+    return e;
+  if (auto e = check_accelerators(c.accelerators_exclude, c.accelerator_exclude_lines, "constraints.accelerators.exclude"))
+    return e;
+  for (const auto& [key, model] : spec.models)
+    if (model.measured && !catalog.find_accelerator(model.measured->accelerator))
+      return Error{path, model.line, "models." + key + ".service_time.accelerator",
+                   "'" + model.measured->accelerator + "' is not an accelerator in the catalog" +
+                       did_you_mean(model.measured->accelerator, catalog.accelerator_names())};
+  return std::nullopt;
+}
+
+}  // namespace gw
