@@ -431,6 +431,32 @@ services:
 // A simulation that ran exits 0 whatever it found; pipelines ask for exit 3 on a missed SLO.
 // The slo is optional for a given deployment, the whole trace runs unless cut, and the engine,
 // KV capacity, verdict and preemptions are reported.
+// Token counts and context lengths as people write them: 2T is 2e12, 8Ki is 8,192.
+TEST(CliCounts, UnitSuffixesMeanTheNumbers) {
+  CliRun a = run({"train", "llama-2-7b", "--tokens", "2T", "--deadline-days", "30", "--format", "json"});
+  CliRun b = run({"train", "llama-2-7b", "--tokens", "2e12", "--deadline-days", "30", "--format", "json"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  CliRun c = run({"fit", "llama-3.1-8b", "--context", "8Ki", "--format", "json"});
+  CliRun d = run({"fit", "llama-3.1-8b", "--context", "8192", "--format", "json"});
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(c.out, d.out);
+  std::string path = temp_path("train_suffix.yaml");
+  std::ofstream(path) << "models: {m: {preset: llama-2-7b}}\ntraining:\n  - name: j\n    model: m\n    tokens: 500B\n"
+                         "    deadline_days: 30\n    sequence_length: 4Ki\n";
+  CliRun e = run({"plan", path, "--format", "json"});
+  ASSERT_EQ(e.code, 0) << e.err;
+  std::string plain = temp_path("train_plain.yaml");
+  std::ofstream(plain) << "models: {m: {preset: llama-2-7b}}\ntraining:\n  - name: j\n    model: m\n    tokens: 5e11\n"
+                          "    deadline_days: 30\n    sequence_length: 4096\n";
+  CliRun f = run({"plan", plain, "--format", "json"});
+  ASSERT_EQ(f.code, 0) << f.err;
+  auto je = nlohmann::json::parse(e.out), jf = nlohmann::json::parse(f.out);
+  je.erase("spec");
+  jf.erase("spec");
+  EXPECT_EQ(je, jf);
+}
+
 // A spec's precision is planned only where kernels run it: fp8 weights never land on a T4, and
 // the plan says why it was left out.
 TEST(CliPlan, PrecisionsTheHardwareCannotRunAreNotPlanned) {

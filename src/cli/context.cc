@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "core/atomic_file.h"
+#include "core/numbers.h"
 
 namespace gw {
 
@@ -86,6 +88,19 @@ void CommandContext::emit_document(const Document& document) {
 
 void CommandContext::note(const std::string& line) {
   if (!options.quiet) err_ << line << "\n";
+}
+
+CLI::Validator count_with_suffix() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        auto value = parse_count(text);
+        if (!value) return "'" + text + "' is not a count (a number, optionally with k, M, B, T, Ki, Mi or Gi)";
+        text = fmt::format("{:.17g}", *value);
+        // Integer options parse the digits: write whole numbers without an exponent.
+        if (std::floor(*value) == *value && std::fabs(*value) < 9e15) text = fmt::format("{:.0f}", *value);
+        return "";
+      },
+      "COUNT[k|M|B|T|Ki]", "count with suffix");
 }
 
 }  // namespace gw

@@ -2,6 +2,7 @@
 // overrides), and output to stdout or to an atomically written --output file.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -83,5 +84,9 @@ void add_completion_commands(CLI::App& app, CommandContext& context, Action& act
 
 // The --calibration file, when one is given. Throws InputError.
 std::optional<Calibration> load_calibration_option(const std::string& path);
+
+// For token counts and context lengths on the command line: "2T", "500B", "8k", "128Ki" become
+// the number they stand for (core/numbers.h parse_count) before the option's own checks.
+CLI::Validator count_with_suffix();
 
 }  // namespace gw

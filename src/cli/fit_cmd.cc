@@ -337,6 +337,7 @@ void add_fit_command(CLI::App& app, CommandContext& context, Action& action) {
   fit->add_option("--kv-precision", args->kv_precision, "KV cache precision (default bf16)");
   fit->add_option("--batch", args->batch, "Concurrent sequences (training: micro-batch)")->check(CLI::Range(1LL, 1LL << 30));
   fit->add_option("--context", args->context, "Tokens per sequence (training: sequence length); default 4096")
+      ->transform(count_with_suffix())
       ->check(CLI::Range(1LL, 1LL << 30));
   fit->add_option("--tp", args->tp, "Tensor-parallel degree (default: searched)")->check(CLI::Range(1, 1024));
   fit->add_option("--pp", args->pp, "Pipeline-parallel stages (default: searched)")->check(CLI::Range(1, 1024));

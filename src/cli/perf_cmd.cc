@@ -264,10 +264,13 @@ void add_perf_commands(CLI::App& app, CommandContext& context, Action& action) {
   perf->add_option("--phase", args->phase, "prefill or decode")->check(CLI::IsMember({"prefill", "decode"}));
   perf->add_option("--batch", args->batch, "Sequences (or items) in the step")->check(CLI::Range(1LL, 1LL << 24));
   perf->add_option("--context", args->context_tokens, "Prompt tokens (prefill) or context (decode)")
+      ->transform(count_with_suffix())
       ->check(CLI::Range(1LL, 1LL << 26));
   perf->add_flag("--max-throughput", args->max_throughput, "Best sustained throughput (batch limited by KV cache)");
-  perf->add_option("--input-tokens", args->input_tokens, "Prompt tokens per request")->check(CLI::Range(1.0, 1e7));
-  perf->add_option("--output-tokens", args->output_tokens, "Output tokens per request")->check(CLI::Range(1.0, 1e7));
+  perf->add_option("--input-tokens", args->input_tokens, "Prompt tokens per request")
+      ->transform(count_with_suffix())->check(CLI::Range(1.0, 1e7));
+  perf->add_option("--output-tokens", args->output_tokens, "Output tokens per request")
+      ->transform(count_with_suffix())->check(CLI::Range(1.0, 1e7));
   perf->add_option("--max-batch", args->max_batch, "Most concurrent sequences")->check(CLI::Range(1, 1 << 20));
   perf->add_option("--calibration", args->calibration, "Efficiency factors from `gpuwise calibrate`");
   perf->add_option("--step-model", args->step_model,

@@ -391,7 +391,8 @@ void add_train_command(CLI::App& app, CommandContext& context, Action& action) {
   auto* train = app.add_subcommand("train", "Time and cost of a training run, and spot with checkpoints");
   auto args = std::make_shared<TrainArgs>();
   train->add_option("MODEL", args->model, "Preset name or config.json")->required();
-  train->add_option("--tokens", args->tokens, "Training tokens")->required();
+  train->add_option("--tokens", args->tokens, "Training tokens")
+      ->transform(count_with_suffix())->required();
   train->add_option("--accelerator", args->accelerator, "Accelerator (default: search all)");
   train->add_option("--count", args->count, "Devices (default: search 1, 2, 4, ... 4096)")->check(CLI::Range(1, 1 << 20));
   train->add_option("--offering", args->offering, "An instance type (its cheapest region)");

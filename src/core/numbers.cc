@@ -1,5 +1,7 @@
 #include "core/numbers.h"
 
+#include <utility>
+
 #include <cmath>
 #include <fast_float/fast_float.h>
 
@@ -21,6 +23,21 @@ std::optional<long long> parse_integer(std::string_view text, long long min, lon
   if (!value || *value != std::floor(*value)) return std::nullopt;
   if (*value < static_cast<double>(min) || *value > static_cast<double>(max)) return std::nullopt;
   return static_cast<long long>(*value);
+}
+
+std::optional<double> parse_count(std::string_view text) {
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  static constexpr std::pair<std::string_view, double> kSuffixes[] = {
+      {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"k", 1e3}, {"K", 1e3},
+      {"M", 1e6},     {"B", 1e9},        {"G", 1e9},           {"T", 1e12}};
+  for (const auto& [suffix, scale] : kSuffixes) {
+    if (text.size() <= suffix.size() || text.substr(text.size() - suffix.size()) != suffix) continue;
+    auto value = parse_finite_double(text.substr(0, text.size() - suffix.size()));
+    if (!value) return std::nullopt;
+    return *value * scale;
+  }
+  return parse_finite_double(text);
 }
 
 }  // namespace gw

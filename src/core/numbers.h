@@ -6,6 +6,11 @@
 
 namespace gw {
 
+// A count with an optional unit suffix, as people write token counts and context lengths:
+// k/K (10^3), M (10^6), B or G (10^9), T (10^12); Ki, Mi, Gi (powers of 1,024): "2T", "500B",
+// "8k" (8,000), "128Ki" (131,072), "1.5M". A plain number passes through; nullopt otherwise.
+std::optional<double> parse_count(std::string_view text);
+
 // Parses a finite decimal or scientific number ("1.5", "7e9", " 42 "); surrounding spaces are
 // ignored. Returns nullopt for empty text, trailing garbage, NaN or infinities.
 std::optional<double> parse_finite_double(std::string_view text);

@@ -38,3 +38,22 @@ TEST(ParseDecimal, FallsBackForEverythingElse) {
 
 }  // namespace
 }  // namespace gw
+
+namespace gw {
+namespace {
+
+TEST(ParseCount, SuffixesPeopleWriteForTokensAndContexts) {
+  EXPECT_EQ(parse_count("2T"), 2e12);
+  EXPECT_EQ(parse_count("500B"), 5e11);
+  EXPECT_EQ(parse_count("8k"), 8000);
+  EXPECT_EQ(parse_count("8K"), 8000);
+  EXPECT_EQ(parse_count("128Ki"), 131072);
+  EXPECT_EQ(parse_count("1.5M"), 1.5e6);
+  EXPECT_EQ(parse_count("2Gi"), 2147483648.0);
+  EXPECT_EQ(parse_count(" 4096 "), 4096);
+  EXPECT_EQ(parse_count("1e12"), 1e12);
+  for (const char* bad : {"", "k", "8x", "8 kk", "T2", "nanT", "8kB"}) EXPECT_FALSE(parse_count(bad)) << bad;
+}
+
+}  // namespace
+}  // namespace gw

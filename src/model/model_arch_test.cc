@@ -81,3 +81,29 @@ TEST(ModelArch, SlidingWindowPatterns) {
 
 }  // namespace
 }  // namespace gw
+
+namespace gw {
+namespace {
+
+// Hugging Face ids of fine-tunes name the preset of their base architecture.
+TEST(Presets, HubIdsMapToTheirPreset) {
+  EXPECT_EQ(preset_for_hub_id("meta-llama/Llama-3.1-70B-Instruct"), "llama-3.1-70b");
+  EXPECT_EQ(preset_for_hub_id("meta-llama/Meta-Llama-3.1-8B-Instruct"), "llama-3.1-8b");
+  EXPECT_EQ(preset_for_hub_id("meta-llama/Llama-2-70b-chat-hf"), "llama-2-70b");
+  EXPECT_EQ(preset_for_hub_id("mistralai/Mistral-7B-Instruct-v0.3"), "mistral-7b");
+  EXPECT_EQ(preset_for_hub_id("mistralai/Mixtral-8x7B-Instruct-v0.1"), "mixtral-8x7b");
+  EXPECT_EQ(preset_for_hub_id("Qwen/Qwen2.5-72B-Instruct"), "qwen2.5-72b");
+  EXPECT_EQ(preset_for_hub_id("google/gemma-2-27b-it"), "gemma-2-27b");
+  EXPECT_EQ(preset_for_hub_id("microsoft/Phi-3-mini-4k-instruct"), "phi-3-mini");
+  EXPECT_EQ(preset_for_hub_id("Qwen/Qwen2.5-14B-Instruct"), "");  // no such preset
+  EXPECT_EQ(preset_for_hub_id("llama-3.1-8b"), "");                // not an id
+  auto arch = resolve_model("meta-llama/Llama-3.1-70B-Instruct");
+  ASSERT_TRUE(arch.ok());
+  EXPECT_EQ(arch.value().name, "llama-3.1-70b");
+  auto missing = resolve_model("foo/bar");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("no preset matches this Hugging Face id"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gw

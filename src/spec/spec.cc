@@ -1,5 +1,7 @@
 #include "spec/spec.h"
 
+#include "core/numbers.h"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -95,6 +97,15 @@ class Reader {
     if (!std::isfinite(value)) fail(node, key, "must be a finite number");
     if (value < min || value > max) fail(node, key, fmt::format("{} is outside [{}, {}]", text, min, max));
     return value;
+  }
+
+  // A count that may carry a unit suffix ("2T", "500B", "8k", "128Ki": core/numbers.h).
+  double count(const YAML::Node& node, const std::string& key, double min, double max) const {
+    if (!node.IsScalar()) fail(node, key, "expected a number");
+    auto value = parse_count(node.Scalar());
+    if (!value) fail(node, key, "'" + node.Scalar() + "' is not a count (a number, optionally with k, M, B, T, Ki, Mi or Gi)");
+    if (*value < min || *value > max) fail(node, key, fmt::format("{} is outside [{}, {}]", node.Scalar(), min, max));
+    return *value;
   }
 
   std::string text(const YAML::Node& node, const std::string& key) const {
@@ -607,15 +618,16 @@ TrainingSpec read_training(const Reader& r, const YAML::Node& node, size_t index
     }
   }
   bool generic = spec.models[t.model_key].arch.kind == ModelKind::generic;
-  if (node["tokens"]) t.tokens = r.number(node["tokens"], path + ".tokens", 1, 1e17);
-  if (node["items"]) t.items = r.number(node["items"], path + ".items", 1, 1e17);
+  if (node["tokens"]) t.tokens = r.count(node["tokens"], path + ".tokens", 1, 1e17);
+  if (node["items"]) t.items = r.count(node["items"], path + ".items", 1, 1e17);
   if (generic && t.items <= 0) r.fail(node, path + ".items", "a non-transformer model trains on items (samples x epochs)");
   if (!generic && t.tokens <= 0) r.fail(node, path + ".tokens", "required: training tokens (at least 1)");
   if (node["deadline_days"]) t.deadline_days = r.number(node["deadline_days"], path + ".deadline_days", 1e-6, 1e5);
   if (node["interruptible"]) t.interruptible = node["interruptible"].as<bool>();
   if (node["runs_per_month"]) t.runs_per_month = r.number(node["runs_per_month"], path + ".runs_per_month", 0, 1e5);
-  if (node["sequence_length"]) t.sequence_length = static_cast<long long>(r.number(node["sequence_length"], path + ".sequence_length", 1, 1 << 24));
-  if (node["global_batch_tokens"]) t.global_batch_tokens = r.number(node["global_batch_tokens"], path + ".global_batch_tokens", 1, 1e12);
+  if (node["sequence_length"])
+    t.sequence_length = static_cast<long long>(r.count(node["sequence_length"], path + ".sequence_length", 1, 1 << 24));
+  if (node["global_batch_tokens"]) t.global_batch_tokens = r.count(node["global_batch_tokens"], path + ".global_batch_tokens", 1, 1e12);
   if (node["accelerators"]) t.accelerators = r.strings(node["accelerators"], path + ".accelerators");
   if (node["precision"]) {
     std::string text = r.text(node["precision"], path + ".precision");
