@@ -39,6 +39,15 @@ TEST(Catalog, EmbeddedCatalogCoversTheRequiredAccelerators) {
   }
 }
 
+// The names people and tools give a part: its memory size, nvidia-smi's "H100 80GB HBM3", SXM.
+TEST(Catalog, AliasesPeopleWrite) {
+  Catalog catalog = embedded();
+  const Accelerator* h100 = catalog.find_accelerator("H100");
+  for (const char* name : {"H100-80GB", "H100 SXM", "h100-sxm5-80gb", "H100 80GB HBM3"})
+    EXPECT_EQ(catalog.find_accelerator(name), h100) << name;
+  EXPECT_EQ(catalog.find_accelerator("A100 80GB"), catalog.find_accelerator("A100-80GB"));
+}
+
 TEST(Catalog, DenseNotSparseFigures) {
   Catalog catalog = embedded();
   // H100 SXM: 989.4 dense bf16 TFLOPS (1,979 is the sparse figure); A100: 312.
