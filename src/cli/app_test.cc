@@ -461,30 +461,18 @@ TEST(CliCounts, UnitSuffixesMeanTheNumbers) {
 // the plan says why it was left out.
 TEST(CliPlan, PrecisionsTheHardwareCannotRunAreNotPlanned) {
   std::string path = temp_path("fp8_t4.yaml");
-  std::ofstream(path) << R"(
-constraints: {accelerators: [T4, L4]}
-models: {chat: {preset: llama-3.2-1b, precision: fp8}}
-services:
-  - name: chat
-    model: chat
-    traffic: {rps: 1}
-    tokens: {input: 300, output: 100}
-    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}
-)";
+  auto spec = [&](const std::string& accelerators) {
+    std::ofstream(path) << "constraints: {accelerators: [" << accelerators << "]}\n"
+                        << "models: {chat: {preset: llama-3.2-1b, precision: fp8}}\n"
+                        << "services:\n  - name: chat\n    model: chat\n    traffic: {rps: 1}\n"
+                        << "    tokens: {input: 300, output: 100}\n    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}\n";
+  };
+  spec("T4, L4");
   CliRun r = run({"plan", path, "--explain", "--no-simulate"});
   ASSERT_EQ(r.code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("not considered: T4: Turing has no fp8 kernels"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1x L4 (tp1"), std::string::npos) << r.out;
-  std::ofstream(path) << R"(
-constraints: {accelerators: [T4]}
-models: {chat: {preset: llama-3.2-1b, precision: fp8}}
-services:
-  - name: chat
-    model: chat
-    traffic: {rps: 1}
-    tokens: {input: 300, output: 100}
-    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}
-)";
+  spec("T4");
   CliRun none = run({"plan", path, "--no-simulate"});
   EXPECT_NE(none.code, 0);
 }
