@@ -481,8 +481,9 @@ Result<UserLayerProfiles> load_user_layer_profiles(const std::string& dir, const
       model->add_measured(r);
     }
     OperatorRoofline roofline = fit_operator_roofline(pointers, peak, a->memory_gb_per_s * 1e9);
+    const std::string accelerator_name = name;  // a lambda may not capture a structured binding before C++20's clang 16
     bool measured_attention = std::any_of(own_attention.begin(), own_attention.end(),
-                                          [&](const ProfiledAttention& p) { return p.device == name; });
+                                          [&](const ProfiledAttention& p) { return p.device == accelerator_name; });
     fit_device_attention(roofline, name, measured_attention ? own_attention : embedded_attention_profiles(), catalog);
     LayerOperatorModel roofline_only;  // the fit's in-sample error, without the tables
     roofline_only.set_roofline(name, roofline);
