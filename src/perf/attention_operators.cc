@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
-#include "catalog/embedded.h"
 #include "core/csv.h"
 #include "core/pattern_search.h"
 #include "core/text.h"
+#include "perf/vidur_files.h"
 
 namespace gw {
 
@@ -61,21 +60,11 @@ Result<std::vector<ProfiledAttention>> parse_vidur_attention_profile(std::string
 }
 
 Result<std::vector<ProfiledAttention>> read_vidur_attention_profiles(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> files;
-  std::error_code ec;
-  fs::path compute = fs::path(dir) / "compute";
-  for (fs::recursive_directory_iterator it(compute, ec), end; it != end && !ec; it.increment(ec))
-    if (it->path().filename() == "attention.csv") files.push_back(it->path().string());
-  std::sort(files.begin(), files.end());
   std::vector<ProfiledAttention> all;
-  for (const auto& file : files) {
-    fs::path relative = fs::path(file).lexically_relative(compute);  // <device>/<org>/<model>/attention.csv
-    std::string device = relative.begin()->string();
-    std::string model = relative.parent_path().lexically_relative(device).string();
+  for (const auto& file : vidur_files(dir, "attention.csv")) {
     std::string text, message;
-    if (!read_file(file, text, message)) return Error{file, 0, "", "cannot read: " + message};
-    auto rows = parse_vidur_attention_profile(text, file, device, model);
+    if (!read_file(file.path, text, message)) return Error{file.path, 0, "", "cannot read: " + message};
+    auto rows = parse_vidur_attention_profile(text, file.path, file.device, file.model);
     if (!rows.ok()) return rows.error();
     all.insert(all.end(), rows.value().begin(), rows.value().end());
   }
@@ -85,21 +74,10 @@ Result<std::vector<ProfiledAttention>> read_vidur_attention_profiles(const std::
 const std::vector<ProfiledAttention>& embedded_attention_profiles() {
   static const std::vector<ProfiledAttention> profiles = [] {
     std::vector<ProfiledAttention> all;
-    const std::string_view suffix = "/attention.csv";
-    for (const auto& file : embedded_catalog_files()) {
-      std::string_view path = file.path;  // profiles/<source>/compute/<device>/<org>/<model>/attention.csv
-      if (path.rfind("profiles/", 0) != 0 || path.size() < suffix.size() ||
-          path.substr(path.size() - suffix.size()) != suffix)
-        continue;
-      size_t compute = path.find("/compute/");
-      if (compute == std::string_view::npos) continue;
-      std::string_view rest = path.substr(compute + 9, path.size() - compute - 9 - suffix.size());
-      size_t slash = rest.find('/');
-      if (slash == std::string_view::npos) continue;
-      auto rows = parse_vidur_attention_profile(file.contents, "catalog/" + std::string(path), std::string(rest.substr(0, slash)),
-                                                std::string(rest.substr(slash + 1)));
+    for_each_embedded_vidur_file("attention.csv", [&](const VidurFile& file, std::string_view text) {
+      auto rows = parse_vidur_attention_profile(text, file.path, file.device, file.model);
       if (rows.ok()) all.insert(all.end(), rows.value().begin(), rows.value().end());  // checked by a test
-    }
+    });
     return all;
   }();
   return profiles;

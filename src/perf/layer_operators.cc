@@ -14,6 +14,7 @@
 #include "core/text.h"
 #include "perf/efficiency.h"
 #include "perf/step_time.h"
+#include "perf/vidur_files.h"
 
 namespace gw {
 
@@ -168,24 +169,14 @@ Result<std::vector<ProfiledLayer>> parse_vidur_layer_profile(std::string_view te
 }
 
 Result<std::vector<ProfiledLayer>> read_vidur_layer_profiles(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> files;
   std::error_code ec;
-  fs::path compute = fs::path(dir) / "compute";
-  if (!fs::is_directory(compute, ec)) return Error{dir, 0, "", "not a Vidur profile folder (no compute/ inside)"};
-  for (fs::recursive_directory_iterator it(compute, ec), end; it != end && !ec; it.increment(ec))
-    if (it->path().filename() == "mlp.csv") files.push_back(it->path().string());
-  std::sort(files.begin(), files.end());
+  if (!std::filesystem::is_directory(std::filesystem::path(dir) / "compute", ec))
+    return Error{dir, 0, "", "not a Vidur profile folder (no compute/ inside)"};
   std::vector<ProfiledLayer> all;
-  for (const auto& file : files) {
-    // compute/<device>/<org>/<model>/mlp.csv
-    fs::path relative = fs::path(file).lexically_relative(compute);
-    auto it = relative.begin();
-    std::string device = it->string();
-    std::string model = relative.parent_path().lexically_relative(device).string();
+  for (const auto& file : vidur_files(dir, "mlp.csv")) {
     std::string text, message;
-    if (!read_file(file, text, message)) return Error{file, 0, "", "cannot read: " + message};
-    auto rows = parse_vidur_layer_profile(text, file, device, model);
+    if (!read_file(file.path, text, message)) return Error{file.path, 0, "", "cannot read: " + message};
+    auto rows = parse_vidur_layer_profile(text, file.path, file.device, file.model);
     if (!rows.ok()) return rows.error();
     all.insert(all.end(), rows.value().begin(), rows.value().end());
   }
@@ -211,19 +202,11 @@ namespace {
 // Embedded mlp.csv files by device: profiles/<source>/compute/<device>/<org>/<model>/mlp.csv.
 std::vector<ProfiledLayer> parse_embedded_profiles(const std::string* only_device) {
   std::vector<ProfiledLayer> all;
-  for (const auto& file : embedded_catalog_files()) {
-    std::string_view path = file.path;
-    if (path.rfind("profiles/", 0) != 0 || path.size() < 8 || path.substr(path.size() - 8) != "/mlp.csv") continue;
-    size_t compute = path.find("/compute/");
-    if (compute == std::string_view::npos) continue;
-    std::string_view rest = path.substr(compute + 9, path.size() - compute - 9 - 8);  // <device>/<org>/<model>
-    size_t slash = rest.find('/');
-    if (slash == std::string_view::npos) continue;
-    std::string device(rest.substr(0, slash));
-    if (only_device && device != *only_device) continue;
-    auto rows = parse_vidur_layer_profile(file.contents, "catalog/" + std::string(path), device, std::string(rest.substr(slash + 1)));
+  for_each_embedded_vidur_file("mlp.csv", [&](const VidurFile& file, std::string_view text) {
+    if (only_device && file.device != *only_device) return;
+    auto rows = parse_vidur_layer_profile(text, file.path, file.device, file.model);
     if (rows.ok()) all.insert(all.end(), rows.value().begin(), rows.value().end());  // checked by a test
-  }
+  });
   return all;
 }
 
