@@ -141,6 +141,13 @@ json option_json(const PlanOption& o, const ServicePlan& p, bool llm) {
             {"usd_per_hour", o.usd_per_hour},
             {"usd_per_month", o.usd_per_month()},
             {"usd_per_1k_inferences", usd_per_1k(o, p.average_rps)}};
+  json nodes = json::array();
+  for (const NodeGroup& g : o.nodes)
+    nodes.push_back({{"cloud", g.offering->cloud}, {"region", g.offering->region}, {"zone", g.zone.empty() ? g.offering->zone : g.zone},
+                     {"instance_type", g.offering->instance_type}, {"pricing", std::string(pricing_name(g.pricing))},
+                     {"instances", g.instances}, {"usd_per_hour", g.offering->usd_per_hour(g.pricing).value_or(0) * g.instances}});
+  j["nodes"] = nodes;
+  j["min_nodes"] = o.min_nodes;
   if (llm) {
     j["ttft_p99_s"] = o.level.ttft_p99_s;
     j["tpot_p99_s"] = o.level.tpot_p99_s;
@@ -154,6 +161,12 @@ json option_json(const PlanOption& o, const ServicePlan& p, bool llm) {
       s["tpot_p99_s"] = o.simulated->tpot_p99_s;
     }
     if (!o.simulated->meets) s["missed"] = o.simulated->miss;
+    if (o.simulated->reclaimed) {
+      const SimulatedCheck& c = *o.simulated;
+      s["reclaim"] = {{"replicas_lost", c.reclaim_replicas}, {"at_s", c.reclaim_at_s}, {"replacement_s", c.replacement_s},
+                      {"notice_s", c.notice_s}, {"rerouted_requests", c.rerouted}};
+      if (c.drained_s >= 0) s["reclaim"]["drained_s"] = c.drained_s;
+    }
     j["simulated"] = s;
   }
   return j;
@@ -309,7 +322,8 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
   bool over_budget = budget && total_per_month > *budget;
   std::vector<QuotaUse> uses;
   for (const auto& p : plans)
-    if (p.best) uses.push_back({p.best->offering, p.best->pricing, p.best->instances, p.service});
+    if (p.best)
+      for (const NodeGroup& g : p.best->nodes) uses.push_back({g.offering, g.pricing, g.instances, p.service});
   for (size_t i = 0; i < training_plans.size(); ++i)
     if (training_plans[i].best)
       uses.push_back({training_plans[i].best->offering, training_plans[i].best->pricing, training_plans[i].best->instances,
@@ -468,10 +482,12 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
       continue;
     }
     const PlanOption& b = *p.best;
-    out += "  " + paint("best:", Style::good, colour) + fmt::format(" {} x {} {} {} ({}), {} replica{} of {}x {} (tp{}, {} batching{}), {}; "
+    out += "  " + paint("best:", Style::good, colour) + fmt::format(" {}, {} replica{} of {}x {} (tp{}, {} batching{}), {}; "
                        "{:.0f}% busy at peak\n",
-                       b.instances, b.offering->cloud, b.offering->region, b.offering->instance_type,
-                       pricing_name(b.pricing), b.replicas, b.replicas == 1 ? "" : "s", b.config.tensor_parallel,
+                       b.spot_with_floor() ? describe_nodes(b)
+                                           : fmt::format("{} x {} {} {} ({})", b.instances, b.offering->cloud, b.offering->region,
+                                                         b.offering->instance_type, pricing_name(b.pricing)),
+                       b.replicas, b.replicas == 1 ? "" : "s", b.config.tensor_parallel,
                        b.config.accelerator->name, b.config.tensor_parallel, batching_name(b.config.batching),
                        b.config.batching == Batching::none ? "" : fmt::format(", max {}", b.config.max_batch),
                        latency_text(b, llm), b.level.utilization * 100);
@@ -482,6 +498,15 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
                                            b.simulated->tpot_p99_s * 1e3)
                              : fmt::format("p99 {:.1f} ms", b.simulated->latency_p99_s * 1e3),
                          b.simulated->slo_attainment * 100);
+    if (b.simulated && b.simulated->reclaimed) {
+      const SimulatedCheck& c = *b.simulated;
+      out += fmt::format("  reclaim simulated: one spot node ({} replica{}) taken at {:.0f} s, its replacement serving {:.0f} s later "
+                         "(cold start); {} queued request{} moved to the others; the node {} ({:.0f} s notice on {})\n",
+                         c.reclaim_replicas, c.reclaim_replicas == 1 ? "" : "s", c.reclaim_at_s, c.replacement_s, c.rerouted,
+                         c.rerouted == 1 ? "" : "s",
+                         c.drained_s >= 0 ? fmt::format("finished what it held in {:.1f} s", c.drained_s) : std::string("still held work when replaced"),
+                         c.notice_s, b.offering->cloud);
+    }
     for (const auto& dropped : p.dropped) out += "  dropped after simulation: " + dropped + "\n";
     out += fmt::format("  cost: {}/hour, {}/month, {} per 1k inferences{}\n", format_usd(b.usd_per_hour),
                        format_usd(b.usd_per_month()), format_usd(usd_per_1k(b, p.average_rps)),
@@ -502,8 +527,9 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
     for (const auto& o : p.pareto)
       table.add_row({o.config.accelerator->name, std::to_string(o.config.tensor_parallel),
                      std::string(batching_name(o.config.batching)), std::to_string(o.replicas),
-                     fmt::format("{}x {} {} {}", o.instances, o.offering->cloud, o.offering->region, o.offering->instance_type),
-                     std::string(pricing_name(o.pricing)),
+                     o.spot_with_floor() ? fmt::format("{}x {} {} {} (2 zones)", o.instances, o.offering->cloud, o.offering->region, o.offering->instance_type)
+                                         : fmt::format("{}x {} {} {}", o.instances, o.offering->cloud, o.offering->region, o.offering->instance_type),
+                     o.spot_with_floor() ? std::string("spot+1 on-demand") : std::string(pricing_name(o.pricing)),
                      llm ? format_number(o.level.ttft_p99_s, 3) : format_number(o.level.latency_p99_s * 1e3, 1),
                      llm ? format_number(o.level.tpot_p99_s * 1e3, 1) : format_number(o.level.latency_p50_s * 1e3, 1),
                      !o.simulated ? std::string("-")

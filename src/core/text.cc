@@ -49,6 +49,15 @@ std::vector<std::string> split_lists(const std::vector<std::string>& values) {
   return out;
 }
 
+std::string join_list(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
 std::string csv_quote(const std::string& text) {
   if (text.find_first_of(",\"\n") == std::string::npos) return text;
   std::string quoted = "\"";

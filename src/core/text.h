@@ -14,6 +14,8 @@ std::string normalize_name(std::string_view text);
 std::vector<std::string> split(std::string_view text, char separator);
 // Values of a repeatable option, each possibly comma-separated: {"a,b", "c"} -> {a, b, c}.
 std::vector<std::string> split_lists(const std::vector<std::string>& values);
+// "a, b, c".
+std::string join_list(const std::vector<std::string>& items, std::string_view separator = ", ");
 // A CSV cell: quoted when it holds a comma, a quote or a newline (RFC 4180).
 std::string csv_quote(const std::string& text);
 // 1-based line number of a byte offset in text.

@@ -228,6 +228,52 @@ std::vector<int> batch_limits(const ServiceSpec& service, Batching batching, boo
   return {2, 4, 8, 16, 32, 64, 128, 256};
 }
 
+}  // namespace
+
+void place_replicas(PlanOption& option, int needed) {
+  const int per_node = std::max(1, option.offering->accelerator_count / option.config.tensor_parallel);
+  const int needed_nodes = (std::max(1, needed) + per_node - 1) / per_node;
+  option.needed_replicas = needed;
+  option.nodes.clear();
+  if (!option.spot_with_floor()) {
+    const int nodes = std::max(needed_nodes, option.min_nodes);
+    option.replicas = std::max(needed, option.min_nodes);
+    option.nodes.push_back({option.offering, option.pricing, nodes, ""});
+  } else {
+    // N+1: one node more than the load needs, so a reclaim leaves N serving; one of them on
+    // demand, the rest spot, spread over the spot zones in turn.
+    const int nodes = std::max({needed_nodes + 1, option.min_nodes, 2});
+    option.replicas = std::max(needed + per_node, nodes);
+    option.reclaim_replicas = (option.replicas + nodes - 1) / nodes;
+    // The catalog prices one zone per region: the second zone is priced as the first.
+    const int spot = nodes - 1;
+    option.nodes.push_back({option.floor_offering, Pricing::on_demand, 1, spot == 1 ? "another zone" : ""});
+    option.nodes.push_back({option.offering, Pricing::spot, (spot + 1) / 2, ""});
+    if (spot >= 2) option.nodes.push_back({option.offering, Pricing::spot, spot / 2, "a second zone"});
+  }
+  option.instances = 0;
+  option.usd_per_hour = 0;
+  for (const NodeGroup& g : option.nodes) {
+    option.instances += g.instances;
+    option.usd_per_hour += g.offering->usd_per_hour(g.pricing).value_or(0) * g.instances;
+  }
+}
+
+std::string describe_nodes(const PlanOption& option) {
+  std::string out;
+  for (const NodeGroup& g : option.nodes) {
+    if (!out.empty()) out += " + ";
+    std::string zone = !g.zone.empty() ? g.zone : g.offering->zone;
+    out += fmt::format("{}x {} {}{} {} ({}{})", g.instances, g.offering->cloud, g.offering->region,
+                       option.spot_with_floor() && !zone.empty() ? " " + zone : "",
+                       g.offering->instance_type, pricing_name(g.pricing),
+                       option.spot_with_floor() && g.pricing == Pricing::on_demand ? " floor" : "");
+  }
+  return out;
+}
+
+namespace {
+
 bool better(const PlanOption& a, const PlanOption& b) {
   if (a.usd_per_hour != b.usd_per_hour) return a.usd_per_hour < b.usd_per_hour;
   if (a.level.latency_p99_s != b.level.latency_p99_s) return a.level.latency_p99_s < b.level.latency_p99_s;
@@ -290,6 +336,26 @@ std::vector<const Offering*> allowed_offerings(const Catalog& catalog, const Con
   return out;
 }
 
+namespace {
+
+// A spot plan's on-demand floor: the cheapest on-demand node of the same shape in the same cloud
+// and region (one cluster, one autoscaler); the spot nodes spread over two zones of the region.
+// False when the region sells no such node on demand.
+bool place_on_spot(PlanOption& option, const std::vector<const Offering*>& offerings) {
+  const Offering* first = option.offering;
+  const Offering* floor = nullptr;
+  for (const Offering* o : offerings) {
+    if (o->cloud != first->cloud || o->region != first->region || o->accelerator_count != first->accelerator_count) continue;
+    auto od = o->usd_per_hour(Pricing::on_demand);
+    if (od && (!floor || *od < *floor->usd_per_hour(Pricing::on_demand))) floor = o;
+  }
+  if (!floor) return false;
+  option.floor_offering = floor;
+  return true;
+}
+
+}  // namespace
+
 ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
                          const PlannerOptions& options) {
   ServicePlan plan;
@@ -320,6 +386,8 @@ ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const Service
   bool any_fit = false, any_offering = false;
 
   std::set<std::string> precision_notes;
+  bool spot_refused = false;
+  std::set<std::string> spot_unspread;
   for (const Accelerator* accelerator : allowed_accelerators(catalog, spec.constraints)) {
     // Measured service times hold for the accelerator they were measured on only.
     if (model.measured && catalog.find_accelerator(model.measured->accelerator) != accelerator) continue;
@@ -398,19 +466,27 @@ ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const Service
           int replicas = high;
           ServiceLevel level = evaluate_service(model, service, config, replicas, peak, options);
           for (const Offering* offering : offerings) {
-            int per_instance = offering->accelerator_count / tp;
-            int instances = (replicas + per_instance - 1) / per_instance;
             for (Pricing pricing : spec.constraints.pricing) {
-              auto price = offering->usd_per_hour(pricing);
-              if (!price) continue;
+              if (!offering->usd_per_hour(pricing)) continue;
               PlanOption option;
               option.config = config;
-              option.replicas = replicas;
               option.offering = offering;
               option.pricing = pricing;
-              option.instances = instances;
-              option.usd_per_hour = *price * instances;
-              option.level = level;
+              option.min_nodes = service.min_replicas;
+              if (pricing == Pricing::spot) {
+                // A real-time service on spot only when it may lose a node, and then never
+                // on one zone alone: N+1 with an on-demand floor.
+                if (!service.interruptible) {
+                  spot_refused = true;
+                  continue;
+                }
+                if (!place_on_spot(option, offerings)) {
+                  spot_unspread.insert(offering->cloud + " " + offering->instance_type);
+                  continue;
+                }
+              }
+              place_replicas(option, replicas);
+              option.level = option.replicas == replicas ? level : evaluate_service(model, service, config, option.replicas, peak, options);
               all.push_back(option);
             }
           }
@@ -479,6 +555,21 @@ ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const Service
   plan.assumptions.push_back(fmt::format("sized for the peak rate {:.3g} requests/s, replicas at most {:.0f}% busy",
                                          peak, max_util * 100));
   plan.assumptions.insert(plan.assumptions.end(), precision_notes.begin(), precision_notes.end());
+  plan.assumptions.push_back(
+      service.min_replicas >= 2
+          ? fmt::format("replicas on at least {} nodes (min_replicas: {}{}), so one lost node leaves the service up",
+                        service.min_replicas, service.min_replicas, service.min_replicas_given ? "" : ", the default for a real-time service")
+          : "min_replicas: 1 as the spec states: a single node is a single point of failure");
+  if (spot_refused)
+    plan.assumptions.push_back("spot not considered: a real-time service loses its replicas with the node; set interruptible: true "
+                               "on the service to allow spot as N+1 nodes across zones with an on-demand floor, checked by a simulated reclaim");
+  if (!spot_unspread.empty())
+    plan.assumptions.push_back("spot not considered on " + join_list(std::vector<std::string>(spot_unspread.begin(), spot_unspread.end())) +
+                               ": the region sells no such node on demand for the floor");
+  if (service.interruptible)
+    plan.assumptions.push_back("interruptible: spot plans keep N+1 nodes, one on demand, the spot nodes spread over two zones of the "
+                               "region (the catalog holds one zone's spot price per region: the second zone is priced as the first); "
+                               "the simulation reclaims one spot node a third of the way in and its replacement serves after the cold start");
   if (llm)
     plan.assumptions.push_back(fmt::format("continuous batching with chunked prefill ({} tokens per step); "
                                            "steady-state step time from the roofline; TTFT and TPOT p99 from "

@@ -42,20 +42,50 @@ struct SimulatedCheck {
   std::string miss;  // the SLO key it missed
   long long requests = 0;
   double latency_p99_s = 0, ttft_p99_s = 0, tpot_p99_s = 0, slo_attainment = 0;
+  // Spot plans: one spot node reclaimed during the run, its replicas back after the cold start.
+  bool reclaimed = false;
+  int reclaim_replicas = 0;
+  double reclaim_at_s = 0, replacement_s = 0;
+  double drained_s = -1;      // the lost replicas finished what they held this long after the notice began
+  double notice_s = 0;        // the cloud's warning before it takes the node
+  long long rerouted = 0;     // queued requests handed to the other replicas
+};
+
+// Nodes of one offering at one pricing.
+struct NodeGroup {
+  const Offering* offering = nullptr;
+  Pricing pricing = Pricing::on_demand;
+  int instances = 0;
+  std::string zone;  // when not the offering's own ("a second zone")
 };
 
 struct PlanOption {
   Configuration config;
   std::optional<SimulatedCheck> simulated;
-  int replicas = 0;
-  const Offering* offering = nullptr;
+  int replicas = 0;                    // deployed
+  int needed_replicas = 0;             // what the load needs (replicas adds the availability rule's)
+  const Offering* offering = nullptr;  // the nodes' offering (spot plans: the first spot zone)
   Pricing pricing = Pricing::on_demand;
-  int instances = 0;
+  int instances = 0;                   // nodes in all
   double usd_per_hour = 0;
   ServiceLevel level;  // at peak traffic
+  // Availability: the replicas lie on at least this many nodes.
+  int min_nodes = 1;
+  // Spot plans (interruptible services): N+1 nodes in one region, one of them an on-demand
+  // floor, the spot nodes (of `offering`) over two zones; one reclaimed node leaves N serving.
+  const Offering* floor_offering = nullptr;
+  int reclaim_replicas = 0;            // replicas one reclaimed spot node takes down
+  std::vector<NodeGroup> nodes;        // what is rented (spot plans: the floor first)
+  bool spot_with_floor() const { return floor_offering != nullptr; }
   // Derived money figures.
   double usd_per_month() const { return usd_per_hour * kHoursPerMonth; }
 };
+
+// Sets the replicas an option deploys for `needed` serving replicas, and the nodes and price
+// that follow from its offering, pricing and availability rule.
+void place_replicas(PlanOption& option, int needed);
+// "2x aws us-east-1 p5.48xlarge (on-demand)", or the floor and spot zones of a spot plan.
+std::string describe_nodes(const PlanOption& option);
 
 struct ServicePlan {
   std::string service;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fmt/format.h>
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <random>
 
@@ -94,8 +95,10 @@ std::optional<double> brute_force_cost(const Catalog& catalog, const Spec& spec,
             if (!meets_slo(level, service.slo, spec.constraints.max_utilization, nullptr)) continue;
             for (const Offering* offering : allowed_offerings(catalog, spec.constraints, *accelerator, tp)) {
               int per_instance = offering->accelerator_count / tp;
-              int instances = (replicas + per_instance - 1) / per_instance;
+              // Availability: at least min_replicas nodes, each holding a replica.
+              int instances = std::max((replicas + per_instance - 1) / per_instance, service.min_replicas);
               for (Pricing pricing : spec.constraints.pricing) {
+                if (pricing == Pricing::spot && !service.interruptible) continue;  // real-time: on demand
                 auto price = offering->usd_per_hour(pricing);
                 if (price && (!best || *price * instances < *best)) best = *price * instances;
               }
@@ -168,6 +171,66 @@ services:
   ServicePlan plan = plan_service(catalog, spec.value(), spec.value().services[0], PlannerOptions{});
   ASSERT_TRUE(plan.best.has_value()) << plan.binding;
   EXPECT_GE(plan.best->config.tensor_parallel, 2);  // 141 GB of weights fit none of these alone
+}
+
+// Availability: a real-time service is never planned on one node, and spot only where the
+// service may lose a node, then as N+1 with an on-demand floor over two zones.
+TEST(InferencePlanner, ProductionServingHasNoSingleNodeAndNoSpotUnlessInterruptible) {
+  auto spec_text = [](const std::string& extra) {
+    return R"(
+constraints: {clouds: [aws], pricing: [on-demand, spot]}
+models: {m: {preset: llama-3.1-8b, precision: bf16}}
+services:
+  - name: a
+    model: m
+    traffic: {rps: 0.5}
+    tokens: {input: 500, output: 100}
+    slo: {ttft_p99_s: 2, tpot_p99_s: 0.1}
+)" + extra;
+  };
+  Catalog catalog = Catalog::embedded().value();
+  auto plain = parse_spec(spec_text(""), "a.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.error().to_string();
+  ServicePlan plan = plan_service(catalog, plain.value(), plain.value().services[0], PlannerOptions{});
+  ASSERT_TRUE(plan.best) << plan.binding;
+  // One GPU carries 0.5 requests/s; two nodes are kept, each with a replica, on demand.
+  EXPECT_EQ(plan.best->needed_replicas, 1);
+  EXPECT_EQ(plan.best->instances, 2);
+  EXPECT_EQ(plan.best->replicas, 2);
+  EXPECT_EQ(plan.best->pricing, Pricing::on_demand);
+  for (const auto& o : plan.pareto) EXPECT_NE(o.pricing, Pricing::spot);
+  EXPECT_TRUE(std::any_of(plan.assumptions.begin(), plan.assumptions.end(),
+                          [](const std::string& a) { return a.find("spot not considered") != std::string::npos; }));
+
+  auto single = parse_spec(spec_text("    min_replicas: 1\n"), "a.yaml");
+  ASSERT_TRUE(single.ok());
+  ServicePlan one = plan_service(catalog, single.value(), single.value().services[0], PlannerOptions{});
+  ASSERT_TRUE(one.best);
+  EXPECT_EQ(one.best->instances, 1);
+  EXPECT_NEAR(one.best->usd_per_hour * 2, plan.best->usd_per_hour, 1e-9);
+
+  auto spot = parse_spec(spec_text("    interruptible: true\n"), "a.yaml");
+  ASSERT_TRUE(spot.ok());
+  ServicePlan s = plan_service(catalog, spot.value(), spot.value().services[0], PlannerOptions{});
+  ASSERT_TRUE(s.best);
+  bool any_spot = false;
+  for (const auto& o : s.pareto) {
+    if (o.pricing != Pricing::spot) continue;
+    any_spot = true;
+    ASSERT_TRUE(o.spot_with_floor());
+    // N+1 nodes: the load's nodes plus one, the first on demand, the rest spot over two zones.
+    const int per_node = o.offering->accelerator_count / o.config.tensor_parallel;
+    const int needed_nodes = (o.needed_replicas + per_node - 1) / per_node;
+    EXPECT_EQ(o.instances, std::max(2, needed_nodes + 1));
+    ASSERT_GE(o.nodes.size(), 2u);
+    EXPECT_EQ(o.nodes[0].pricing, Pricing::on_demand);
+    EXPECT_EQ(o.nodes[0].instances, 1);
+    double usd = 0;
+    for (const auto& g : o.nodes) usd += *g.offering->usd_per_hour(g.pricing) * g.instances;
+    EXPECT_NEAR(o.usd_per_hour, usd, 1e-9);
+    EXPECT_EQ(o.replicas - o.reclaim_replicas >= o.needed_replicas, true);
+  }
+  EXPECT_TRUE(any_spot);
 }
 
 TEST(InferencePlanner, ImpossibleSloSaysWhichConstraintBinds) {

@@ -7,20 +7,13 @@
 
 #include "core/money.h"
 #include "model/memory.h"
+#include "plan/cold_start.h"
 #include "plan/verify.h"
 #include "sim/deployment.h"
 
 namespace gw {
 
 namespace {
-
-// Model load bandwidth by where the weights come from. Typical figures, not measurements: set
-// scaling.model_load_gbps from a measured cold start.
-double default_load_gbps(const std::string& source) {
-  if (source == "image") return 0.5;       // registry pull and layer decompression
-  if (source == "node-cache") return 4.0;  // local NVMe
-  return 1.0;                              // object storage, parallel ranged reads
-}
 
 const std::vector<std::string>& all_policies() {
   // On a tie the earlier wins: queue depth (it sees the backlog) before concurrency.
@@ -38,18 +31,6 @@ std::vector<double> daily_shape(double average, double peak) {
 }
 
 }  // namespace
-
-ColdStart cold_start(const ModelSpec& model, const ScalingSpec& scaling) {
-  ColdStart c;
-  InferenceMemoryOptions memory;
-  memory.weight_precision = model.precision;
-  c.weights_gib = estimate_inference(model.arch, memory).weights_bytes / (1024.0 * 1024 * 1024);
-  c.load_gbps = scaling.model_load_gbps > 0 ? scaling.model_load_gbps : default_load_gbps(scaling.model_source);
-  c.model_load_s = c.weights_gib * 1.073741824 / c.load_gbps;
-  c.warm_start_s = scaling.container_start_s + c.model_load_s;
-  c.start_s = scaling.node_provisioning_s + c.warm_start_s;
-  return c;
-}
 
 Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, const ServiceSpec& service_in,
                                     const ScalingPlanOptions& options, const PlanOption& replica, const VerifyOptions& verify) {

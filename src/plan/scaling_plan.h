@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/cold_start.h"
 #include "plan/inference.h"
 #include "plan/verify.h"
 #include "sim/autoscaler.h"
@@ -61,12 +62,6 @@ struct ScalingPlanOptions {
   std::function<void(const std::string& policy, long long admitted)> on_progress;
 };
 
-// How long a replica takes to serve: node provisioning + container start + weights / load
-// bandwidth (by the model source unless the spec sets it).
-struct ColdStart {
-  double weights_gib = 0, load_gbps = 0, model_load_s = 0, warm_start_s = 0, start_s = 0;
-};
-ColdStart cold_start(const ModelSpec& model, const ScalingSpec& scaling);
 
 // Policies on up to `shapes` replica layouts: the plan's, then the next cheapest distinct
 // accelerator / tensor-parallel layouts, each at the fewest replicas the simulation accepts at

@@ -9,6 +9,15 @@
 
 namespace gw {
 
+ReclaimNotice reclaim_notice(std::string_view cloud) {
+  // Read 2026-12-01.
+  if (cloud == "aws") return {120, "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html (two-minute warning)"};
+  if (cloud == "gcp") return {30, "https://cloud.google.com/compute/docs/instances/spot#preemption-process (30 s)"};
+  if (cloud == "azure") return {30, "https://learn.microsoft.com/azure/virtual-machines/spot-vms (eviction through Scheduled Events, at least 30 s)"};
+  if (cloud == "runpod") return {5, "https://docs.runpod.io/pods/pricing (spot pods: SIGTERM, then SIGKILL after 5 s)"};
+  return {0, "no published notice"};
+}
+
 double young_interval_s(double checkpoint_s, double mtbf_s) { return std::sqrt(2.0 * checkpoint_s * mtbf_s); }
 
 double daly_interval_s(double delta, double m) {

@@ -14,6 +14,14 @@
 
 namespace gw {
 
+// Warning a cloud gives before it reclaims a spot node (seconds; 0 where it sells none): the
+// time a reclaimed serving replica has to finish what it holds.
+struct ReclaimNotice {
+  double seconds = 0;
+  std::string_view source;
+};
+ReclaimNotice reclaim_notice(std::string_view cloud);
+
 // Young's first-order optimum: sqrt(2 x checkpoint_s x mtbf_s).
 double young_interval_s(double checkpoint_s, double mtbf_s);
 // Daly's higher-order optimum (Daly 2006, eq. 37).

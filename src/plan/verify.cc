@@ -1,5 +1,7 @@
 #include "plan/verify.h"
 
+#include "plan/cold_start.h"
+#include "plan/spot.h"
 #include "report/table.h"
 
 #include <fmt/format.h>
@@ -38,16 +40,40 @@ Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& 
   sim.slo = service.slo;
   sim.router = *parse_router(deployment.router);
   sim.timeseries_points = 0;
+  // A spot plan loses one spot node a third of the way in (at peak), and the replacement serves
+  // after a cold start.
+  SimulatedCheck check;
+  if (option.spot_with_floor()) {
+    const double rate = arrivals.process == "trace" && service.traffic.trace ? service.traffic.trace->mean_rps : service.traffic.peak_rps;
+    double span_s = static_cast<double>(options.requests) / std::max(1e-9, rate);
+    if (arrivals.process == "trace" && service.traffic.trace) span_s = std::min(span_s, service.traffic.trace->duration_s);
+    ReplicaOutage outage;
+    outage.at_s = span_s / 3;
+    outage.replacement_s = cold_start(model, service.scaling).start_s;
+    const int lost = std::min(option.reclaim_replicas, option.replicas - 1);
+    for (int i = option.replicas - lost; i < option.replicas; ++i) outage.replicas.push_back(i);
+    sim.outages = {outage};
+    check.reclaimed = true;
+    check.reclaim_replicas = lost;
+    check.reclaim_at_s = outage.at_s;
+    check.replacement_s = outage.replacement_s;
+    check.notice_s = reclaim_notice(option.offering->cloud).seconds;
+  }
   auto result = simulate(*process, replicas.value(), sim);
   if (!result.ok()) return result.error();
   const SimResult& r = result.value();
-  SimulatedCheck check;
   check.requests = r.requests;
   check.latency_p99_s = r.latency.quantile(0.99);
   check.ttft_p99_s = r.ttft.quantile(0.99);
   check.tpot_p99_s = r.tpot.quantile(0.99);
   check.slo_attainment = r.slo_attainment;
   check.miss = slo_miss(service.slo, r);
+  if (check.reclaimed && !r.outages.empty()) {
+    check.drained_s = r.outages.front().drained_s;
+    check.rerouted = r.outages.front().rerouted;
+    if (check.miss.empty() && (check.drained_s < 0 || check.drained_s > check.notice_s))
+      check.miss = fmt::format("reclaim: the lost replicas hold requests past the {:.0f} s notice", check.notice_s);
+  }
   check.meets = check.miss.empty();
   return check;
 }
@@ -79,18 +105,18 @@ bool verify_option(const Catalog& catalog, const ModelSpec& model, const Service
 std::optional<PlanOption> grow_until_verified(const Catalog& catalog, const ModelSpec& model, const ServiceSpec& service,
                                               const PlanOption& screened, const VerifyOptions& options, double below_usd_per_hour) {
   PlanOption grown = screened;
-  int per_instance = std::max(1, grown.offering->accelerator_count / grown.config.tensor_parallel);
-  double price = grown.usd_per_hour / std::max(1, grown.instances);
-  auto affordable = [&](int replicas) { return price * ((replicas + per_instance - 1) / per_instance) < below_usd_per_hour; };
+  auto affordable = [&](int replicas) {
+    PlanOption probe = screened;
+    place_replicas(probe, replicas);
+    return probe.usd_per_hour < below_usd_per_hour;
+  };
   auto passes = [&](int replicas) {
     if (!affordable(replicas)) return false;
-    grown.replicas = replicas;
-    grown.instances = (grown.replicas + per_instance - 1) / per_instance;
-    grown.usd_per_hour = price * grown.instances;
+    place_replicas(grown, replicas);
     grown.simulated.reset();
     return verify_option(catalog, model, service, grown, options);
   };
-  const int base = screened.replicas;
+  const int base = screened.needed_replicas > 0 ? screened.needed_replicas : screened.replicas;
   for (int extra = 1; extra <= options.extra_replicas && affordable(base + extra); ++extra)
     if (passes(base + extra)) return grown;
   // Bursty traffic (a trace's busiest seconds) can need far more: double until the simulation

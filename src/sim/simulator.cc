@@ -156,7 +156,8 @@ class RequestPool {
   std::vector<int> free_;
 };
 
-enum class EventKind { step_done = 0, timeout = 1, sample = 2, replica_ready = 3, node_ready = 4, arrival = 5, scale_tick = 6 };
+enum class EventKind { step_done = 0, timeout = 1, sample = 2, replica_ready = 3, node_ready = 4, arrival = 5, scale_tick = 6,
+                       outage = 7, outage_over = 8 };
 
 // A replica slot's life under autoscaling; without it every replica is ready throughout.
 enum class Life { off, starting, ready, draining };
@@ -197,6 +198,7 @@ struct ReplicaState {
   const ReplicaConfig* config = nullptr;
   Life life = Life::ready;
   unsigned life_version = 0;     // invalidates a pending ready event when a start is cancelled
+  int outage = -1;               // the outage this replica is lost to, while it lasts
   double busy_observed = 0;      // busy seconds at the last scrape
   double observed_since = 0;     // when the replica last became ready or was scraped
   bool busy = false;
@@ -266,6 +268,15 @@ class Simulation {
     first_arrival_ = pending_->time_s;
     push({pending_->time_s, static_cast<int>(EventKind::arrival), -1, 0, 0});
     if (options_.scaling) push({options_.scaling->interval_s, static_cast<int>(EventKind::scale_tick), -1, 0, 0});
+    for (size_t i = 0; i < options_.outages.size(); ++i) {
+      const ReplicaOutage& o = options_.outages[i];
+      OutageResult out;
+      out.at_s = o.at_s;
+      out.replaced_s = o.replacement_s;
+      result_.outages.push_back(out);
+      push({o.at_s, static_cast<int>(EventKind::outage), static_cast<int>(i), 0, 0});
+      push({o.at_s + o.replacement_s, static_cast<int>(EventKind::outage_over), static_cast<int>(i), 0, 0});
+    }
     while (!events_.empty()) {
       Event e = events_.top();
       events_.pop();
@@ -283,6 +294,8 @@ class Simulation {
           --warm_pending_;
           ++warm_idle_;
           break;
+        case EventKind::outage: on_outage(e.replica, e.time); break;
+        case EventKind::outage_over: on_outage_over(e.replica, e.time); break;
       }
       if (options_.check_invariants) {
         check_invariants();
@@ -502,8 +515,68 @@ class Simulation {
   void stop(ReplicaState& r) {
     r.life = Life::off;
     --nodes_;
+    if (r.outage >= 0) {
+      OutageResult& o = result_.outages[static_cast<size_t>(r.outage)];
+      o.drained_s = std::max(o.drained_s, now_ - o.at_s);
+      return;
+    }
     // The node stays as a warm one when the pool is short of its size.
     if (warm_idle_ + warm_pending_ < options_.scaling->warm_pool) ++warm_idle_;
+  }
+
+  // A node is reclaimed: its replicas stop taking work, hand on what they had not started, and
+  // finish what they hold.
+  void on_outage(int index, double t) {
+    OutageResult& o = result_.outages[static_cast<size_t>(index)];
+    std::vector<int> moved;
+    for (int i : options_.outages[static_cast<size_t>(index)].replicas) {
+      auto& r = replicas_[static_cast<size_t>(i)];
+      if (r.life != Life::ready) continue;
+      r.life = Life::draining;
+      r.outage = index;
+      --ready_;
+      for (int id : r.waiting) {
+        r.outstanding--;
+        r.outstanding_tokens -= pool_[id].input + pool_[id].output;
+        moved.push_back(id);
+      }
+      r.waiting.clear();
+      maybe_stop(r);
+    }
+    o.rerouted += static_cast<long long>(moved.size());
+    for (int id : moved) {
+      int replica = route();
+      if (replica == -1) {
+        shared_.push_back(id);
+        continue;
+      }
+      if (replica < 0) {
+        held_.push_back(id);
+        ++result_.held_requests;
+        continue;
+      }
+      assign(id, replica);
+      try_start(replica, t);
+    }
+    if (options_.router == Router::shared_queue)
+      for (size_t i = 0; i < replicas_.size(); ++i)
+        if (replicas_[i].life == Life::ready) try_start(static_cast<int>(i), t);
+  }
+
+  // The replacement node serves in the lost replicas' slots.
+  void on_outage_over(int index, double t) {
+    for (int i : options_.outages[static_cast<size_t>(index)].replicas) {
+      auto& r = replicas_[static_cast<size_t>(i)];
+      if (r.outage != index) continue;
+      if (r.life == Life::off) ++nodes_;
+      r.life = Life::ready;
+      r.outage = -1;
+      ++ready_;
+      r.observed_since = t;
+      r.busy_observed = r.stats.busy_s + (r.busy ? t - r.step_started : 0);
+      dispatch_held(t);
+      try_start(i, t);
+    }
   }
 
   void on_arrival(double t) {
@@ -1043,7 +1116,7 @@ class Simulation {
       r.batch.clear();
       sample(t);
       try_start(index, t);
-      if (options_.scaling) maybe_stop(r);
+      maybe_stop(r);
       return;
     }
     const int block = std::max(1, c.block_tokens);
@@ -1084,7 +1157,7 @@ class Simulation {
     r.step_chunks.clear();
     sample(t);
     try_start(index, t);
-    if (options_.scaling) maybe_stop(r);
+    maybe_stop(r);
   }
 
   // Requests in the system at arrivals, bounded: when full, keep every other mark.
@@ -1240,6 +1313,12 @@ Result<SimResult> simulate(ArrivalProcess& arrivals, const std::vector<ReplicaCo
       return Error{"", 0, "scaling", "initial replicas must lie in [0, max replicas] and max replicas be at least 1"};
     if (!(s->interval_s > 0) || s->start_s < 0 || s->warm_start_s < 0 || s->warm_pool < 0 || s->node_provisioning_s < 0)
       return Error{"", 0, "scaling", "interval must be positive and delays non-negative"};
+    if (!options.outages.empty()) return Error{"", 0, "outages", "outages are simulated on a fixed pool, not an autoscaled one"};
+  }
+  for (const auto& o : options.outages) {
+    if (!(o.at_s >= 0) || !(o.replacement_s >= 0)) return Error{"", 0, "outages", "outage times must be non-negative"};
+    for (int i : o.replicas)
+      if (i < 0 || i >= static_cast<int>(replicas.size())) return Error{"", 0, "outages", fmt::format("no replica {}", i)};
   }
   for (const auto& r : replicas) {
     if (options.router == Router::shared_queue && (r.batching == SimBatching::continuous || r.llm))

@@ -115,6 +115,23 @@ struct ScaleSample {
   double busy_fraction = 0;
 };
 
+// A node lost for a while (a spot reclaim): from at_s its replicas take no new work (what they
+// had queued goes to the others) and finish what they hold; the slots serve again once the
+// replacement node is ready, replacement_s after at_s.
+struct ReplicaOutage {
+  double at_s = 0;
+  std::vector<int> replicas;  // indices into the replica list
+  double replacement_s = 0;
+};
+
+// What an outage did: how long the lost replicas took to empty and how much work moved.
+struct OutageResult {
+  double at_s = 0;
+  double drained_s = -1;       // from at_s until the last lost replica held no work; -1: not before the replacement
+  double replaced_s = 0;       // from at_s until the replacement served
+  long long rerouted = 0;      // queued requests handed to the other replicas
+};
+
 struct SimOptions {
   uint64_t seed = 1;
   long long max_requests = 100000;    // stop admitting arrivals after this many (SimResult says so)
@@ -125,6 +142,7 @@ struct SimOptions {
   std::function<void(long long admitted)> on_progress;  // called every 65,536 admissions
   std::optional<ScalingOptions> scaling;                // absent: every replica serves throughout
   int step_sample_every = 0;  // > 0: every Nth LLM step's counts kept in SimResult::step_samples
+  std::vector<ReplicaOutage> outages;                   // runs without autoscaling only
   // Check the invariants above after every event; a violation ends the run with an error.
 #ifdef NDEBUG
   bool check_invariants = false;
@@ -195,6 +213,7 @@ struct SimResult {
   long long cold_starts = 0;        // times the pool went from no replica to one starting
   long long held_requests = 0;      // requests that arrived with no replica ready
   long long scale_ups = 0, scale_downs = 0;
+  std::vector<OutageResult> outages;  // SimOptions::outages, in order
 };
 
 // Runs arrivals through the replicas until the arrivals end or a limit is reached, then drains.

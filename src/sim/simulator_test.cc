@@ -111,6 +111,60 @@ TEST(Simulator, SameSeedSameOutputDifferentSeedDifferent) {
   EXPECT_NE(a.latency.mean(), c.latency.mean());
 }
 
+// A reclaimed node: its replicas hand on their queue, finish what they hold and come back when
+// the replacement is ready; while it is away the others carry the load, and nothing is lost.
+SimResult run_with_outage(const std::vector<ReplicaOutage>& outages, Router router, long long requests = 40000) {
+  Rng rng(3);
+  ArrivalOptions arrivals;
+  arrivals.rate_rps = 3.0;
+  auto process = make_arrivals(arrivals, classic_service(), rng);
+  std::vector<ReplicaConfig> configs(4);
+  for (auto& c : configs) {
+    c.batching = SimBatching::none;
+    c.max_batch = 1;
+    c.batch_time = [](int, Rng& r) { return r.exponential(1.0); };
+  }
+  SimOptions options;
+  options.seed = 3;
+  options.max_requests = requests;
+  options.router = router;
+  options.outages = outages;
+  options.check_invariants = true;
+  auto result = simulate(*process, configs, options);
+  EXPECT_TRUE(result.ok()) << result.error().to_string();
+  return result.value();
+}
+
+TEST(Simulator, AReclaimedNodeHandsOnItsQueueAndComesBackWhenReplaced) {
+  for (Router router : {Router::round_robin, Router::shortest_queue, Router::shared_queue}) {
+    SimResult steady = run_with_outage({}, router);
+    // Two of four replicas gone for 600 s at 3 requests/s against a capacity of 2: a backlog of
+    // about 600 requests builds and clears once they return.
+    SimResult lost = run_with_outage({{2000, {2, 3}, 600}}, router);
+    EXPECT_EQ(lost.requests, steady.requests);
+    ASSERT_EQ(lost.outages.size(), 1u);
+    EXPECT_GE(lost.outages[0].drained_s, 0);
+    EXPECT_LT(lost.outages[0].drained_s, 60);  // what they held, at 1 s a request
+    EXPECT_DOUBLE_EQ(lost.outages[0].replaced_s, 600);
+    EXPECT_GT(lost.latency.quantile(0.99), 10 * steady.latency.quantile(0.99)) << static_cast<int>(router);
+    EXPECT_GT(lost.replicas[0].requests, steady.replicas[0].requests);
+    EXPECT_LT(lost.replicas[2].requests, steady.replicas[2].requests);
+    expect_littles_law(lost);
+    // A replacement that is ready at once leaves little trace.
+    SimResult blip = run_with_outage({{2000, {3}, 0}}, router);
+    EXPECT_LT(blip.latency.quantile(0.99), 1.5 * steady.latency.quantile(0.99));
+  }
+  Rng rng(1);
+  ArrivalOptions arrivals;
+  arrivals.rate_rps = 1;
+  auto process = make_arrivals(arrivals, classic_service(), rng);
+  std::vector<ReplicaConfig> configs(1);
+  configs[0].batch_time = [](int, Rng&) { return 0.1; };
+  SimOptions options;
+  options.outages = {{10, {1}, 5}};
+  EXPECT_FALSE(simulate(*process, configs, options).ok());
+}
+
 // The Azure conversation trace through 1, 2 and 4 replicas of an 8B model on two accelerators.
 SimResult run_trace(const std::string& accelerator, int replicas) {
   Catalog catalog = Catalog::embedded().value();

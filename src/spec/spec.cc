@@ -108,6 +108,15 @@ class Reader {
     return *value;
   }
 
+  bool flag(const YAML::Node& node, const std::string& key) const {
+    if (node.IsScalar()) {
+      const std::string& v = node.Scalar();
+      if (v == "true" || v == "True" || v == "yes" || v == "on") return true;
+      if (v == "false" || v == "False" || v == "no" || v == "off") return false;
+    }
+    fail(node, key, "expected true or false");
+  }
+
   std::string text(const YAML::Node& node, const std::string& key) const {
     if (!node.IsScalar()) fail(node, key, "expected a string");
     return node.Scalar();
@@ -272,7 +281,8 @@ TokenDistribution read_tokens(const Reader& r, const YAML::Node& node, const std
 
 ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, Spec& spec, const std::string& base_dir) {
   std::string path = fmt::format("services[{}]", index);
-  r.check_keys(node, path, {"name", "model", "traffic", "tokens", "slo", "batching", "max_batch", "deployment", "scaling"});
+  r.check_keys(node, path, {"name", "model", "traffic", "tokens", "slo", "batching", "max_batch", "min_replicas",
+                            "interruptible", "deployment", "scaling"});
   ServiceSpec s;
   s.line = node.Mark().line + 1;
   if (!node["name"]) r.fail(node, path + ".name", "required");
@@ -462,6 +472,11 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
       r.fail(node["batching"], path + ".batching", "LLMs batch continuously; use continuous or none");
   }
   if (node["max_batch"]) s.max_batch = static_cast<int>(r.number(node["max_batch"], path + ".max_batch", 1, 65536));
+  if (node["min_replicas"]) {
+    s.min_replicas = static_cast<int>(r.number(node["min_replicas"], path + ".min_replicas", 1, 100000));
+    s.min_replicas_given = true;
+  }
+  if (node["interruptible"]) s.interruptible = r.flag(node["interruptible"], path + ".interruptible");
   if (const YAML::Node d = node["deployment"]) {
     std::string where = path + ".deployment";
     r.check_keys(d, where, {"replicas", "accelerator", "tp", "batching", "max_batch", "max_queue_delay_ms",
@@ -501,7 +516,7 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
     if (d["max_batch"]) deployment.max_batch = static_cast<int>(r.number(d["max_batch"], where + ".max_batch", 1, 65536));
     if (d["max_queue_delay_ms"]) deployment.max_queue_delay_s = r.number(d["max_queue_delay_ms"], where + ".max_queue_delay_ms", 0, 1e7) / 1e3;
     if (d["batch_timeout_ms"]) deployment.batch_timeout_s = r.number(d["batch_timeout_ms"], where + ".batch_timeout_ms", 0, 1e7) / 1e3;
-    if (d["chunked_prefill"]) deployment.chunked_prefill = d["chunked_prefill"].as<bool>();
+    if (d["chunked_prefill"]) deployment.chunked_prefill = r.flag(d["chunked_prefill"], where + ".chunked_prefill");
     if (d["token_budget"]) deployment.token_budget = static_cast<int>(r.number(d["token_budget"], where + ".token_budget", 16, 1 << 22));
     if (d["scheduler"]) {
       deployment.scheduler = r.text(d["scheduler"], where + ".scheduler");
@@ -623,7 +638,7 @@ TrainingSpec read_training(const Reader& r, const YAML::Node& node, size_t index
   if (generic && t.items <= 0) r.fail(node, path + ".items", "a non-transformer model trains on items (samples x epochs)");
   if (!generic && t.tokens <= 0) r.fail(node, path + ".tokens", "required: training tokens (at least 1)");
   if (node["deadline_days"]) t.deadline_days = r.number(node["deadline_days"], path + ".deadline_days", 1e-6, 1e5);
-  if (node["interruptible"]) t.interruptible = node["interruptible"].as<bool>();
+  if (node["interruptible"]) t.interruptible = r.flag(node["interruptible"], path + ".interruptible");
   if (node["runs_per_month"]) t.runs_per_month = r.number(node["runs_per_month"], path + ".runs_per_month", 0, 1e5);
   if (node["sequence_length"])
     t.sequence_length = static_cast<long long>(r.count(node["sequence_length"], path + ".sequence_length", 1, 1 << 24));
@@ -644,7 +659,7 @@ TrainingSpec read_training(const Reader& r, const YAML::Node& node, size_t index
     t.recompute = parse_recompute(text);
     if (!t.recompute) r.fail(node["recompute"], path + ".recompute", "'" + text + "' is not one of none, selective, full");
   }
-  if (node["allow_tcp_clusters"]) t.allow_tcp_clusters = node["allow_tcp_clusters"].as<bool>();
+  if (node["allow_tcp_clusters"]) t.allow_tcp_clusters = r.flag(node["allow_tcp_clusters"], path + ".allow_tcp_clusters");
   if (const YAML::Node counts = node["counts"]) {
     if (counts.IsScalar()) {
       t.counts.push_back(static_cast<int>(r.number(counts, path + ".counts", 1, 1 << 20)));
@@ -693,7 +708,7 @@ FleetSpec read_fleet(const Reader& r, const YAML::Node& node, Spec& spec) {
   FleetSpec fleet;
   fleet.line = node.Mark().line + 1;
   if (node["shared_pools"]) {
-    fleet.shared_pools = node["shared_pools"].as<bool>();
+    fleet.shared_pools = r.flag(node["shared_pools"], path + ".shared_pools");
     if (fleet.shared_pools && spec.services.size() < 2)
       r.fail(node["shared_pools"], path + ".shared_pools", "needs at least two services to share pools");
   }
@@ -745,7 +760,7 @@ FleetSpec read_fleet(const Reader& r, const YAML::Node& node, Spec& spec) {
       } else if (p["duration_hours"]) {
         r.fail(p["duration_hours"], where + ".duration_hours", "duration_hours needs a schedule (without one a project runs always)");
       }
-      if (p["shiftable"]) project.shiftable = p["shiftable"].as<bool>();
+      if (p["shiftable"]) project.shiftable = r.flag(p["shiftable"], where + ".shiftable");
       for (const auto& other : fleet.projects)
         if (other.name == project.name) r.fail(p["name"], where, "duplicate project name");
       fleet.projects.push_back(project);

@@ -129,6 +129,12 @@ struct ServiceSpec {
   Slo slo;
   Batching batching = Batching::automatic;
   int max_batch = 0;  // 0: search
+  // Availability: replicas on at least this many nodes, so one lost node leaves the service up.
+  int min_replicas = 2;
+  bool min_replicas_given = false;
+  // Spot capacity only when the service can lose a node: then N+1 nodes across zones with an
+  // on-demand floor, checked by a simulated reclaim.
+  bool interruptible = false;
   ArrivalShape arrivals;
   std::optional<Deployment> deployment;
   ScalingSpec scaling;
