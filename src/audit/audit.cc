@@ -197,8 +197,8 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     bool impossible_peak = accelerator && s.peak_memory_bytes > accelerator->memory_bytes() * 1.05;
     if (impossible_peak)
       report.findings.push_back(bad_exporter(
-          id, fmt::format("peak memory {:.1f} GiB on a {:.0f} GiB {}: more than the device holds", s.peak_memory_bytes / kGiB,
-                          accelerator->memory_gib, accelerator->name),
+          id, fmt::format("peak memory {:.1f} GiB on a {:.1f} GiB {}: more than the device holds", s.peak_memory_bytes / kGiB,
+                          accelerator->reported_gib(), accelerator->name),
           "check the exporter's memory unit (DCGM's FB_USED is MiB) before acting on its memory figures"));
     if (a.sm_samples > 0) s.mean_sm_active = a.sm_sum / a.sm_samples;
     if (a.tensor_samples > 0) s.mean_tensor_active = a.tensor_sum / a.tensor_samples;
@@ -304,7 +304,7 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
       double cheaper_price = 0, cheaper_total = *price * 0.9;
       int cheaper_count = 0;
       for (const auto& candidate : catalog.accelerators()) {
-        if (candidate.memory_gib < need_gib || &candidate == accelerator) continue;
+        if (candidate.reported_gib() < need_gib || &candidate == accelerator) continue;
         auto p = catalog_price(catalog, candidate);
         auto needed = devices_needed(s, *accelerator, candidate, o.target_util_pct / 100);
         if (!p || !needed) continue;
@@ -318,16 +318,16 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
           cheaper_total = *p * count;
         }
       }
-      if (cheaper && accelerator->memory_gib > need_gib * 1.5) {
+      if (cheaper && accelerator->reported_gib() > need_gib * 1.5) {
         Finding v;
         v.kind = "vram_oversized";
         v.scope = scope;
-        v.evidence = fmt::format("peak memory {:.1f} GiB of {:.0f} GiB, {:.0f}% busy", s.peak_memory_bytes / kGiB,
-                                 accelerator->memory_gib, s.mean_util_pct);
+        v.evidence = fmt::format("peak memory {:.1f} GiB of {:.1f} GiB, {:.0f}% busy", s.peak_memory_bytes / kGiB,
+                                 accelerator->reported_gib(), s.mean_util_pct);
         v.waste_usd_per_month = (*price - cheaper_total) * kHoursPerMonth;
         v.recommendation = fmt::format(
-            "move to {} x {} ({:.0f} GiB each, ${:.2f}/hour each: ${:.2f}/hour against ${:.2f}/hour for {}){}", cheaper_count,
-            cheaper->name, cheaper->memory_gib, cheaper_price, cheaper_total, *price, s.price_source,
+            "move to {} x {} ({:.1f} GiB each, ${:.2f}/hour each: ${:.2f}/hour against ${:.2f}/hour for {}){}", cheaper_count,
+            cheaper->name, cheaper->reported_gib(), cheaper_price, cheaper_total, *price, s.price_source,
             cheaper_count > 1 ? fmt::format("; {} carry its compute and memory traffic at {:.0f}% busy, sharing its work",
                                             cheaper_count, o.target_util_pct)
                               : std::string());

@@ -2,6 +2,8 @@
 
 #include "core/text.h"
 
+#include <fmt/format.h>
+
 namespace gw {
 
 namespace {
@@ -16,7 +18,7 @@ const std::vector<std::string>& accelerator_columns() {
       "name", "aliases", "vendor", "memory_gib", "memory_gb_per_s", "fp32_tflops", "tf32_tflops",
       "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops", "int4_tops",
       "interconnect", "interconnect_gb_per_s", "pcie_gen", "tdp_watts", "class", "source",
-      "as_of"};
+      "as_of", "memory_mib", "memory_mib_source"};
   return columns;
 }
 
@@ -41,6 +43,13 @@ Result<Accelerator> parse_accelerator(const CsvTable& table, const CsvRow& row) 
     return Error{table.file, row.line, "class",
                  "'" + accelerator.device_class + "' is not one of inference, training, both"};
   }
+  accelerator.memory_mib = record.optional_number("memory_mib", 1, 1e9);
+  accelerator.memory_mib_source = record.text("memory_mib_source");
+  if (record.ok() && accelerator.memory_mib && accelerator.memory_mib_source.empty())
+    return Error{table.file, row.line, "memory_mib_source", "a measured memory_mib needs its source"};
+  if (record.ok() && accelerator.memory_mib && *accelerator.memory_mib > accelerator.memory_gib * 1024 * 1.1)
+    return Error{table.file, row.line, "memory_mib",
+                 fmt::format("{:.0f} MiB is more than memory_gib ({:.0f} GiB) allows", *accelerator.memory_mib, accelerator.memory_gib)};
   accelerator.source = record.required_text("source");
   accelerator.as_of = record.required_text("as_of");
   if (!record.ok()) return record.error();

@@ -15,7 +15,11 @@ struct Accelerator {
   std::string name;
   std::vector<std::string> aliases;  // other spellings clouds use ("A100", "H100-SXM")
   std::string vendor;
-  double memory_gib = 0;
+  double memory_gib = 0;                 // the datasheet's capacity
+  // What the device reports to software (nvidia-smi memory.total, ECC on for datacenter parts),
+  // when measured; the datasheet's figure otherwise.
+  std::optional<double> memory_mib;
+  std::string memory_mib_source;
   double memory_gb_per_s = 0;
   // Dense (not sparse) peak, TFLOPS or TOPS, by Precision; nullopt where the hardware has none.
   std::array<std::optional<double>, kPrecisionCount> peak_tflops{};
@@ -30,7 +34,9 @@ struct Accelerator {
   std::optional<double> peak(Precision precision) const {
     return peak_tflops[static_cast<size_t>(precision)];
   }
-  double memory_bytes() const { return memory_gib * 1024.0 * 1024.0 * 1024.0; }
+  // The memory software can allocate from: the reported figure where known.
+  double memory_bytes() const { return memory_mib ? *memory_mib * 1024.0 * 1024.0 : memory_gib * 1024.0 * 1024.0 * 1024.0; }
+  double reported_gib() const { return memory_bytes() / (1024.0 * 1024.0 * 1024.0); }
 };
 
 // Column names of accelerators.csv, in order.

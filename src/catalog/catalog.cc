@@ -210,6 +210,31 @@ const Accelerator* Catalog::find_accelerator(std::string_view name) const {
   return nullptr;
 }
 
+Result<const Accelerator*> Catalog::accelerator_named(std::string_view name) const {
+  const std::string key = normalize_name(name);
+  // A family name ends where a part's name continues after a '-': "A100" against "A100-40GB".
+  auto dashed = [](std::string_view text) {
+    std::string out = to_lower(text);
+    for (char& c : out)
+      if (c == '_' || c == ' ') c = '-';
+    return out;
+  };
+  const std::string family = dashed(name);
+  std::vector<std::string> variants;
+  for (const auto& accelerator : accelerators_) {
+    if (normalize_name(accelerator.name) == key) return &accelerator;
+    std::string part = dashed(accelerator.name);
+    if (!family.empty() && part.size() > family.size() && part.compare(0, family.size(), family) == 0 && part[family.size()] == '-')
+      variants.push_back(accelerator.name);
+  }
+  if (variants.size() >= 2)
+    return Error{"", 0, "", "'" + std::string(name) + "' is ambiguous: " + join_list(variants) + "; name one"};
+  if (const Accelerator* a = find_accelerator(name)) return a;
+  std::string hint = closest_match(name, accelerator_names());
+  return Error{"", 0, "", "'" + std::string(name) + "' is not an accelerator in the catalog" +
+                              (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; `gpuwise catalog accelerators` lists them"};
+}
+
 std::vector<std::string> Catalog::accelerator_names() const {
   std::vector<std::string> names;
   for (const auto& accelerator : accelerators_) names.push_back(accelerator.name);

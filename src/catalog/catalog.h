@@ -63,6 +63,10 @@ class Catalog {
 
   // By name or alias, ignoring case and punctuation; nullptr when unknown.
   const Accelerator* find_accelerator(std::string_view name) const;
+  // A name a person typed: the accelerator, or why not: unknown (with the closest name) or
+  // ambiguous (a family name such as "A100" or "V100" that several parts begin with, listed).
+  // Data from clouds keeps using find_accelerator, where "A100" is SkyPilot's 40 GB part.
+  Result<const Accelerator*> accelerator_named(std::string_view name) const;
   // Names of all accelerators, for suggestions.
   std::vector<std::string> accelerator_names() const;
 

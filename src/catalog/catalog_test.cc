@@ -183,5 +183,22 @@ TEST(Catalog, BadOverrideFilesNameFileLineAndField) {
   EXPECT_TRUE(catalog.apply_overrides(temp_dir("empty")).has_value());
 }
 
+// Names people type: a family name several parts begin with is ambiguous (listed), a typo gets
+// the closest name, a part or alias resolves; cloud data keeps SkyPilot's "A100" (40 GB).
+TEST(Catalog, AFamilyNameIsAmbiguousATypoGetsASuggestion) {
+  Catalog catalog = Catalog::embedded().value();
+  auto a100 = catalog.accelerator_named("A100");
+  ASSERT_FALSE(a100.ok());
+  EXPECT_EQ(a100.error().message, "'A100' is ambiguous: A100-40GB, A100-40GB-PCIE, A100-80GB, A100-80GB-PCIE; name one");
+  EXPECT_FALSE(catalog.accelerator_named("v100").ok());
+  auto typo = catalog.accelerator_named("A100-80G");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().message.find("did you mean 'A100-80GB'"), std::string::npos) << typo.error().message;
+  EXPECT_EQ(catalog.accelerator_named("H100").value()->name, "H100");  // a part's own name, though H100-PCIE exists
+  EXPECT_EQ(catalog.accelerator_named("h100_sxm").value()->name, "H100");
+  EXPECT_EQ(catalog.accelerator_named("A100-80GB").value()->name, "A100-80GB");
+  EXPECT_EQ(catalog.find_accelerator("A100")->name, "A100-40GB");
+}
+
 }  // namespace
 }  // namespace gw

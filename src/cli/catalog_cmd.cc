@@ -33,6 +33,8 @@ json accelerator_json(const Accelerator& a) {
           {"aliases", a.aliases},
           {"vendor", a.vendor},
           {"memory_gib", a.memory_gib},
+          {"memory_reported_gib", a.reported_gib()},
+          {"memory_mib_source", a.memory_mib ? json(a.memory_mib_source) : json(nullptr)},
           {"memory_gb_per_s", a.memory_gb_per_s},
           {"dense_peak_tflops", peaks},
           {"interconnect", a.interconnect},
@@ -106,16 +108,17 @@ int list_accelerators(CommandContext& context, const std::vector<std::string>& n
     return 0;
   }
   Table table;
-  table.columns = {"accelerator", "vendor", "memory_gib", "memory_gb_per_s", "bf16_tflops", "fp8_tflops",
+  table.columns = {"accelerator", "vendor", "memory_gib", "reported_gib", "memory_gb_per_s", "bf16_tflops", "fp8_tflops",
                    "int8_tops", "interconnect_gb_per_s", "tdp_watts", "class"};
   if (context.options.explain) table.columns.push_back("source (as of)");
-  table.align = {Align::left, Align::left, Align::right, Align::right, Align::right,
+  table.align = {Align::left, Align::left, Align::right, Align::right, Align::right, Align::right,
                  Align::right, Align::right, Align::right, Align::right, Align::left};
   for (const auto* a : shown) {
     auto bf16 = a->peak(Precision::bf16) ? a->peak(Precision::bf16) : a->peak(Precision::fp16);
     std::vector<std::string> row = {a->name,
                                     a->vendor,
                                     format_number(a->memory_gib, 0),
+                                    a->memory_mib ? format_number(a->reported_gib(), 1) : std::string("-"),
                                     format_number(a->memory_gb_per_s, 0),
                                     optional_text(bf16, 1),
                                     optional_text(a->peak(Precision::fp8), 1),
@@ -123,7 +126,8 @@ int list_accelerators(CommandContext& context, const std::vector<std::string>& n
                                     optional_text(a->interconnect_gb_per_s, 0),
                                     optional_text(a->tdp_watts, 0),
                                     a->device_class};
-    if (context.options.explain) row.push_back(a->source + " (" + a->as_of + ")");
+    if (context.options.explain)
+      row.push_back(a->source + " (" + a->as_of + ")" + (a->memory_mib ? "; memory: " + a->memory_mib_source : std::string()));
     table.add_row(row);
   }
   context.emit_table(table);

@@ -76,11 +76,10 @@ int run_fit(CommandContext& context, FitArgs args) {
   request.offering_filter.regions = split_lists(args.regions);
   request.offering_filter.geo = args.geo;
   request.accelerators = split_lists(args.accelerators);
-  for (const auto& name : request.accelerators)
-    if (!catalog.find_accelerator(name)) {
-      std::string hint = closest_match(name, catalog.accelerator_names());
-      fail("--accelerator", "unknown accelerator '" + name + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
-    }
+  for (const auto& name : request.accelerators) {
+    auto named = catalog.accelerator_named(name);
+    if (!named.ok()) fail("--accelerator", named.error().message);
+  }
 
   long long max_context = arch.max_position_embeddings > 0 ? arch.max_position_embeddings : (1LL << 24);
   long long context_tokens = args.context > 0 ? args.context : std::min<long long>(4096, max_context);
@@ -168,9 +167,15 @@ int run_fit(CommandContext& context, FitArgs args) {
                   {"data_parallel", f.data_parallel},
                   {"total_bytes_per_device", f.total_bytes_per_device},
                   {"usable_bytes_per_device", f.usable_bytes_per_device}};
+      row["memory_reported_gib"] = f.accelerator->reported_gib();
       if (!f.fits) {
         row["reason"] = f.reason;
         row["precision_unsupported"] = f.precision_unsupported;
+        row["near_miss"] = f.near_miss;
+        if (f.near_miss) {
+          row["short_by_bytes"] = f.short_by_bytes;
+          row["would_fit_with"] = f.would_fit_with;
+        }
         misses.push_back(row);
         continue;
       }
@@ -224,7 +229,7 @@ int run_fit(CommandContext& context, FitArgs args) {
                                                     f.offering->instance_type,
                                                     f.instances > 1 ? fmt::format(" x{}", f.instances) : "")
                                       : "-";
-    placements.add_row({f.accelerator->name, format_number(f.accelerator->memory_gib, 0),
+    placements.add_row({f.accelerator->name, format_number(f.accelerator->reported_gib(), 1),
                         f.fits ? std::to_string(f.count) : "-", f.fits ? layout : "does not fit",
                         format_gib(f.total_bytes_per_device), format_gib(f.usable_bytes_per_device),
                         f.fits ? offering : f.reason, f.usd_per_hour ? format_usd(*f.usd_per_hour) : "-",
@@ -243,6 +248,17 @@ int run_fit(CommandContext& context, FitArgs args) {
     else it->second += ", " + f.accelerator->name;
   }
   for (const auto& [text, parts] : grouped) precision_lines += "  " + text + " (" + parts + ")\n";
+  // Near misses are said without --explain: a part short by a few percent is a choice to make.
+  std::string near_lines;
+  for (const auto& f : fits) {
+    if (!f.near_miss) continue;
+    near_lines += fmt::format("  {}: needs {} GiB, {} usable (short by {} GiB){}\n", f.accelerator->name,
+                              format_gib(f.total_bytes_per_device), format_gib(f.usable_bytes_per_device),
+                              format_gib(f.short_by_bytes),
+                              f.would_fit_with.empty() ? std::string() : "; fits with " + join_list(f.would_fit_with, ", or "));
+  }
+  if (!near_lines.empty())
+    precision_lines += fmt::format("\nNear misses (within {:.0f}% of usable memory):\n", kNearMissShare * 100) + near_lines;
   if (!precision_lines.empty())
     precision_lines = fmt::format("\n{} weights by architecture ({}):\n", args.precision, kPrecisionSupportSource) + precision_lines;
   std::string explain;
@@ -250,7 +266,10 @@ int run_fit(CommandContext& context, FitArgs args) {
     explain += "\nAssumptions:\n";
     for (const auto& line : arch.assumptions) explain += "  - " + line + "\n";
     for (const auto& line : estimate.assumptions) explain += "  - " + line + "\n";
-    explain += fmt::format("  - usable memory = {:.0f}% of each device (--usable-fraction)\n", args.usable_fraction * 100);
+    explain += fmt::format("  - usable memory = {:.0f}% of what each device reports (--usable-fraction; vLLM's gpu_memory_utilization "
+                           "default, https://docs.vllm.ai/en/stable/configuration/engine_args.html); the device's reported "
+                           "memory is nvidia-smi's memory.total with ECC on where measured (catalog memory_mib), else the datasheet\n",
+                           args.usable_fraction * 100);
     explain += "  - model: " + arch.source + "\n";
     if (arch.published_params > 0)
       explain += fmt::format("  - computed {} params; published {} ({})\n", format_count(estimate.params),

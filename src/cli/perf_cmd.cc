@@ -36,11 +36,9 @@ int run_perf(CommandContext& context, const PerfArgs& args) {
   if (!resolved.ok()) throw InputError{resolved.error()};
   const ModelArch& arch = resolved.value();
   const Catalog& catalog = context.catalog();
-  const Accelerator* accelerator = catalog.find_accelerator(args.accelerator);
-  if (!accelerator) {
-    std::string hint = closest_match(args.accelerator, catalog.accelerator_names());
-    fail("--accelerator", "unknown accelerator '" + args.accelerator + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
-  }
+  auto named = catalog.accelerator_named(args.accelerator);
+  if (!named.ok()) fail("--accelerator", named.error().message);
+  const Accelerator* accelerator = named.value();
   auto precision = parse_precision(args.precision);
   if (!precision) fail("--precision", "'" + args.precision + "' is not one of " + precision_choices());
   if (auto why = unsupported_precision(*accelerator, *precision))

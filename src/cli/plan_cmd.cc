@@ -281,8 +281,9 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
     if (names.empty())
       for (const Accelerator* a : allowed_accelerators(catalog, spec.value().constraints)) search.accelerators.push_back(a);
     for (const auto& name : names) {
-      const Accelerator* a = catalog.find_accelerator(name);
-      if (!a) throw InputError{Error{args.spec, t.line, "training." + t.name + ".accelerators", "unknown accelerator '" + name + "'"}};
+      auto named = catalog.accelerator_named(name);
+      if (!named.ok()) throw InputError{Error{args.spec, t.line, "training." + t.name + ".accelerators", named.error().message}};
+      const Accelerator* a = named.value();
       if (t.precision == Precision::fp8 && !a->peak(Precision::fp8))
         throw InputError{Error{args.spec, t.precision_line, "training." + t.name + ".precision",
                                a->name + " has no FP8 tensor cores: FP8 training needs Hopper, Ada, Blackwell, MI300 or newer"}};

@@ -130,11 +130,9 @@ int run_train(CommandContext& context, const TrainArgs& args) {
   search.pricing = {*pricing};
   if (args.deadline_days > 0) search.deadline_s = args.deadline_days * 86400;
   if (!args.accelerator.empty()) {
-    const Accelerator* a = catalog.find_accelerator(args.accelerator);
-    if (!a) {
-      std::string hint = closest_match(args.accelerator, catalog.accelerator_names());
-      fail("--accelerator", "unknown accelerator '" + args.accelerator + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
-    }
+    auto named = catalog.accelerator_named(args.accelerator);
+    if (!named.ok()) fail("--accelerator", named.error().message);
+    const Accelerator* a = named.value();
     search.accelerators = {a};
     if (*precision == Precision::fp8 && !a->peak(Precision::fp8))
       fail("--precision", fmt::format("{} has no FP8 tensor cores: FP8 training needs Hopper, Ada, Blackwell, MI300 or newer "

@@ -240,7 +240,7 @@ Result<std::vector<ModelDemand>> model_demands(const Catalog& catalog, const Spe
       memory.batch = std::max<long long>(1, static_cast<long long>(std::ceil(best->level.batch)));
       memory.context = std::max<long long>(1, static_cast<long long>(service.input_tokens.mean() + service.output_tokens.mean()));
       c.vram_gib = estimate_inference(model.arch, memory).total_bytes_per_device / (1024.0 * 1024 * 1024);
-      c.usable_vram_gib = a->memory_gib * planner.usable_fraction;
+      c.usable_vram_gib = a->reported_gib() * planner.usable_fraction;
       d.candidates.push_back(c);
     }
     out.push_back(d);

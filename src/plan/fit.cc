@@ -62,6 +62,40 @@ MemoryEstimate estimate_for(const ModelArch& arch, const FitRequest& request, in
   return estimate_training(arch, options);
 }
 
+namespace {
+
+// What would make a near miss fit: a shorter context, an 8-bit KV cache, or the next layout up.
+void add_remedies(AcceleratorFit& fit, const ModelArch& arch, const FitRequest& request, std::pair<int, int> layout, int dp) {
+  const auto [tp, pp] = layout;
+  auto fits_request = [&](const FitRequest& r, int t, int p) {
+    return estimate_for(arch, r, t, p).total_bytes_per_device <= fit.usable_bytes_per_device;
+  };
+  if (request.mode == FitMode::inference && arch.kind != ModelKind::generic) {
+    long long context = largest_fitting(request.inference.context - 1, [&](long long v) {
+      FitRequest r = request;
+      r.inference.context = v;
+      return fits_request(r, tp, pp);
+    });
+    if (context > 0)
+      fit.would_fit_with.push_back(fmt::format("context <= {} tokens (asked {})", context, request.inference.context));
+    if (precision_bytes(request.inference.kv_precision) > 1) {
+      FitRequest r = request;
+      r.inference.kv_precision = Precision::fp8;
+      if (fits_request(r, tp, pp)) fit.would_fit_with.push_back("an fp8 KV cache (--kv-precision fp8)");
+    }
+  }
+  if (!request.parallelism_fixed) {
+    for (auto [t, p] : layouts(arch, std::max(1, request.max_devices / dp) * 2)) {
+      if (t * p <= tp * pp) continue;
+      if (fits_request(request, t, p))
+        fit.would_fit_with.push_back(fmt::format("{} devices (tp{} pp{}; --max-devices {})", t * p * dp, t, p, t * p * dp));
+      break;
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<AcceleratorFit> fit_accelerators(const Catalog& catalog, const ModelArch& arch,
                                              const FitRequest& request) {
   std::vector<AcceleratorFit> fits;
@@ -116,6 +150,11 @@ std::vector<AcceleratorFit> fit_accelerators(const Catalog& catalog, const Model
                                last.total_bytes_per_device / (1u << 30),
                                candidates.back().first * candidates.back().second * dp,
                                fit.usable_bytes_per_device / (1u << 30));
+      fit.short_by_bytes = last.total_bytes_per_device - fit.usable_bytes_per_device;
+      if (last.total_bytes_per_device <= fit.usable_bytes_per_device * (1 + kNearMissShare)) {
+        fit.near_miss = true;
+        add_remedies(fit, arch, request, candidates.back(), dp);
+      }
       fits.push_back(fit);
       continue;
     }

@@ -43,7 +43,14 @@ struct AcceleratorFit {
   std::string reason;                  // why it does not fit, when it does not
   bool precision_unsupported = false;  // no kernels for the weights' precision (the reason says which)
   std::string precision_note;          // why refused, or how the weights run when not as asked (no part name)
+  // Does not fit, but needs at most 5% more than is usable: what would make it fit.
+  bool near_miss = false;
+  double short_by_bytes = 0;
+  std::vector<std::string> would_fit_with;  // "context <= 3,712 tokens", "fp8 KV cache", "2 devices (tp2 pp1)"
 };
+
+// A near miss needs at most this share more than the usable memory.
+inline constexpr double kNearMissShare = 0.05;
 
 // The memory estimate for one layout.
 MemoryEstimate estimate_for(const ModelArch& arch, const FitRequest& request, int tp, int pp);

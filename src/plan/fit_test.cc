@@ -84,6 +84,42 @@ TEST(Fit, MaxBatchAndContextAreTheLargestThatFit) {
   EXPECT_GT(need(1, l4.max_context + 1), l4.usable_bytes_per_device);
 }
 
+// Usable memory is what the device reports (an L40S shows 46,068 MiB with ECC on, not 48 GiB):
+// Qwen2.5-72B in int4 at 4,096 tokens needs 41.7 GiB, 3% more than 90% of that, so it is a near
+// miss with what would make it fit, not a fit vLLM would fail to allocate.
+TEST(Fit, ReportedMemoryMakesTheL40SANearMissForQwen72BInt4) {
+  Catalog catalog = Catalog::embedded().value();
+  const Accelerator* l40s = catalog.find_accelerator("L40S");
+  ASSERT_TRUE(l40s && l40s->memory_mib);
+  EXPECT_DOUBLE_EQ(l40s->memory_bytes(), 46068.0 * 1024 * 1024);
+  EXPECT_FALSE(l40s->memory_mib_source.empty());
+  EXPECT_DOUBLE_EQ(catalog.find_accelerator("T4")->memory_bytes(), 15360.0 * 1024 * 1024);
+  ModelArch arch = load_preset("qwen2.5-72b").value();
+  FitRequest request;
+  request.inference.weight_precision = Precision::int4;
+  request.inference.context = 4096;
+  request.max_devices = 1;
+  auto fits = fit_accelerators(catalog, arch, request);
+  const auto& f = row(fits, "L40S");
+  EXPECT_FALSE(f.fits);
+  EXPECT_TRUE(f.near_miss);
+  EXPECT_NEAR(f.usable_bytes_per_device / (1 << 30), 46068.0 / 1024 * 0.9, 1e-6);
+  EXPECT_GT(f.short_by_bytes, 0);
+  EXPECT_LE(f.total_bytes_per_device, f.usable_bytes_per_device * (1 + kNearMissShare));
+  ASSERT_GE(f.would_fit_with.size(), 2u);
+  EXPECT_NE(f.would_fit_with.front().find("context <="), std::string::npos);
+  EXPECT_NE(f.would_fit_with.back().find("2 devices"), std::string::npos);
+  // Each remedy holds: the context it names fits, one token more does not.
+  long long context = std::stoll(f.would_fit_with.front().substr(f.would_fit_with.front().find("<= ") + 3));
+  FitRequest shorter = request;
+  shorter.inference.context = context;
+  EXPECT_LE(estimate_for(arch, shorter, 1, 1).total_bytes_per_device, f.usable_bytes_per_device);
+  shorter.inference.context = context + 1;
+  EXPECT_GT(estimate_for(arch, shorter, 1, 1).total_bytes_per_device, f.usable_bytes_per_device);
+  // Far misses are not near misses: a T4 holds 15 GiB.
+  EXPECT_FALSE(row(fits, "T4").near_miss);
+}
+
 TEST(Fit, TooBigForTheDeviceLimitSaysWhy) {
   Catalog catalog = Catalog::embedded().value();
   ModelArch arch = load_preset("llama-3.1-405b").value();

@@ -31,11 +31,10 @@ std::optional<Error> check_spec_names(const Spec& spec, const Catalog& catalog, 
   }
   auto check_accelerators = [&](const std::vector<std::string>& names, const std::vector<int>& lines,
                                 const std::string& field) -> std::optional<Error> {
-    for (size_t i = 0; i < names.size(); ++i)
-      if (!catalog.find_accelerator(names[i]))
-        return Error{path, line_at(lines, i), field,
-                     "'" + names[i] + "' is not an accelerator in the catalog" +
-                         did_you_mean(names[i], catalog.accelerator_names()) + "; `gpuwise catalog accelerators` lists them"};
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto named = catalog.accelerator_named(names[i]);
+      if (!named.ok()) return Error{path, line_at(lines, i), field, named.error().message};
+    }
     return std::nullopt;
   };
   const bool mapping = c.accelerators_as_mapping;
@@ -44,11 +43,11 @@ std::optional<Error> check_spec_names(const Spec& spec, const Catalog& catalog, 
     return e;
   if (auto e = check_accelerators(c.accelerators_exclude, c.accelerator_exclude_lines, "constraints.accelerators.exclude"))
     return e;
-  for (const auto& [key, model] : spec.models)
-    if (model.measured && !catalog.find_accelerator(model.measured->accelerator))
-      return Error{path, model.line, "models." + key + ".service_time.accelerator",
-                   "'" + model.measured->accelerator + "' is not an accelerator in the catalog" +
-                       did_you_mean(model.measured->accelerator, catalog.accelerator_names())};
+  for (const auto& [key, model] : spec.models) {
+    if (!model.measured) continue;
+    auto named = catalog.accelerator_named(model.measured->accelerator);
+    if (!named.ok()) return Error{path, model.line, "models." + key + ".service_time.accelerator", named.error().message};
+  }
   return std::nullopt;
 }
 

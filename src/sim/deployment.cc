@@ -30,9 +30,9 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
   if (!batching) return Error{"", deployment.line, "deployment.batching", "unknown batching"};
   std::vector<ReplicaConfig> replicas;
   for (const auto& group : deployment.groups) {
-    const Accelerator* accelerator = catalog.find_accelerator(group.accelerator);
-    if (!accelerator)
-      return Error{"", deployment.line, "deployment.accelerator", "unknown accelerator '" + group.accelerator + "'"};
+    auto named = catalog.accelerator_named(group.accelerator);
+    if (!named.ok()) return Error{"", deployment.line, "deployment.accelerator", named.error().message};
+    const Accelerator* accelerator = named.value();
     if (arch.kind != ModelKind::generic && arch.num_heads % group.tensor_parallel != 0)
       return Error{"", deployment.line, "deployment.tp",
                    fmt::format("{} attention heads are not divisible by tp {}", arch.num_heads, group.tensor_parallel)};
