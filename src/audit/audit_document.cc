@@ -13,17 +13,42 @@ using nlohmann::json;
 // The most expensive GPUs first; a heat map of thousands of rows helps nobody.
 constexpr size_t kHeatMapGpus = 60;
 
+// A row name a person recognises: the pod (and GPU index), else the GPU's UUID, else the host
+// and GPU index; the full label set only when those do not tell the series apart.
+std::string short_name(const SeriesReport& s) {
+  auto label = [&](std::initializer_list<const char*> keys) -> std::string {
+    for (const char* key : keys)
+      for (const auto& [k, v] : s.labels)
+        if (k == key && !v.empty()) return v;
+    return "";
+  };
+  const std::string pod = label({"pod", "exported_pod", "pod_name"});
+  const std::string gpu = label({"gpu", "GPU_I_ID", "minor_number", "index"});
+  const std::string uuid = label({"UUID", "uuid", "gpu_uuid"});
+  const std::string host = label({"Hostname", "hostname", "host", "node", "instance"});
+  auto with_gpu = [&](const std::string& base) { return gpu.empty() ? base : base + " gpu " + gpu; };
+  if (!pod.empty()) return with_gpu(pod);
+  if (!uuid.empty()) return uuid;
+  if (!host.empty()) return with_gpu(host);
+  return s.id;
+}
+
 Chart heat_map(const AuditReport& r) {
   std::vector<const SeriesReport*> order;
   for (const auto& s : r.series) order.push_back(&s);
   std::stable_sort(order.begin(), order.end(), [](const SeriesReport* a, const SeriesReport* b) { return a->usd_per_month > b->usd_per_month; });
   if (order.size() > kHeatMapGpus) order.resize(kHeatMapGpus);
   static const char* days[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+  std::map<std::string, int> uses;
+  for (const auto* s : order) ++uses[short_name(*s)];
   json values = json::array();
-  for (const auto* s : order)
+  for (const auto* s : order) {
+    std::string name = short_name(*s);
+    if (uses[name] > 1) name = s->id;  // two series would share a row: keep them apart
     for (size_t h = 0; h < s->hour_of_week_util_pct.size(); ++h)
       if (s->hour_of_week_util_pct[h] >= 0)
-        values.push_back({{"gpu", s->id}, {"hour", h}, {"day", days[h / 24]}, {"util_pct", s->hour_of_week_util_pct[h]}});
+        values.push_back({{"gpu", name}, {"series", s->id}, {"hour", h}, {"day", days[h / 24]}, {"util_pct", s->hour_of_week_util_pct[h]}});
+  }
   json spec = {
       {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
       {"width", 760},

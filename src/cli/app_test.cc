@@ -752,14 +752,15 @@ TEST(CliMix, NeedsPrices) {
 }
 
 
-// --emit-k8s: three manifests per service; scale to zero where the simulation says it pays
+// --emit-k8s: four manifests per service; scale to zero where the simulation says it pays
 // (the weekday dev endpoint), not where traffic never stops (the image service).
 TEST(CliPlan, EmitK8sWritesManifestsWithTheirFigures) {
   std::string dir = temp_path("k8s");
   std::filesystem::remove_all(dir);
   CliRun r = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/dev-endpoint-weekdays.yaml", "--emit-k8s", dir, "-q"});
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* file : {"dev-assistant-keda-scaledobject.yaml", "dev-assistant-hpa.yaml", "dev-assistant-karpenter-nodepool.yaml"})
+  for (const char* file : {"dev-assistant-deployment.yaml", "dev-assistant-keda-scaledobject.yaml", "dev-assistant-hpa.yaml",
+                           "dev-assistant-karpenter-nodepool.yaml"})
     EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / file)) << file;
   YAML::Node keda = YAML::LoadFile((std::filesystem::path(dir) / "dev-assistant-keda-scaledobject.yaml").string());
   EXPECT_EQ(keda["spec"]["minReplicaCount"].as<int>(), 0);

@@ -293,7 +293,8 @@ int run_fit(CommandContext& context, FitArgs args) {
     for (const auto& f : fits)
       devices.push_back({{"accelerator", f.accelerator->name}, {"need_gib", f.total_bytes_per_device / (1024.0 * 1024.0 * 1024.0)},
                          {"usable_gib", f.usable_bytes_per_device / (1024.0 * 1024.0 * 1024.0)},
-                         {"devices", f.fits ? f.count : 0}, {"fits", f.fits}});
+                         {"devices", f.fits ? f.count : 0}, {"fits", f.fits},
+                         {"fit", f.fits ? "fits" : f.near_miss ? "near miss" : "does not fit"}});
     Section memory;
     memory.heading = "Memory per device";
     memory.charts.push_back({"What takes the memory (GiB per device)",
@@ -317,8 +318,9 @@ int run_fit(CommandContext& context, FitArgs args) {
                                            {{"mark", {{"type", "tick"}, {"thickness", 3}, {"tooltip", true}}},
                                             {"encoding", {{"x", {{"field", "accelerator"}, {"type", "nominal"}, {"sort", nullptr}}},
                                                           {"y", {{"field", "need_gib"}, {"type", "quantitative"}}},
-                                                          {"color", {{"field", "fits"}, {"type", "nominal"},
-                                                                     {"scale", {{"domain", {true, false}}, {"range", {"#2458a6", "#c2410c"}}}}}}}}},
+                                                          {"color", {{"field", "fit"}, {"type", "nominal"}, {"title", nullptr},
+                                                                     {"scale", {{"domain", {"fits", "near miss", "does not fit"}},
+                                                                                {"range", {"#2458a6", "#b7791f", "#c2410c"}}}}}}}}},
                                        })}}});
     where.tables.push_back(placements);
     doc.sections = {memory, where};

@@ -9,6 +9,8 @@
 #include "core/money.h"
 #include "fleet/bucket_mix.h"
 #include "fleet/buy_vs_rent.h"
+
+#include <cmath>
 #include "fleet/model_pools.h"
 #include "plan/inference.h"
 #include "plan/verify.h"
@@ -268,6 +270,18 @@ SharedPoolReport add_projects(FleetReport& report, const FleetInputs& in, const 
 void add_buy_vs_rent(FleetReport& report, const FleetInputs& inputs, const BuyVsRentSpec& b, const std::optional<SharedPoolReport>& pool) {
   BuyVsRentInput in;
   static_cast<BuyVsRentTerms&>(in) = b;
+  std::string watts_source = "watts_per_gpu";
+  if (!b.accelerator.empty()) {
+    auto named = inputs.context.catalog().accelerator_named(b.accelerator);
+    if (!named.ok()) throw InputError{Error{inputs.args.spec, b.accelerator_line, "fleet.buy_vs_rent.accelerator", named.error().message}};
+    if (!(in.watts_per_gpu > 0)) {
+      if (!named.value()->tdp_watts)
+        throw InputError{Error{inputs.args.spec, b.line, "fleet.buy_vs_rent.watts_per_gpu",
+                               named.value()->name + " has no TDP in the catalog: give watts_per_gpu"}};
+      in.watts_per_gpu = *named.value()->tdp_watts;
+      watts_source = named.value()->name + "'s TDP (" + named.value()->source + ")";
+    }
+  }
   std::string utilization_source = "given";
   if (b.utilization) {
     in.utilization = *b.utilization;
@@ -280,6 +294,11 @@ void add_buy_vs_rent(FleetReport& report, const FleetInputs& inputs, const BuyVs
   auto result = buy_vs_rent(in);
   if (!result.ok()) throw InputError{Error{inputs.args.spec, b.line, result.error().field, result.error().message}};
   const BuyVsRentReport& r = result.value();
+  Table lines;
+  lines.columns = {"owning, per month", "usd", "how"};
+  lines.align = {Align::left, Align::right, Align::left};
+  for (const auto& l : r.owned_lines) lines.add_row({l.name, format_usd(l.usd_per_month), l.formula});
+  lines.add_row({"total", format_usd(r.owned_usd_per_month), fmt::format("${:.3g} per GPU-hour, busy or idle", r.owned_usd_per_gpu_hour)});
   Table t;
   t.columns = {"option", "per month"};
   t.align = {Align::left, Align::right};
@@ -293,21 +312,29 @@ void add_buy_vs_rent(FleetReport& report, const FleetInputs& inputs, const BuyVs
                            r.hybrid_cloud_gpu_hours_per_month),
                format_usd(r.hybrid_usd_per_month)});
   std::string headline = fmt::format(
-      "Buy or rent {} GPUs (${:.0f}, {:.0f}% overhead, {:.3g}-year life; utilization {:.0f}%, {}): owning breaks even above "
-      "{:.1f}% utilization{}; cheapest here: {}.",
-      b.gpus, b.purchase_usd, b.overhead_fraction * 100, b.life_years, in.utilization * 100, utilization_source,
-      r.break_even_utilization * 100,
+      "Buy or rent {} GPUs (${:.0f}, {:.3g}-year life; utilization {:.0f}%, {}): owning breaks even {}{}; cheapest here: {}.",
+      b.gpus, b.purchase_usd, b.life_years, in.utilization * 100, utilization_source,
+      r.break_even_utilization <= 1 ? fmt::format("above {:.1f}% utilization", r.break_even_utilization * 100)
+                                    : std::string("at no utilization (renting on demand costs less even when always busy)"),
       r.break_even_months ? fmt::format(", and pays for itself in {:.1f} months against on-demand", *r.break_even_months) : "",
       r.cheapest);
-  report.add_section("Buy or rent", {headline}, {t});
+  report.add_section("Buy or rent", {headline}, {lines, t});
   report.assume(r.assumptions);
+  if (!b.overhead_fraction) report.assume({"power at " + fmt::format("{:.0f} W per GPU: ", in.watts_per_gpu) + watts_source});
+  json owned_lines = json::array();
+  for (const auto& l : r.owned_lines)
+    owned_lines.push_back({{"name", l.name}, {"usd_per_month", l.usd_per_month}, {"formula", l.formula},
+                           {"varies_with_utilization", l.varies_with_utilization}});
   report.out["buy_vs_rent"] = {{"gpus", b.gpus}, {"purchase_usd", b.purchase_usd}, {"utilization", in.utilization},
                                {"owned_usd_per_month", r.owned_usd_per_month}, {"owned_usd_per_gpu_hour", r.owned_usd_per_gpu_hour},
                                {"on_demand_usd_per_month", r.on_demand_usd_per_month},
                                {"reserved_1y_usd_per_month", optional_json(r.reserved_1y_usd_per_month)},
                                {"reserved_3y_usd_per_month", optional_json(r.reserved_3y_usd_per_month)},
                                {"spot_usd_per_month", optional_json(r.spot_usd_per_month)},
-                               {"break_even_utilization", r.break_even_utilization}, {"break_even_months", optional_json(r.break_even_months)},
+                               {"owned_lines", owned_lines}, {"capital_usd", r.capital_usd},
+                               {"running_usd_per_month", r.running_usd_per_month},
+                               {"break_even_utilization", std::isfinite(r.break_even_utilization) ? json(r.break_even_utilization) : json(nullptr)},
+                               {"break_even_months", optional_json(r.break_even_months)},
                                {"cheapest", r.cheapest},
                                {"hybrid_owned_gpus", r.hybrid_owned_gpus ? json(*r.hybrid_owned_gpus) : json(nullptr)},
                                {"hybrid_cloud_gpu_hours_per_month", r.hybrid_cloud_gpu_hours_per_month},

@@ -14,6 +14,7 @@
 #include "core/atomic_file.h"
 #include "k8s/manifests.h"
 #include "plan/quotas.h"
+#include "plan/spot.h"
 #include "plan/scaling_plan.h"
 #include "plan/verify.h"
 #include <filesystem>
@@ -97,13 +98,30 @@ void emit_k8s(CommandContext& context, const Spec& spec, const std::vector<Servi
       if (o.offering && o.offering->cloud == in.cloud && o.config.accelerator == r.plan.config.accelerator &&
           std::find(in.instance_types.begin(), in.instance_types.end(), o.offering->instance_type) == in.instance_types.end())
         in.instance_types.push_back(o.offering->instance_type);
+    // Spot only where the plan put the service on spot (interruptible services).
     in.capacity_types = {"on-demand"};
-    for (Pricing p : spec.constraints.pricing)
-      if (p == Pricing::spot) in.capacity_types.push_back("spot");
+    if (r.plan.spot_with_floor()) in.capacity_types.push_back("spot");
     in.gpus_per_replica = r.gpus_per_replica;
     in.accelerator = r.plan.config.accelerator->name;
     in.usd_per_replica_hour = r.usd_per_replica_hour;
     in.cold_start_s = r.start_s;
+    const PlanOption& best = r.plan;
+    const int per_node = std::max(1, best.offering->accelerator_count / best.config.tensor_parallel);
+    in.replicas = best.replicas;
+    in.min_nodes = best.min_nodes;
+    in.spot_floor = best.spot_with_floor();
+    in.floor_replicas = best.spot_with_floor() ? per_node : 0;
+    in.model_name = service.model_key;
+    in.model_uri = service.scaling.model_uri;
+    in.image = service.scaling.image;
+    in.max_batch = best.config.max_batch;
+    in.token_budget = verify.prefill_chunk_tokens;
+    in.gpu_memory_utilization = args.usable_fraction;
+    // A replica's share of its node, less a tenth for the kubelet and daemons.
+    in.cpu_per_replica = std::max(1.0, std::floor(best.offering->vcpus / per_node * 0.9));
+    in.memory_gib_per_replica = std::max(4.0, best.offering->host_memory_gib / per_node * 0.9);
+    in.startup_s = r.warm_start_s;
+    in.termination_grace_s = best.spot_with_floor() ? std::max(30.0, reclaim_notice(best.offering->cloud).seconds) : 60;
     for (auto& m : service_manifests(in)) manifests.push_back(std::move(m));
   }
   for (const auto& m : manifests) {
@@ -181,7 +199,8 @@ Chart pareto_chart(const ServicePlan& p, bool llm) {
                                               batching_name(o.config.batching), pricing_name(o.pricing))},
                       {"usd_per_month", o.usd_per_month()},
                       {"latency_s", llm ? o.level.ttft_p99_s : o.level.latency_p99_s},
-                      {"chosen", p.best && o.usd_per_hour == p.best->usd_per_hour && o.config.accelerator == p.best->config.accelerator}});
+                      {"plan", p.best && o.usd_per_hour == p.best->usd_per_hour && o.config.accelerator == p.best->config.accelerator
+                                   ? "chosen plan" : "alternatives"}});
   std::string y = llm ? "TTFT p99 (s)" : "latency p99 (s)";
   nlohmann::json spec = {
       {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
@@ -195,8 +214,8 @@ Chart pareto_chart(const ServicePlan& p, bool llm) {
                     {{"mark", {{"type", "point"}, {"filled", true}, {"size", 90}, {"tooltip", {{"content", "data"}}}}},
                      {"encoding", {{"x", {{"field", "usd_per_month"}, {"type", "quantitative"}}},
                                    {"y", {{"field", "latency_s"}, {"type", "quantitative"}}},
-                                   {"color", {{"field", "chosen"}, {"type", "nominal"}, {"title", "chosen"},
-                                              {"scale", {{"domain", {false, true}}, {"range", {"#2458a6", "#c2410c"}}}}}}}}},
+                                   {"color", {{"field", "plan"}, {"type", "nominal"}, {"title", nullptr},
+                                              {"scale", {{"domain", {"alternatives", "chosen plan"}}, {"range", {"#2458a6", "#c2410c"}}}}}}}}},
                 })}};
   return {"Cost against latency: the frontier of candidate plans", spec};
 }

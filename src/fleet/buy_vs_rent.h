@@ -1,7 +1,9 @@
-// Owning GPUs against renting them: purchase plus overhead (power, cooling, networking,
-// storage, staff) over a straight-line life, against on-demand at the utilization, reserved and
-// spot; the break-even utilization and month; and a hybrid of an owned baseline with cloud
-// bursts for a demand curve (the exact mix, owned units priced like a commitment).
+// Owning GPUs against renting them, line by line: the purchase over a straight-line life less
+// its resale value, networking bought with it, the cost of the capital tied up (a capital
+// recovery payment), power (watts x utilization x PUE x $/kWh), colocation per provisioned kW
+// and staff; against on-demand at the utilization, reserved and spot; the break-even
+// utilization and month; and a hybrid of an owned baseline with cloud bursts for a demand
+// curve (the exact mix, owned units priced like a commitment).
 #pragma once
 
 #include <optional>
@@ -19,10 +21,20 @@ struct BuyVsRentInput : BuyVsRentTerms {
   std::vector<DemandInterval> demand;  // optional: GPUs by hour, for the hybrid
 };
 
+// One line of what owning costs per month.
+struct CostLine {
+  std::string name;
+  double usd_per_month = 0;
+  std::string formula;  // with the figures
+  bool varies_with_utilization = false;
+};
+
 struct BuyVsRentReport {
-  double owned_usd_per_month = 0;          // (purchase x (1 + overhead)) / life months
+  std::vector<CostLine> owned_lines;       // they sum to owned_usd_per_month
+  double owned_usd_per_month = 0;
   double owned_usd_per_gpu_hour = 0;       // the same per GPU-hour, busy or not
-  double overhead_usd_per_month = 0;
+  double running_usd_per_month = 0;        // power, colocation, staff (or the lump): paid monthly
+  double capital_usd = 0;                  // paid up front: the purchase and networking
   double on_demand_usd_per_month = 0;      // busy hours only
   std::optional<double> reserved_1y_usd_per_month, reserved_3y_usd_per_month, spot_usd_per_month;
   double break_even_utilization = 0;       // on-demand costs as much as owning above this

@@ -2,6 +2,8 @@
 // buy versus rent (owned cost, break-even utilization and month, the hybrid against brute
 // force), and what-if steps with their payback.
 #include <gtest/gtest.h>
+#include <cmath>
+#include <map>
 
 #include "fleet/buy_vs_rent.h"
 #include "fleet/shared_pool.h"
@@ -63,7 +65,9 @@ TEST(BuyVsRent, EightGpusForOneHundredTwentyThousand) {
   BuyVsRentInput in;
   in.gpus = 8;
   in.purchase_usd = 120000;
-  in.overhead_fraction = 0.75;
+  in.overhead_fraction = 0.75;  // one lump, no interest or resale: the straight-line case
+  in.cost_of_capital = 0;
+  in.resale_fraction = 0;
   in.life_years = 3;
   in.utilization = 0.6;
   in.on_demand_usd_per_gpu_hour = 4;
@@ -74,11 +78,61 @@ TEST(BuyVsRent, EightGpusForOneHundredTwentyThousand) {
   EXPECT_NEAR(r.value().break_even_utilization, 120000 * 1.75 / 36 / (8 * 730 * 4), 1e-12);
   ASSERT_TRUE(r.value().break_even_months);
   EXPECT_NEAR(*r.value().break_even_months, 120000 / (8 * 730 * 0.6 * 4 - 120000 * 0.75 / 36), 1e-9);
+  ASSERT_EQ(r.value().owned_lines.size(), 2u);  // purchase and the lump
   EXPECT_EQ(r.value().cheapest, "own");
   in.utilization = 0.1;  // under the break-even: renting wins, and owning never pays back in cash
   r = buy_vs_rent(in);
   EXPECT_EQ(r.value().cheapest, "on-demand");
   EXPECT_FALSE(r.value().break_even_months);
+}
+
+// Line by line: power from watts x utilization x PUE x $/kWh, colocation per provisioned kW,
+// staff per GPU, networking with the purchase, resale as a credit and the cost of capital as a
+// capital recovery payment; the break-even utilization is where owning and renting cost the
+// same, the payback month where the cumulative cash crosses.
+TEST(BuyVsRent, EachLineFromItsTermsAndTheBreakEvenWhereTheyCross) {
+  BuyVsRentInput in;
+  in.gpus = 8;
+  in.purchase_usd = 240000;
+  in.life_years = 4;
+  in.watts_per_gpu = 700;
+  in.pue = 1.3;
+  in.usd_per_kwh = 0.10;
+  in.colocation_usd_per_kw_month = 200;
+  in.networking_fraction = 0.125;
+  in.staff_usd_per_gpu_month = 50;
+  in.cost_of_capital = 0.06;
+  in.resale_fraction = 0.2;
+  in.utilization = 0.7;
+  in.on_demand_usd_per_gpu_hour = 3;
+  auto r = buy_vs_rent(in);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::map<std::string, double> line;
+  double sum = 0;
+  for (const auto& l : r.value().owned_lines) line[l.name] = l.usd_per_month, sum += l.usd_per_month;
+  EXPECT_NEAR(sum, r.value().owned_usd_per_month, 1e-6);
+  EXPECT_NEAR(line["power"], 8 * 0.7 * 0.7 * 1.3 * 0.10 * 730, 1e-9);
+  EXPECT_NEAR(line["colocation"], 5.6 * 200, 1e-9);
+  EXPECT_NEAR(line["staff"], 400, 1e-9);
+  EXPECT_NEAR(line["networking"], 30000.0 / 48, 1e-9);
+  EXPECT_NEAR(line["resale value"], -48000.0 / 48, 1e-9);
+  // Capital recovery on 270,000 less the resale's present value, at 0.5% a month for 48 months.
+  const double i = 0.005, n = 48, capital = 270000, resale = 48000;
+  const double payment = (capital - resale / std::pow(1 + i, n)) * i / (1 - std::pow(1 + i, -n));
+  EXPECT_NEAR(line["cost of capital"], payment - (capital - resale) / n, 1e-6);
+  EXPECT_GT(line["cost of capital"], 0);
+  // At the break-even utilization owning and renting cost the same.
+  BuyVsRentInput at = in;
+  at.utilization = r.value().break_even_utilization;
+  auto even = buy_vs_rent(at);
+  ASSERT_TRUE(even.ok());
+  EXPECT_NEAR(even.value().owned_usd_per_month, even.value().on_demand_usd_per_month, 1e-6);
+  ASSERT_TRUE(r.value().break_even_months);
+  EXPECT_NEAR(*r.value().break_even_months * (r.value().on_demand_usd_per_month - r.value().running_usd_per_month), capital, 1e-6);
+  // Without watts there is no power line to compute: an error, not a guess.
+  BuyVsRentInput no_watts = in;
+  no_watts.watts_per_gpu = 0;
+  EXPECT_FALSE(buy_vs_rent(no_watts).ok());
 }
 
 TEST(BuyVsRent, HybridEqualsBruteForceOverOwnedCounts) {
@@ -87,6 +141,7 @@ TEST(BuyVsRent, HybridEqualsBruteForceOverOwnedCounts) {
   in.purchase_usd = 120000;
   in.on_demand_usd_per_gpu_hour = 4;
   in.utilization = 0.5;
+  in.watts_per_gpu = 350;
   for (int h = 0; h < 168; ++h) in.demand.push_back({1, static_cast<double>(h % 24 < 8 ? 2 : h % 24 < 18 ? 7 : 4), 0});
   auto r = buy_vs_rent(in);
   ASSERT_TRUE(r.ok());

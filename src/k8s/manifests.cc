@@ -69,6 +69,125 @@ std::string behavior(const ManifestInput& in, const std::string& indent) {
       static_cast<long long>(in.polling_interval_s));
 }
 
+// Default images, pinned: the vLLM release the precision table cites, and a Triton release.
+constexpr const char* kVllmImage = "vllm/vllm-openai:v0.9.2";
+constexpr const char* kTritonImage = "nvcr.io/nvidia/tritonserver:24.05-py3";
+
+// Copies the versioned weights from object storage into the pod's volume before the server
+// starts: the image carries the server, never the weights.
+std::string weights_init_container(const std::string& uri, const std::string& target) {
+  if (uri.rfind("gs://", 0) == 0)
+    return fmt::format(
+        "      initContainers:\n"
+        "        - name: fetch-weights\n"
+        "          image: gcr.io/google.com/cloudsdktool/google-cloud-cli:slim\n"
+        "          command: [gcloud, storage, rsync, --recursive, {0}, {1}]\n"
+        "          volumeMounts: [{{name: weights, mountPath: /models}}]\n",
+        quoted(uri), quoted(target));
+  return fmt::format(
+      "      initContainers:\n"
+      "        - name: fetch-weights\n"
+      "          image: amazon/aws-cli:2.17.0\n"
+      "          command: [aws, s3, sync, --only-show-errors, {0}, {1}]\n"
+      "          volumeMounts: [{{name: weights, mountPath: /models}}]\n",
+      quoted(uri), quoted(target));
+}
+
+std::string deployment(const ManifestInput& in, const std::string& name) {
+  const std::string model = dns_label(in.model_name.empty() ? in.service : in.model_name);
+  const std::string uri = in.model_uri.empty() ? fmt::format("s3://YOUR-BUCKET/models/{}/REVISION", model) : in.model_uri;
+  const std::string target = "/models/" + model;
+  const std::string image = !in.image.empty() ? in.image : in.llm ? kVllmImage : kTritonImage;
+  // The startup probe allows twice the cold start the plan assumed before the kubelet gives up.
+  const int period_s = 10;
+  const int startup_failures = std::max(6, static_cast<int>(std::ceil(in.startup_s * 2 / period_s)));
+  std::string out = header(in, "Deployment (apps/v1): the serving workload the autoscalers scale");
+  out += fmt::format("# Weights: {} copied to {} at start-up ({}).\n", uri,
+                     target, in.model_uri.empty() ? "a placeholder: set services[].scaling.model_uri to the versioned path"
+                                                  : "services[].scaling.model_uri");
+  out += fmt::format("# Startup probe: up to {} s ({} x {} s), twice the {:.0f} s container start and model load the plan assumed.\n",
+                     startup_failures * period_s, startup_failures, period_s, in.startup_s);
+  out += fmt::format("# Spread: at least {} node(s){}; tolerates the NodePool's nvidia.com/gpu taint.\n", in.min_nodes,
+                     in.spot_floor ? fmt::format(", zones, and at least {} replica(s) on on-demand nodes (the floor)", in.floor_replicas) : "");
+  std::string args;
+  if (in.llm)
+    args = fmt::format("          args: [--model, {0}, --served-model-name, {1}, --port, \"8000\", --tensor-parallel-size, \"{2}\", "
+                       "--max-num-seqs, \"{3}\", --max-num-batched-tokens, \"{4}\", --gpu-memory-utilization, \"{5:.2f}\"]\n",
+                       quoted(target), quoted(in.model_name.empty() ? name : in.model_name), in.gpus_per_replica, in.max_batch,
+                       in.token_budget, in.gpu_memory_utilization);
+  else
+    args = fmt::format("          args: [tritonserver, --model-repository={0}, --http-port=8000]\n", target);
+  std::string spread;
+  if (in.min_nodes >= 2)
+    spread += fmt::format(
+        "        - {{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, "
+        "labelSelector: {{matchLabels: {{gpuwise.dev/service: {0}}}}}}}\n"
+        "        - {{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway, "
+        "labelSelector: {{matchLabels: {{gpuwise.dev/service: {0}}}}}}}\n",
+        name);
+  if (in.spot_floor)
+    spread += fmt::format(
+        "        - {{maxSkew: {1}, topologyKey: karpenter.sh/capacity-type, whenUnsatisfiable: DoNotSchedule, "
+        "labelSelector: {{matchLabels: {{gpuwise.dev/service: {0}}}}}}}\n",
+        name, std::max(1, in.replicas - 2 * in.floor_replicas));
+  out += fmt::format(
+      "apiVersion: apps/v1\n"
+      "kind: Deployment\n"
+      "metadata:\n"
+      "  name: {0}\n"
+      "  labels: {{app.kubernetes.io/managed-by: gpuwise, gpuwise.dev/service: {0}}}\n"
+      "spec:\n"
+      "  replicas: {1}\n"
+      "  selector:\n"
+      "    matchLabels: {{gpuwise.dev/service: {0}}}\n"
+      "  strategy:\n"
+      "    type: RollingUpdate\n"
+      "    rollingUpdate: {{maxSurge: 1, maxUnavailable: 0}}\n"
+      "  template:\n"
+      "    metadata:\n"
+      "      labels: {{app.kubernetes.io/name: {0}, gpuwise.dev/service: {0}}}\n"
+      "    spec:\n"
+      "      terminationGracePeriodSeconds: {2}\n"
+      "      nodeSelector: {{gpuwise.dev/service: {0}}}\n"
+      "      tolerations:\n"
+      "        - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}\n"
+      "{3}"
+      "{4}"
+      "      containers:\n"
+      "        - name: server\n"
+      "          image: {5}\n"
+      "{6}"
+      "          ports: [{{name: http, containerPort: 8000}}]\n"
+      "          resources:\n"
+      "            requests: {{cpu: {7}, memory: {8}Gi, nvidia.com/gpu: \"{9}\"}}\n"
+      "            limits: {{memory: {8}Gi, nvidia.com/gpu: \"{9}\"}}\n"
+      "          volumeMounts:\n"
+      "            - {{name: weights, mountPath: /models}}\n"
+      "            - {{name: shm, mountPath: /dev/shm}}\n"
+      "          startupProbe:\n"
+      "            httpGet: {{path: {10}, port: http}}\n"
+      "            periodSeconds: {11}\n"
+      "            failureThreshold: {12}\n"
+      "          readinessProbe:\n"
+      "            httpGet: {{path: {10}, port: http}}\n"
+      "            periodSeconds: 5\n"
+      "            failureThreshold: 3\n"
+      "          livenessProbe:\n"
+      "            httpGet: {{path: {10}, port: http}}\n"
+      "            periodSeconds: 15\n"
+      "            failureThreshold: 4\n"
+      "          lifecycle:\n"
+      "            preStop: {{sleep: {{seconds: 5}}}}\n"
+      "      volumes:\n"
+      "        - {{name: weights, emptyDir: {{}}}}\n"
+      "        - {{name: shm, emptyDir: {{medium: Memory, sizeLimit: 16Gi}}}}\n",
+      name, in.replicas, static_cast<long long>(std::ceil(in.termination_grace_s)),
+      spread.empty() ? "" : "      topologySpreadConstraints:\n" + spread, weights_init_container(uri, target), quoted(image), args,
+      quantity(in.cpu_per_replica), static_cast<long long>(std::floor(in.memory_gib_per_replica)), in.gpus_per_replica,
+      in.llm ? "/health" : "/v2/health/ready", period_s, startup_failures);
+  return out;
+}
+
 }  // namespace
 
 std::string dns_label(const std::string& name) {
@@ -88,6 +207,7 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
   const std::string name = dns_label(in.service);
   const bool waiting_only = !in.llm;
   std::vector<Manifest> out;
+  out.push_back({name + "-deployment.yaml", deployment(in, name)});
 
   std::string keda = header(in, "KEDA ScaledObject (keda.sh/v1alpha1)");
   keda += fmt::format("# Threshold: {}.\n", in.why_threshold);

@@ -1,4 +1,6 @@
-// Kubernetes manifests for a planned service: a KEDA ScaledObject (Prometheus trigger on queue
+// Kubernetes manifests for a planned service: the Deployment (serving image, GPU requests,
+// the toleration for the NodePool's taint, weights pulled from object storage at start-up, a
+// startup probe as long as the cold start the plan assumed), a KEDA ScaledObject (Prometheus trigger on queue
 // depth, threshold from the plan's capacity at the SLO), an HPA v2 on the same signal as an
 // external metric (the alternative without KEDA), and a Karpenter NodePool for the plan's
 // instances. Each file is commented with the figures it came from.
@@ -32,6 +34,21 @@ struct ManifestInput {
   std::string accelerator;
   double usd_per_replica_hour = 0;
   double cold_start_s = 0;
+  // The workload (Deployment).
+  int replicas = 1;                    // the plan's
+  int min_nodes = 1;                   // replicas spread so one node lost leaves the rest serving
+  bool spot_floor = false;             // spot nodes with an on-demand floor
+  int floor_replicas = 0;              // replicas the on-demand nodes keep
+  std::string image;                   // empty: vLLM (LLMs) or Triton by default
+  std::string model_name;              // the spec's model key
+  std::string model_uri;               // versioned object-storage path; empty: a placeholder to set
+  int max_batch = 256;
+  int token_budget = 2048;
+  double gpu_memory_utilization = 0.90;
+  double cpu_per_replica = 4;          // cores requested
+  double memory_gib_per_replica = 16;  // host memory requested
+  double startup_s = 0;                // container start + model load, as the plan assumed
+  double termination_grace_s = 30;     // what a replica may take to finish in-flight requests
 };
 
 struct Manifest {

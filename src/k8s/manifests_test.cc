@@ -58,6 +58,13 @@ ManifestInput llm_input() {
   in.instance_types = {"g6.xlarge", "g6.12xlarge"};
   in.capacity_types = {"on-demand", "spot"};
   in.gpus_per_replica = 2;
+  in.replicas = 3;
+  in.min_nodes = 2;
+  in.spot_floor = true;
+  in.floor_replicas = 1;
+  in.model_name = "llama-3.1-8b";
+  in.model_uri = "s3://models-bucket/llama-3.1-8b/2024-07-23";
+  in.startup_s = 40;
   in.accelerator = "L4";
   in.usd_per_replica_hour = 1.6;
   in.cold_start_s = 181;
@@ -89,6 +96,7 @@ class ManifestSchemas : public ::testing::Test {
   static std::string schema_for(const std::string& file) {
     if (file.find("keda") != std::string::npos) return "keda-scaledobject-v1alpha1.schema.json";
     if (file.find("hpa") != std::string::npos) return "hpa-autoscaling-v2.schema.json";
+    if (file.find("deployment") != std::string::npos) return "deployment-apps-v1.schema.json";
     return "karpenter-nodepool-v1.schema.json";
   }
 
@@ -113,20 +121,26 @@ TEST_F(ManifestSchemas, EveryManifestValidates) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 9);
+  EXPECT_EQ(checked, 12);
 }
 
 TEST_F(ManifestSchemas, MisspeltFieldsAndBadValuesFail) {
   auto manifests = service_manifests(llm_input());
-  nlohmann::json keda = to_json(YAML::Load(manifests[0].yaml));
+  nlohmann::json deployment = to_json(YAML::Load(manifests[0].yaml));
+  deployment["spec"]["template"]["spec"]["tolerations"][0]["effect"] = "NoScheduling";
+  EXPECT_NE(validate(deployment, schema_for(manifests[0].file_name)), 0);
+  deployment = to_json(YAML::Load(manifests[0].yaml));
+  deployment["spec"]["template"]["spec"]["containers"][0]["resource"] = deployment["spec"]["template"]["spec"]["containers"][0]["resources"];
+  EXPECT_NE(validate(deployment, schema_for(manifests[0].file_name)), 0);
+  nlohmann::json keda = to_json(YAML::Load(manifests[1].yaml));
   keda["spec"]["minReplicas"] = 0;  // HPA's name, not KEDA's
-  EXPECT_NE(validate(keda, schema_for(manifests[0].file_name)), 0);
-  nlohmann::json hpa = to_json(YAML::Load(manifests[1].yaml));
+  EXPECT_NE(validate(keda, schema_for(manifests[1].file_name)), 0);
+  nlohmann::json hpa = to_json(YAML::Load(manifests[2].yaml));
   hpa["spec"]["metrics"][0]["external"]["target"]["averageValue"] = "twenty";
-  EXPECT_NE(validate(hpa, schema_for(manifests[1].file_name)), 0);
-  nlohmann::json pool = to_json(YAML::Load(manifests[2].yaml));
+  EXPECT_NE(validate(hpa, schema_for(manifests[2].file_name)), 0);
+  nlohmann::json pool = to_json(YAML::Load(manifests[3].yaml));
   pool["spec"]["disruption"]["consolidationPolicy"] = "WhenUnderutilized";  // the pre-v1 name
-  EXPECT_NE(validate(pool, schema_for(manifests[2].file_name)), 0);
+  EXPECT_NE(validate(pool, schema_for(manifests[3].file_name)), 0);
 }
 
 TEST(Manifests, NamesAndFigures) {
@@ -134,19 +148,40 @@ TEST(Manifests, NamesAndFigures) {
   EXPECT_EQ(dns_label("--"), "service");
   EXPECT_EQ(dns_label(std::string(80, 'a')).size(), 63u);
   auto manifests = service_manifests(llm_input());
-  ASSERT_EQ(manifests.size(), 3u);
-  EXPECT_EQ(manifests[0].file_name, "chat-service-prod-keda-scaledobject.yaml");
-  YAML::Node keda = YAML::Load(manifests[0].yaml);
+  ASSERT_EQ(manifests.size(), 4u);
+  EXPECT_EQ(manifests[1].file_name, "chat-service-prod-keda-scaledobject.yaml");
+  YAML::Node keda = YAML::Load(manifests[1].yaml);
   EXPECT_EQ(keda["spec"]["minReplicaCount"].as<int>(), 0);
   EXPECT_EQ(keda["spec"]["cooldownPeriod"].as<int>(), 210);
   EXPECT_EQ(keda["spec"]["triggers"][0]["metadata"]["threshold"].as<std::string>(), "21.7");
   EXPECT_NE(keda["spec"]["triggers"][0]["metadata"]["query"].as<std::string>().find("vllm:num_requests_waiting{service=\"chat-service-prod\"}"),
             std::string::npos);
-  YAML::Node hpa = YAML::Load(manifests[1].yaml);
+  YAML::Node hpa = YAML::Load(manifests[2].yaml);
   EXPECT_EQ(hpa["spec"]["minReplicas"].as<int>(), 1);  // an HPA cannot go to zero
   EXPECT_EQ(hpa["spec"]["metrics"][0]["external"]["target"]["averageValue"].as<std::string>(), "21740m");
-  YAML::Node pool = YAML::Load(manifests[2].yaml);
+  YAML::Node pool = YAML::Load(manifests[3].yaml);
   EXPECT_EQ(pool["spec"]["limits"]["nvidia.com/gpu"].as<int>(), 16);  // 8 replicas x 2 GPUs
+  // The Deployment lands on the pool's nodes and tolerates its taint, asks for the replica's
+  // GPUs, loads the weights from object storage (not the image) and waits out the cold start.
+  YAML::Node deployment = YAML::Load(manifests[0].yaml);
+  EXPECT_EQ(manifests[0].file_name, "chat-service-prod-deployment.yaml");
+  YAML::Node pod = deployment["spec"]["template"]["spec"];
+  const YAML::Node taint = pool["spec"]["template"]["spec"]["taints"][0];
+  bool tolerated = false;
+  for (const auto& t : pod["tolerations"])
+    tolerated |= t["key"].as<std::string>() == taint["key"].as<std::string>() && t["effect"].as<std::string>() == taint["effect"].as<std::string>() &&
+                 t["operator"].as<std::string>() == "Exists";
+  EXPECT_TRUE(tolerated);
+  EXPECT_EQ(pod["nodeSelector"]["gpuwise.dev/service"].as<std::string>(),
+            pool["spec"]["template"]["metadata"]["labels"]["gpuwise.dev/service"].as<std::string>());
+  EXPECT_EQ(deployment["spec"]["replicas"].as<int>(), 3);
+  EXPECT_EQ(pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<std::string>(), "2");
+  EXPECT_EQ(pod["initContainers"][0]["command"][4].as<std::string>(), "s3://models-bucket/llama-3.1-8b/2024-07-23");
+  EXPECT_EQ(pod["containers"][0]["startupProbe"]["failureThreshold"].as<int>() * pod["containers"][0]["startupProbe"]["periodSeconds"].as<int>(),
+            80);  // twice the 40 s start
+  bool hostname_spread = false;
+  for (const auto& c : pod["topologySpreadConstraints"]) hostname_spread |= c["topologyKey"].as<std::string>() == "kubernetes.io/hostname";
+  EXPECT_TRUE(hostname_spread);
   EXPECT_EQ(pool["spec"]["template"]["spec"]["requirements"][0]["values"].size(), 2u);
   EXPECT_EQ(pool["spec"]["disruption"]["consolidateAfter"].as<std::string>(), "210s");
   // The service's own name appears only quoted in comments: a name with YAML syntax stays inert.

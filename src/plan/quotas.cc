@@ -5,6 +5,8 @@
 
 #include "core/text.h"
 
+#include <fmt/format.h>
+
 namespace gw {
 
 namespace {
@@ -14,13 +16,25 @@ std::string upper(std::string text) {
   return text;
 }
 
-// GCP's quota metric names by accelerator (compute.googleapis.com quotas, "NVIDIA_..._GPUS").
-std::string gcp_gpu_metric(const std::string& accelerator) {
-  std::string name = upper(accelerator);
+// GCP's GPU quota metrics (compute.googleapis.com, per region), as Compute Engine names them:
+// https://cloud.google.com/compute/resource-usage#gpu_quota (read 2026-12-01). The 40 GB A100
+// is NVIDIA_A100_GPUS, the 80 GB one NVIDIA_A100_80GB_GPUS; A3 Mega's H100s have their own.
+std::string gcp_gpu_metric(const Offering& o) {
+  static const std::pair<const char*, const char*> names[] = {
+      {"A100-40GB", "NVIDIA_A100_GPUS"}, {"A100-80GB", "NVIDIA_A100_80GB_GPUS"}, {"V100-16GB", "NVIDIA_V100_GPUS"},
+      {"H100", "NVIDIA_H100_GPUS"},      {"H200", "NVIDIA_H200_GPUS"},         {"B200", "NVIDIA_B200_GPUS"},
+      {"L4", "NVIDIA_L4_GPUS"},          {"T4", "NVIDIA_T4_GPUS"},             {"P100", "NVIDIA_P100_GPUS"},
+      {"P4", "NVIDIA_P4_GPUS"}};
+  if (o.accelerator == "H100" && o.instance_type.rfind("a3-megagpu", 0) == 0) return "NVIDIA_H100_MEGA_GPUS";
+  for (const auto& [part, metric] : names)
+    if (o.accelerator == part) return metric;
+  std::string name = upper(o.accelerator);
   for (char& c : name)
     if (c == '-') c = '_';
   return "NVIDIA_" + name + "_GPUS";
 }
+
+bool is_tpu(const Offering& o) { return o.accelerator.rfind("TPU-", 0) == 0; }
 
 // Standard_NC24ads_A100_v4 -> standardNCADSA100v4Family (Azure's quota name for the family):
 // the series letters and feature letters around the vCPU count, then the other name parts.
@@ -69,8 +83,14 @@ QuotaFamily quota_family(const Offering& o, Pricing pricing) {
     f.family = spot ? "all-" + name + "-spot-instance-requests-vcpu" : "running-on-demand-" + name + "-instances-vcpu";
     f.unit = "vCPUs";
     f.units_per_instance = o.vcpus;
+  } else if (o.cloud == "gcp" && is_tpu(o)) {
+    // Cloud TPU quotas live under the TPU API, per version and zone, on-demand and preemptible
+    // apart (https://cloud.google.com/tpu/docs/quota, read 2026-12-01).
+    f.family = fmt::format("tpu.googleapis.com {} {}", o.accelerator, spot ? "preemptible" : "on-demand");
+    f.unit = "chips";
+    f.units_per_instance = o.accelerator_count;
   } else if (o.cloud == "gcp") {
-    f.family = (spot ? "PREEMPTIBLE_" : "") + gcp_gpu_metric(o.accelerator);
+    f.family = (spot ? "PREEMPTIBLE_" : "") + gcp_gpu_metric(o);
     f.unit = "GPUs";
     f.units_per_instance = o.accelerator_count;
   } else if (o.cloud == "azure") {

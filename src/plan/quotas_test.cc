@@ -30,6 +30,18 @@ TEST(Quotas, FamiliesAndUnitsPerCloud) {
   EXPECT_EQ(f.family, "PREEMPTIBLE_NVIDIA_H100_GPUS");
   EXPECT_EQ(f.unit, "GPUs");
   EXPECT_EQ(f.units_per_instance, 8);
+  // GCP names the 40 GB A100 NVIDIA_A100_GPUS; A3 Mega's H100s have their own metric; TPUs are
+  // counted in chips under the TPU API, not as GPUs.
+  EXPECT_EQ(quota_family(offering("gcp", "us-central1", "a2-highgpu-1g", "A100-40GB", 1, 12), Pricing::on_demand).family,
+            "NVIDIA_A100_GPUS");
+  EXPECT_EQ(quota_family(offering("gcp", "us-central1", "a2-ultragpu-1g", "A100-80GB", 1, 12), Pricing::on_demand).family,
+            "NVIDIA_A100_80GB_GPUS");
+  EXPECT_EQ(quota_family(offering("gcp", "us-central1", "a3-megagpu-8g", "H100", 8, 208), Pricing::on_demand).family,
+            "NVIDIA_H100_MEGA_GPUS");
+  QuotaFamily tpu = quota_family(offering("gcp", "europe-west4", "tpu-v6e-8", "TPU-v6e", 8, 180), Pricing::spot);
+  EXPECT_EQ(tpu.family, "tpu.googleapis.com TPU-v6e preemptible");
+  EXPECT_EQ(tpu.unit, "chips");
+  EXPECT_EQ(tpu.family.find("GPUS"), std::string::npos);
   auto nc = offering("azure", "eastus", "Standard_NC24ads_A100_v4", "A100-80GB", 1, 24);
   EXPECT_EQ(quota_family(nc, Pricing::on_demand).family, "standardNCADSA100v4Family");
   EXPECT_EQ(quota_family(nc, Pricing::spot).family, "lowPriorityCores");

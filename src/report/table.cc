@@ -107,8 +107,9 @@ std::string format_gib(double bytes) { return format_number(bytes / (1024.0 * 10
 std::string format_usd(double usd) {
   if (!std::isfinite(usd)) return "-";
   double magnitude = std::fabs(usd);
-  if (magnitude > 0 && magnitude < 0.01) return fmt::format("${:.2g}", usd);  // $0.00031 per 1k
-  return "$" + format_number(usd, magnitude < 10 ? 3 : 2);
+  const char* sign = usd < 0 ? "-" : "";  // -$500.00, as accountants write a credit
+  if (magnitude > 0 && magnitude < 0.01) return fmt::format("{}${:.2g}", sign, magnitude);  // $0.00031 per 1k
+  return sign + ("$" + format_number(magnitude, magnitude < 10 ? 3 : 2));
 }
 
 std::string format_count(double value) {

@@ -553,7 +553,7 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
     std::string where = path + ".scaling";
     r.check_keys(sc, where, {"policies", "min_replicas", "max_replicas", "keep_alive_s", "interval_s", "scale_up_window_s",
                              "scale_down_window_s", "node_provisioning_s", "container_start_s", "model_source",
-                             "model_load_gbps", "warm_pool", "targets", "cpu", "shapes"});
+                             "model_load_gbps", "model_uri", "image", "warm_pool", "targets", "cpu", "shapes"});
     ScalingSpec& c = s.scaling;
     c.given = true;
     c.line = sc.Mark().line + 1;
@@ -584,6 +584,14 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
       if (c.model_source != "object-storage" && c.model_source != "image" && c.model_source != "node-cache")
         r.fail(sc["model_source"], where + ".model_source", "one of object-storage, image, node-cache");
     }
+    if (sc["model_uri"]) {
+      c.model_uri = r.text(sc["model_uri"], where + ".model_uri");
+      if (c.model_uri.rfind("s3://", 0) != 0 && c.model_uri.rfind("gs://", 0) != 0)
+        r.fail(sc["model_uri"], where + ".model_uri", "'" + c.model_uri + "': weights are loaded from object storage at start-up: an s3:// or gs:// path");
+      if (c.model_uri.find('/', 5) == std::string::npos)
+        r.fail(sc["model_uri"], where + ".model_uri", "a versioned path under the bucket (s3://bucket/models/name/revision), not the bucket alone");
+    }
+    if (sc["image"]) c.image = r.text(sc["image"], where + ".image");
     if (sc["model_load_gbps"]) c.model_load_gbps = r.number(sc["model_load_gbps"], where + ".model_load_gbps", 0.001, 1000);
     if (sc["warm_pool"]) c.warm_pool = static_cast<int>(r.number(sc["warm_pool"], where + ".warm_pool", 0, 10000));
     if (sc["shapes"]) c.shapes = static_cast<int>(r.number(sc["shapes"], where + ".shapes", 1, 8));
@@ -769,7 +777,9 @@ FleetSpec read_fleet(const Reader& r, const YAML::Node& node, Spec& spec) {
   if (const YAML::Node b = node["buy_vs_rent"]) {
     std::string where = path + ".buy_vs_rent";
     r.check_keys(b, where, {"gpus", "purchase_usd", "overhead_fraction", "life_years", "utilization", "on_demand_usd_per_gpu_hour",
-                            "reserved_1y_usd_per_gpu_hour", "reserved_3y_usd_per_gpu_hour", "spot_usd_per_gpu_hour"});
+                            "reserved_1y_usd_per_gpu_hour", "reserved_3y_usd_per_gpu_hour", "spot_usd_per_gpu_hour", "accelerator",
+                            "watts_per_gpu", "pue", "usd_per_kwh", "colocation_usd_per_kw_month", "networking_fraction",
+                            "staff_usd_per_gpu_month", "cost_of_capital", "resale_fraction"});
     BuyVsRentSpec buy;
     buy.line = b.Mark().line + 1;
     for (const char* key : {"gpus", "purchase_usd", "on_demand_usd_per_gpu_hour"})
@@ -778,6 +788,24 @@ FleetSpec read_fleet(const Reader& r, const YAML::Node& node, Spec& spec) {
     buy.purchase_usd = r.number(b["purchase_usd"], where + ".purchase_usd", 1, 1e12);
     buy.on_demand_usd_per_gpu_hour = r.number(b["on_demand_usd_per_gpu_hour"], where + ".on_demand_usd_per_gpu_hour", 1e-6, 1e5);
     if (b["overhead_fraction"]) buy.overhead_fraction = r.number(b["overhead_fraction"], where + ".overhead_fraction", 0, 10);
+    if (b["accelerator"]) {
+      buy.accelerator = r.text(b["accelerator"], where + ".accelerator");
+      buy.accelerator_line = b["accelerator"].Mark().line + 1;
+    }
+    auto term = [&](const char* key, double& out, double min, double max) {
+      if (b[key]) out = r.number(b[key], where + "." + key, min, max);
+    };
+    term("watts_per_gpu", buy.watts_per_gpu, 1, 1e5);
+    term("pue", buy.pue, 1, 5);
+    term("usd_per_kwh", buy.usd_per_kwh, 0, 10);
+    term("colocation_usd_per_kw_month", buy.colocation_usd_per_kw_month, 0, 1e5);
+    term("networking_fraction", buy.networking_fraction, 0, 10);
+    term("staff_usd_per_gpu_month", buy.staff_usd_per_gpu_month, 0, 1e6);
+    term("cost_of_capital", buy.cost_of_capital, 0, 1);
+    term("resale_fraction", buy.resale_fraction, 0, 0.99);
+    if (!buy.overhead_fraction && !b["accelerator"] && !b["watts_per_gpu"])
+      r.fail(b, where + ".accelerator", "power needs the GPUs' watts: name the accelerator (its TDP from the catalog) or give watts_per_gpu "
+                                        "(or one overhead_fraction for power, colocation, networking and staff)");
     if (b["life_years"]) buy.life_years = r.number(b["life_years"], where + ".life_years", 0.25, 20);
     if (b["utilization"]) buy.utilization = r.number(b["utilization"], where + ".utilization", 0, 1);
     if (b["reserved_1y_usd_per_gpu_hour"]) buy.reserved_1y_usd_per_gpu_hour = r.number(b["reserved_1y_usd_per_gpu_hour"], where + ".reserved_1y_usd_per_gpu_hour", 0, 1e5);

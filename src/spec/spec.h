@@ -58,6 +58,8 @@ struct ScalingSpec {
   double node_provisioning_s = 120;    // a new GPU node joins the cluster
   double container_start_s = 45;       // image pull (cached layers) and process start
   std::string model_source = "object-storage";  // object-storage, image, node-cache
+  std::string model_uri;               // versioned weights in object storage (the Deployment loads them at start-up)
+  std::string image;                   // serving image; empty: vLLM for LLMs, Triton otherwise
   double model_load_gbps = 0;          // 0: by source
   int warm_pool = 0;                   // idle provisioned nodes kept
   double cpu_target_pct = 70, duty_cycle_target_pct = 70;
@@ -199,8 +201,20 @@ struct FleetProjectSpec {
 struct BuyVsRentTerms {
   int gpus = 8;
   double purchase_usd = 0;
-  double overhead_fraction = 0.75;  // power, cooling, networking, storage, staff over the life, of the purchase
   double life_years = 3;            // straight-line depreciation
+  // What owning costs beyond the purchase, line by line (defaults and their sources in
+  // fleet/buy_vs_rent.cc; each overridable in the spec).
+  std::string accelerator;          // for its TDP
+  double watts_per_gpu = 0;         // 0: the accelerator's TDP
+  double pue = 1.5;                 // facility power over IT power
+  double usd_per_kwh = 0.08;
+  double colocation_usd_per_kw_month = 180;  // space, power and cooling capacity per provisioned IT kW
+  double networking_fraction = 0.10;         // fabric and switches bought with the GPUs, of their price
+  double staff_usd_per_gpu_month = 35;
+  double cost_of_capital = 0.08;    // per year, on the capital tied up
+  double resale_fraction = 0.15;    // of the purchase, recovered at the end of the life
+  // One lump instead of power, colocation, networking and staff: this share of the purchase over the life.
+  std::optional<double> overhead_fraction;
   double on_demand_usd_per_gpu_hour = 0;
   std::optional<double> reserved_1y_usd_per_gpu_hour, reserved_3y_usd_per_gpu_hour, spot_usd_per_gpu_hour;
 };
@@ -208,6 +222,7 @@ struct BuyVsRentTerms {
 struct BuyVsRentSpec : BuyVsRentTerms {
   std::optional<double> utilization;  // planned share of hours busy; default: the projects' pool
   int line = 0;
+  int accelerator_line = 0;
 };
 
 struct WhatIfStepSpec {
