@@ -45,7 +45,7 @@ fuzz: bootstrap
 	@FUZZ_SEED=$(FUZZ_SEED) fuzz/run $(BUILD)-fuzz $(FUZZ_SECONDS)
 
 bench: configure
-	@cmake --build $(BUILD) -j $(JOBS) --target gpuwise_bench gpuwise gpuwise_perf_accuracy gpuwise_operator_accuracy gpuwise_sim_speed gpuwise_training_accuracy gpuwise_telemetry_speed gpuwise_vidur_side_by_side
+	@cmake --build $(BUILD) -j $(JOBS) --target gpuwise_bench gpuwise gpuwise_perf_accuracy gpuwise_operator_accuracy gpuwise_sim_speed gpuwise_training_accuracy gpuwise_telemetry_speed gpuwise_vidur_side_by_side gpuwise_screen_vs_simulation
 	./$(BUILD)/gpuwise_bench
 	bench/cli_latency.sh $(BUILD)/gpuwise
 	./$(BUILD)/gpuwise_operator_accuracy
@@ -54,6 +54,7 @@ bench: configure
 	./$(BUILD)/gpuwise_sim_speed 10000000
 	./$(BUILD)/gpuwise_vidur_side_by_side bench/profiles/vidur-7d47513 examples/traces/azure-llm-2023-conv.csv bench/vidur_reference.csv
 	bench/telemetry_vs_duckdb.sh $(BUILD) 10000000
+	-./$(BUILD)/gpuwise_screen_vs_simulation examples  # exits 1 while the LLM screen is over 15% from the simulation
 	./$(BUILD)/gpuwise_perf_accuracy bench/perf_measurements.csv  # last: exits 1 while (b) misses its budget
 
 clean:

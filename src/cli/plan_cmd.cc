@@ -237,9 +237,17 @@ Chart training_chart(const TrainingPlan& tp) {
   return {"Time against cost per run: the frontier", spec};
 }
 
+// The plan's latency: the simulation's where it ran (the screen only prunes), else the screen's.
 std::string latency_text(const PlanOption& o, bool llm) {
-  if (llm) return fmt::format("ttft {:.3f} s, tpot {:.1f} ms", o.level.ttft_p99_s, o.level.tpot_p99_s * 1e3);
-  return fmt::format("p99 {:.1f} ms", o.level.latency_p99_s * 1e3);
+  auto screen = [&] {
+    return llm ? fmt::format("ttft p99 {:.3f} s, tpot p99 {:.1f} ms", o.level.ttft_p99_s, o.level.tpot_p99_s * 1e3)
+               : fmt::format("p99 {:.1f} ms", o.level.latency_p99_s * 1e3);
+  };
+  if (!o.simulated || !o.simulated->requests) return screen() + " (screen)";
+  const SimulatedCheck& s = *o.simulated;
+  return (llm ? fmt::format("simulated ttft p99 {:.3f} s, tpot p99 {:.1f} ms", s.ttft_p99_s, s.tpot_p99_s * 1e3)
+              : fmt::format("simulated p99 {:.1f} ms", s.latency_p99_s * 1e3)) +
+         " (screen: " + screen() + ")";
 }
 
 int run_plan(CommandContext& context, const PlanArgs& args) {
@@ -503,7 +511,7 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
     }
     const PlanOption& b = *p.best;
     out += "  " + paint("best:", Style::good, colour) + fmt::format(" {}, {} replica{} of {}x {} (tp{}, {} batching{}), {}; "
-                       "{:.0f}% busy at peak\n",
+                       "{:.0f}% of capacity at peak\n",
                        b.spot_with_floor() ? describe_nodes(b)
                                            : fmt::format("{} x {} {} {} ({})", b.instances, b.offering->cloud, b.offering->region,
                                                          b.offering->instance_type, pricing_name(b.pricing)),
@@ -518,6 +526,9 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
                                            b.simulated->tpot_p99_s * 1e3)
                              : fmt::format("p99 {:.1f} ms", b.simulated->latency_p99_s * 1e3),
                          b.simulated->slo_attainment * 100);
+    if (b.simulated && b.simulated->duty_cycle > 0)
+      out += fmt::format("  GPUs in steps {:.0f}% of the time in simulation (continuous batching steps whenever one sequence runs: "
+                         "duty cycle, not load)\n", b.simulated->duty_cycle * 100);
     if (b.simulated && b.simulated->reclaimed) {
       const SimulatedCheck& c = *b.simulated;
       out += fmt::format("  reclaim simulated: one spot node ({} replica{}) taken at {:.0f} s, its replacement serving {:.0f} s later "
@@ -541,7 +552,7 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
     section.paragraphs = paragraphs_since(section_start);
     Table table;
     table.columns = {"accelerator", "tp", "batching", "replicas", "offering", "pricing", llm ? "ttft_p99_s" : "p99_ms",
-                     llm ? "tpot_p99_ms" : "p50_ms", "simulated_p99", "busy", "usd_per_month", "usd_per_1k"};
+                     llm ? "tpot_p99_ms" : "p50_ms", "simulated_p99", "load", "usd_per_month", "usd_per_1k"};
     table.align = {Align::left, Align::right, Align::left, Align::right, Align::left, Align::left,
                    Align::right, Align::right, Align::right, Align::right, Align::right, Align::right};
     for (const auto& o : p.pareto)

@@ -67,6 +67,7 @@ Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& 
   check.ttft_p99_s = r.ttft.quantile(0.99);
   check.tpot_p99_s = r.tpot.quantile(0.99);
   check.slo_attainment = r.slo_attainment;
+  for (const auto& replica : r.replicas) check.duty_cycle += replica.busy_fraction / static_cast<double>(r.replicas.size());
   check.miss = slo_miss(service.slo, r);
   if (check.reclaimed && !r.outages.empty()) {
     check.drained_s = r.outages.front().drained_s;
