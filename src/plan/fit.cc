@@ -66,7 +66,7 @@ namespace {
 
 // What would make a near miss fit: a shorter context, an 8-bit KV cache, or the next layout up.
 void add_remedies(AcceleratorFit& fit, const ModelArch& arch, const FitRequest& request, std::pair<int, int> layout, int dp) {
-  const auto [tp, pp] = layout;
+  const int tp = layout.first, pp = layout.second;
   auto fits_request = [&](const FitRequest& r, int t, int p) {
     return estimate_for(arch, r, t, p).total_bytes_per_device <= fit.usable_bytes_per_device;
   };
