@@ -1,5 +1,6 @@
 #include "plan/spec_names.h"
 
+#include <algorithm>
 #include <set>
 
 #include "core/text.h"
@@ -28,6 +29,19 @@ std::optional<Error> check_spec_names(const Spec& spec, const Catalog& catalog, 
     for (const auto& name : clouds) all += (all.empty() ? "" : ", ") + name;
     return Error{path, line_at(c.cloud_lines, i), "constraints.clouds",
                  "'" + c.clouds[i] + "' is not a cloud in the catalog" + did_you_mean(c.clouds[i], clouds) + "; one of " + all};
+  }
+  // Regions are prefixes ("us-east", "europe-"): each must begin some offering's region.
+  std::set<std::string> region_set;
+  for (const auto& o : catalog.offerings()) region_set.insert(o.region);
+  std::vector<std::string> regions(region_set.begin(), region_set.end());
+  for (size_t i = 0; i < c.regions.size(); ++i) {
+    const std::string& prefix = c.regions[i];
+    const std::string lower = to_lower(prefix);
+    bool matches = std::any_of(regions.begin(), regions.end(), [&](const std::string& r) { return to_lower(r).rfind(lower, 0) == 0; });
+    if (!matches)
+      return Error{path, line_at(c.region_lines, i), "constraints.regions",
+                   "'" + prefix + "' begins no region in the catalog" + did_you_mean(prefix, regions) +
+                       "; `gpuwise catalog offerings` lists them (regions are prefixes: us-east, europe-)"};
   }
   auto check_accelerators = [&](const std::vector<std::string>& names, const std::vector<int>& lines,
                                 const std::string& field) -> std::optional<Error> {

@@ -919,7 +919,10 @@ Result<Spec> parse_spec(const std::string& text, const std::string& path) {
         spec.constraints.clouds = r.strings(c["clouds"], "constraints.clouds");
         spec.constraints.cloud_lines = lines(c["clouds"]);
       }
-      if (c["regions"]) spec.constraints.regions = r.strings(c["regions"], "constraints.regions");
+      if (c["regions"]) {
+        spec.constraints.regions = r.strings(c["regions"], "constraints.regions");
+        spec.constraints.region_lines = lines(c["regions"]);
+      }
       if (const YAML::Node a = c["accelerators"]) {
         if (a.IsMap()) {
           r.check_keys(a, "constraints.accelerators", {"include", "exclude"});

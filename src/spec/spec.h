@@ -150,7 +150,7 @@ struct Constraints {
   std::vector<std::string> accelerators_include;
   std::vector<std::string> accelerators_exclude;
   // The spec lines of each entry above (0: not from a spec), for errors that need the catalog.
-  std::vector<int> cloud_lines, accelerator_include_lines, accelerator_exclude_lines;
+  std::vector<int> cloud_lines, region_lines, accelerator_include_lines, accelerator_exclude_lines;
   bool accelerators_as_mapping = false;  // {include, exclude} rather than a list
   std::vector<Pricing> pricing = {Pricing::on_demand};
   std::optional<double> budget_usd_per_month;

@@ -1,7 +1,8 @@
 // Renders a gpuwise HTML report in headless Debian chromium (playwright-core cannot download
 // its own browser here) and checks it: every chart drew marks from its data, the console shows
 // no errors, the page made no network request, no script from the data ran (a dialog would
-// open), and the given texts appear as text. Saves a screenshot. Exit 0 when all hold.
+// open), a table wider than the page scrolls inside its own box (the page itself never gets
+// wider than the window, so no column is cut off), and the given texts appear as text. Saves a screenshot. Exit 0 when all hold.
 // Usage: node render.mjs REPORT.html SCREENSHOT.png [TEXT ...]
 import { chromium } from 'playwright-core';
 import path from 'node:path';
@@ -30,6 +31,15 @@ try {
     }));
   });
   const body = await page.evaluate(() => document.body.innerText);
+  const layout = await page.evaluate(() => ({
+    pageWidth: document.documentElement.scrollWidth,
+    windowWidth: window.innerWidth,
+    tables: [...document.querySelectorAll('table')].map((t) => {
+      const box = t.parentElement;
+      return { wide: t.scrollWidth > box.clientWidth + 1, overflow: getComputedStyle(box).overflowX,
+               reachable: box.scrollWidth >= t.scrollWidth - 1, columns: t.rows[0]?.cells.length || 0 };
+    }),
+  }));
   await page.screenshot({ path: screenshot, fullPage: true });
   if (charts.length === 0) failures.push('no charts');
   for (const c of charts) if (!c.rendered || c.marks === 0) failures.push(`chart "${c.title}" drew ${c.marks} marks`);
@@ -37,7 +47,12 @@ try {
   for (const r of requests) failures.push('network request: ' + r);
   for (const d of dialogs) failures.push('a script from the data ran: ' + d);
   for (const t of texts) if (!body.includes(t)) failures.push('text not shown: ' + t);
-  console.log(JSON.stringify({ charts, errors, requests, dialogs, failures }));
+  if (layout.pageWidth > layout.windowWidth + 1) failures.push(`the page is ${layout.pageWidth} px wide in a ${layout.windowWidth} px window`);
+  layout.tables.forEach((t, i) => {
+    if (t.wide && !(t.overflow === 'auto' || t.overflow === 'scroll')) failures.push(`table ${i + 1} (${t.columns} columns) is clipped, not scrolled`);
+    if (!t.reachable) failures.push(`table ${i + 1}: its last columns cannot be scrolled to`);
+  });
+  console.log(JSON.stringify({ charts, layout, errors, requests, dialogs, failures }));
 } finally {
   await browser.close();
 }
