@@ -16,7 +16,7 @@ bootstrap:
 	@scripts/bootstrap
 
 configure: bootstrap
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGPUWISE_WERROR=ON >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -30,7 +30,7 @@ test: build
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer (with leak checks).
 SANITIZE = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 test-asan: bootstrap
-	@cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWISE_BENCH=OFF \
+	@cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWISE_BENCH=OFF -DGPUWISE_WERROR=ON \
 	  -DCMAKE_CXX_FLAGS="$(SANITIZE)" -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE)" >/dev/null
 	@cmake --build $(BUILD)-asan -j $(JOBS) --target gpuwise gpuwise_tests gpuwise_vidur_side_by_side gpuwise_training_accuracy gpuwise_operator_accuracy
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
@@ -39,7 +39,7 @@ test-asan: bootstrap
 FUZZ_SECONDS ?= 300
 FUZZ_SEED ?= 0
 fuzz: bootstrap
-	@CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWISE_BENCH=OFF \
+	@CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWISE_BENCH=OFF -DGPUWISE_WERROR=ON \
 	  -DGPUWISE_FUZZ=ON >/dev/null
 	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_targets
 	@FUZZ_SEED=$(FUZZ_SEED) fuzz/run $(BUILD)-fuzz $(FUZZ_SECONDS)
