@@ -320,7 +320,7 @@ void add_buy_vs_rent(FleetReport& report, const FleetInputs& inputs, const BuyVs
       r.cheapest);
   report.add_section("Buy or rent", {headline}, {lines, t});
   report.assume(r.assumptions);
-  if (!b.overhead_fraction) report.assume({"power at " + fmt::format("{:.0f} W per GPU: ", in.watts_per_gpu) + watts_source});
+  if (!b.overhead_fraction) report.assume({fmt::format("power at {:.0f} W per GPU: {}", in.watts_per_gpu, watts_source)});
   json owned_lines = json::array();
   for (const auto& l : r.owned_lines)
     owned_lines.push_back({{"name", l.name}, {"usd_per_month", l.usd_per_month}, {"formula", l.formula},

@@ -106,7 +106,7 @@ void emit_k8s(CommandContext& context, const Spec& spec, const std::vector<Servi
     in.usd_per_replica_hour = r.usd_per_replica_hour;
     in.cold_start_s = r.start_s;
     const PlanOption& best = r.plan;
-    const int per_node = std::max(1, best.offering->accelerator_count / best.config.tensor_parallel);
+    const int per_node = best.replicas_per_node();
     in.replicas = best.replicas;
     in.min_nodes = best.min_nodes;
     in.spot_floor = best.spot_with_floor();
@@ -512,9 +512,7 @@ int run_plan(CommandContext& context, const PlanArgs& args) {
     const PlanOption& b = *p.best;
     out += "  " + paint("best:", Style::good, colour) + fmt::format(" {}, {} replica{} of {}x {} (tp{}, {} batching{}), {}; "
                        "{:.0f}% of capacity at peak\n",
-                       b.spot_with_floor() ? describe_nodes(b)
-                                           : fmt::format("{} x {} {} {} ({})", b.instances, b.offering->cloud, b.offering->region,
-                                                         b.offering->instance_type, pricing_name(b.pricing)),
+                       describe_nodes(b),
                        b.replicas, b.replicas == 1 ? "" : "s", b.config.tensor_parallel,
                        b.config.accelerator->name, b.config.tensor_parallel, batching_name(b.config.batching),
                        b.config.batching == Batching::none ? "" : fmt::format(", max {}", b.config.max_batch),

@@ -231,7 +231,7 @@ std::vector<int> batch_limits(const ServiceSpec& service, Batching batching, boo
 }  // namespace
 
 void place_replicas(PlanOption& option, int needed) {
-  const int per_node = std::max(1, option.offering->accelerator_count / option.config.tensor_parallel);
+  const int per_node = option.replicas_per_node();
   const int needed_nodes = (std::max(1, needed) + per_node - 1) / per_node;
   option.needed_replicas = needed;
   option.nodes.clear();
@@ -260,14 +260,16 @@ void place_replicas(PlanOption& option, int needed) {
 }
 
 std::string describe_nodes(const PlanOption& option) {
+  if (!option.spot_with_floor())
+    return fmt::format("{} x {} {} {} ({})", option.instances, option.offering->cloud, option.offering->region,
+                       option.offering->instance_type, pricing_name(option.pricing));
   std::string out;
   for (const NodeGroup& g : option.nodes) {
     if (!out.empty()) out += " + ";
     std::string zone = !g.zone.empty() ? g.zone : g.offering->zone;
     out += fmt::format("{}x {} {}{} {} ({}{})", g.instances, g.offering->cloud, g.offering->region,
-                       option.spot_with_floor() && !zone.empty() ? " " + zone : "",
-                       g.offering->instance_type, pricing_name(g.pricing),
-                       option.spot_with_floor() && g.pricing == Pricing::on_demand ? " floor" : "");
+                       !zone.empty() ? " " + zone : "", g.offering->instance_type, pricing_name(g.pricing),
+                       g.pricing == Pricing::on_demand ? " floor" : "");
   }
   return out;
 }

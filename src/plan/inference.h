@@ -4,6 +4,7 @@
 // host them; the cheapest wins, with a cost-latency Pareto set and the no-batching contrast.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,6 +79,7 @@ struct PlanOption {
   int reclaim_replicas = 0;            // replicas one reclaimed spot node takes down
   std::vector<NodeGroup> nodes;        // what is rented (spot plans: the floor first)
   bool spot_with_floor() const { return floor_offering != nullptr; }
+  int replicas_per_node() const { return std::max(1, offering->accelerator_count / config.tensor_parallel); }
   // Derived money figures.
   double usd_per_month() const { return usd_per_hour * kHoursPerMonth; }
 };
@@ -85,7 +87,7 @@ struct PlanOption {
 // Sets the replicas an option deploys for `needed` serving replicas, and the nodes and price
 // that follow from its offering, pricing and availability rule.
 void place_replicas(PlanOption& option, int needed);
-// "2x aws us-east-1 p5.48xlarge (on-demand)", or the floor and spot zones of a spot plan.
+// "2 x aws us-east-1 p5.48xlarge (on-demand)", or the floor and spot zones of a spot plan.
 std::string describe_nodes(const PlanOption& option);
 
 struct ServicePlan {

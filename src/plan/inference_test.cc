@@ -219,7 +219,7 @@ services:
     any_spot = true;
     ASSERT_TRUE(o.spot_with_floor());
     // N+1 nodes: the load's nodes plus one, the first on demand, the rest spot over two zones.
-    const int per_node = o.offering->accelerator_count / o.config.tensor_parallel;
+    const int per_node = o.replicas_per_node();
     const int needed_nodes = (o.needed_replicas + per_node - 1) / per_node;
     EXPECT_EQ(o.instances, std::max(2, needed_nodes + 1));
     ASSERT_GE(o.nodes.size(), 2u);

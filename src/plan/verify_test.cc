@@ -77,7 +77,7 @@ services:
   EXPECT_LE(best.simulated->drained_s, best.simulated->notice_s);
   EXPECT_GE(best.instances, 3);
   // The N+1 rule: one node more than the load needs.
-  const int per_node = best.offering->accelerator_count / best.config.tensor_parallel;
+  const int per_node = best.replicas_per_node();
   EXPECT_EQ(best.instances, (best.needed_replicas + per_node - 1) / per_node + 1);
 }
 

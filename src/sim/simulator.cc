@@ -544,20 +544,8 @@ class Simulation {
       maybe_stop(r);
     }
     o.rerouted += static_cast<long long>(moved.size());
-    for (int id : moved) {
-      int replica = route();
-      if (replica == -1) {
-        shared_.push_back(id);
-        continue;
-      }
-      if (replica < 0) {
-        held_.push_back(id);
-        ++result_.held_requests;
-        continue;
-      }
-      assign(id, replica);
-      try_start(replica, t);
-    }
+    for (int id : moved)
+      if (int replica = place(id); replica >= 0) try_start(replica, t);
     if (options_.router == Router::shared_queue)
       for (size_t i = 0; i < replicas_.size(); ++i)
         if (replicas_[i].life == Life::ready) try_start(static_cast<int>(i), t);
@@ -579,14 +567,9 @@ class Simulation {
     }
   }
 
-  void on_arrival(double t) {
-    Request r;
-    r.arrival = t;
-    r.input = pending_->input_tokens;
-    r.output = std::max(1.0, pending_->output_tokens);
-    r.prompt = r.input;
-    r.arrival_order = admitted_;
-    int id = pool_.add(r);
+  // Routes a request and queues it there: on a replica (returned), in the shared queue (-1), or
+  // held until a replica is ready (-2). The caller starts the replica once its own state is set.
+  int place(int id) {
     int replica = route();
     if (replica == -1) {
       shared_.push_back(id);
@@ -597,6 +580,18 @@ class Simulation {
     } else {
       assign(id, replica);
     }
+    return replica;
+  }
+
+  void on_arrival(double t) {
+    Request r;
+    r.arrival = t;
+    r.input = pending_->input_tokens;
+    r.output = std::max(1.0, pending_->output_tokens);
+    r.prompt = r.input;
+    r.arrival_order = admitted_;
+    int id = pool_.add(r);
+    int replica = place(id);
     ++admitted_;
     if ((admitted_ & 0xFFFF) == 0 && options_.on_progress) options_.on_progress(admitted_);
     last_arrival_ = t;

@@ -915,29 +915,23 @@ Result<Spec> parse_spec(const std::string& text, const std::string& path) {
           out.push_back(list.Mark().line + 1);
         return out;
       };
-      if (c["clouds"]) {
-        spec.constraints.clouds = r.strings(c["clouds"], "constraints.clouds");
-        spec.constraints.cloud_lines = lines(c["clouds"]);
-      }
-      if (c["regions"]) {
-        spec.constraints.regions = r.strings(c["regions"], "constraints.regions");
-        spec.constraints.region_lines = lines(c["regions"]);
-      }
+      auto names = [&](const YAML::Node& list, const std::string& key, std::vector<std::string>& out, std::vector<int>& out_lines) {
+        out = r.strings(list, key);
+        out_lines = lines(list);
+      };
+      Constraints& k = spec.constraints;
+      if (c["clouds"]) names(c["clouds"], "constraints.clouds", k.clouds, k.cloud_lines);
+      if (c["regions"]) names(c["regions"], "constraints.regions", k.regions, k.region_lines);
       if (const YAML::Node a = c["accelerators"]) {
         if (a.IsMap()) {
           r.check_keys(a, "constraints.accelerators", {"include", "exclude"});
           spec.constraints.accelerators_as_mapping = true;
-          if (a["include"]) {
-            spec.constraints.accelerators_include = r.strings(a["include"], "constraints.accelerators.include");
-            spec.constraints.accelerator_include_lines = lines(a["include"]);
-          }
-          if (a["exclude"]) {
-            spec.constraints.accelerators_exclude = r.strings(a["exclude"], "constraints.accelerators.exclude");
-            spec.constraints.accelerator_exclude_lines = lines(a["exclude"]);
-          }
+          if (a["include"])
+            names(a["include"], "constraints.accelerators.include", k.accelerators_include, k.accelerator_include_lines);
+          if (a["exclude"])
+            names(a["exclude"], "constraints.accelerators.exclude", k.accelerators_exclude, k.accelerator_exclude_lines);
         } else {
-          spec.constraints.accelerators_include = r.strings(a, "constraints.accelerators");
-          spec.constraints.accelerator_include_lines = lines(a);
+          names(a, "constraints.accelerators", k.accelerators_include, k.accelerator_include_lines);
         }
       }
       if (c["pricing"]) {
