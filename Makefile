@@ -8,7 +8,7 @@ JOBS ?= $(shell nproc)
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= true
 
-.PHONY: all bootstrap configure build demo test test-asan fuzz bench clean
+.PHONY: all bootstrap configure build demo test package-check release-clang test-asan fuzz bench clean
 
 all: build
 
@@ -16,7 +16,7 @@ bootstrap:
 	@scripts/bootstrap
 
 configure: bootstrap
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGPUWISE_WERROR=ON >/dev/null
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGPUWISE_WERROR=ON -DGPUWISE_SHARED=OFF >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -26,11 +26,24 @@ demo: build
 
 test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	@$(MAKE) --no-print-directory package-check
+
+# As a packager builds it (Release, no -Werror, no tests): installed into a scratch prefix,
+# examples/embed built against the installed package, the .deb made, unpacked and run.
+package-check: bootstrap
+	@scripts/package_check $(BUILD)-release
+
+# A Release build with clang (warnings as errors), the tool planning the demo.
+release-clang: bootstrap
+	@CC=clang CXX=clang++ cmake -S . -B $(BUILD)-release-clang -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+	  -DGPUWISE_BENCH=OFF -DGPUWISE_WERROR=ON >/dev/null
+	@cmake --build $(BUILD)-release-clang -j $(JOBS) --target gpuwise gpuwise_shared
+	@./$(BUILD)-release-clang/gpuwise plan examples/chat-azure.yaml --no-simulate | tail -1
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer (with leak checks).
 SANITIZE = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 test-asan: bootstrap
-	@cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWISE_BENCH=OFF -DGPUWISE_WERROR=ON \
+	@cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWISE_BENCH=OFF -DGPUWISE_WERROR=ON -DGPUWISE_SHARED=OFF \
 	  -DCMAKE_CXX_FLAGS="$(SANITIZE)" -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE)" >/dev/null
 	@cmake --build $(BUILD)-asan -j $(JOBS) --target gpuwise gpuwise_tests gpuwise_vidur_side_by_side gpuwise_training_accuracy gpuwise_operator_accuracy
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
@@ -39,7 +52,7 @@ test-asan: bootstrap
 FUZZ_SECONDS ?= 300
 FUZZ_SEED ?= 0
 fuzz: bootstrap
-	@CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWISE_BENCH=OFF -DGPUWISE_WERROR=ON \
+	@CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWISE_BENCH=OFF -DGPUWISE_WERROR=ON -DGPUWISE_SHARED=OFF \
 	  -DGPUWISE_FUZZ=ON >/dev/null
 	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_targets
 	@FUZZ_SEED=$(FUZZ_SEED) fuzz/run $(BUILD)-fuzz $(FUZZ_SECONDS)
@@ -58,4 +71,4 @@ bench: configure
 	./$(BUILD)/gpuwise_perf_accuracy bench/perf_measurements.csv  # last: exits 1 while (b) misses its budget
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz $(BUILD)-release $(BUILD)-release-clang

@@ -7,6 +7,7 @@
 
 #include "core/atomic_file.h"
 #include "core/numbers.h"
+#include "report/json_document.h"
 
 namespace gw {
 
@@ -45,10 +46,7 @@ void CommandContext::emit(const std::string& text) {
 }
 
 void CommandContext::emit_json(nlohmann::json document, const std::string& command) {
-  nlohmann::json wrapped = {{"schema_version", 1}, {"command", command}};
-  wrapped.update(document);
-  // Labels from telemetry may hold invalid UTF-8: replaced (U+FFFD), never a failure.
-  emit(wrapped.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  emit(json_text(json_document(command, std::move(document))));
 }
 
 void CommandContext::emit_table(const Table& table, const std::string& heading) {

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
-#include "cli/training_table.h"
+#include "plan/training_table.h"
 #include "core/numbers.h"
 #include "core/text.h"
 #include "model/presets.h"

@@ -1,4 +1,4 @@
-#include "cli/training_table.h"
+#include "plan/training_table.h"
 
 #include <fmt/format.h>
 

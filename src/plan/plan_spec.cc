@@ -1,0 +1,156 @@
+#include "plan/plan_spec.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "plan/spec_names.h"
+#include "plan/spot.h"
+
+namespace gw {
+
+namespace {
+
+double usd_per_1k(const PlanOption& o, double average_rps) {
+  return average_rps > 0 ? o.usd_per_hour / (average_rps * 3600.0) * 1000.0 : NAN;
+}
+
+// A spec's training job as the search takes it: every offering x device count x pricing,
+// against the deadline.
+Result<TrainingPlan> plan_training_job(const Catalog& catalog, const Spec& spec, const TrainingSpec& t,
+                                       const Calibration* calibration) {
+  const ModelSpec& model = spec.models.at(t.model_key);
+  TrainingJob job;
+  job.arch = &model.arch;
+  bool generic = model.arch.kind == ModelKind::generic;
+  job.tokens = generic ? t.items : t.tokens;
+  job.sequence_length = t.sequence_length;
+  job.global_batch_tokens = generic ? 256 : t.global_batch_tokens;
+  job.precision = t.precision;
+  job.zero_stage = t.zero_stage;
+  job.recompute = t.recompute;
+  TrainingSearch search;
+  search.allow_unfabric_clusters = t.allow_tcp_clusters;
+  search.clouds = spec.constraints.clouds;
+  search.regions = spec.constraints.regions;
+  search.calibration = calibration;
+  search.pricing = spec.constraints.pricing;
+  search.interruptible = t.interruptible;
+  if (t.interruptible && std::find(search.pricing.begin(), search.pricing.end(), Pricing::spot) == search.pricing.end())
+    search.pricing.push_back(Pricing::spot);
+  if (t.deadline_days) search.deadline_s = *t.deadline_days * 86400;
+  search.device_counts = t.counts;
+  if (t.accelerators.empty())
+    for (const Accelerator* a : allowed_accelerators(catalog, spec.constraints)) search.accelerators.push_back(a);
+  for (const auto& name : t.accelerators) {
+    auto named = catalog.accelerator_named(name);
+    if (!named.ok()) return Error{spec.path, t.line, "training." + t.name + ".accelerators", named.error().message};
+    const Accelerator* a = named.value();
+    if (t.precision == Precision::fp8 && !a->peak(Precision::fp8))
+      return Error{spec.path, t.precision_line, "training." + t.name + ".precision",
+                   a->name + " has no FP8 tensor cores: FP8 training needs Hopper, Ada, Blackwell, MI300 or newer"};
+    search.accelerators.push_back(a);
+  }
+  SpotSettings spot;
+  spot.storage_gbps = t.storage_gbps;
+  if (t.checkpoint_interval_min) spot.interval_s = *t.checkpoint_interval_min * 60;
+  if (t.preemptions_per_hour) {
+    spot.preemptions_per_hour = *t.preemptions_per_hour;
+    spot.rate_assumed = false;
+  }
+  std::optional<SpotAvailability> trace;
+  if (!t.spot_trace.empty()) {
+    auto loaded = load_spot_trace(t.spot_trace);
+    if (!loaded.ok()) return loaded.error();
+    trace = std::move(loaded.value());
+    spot.trace = &*trace;
+  }
+  return plan_training(catalog, job, search, spot);
+}
+
+// Cost per unit across the spec, the largest monthly cost first (one-off runs by their cost).
+void add_unit_costs(PlanResult& result) {
+  for (const auto& p : result.services)
+    if (p.best)
+      result.unit_costs.push_back({p.service, "service", p.best->usd_per_month(), usd_per_1k(*p.best, p.average_rps), "1k inferences"});
+  for (size_t i = 0; i < result.training.size(); ++i)
+    if (result.training[i].best) {
+      const auto& t = result.spec.training[i];
+      const double run_usd = result.training[i].best->usd;
+      result.unit_costs.push_back({t.name, "training", t.runs_per_month > 0 ? run_usd * t.runs_per_month : run_usd, run_usd, "run"});
+    }
+  std::sort(result.unit_costs.begin(), result.unit_costs.end(),
+            [](const UnitCost& a, const UnitCost& b) { return a.usd_per_month > b.usd_per_month; });
+  for (const auto& u : result.unit_costs) result.unit_costs_usd_per_month += u.usd_per_month;
+}
+
+}  // namespace
+
+bool PlanResult::all_feasible() const {
+  return std::all_of(services.begin(), services.end(), [](const ServicePlan& p) { return p.feasible; }) &&
+         std::all_of(training.begin(), training.end(), [](const TrainingPlan& t) { return t.feasible; });
+}
+
+bool PlanResult::short_of_quota() const {
+  return std::any_of(quotas.begin(), quotas.end(), [](const QuotaNeed& q) { return q.short_of_quota(); });
+}
+
+VerifyOptions verify_options(const PlanSpecOptions& options) {
+  VerifyOptions verify;
+  verify.build.calibration = options.calibration;
+  verify.build.usable_fraction = options.usable_fraction;
+  verify.build.overhead_gib = options.overhead_gib;
+  verify.requests = options.sim_requests;
+  verify.seed = options.seed;
+  verify.prefill_chunk_tokens = options.prefill_chunk_tokens;
+  return verify;
+}
+
+Result<PlanResult> plan_spec(const Catalog& catalog, const Spec& spec, const PlanSpecOptions& options) {
+  if (auto missing = require_slos(spec, "plan")) return *missing;
+  if (auto bad_name = check_spec_names(spec, catalog, spec.path)) return *bad_name;
+  PlanResult result;
+  result.spec = spec;
+
+  PlannerOptions planner;
+  planner.calibration = options.calibration;
+  planner.usable_fraction = options.usable_fraction;
+  planner.overhead_gib = options.overhead_gib;
+  planner.prefill_chunk_tokens = options.prefill_chunk_tokens;
+  const VerifyOptions verify = verify_options(options);
+  for (const auto& service : spec.services) {
+    result.services.push_back(plan_service(catalog, spec, service, planner));
+    if (options.simulate) verify_plan(catalog, spec, service, result.services.back(), verify);
+    const ServicePlan& p = result.services.back();
+    result.efficiency_sources.push_back(p.best ? efficiency_for(*p.best->config.accelerator, options.calibration).source : "");
+  }
+  for (const auto& t : spec.training) {
+    auto plan = plan_training_job(catalog, spec, t, options.calibration);
+    if (!plan.ok()) return plan.error();
+    result.training.push_back(std::move(plan.value()));
+  }
+
+  for (const auto& p : result.services)
+    if (p.best) result.total_usd_per_month += p.best->usd_per_month();
+  for (size_t i = 0; i < result.training.size(); ++i) {
+    const auto& tp = result.training[i];
+    if (!tp.best) continue;
+    result.total_usd_per_month += tp.best->usd * spec.training[i].runs_per_month;
+    if (spec.training[i].runs_per_month <= 0) result.one_off_training_usd += tp.best->usd;
+  }
+  const auto& budget = spec.constraints.budget_usd_per_month;
+  result.over_budget = budget && result.total_usd_per_month > *budget;
+
+  std::vector<QuotaUse> uses;
+  for (const auto& p : result.services)
+    if (p.best)
+      for (const NodeGroup& g : p.best->nodes) uses.push_back({g.offering, g.pricing, g.instances, p.service});
+  for (size_t i = 0; i < result.training.size(); ++i)
+    if (result.training[i].best)
+      uses.push_back({result.training[i].best->offering, result.training[i].best->pricing, result.training[i].best->instances,
+                      spec.training[i].name});
+  result.quotas = quota_needs(uses, spec.constraints.quotas);
+  add_unit_costs(result);
+  return result;
+}
+
+}  // namespace gw

@@ -1,0 +1,182 @@
+#include "plan/simulate_spec.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "plan/spec_names.h"
+#include "plan/verify.h"
+#include "report/progress.h"
+#include "sim/arrivals.h"
+#include "sim/random.h"
+
+namespace gw {
+
+namespace {
+
+constexpr long long kSyntheticRequests = 100000;
+
+// The engine an LLM replica mirrors and its memory: what a reader needs to trust the run.
+std::string engine_text(const ReplicaConfig& c) {
+  long long tokens = c.kv_blocks * c.block_tokens;
+  return fmt::format("{} scheduler, {} preemption, token budget {}, KV cache {} blocks of {} ({} tokens), watermark {:.0f}%",
+                     llm_scheduler_name(c.scheduler), preemption_name(c.preemption), c.token_budget, c.kv_blocks,
+                     c.block_tokens, tokens, c.watermark_fraction * 100);
+}
+
+// What the step times' error rests on (--explain, layers by operator): the sampled steps' parts.
+std::optional<StepErrorSummary> step_error_of(const SimResult& r, const std::vector<ReplicaConfig>& replicas) {
+  std::vector<StepParts> parts;
+  for (const auto& sample : r.step_samples) {
+    const auto* model = dynamic_cast<const LlmStepModel*>(replicas[static_cast<size_t>(sample.replica)].llm.get());
+    if (model && model->by_operator())
+      parts.push_back(model->parts(sample.decode_sequences, sample.context_sum, sample.prefill_tokens, sample.prefill_attended,
+                                   sample.sampled_sequences));
+  }
+  if (parts.empty()) return std::nullopt;
+  return summarize_step_errors(parts);
+}
+
+std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec& model, const ServiceRun& run,
+                                        const std::vector<ReplicaConfig>& replicas, const ReplicaBuildOptions& build,
+                                        uint64_t seed) {
+  const Deployment& deployment = run.deployment;
+  std::vector<std::string> assumptions = {
+      fmt::format("arrivals: {} at {:.3g} requests/s, seed {} (the same seed gives the same run)", run.arrivals, run.rate_rps, seed),
+      "router: " + deployment.router + "; batching: " + (deployment.batching.empty() ? "the default for the model" : deployment.batching),
+      "latency percentiles from log-bucket histograms (1% buckets, within 0.5% of exact); mean exact"};
+  for (const auto& group : deployment.groups) {
+    const Accelerator* a = catalog.find_accelerator(group.accelerator);
+    if (!a) continue;
+    if (model.measured && catalog.find_accelerator(model.measured->accelerator) == a)
+      assumptions.push_back(fmt::format("service times on {}: measured by batch size in the spec ({} times around the mean)",
+                                        a->name, model.measured->distribution));
+    else
+      assumptions.push_back(fmt::format("step times on {}: the roofline model, {}", a->name, efficiency_for(*a, build.calibration).source));
+  }
+  if (run.llm && !replicas.empty()) {
+    const ReplicaConfig& c = replicas.front();
+    assumptions.push_back(fmt::format("scheduler {}: {}", llm_scheduler_name(c.scheduler), llm_scheduler_source(c.scheduler)));
+    assumptions.push_back(fmt::format("KV cache: {} blocks of {} tokens per replica, from {:.0f}% of device memory less weights, "
+                                      "activations and {:.1f} GiB runtime overhead (deployment.gpu_memory_utilization, overhead_gib)",
+                                      c.kv_blocks, c.block_tokens,
+                                      deployment.gpu_memory_utilization.value_or(build.usable_fraction) * 100,
+                                      deployment.overhead_gib.value_or(build.overhead_gib)));
+    assumptions.push_back("verdict: overloaded when requests in the system grow by more than 5% of the arrivals over the "
+                          "last quarter of the arrivals (and beyond 3 standard deviations of a stable queue), or when over 5% "
+                          "of the requests are still in the system at the last arrival and take over 5% of the arrival span "
+                          "to drain");
+  }
+  if (run.step_error) {
+    const StepErrorSummary& e = *run.step_error;
+    std::string by_part;
+    for (const auto& [name, share] : e.mean_contribution) by_part += fmt::format("{}{} {:.2f}%", by_part.empty() ? "" : ", ", name, 100 * share);
+    assumptions.push_back(fmt::format(
+        "step-time error contribution over {} sampled steps (each part's share of the step x its held-out median error "
+        "against Vidur's profiles): mean {:.1f}%, p99 {:.1f}%; {} dominates ({}); {:.0f}% of step time on average "
+        "(collectives, launches, KV writes) has no measured error and is not counted",
+        e.steps, 100 * e.mean_error, 100 * e.p99_error, e.dominant, by_part, 100 * e.mean_unmeasured_share));
+  }
+  return assumptions;
+}
+
+// The spec's deployment, or the best of the service's plan (verified as `plan` would).
+Result<Deployment> deployment_for(const Catalog& catalog, const Spec& spec, const ServiceSpec& service, bool llm,
+                                  const ReplicaBuildOptions& build, uint64_t seed, std::string& origin) {
+  origin = "spec";
+  if (!service.deployment && !service.slo_given)
+    return Error{spec.path, service.line, "services." + service.name + ".slo",
+                 "required to plan a deployment to simulate (or give services." + service.name + ".deployment)"};
+  if (service.deployment) return *service.deployment;
+  PlannerOptions planner;
+  planner.calibration = build.calibration;
+  ServicePlan plan = plan_service(catalog, spec, service, planner);
+  VerifyOptions verify;
+  verify.build = build;
+  verify.seed = seed;
+  verify_plan(catalog, spec, service, plan, verify);
+  if (!plan.best || !plan.feasible)
+    return Error{spec.path, service.line, "services." + service.name + ".deployment",
+                 "no deployment given and none can be planned: " + plan.binding};
+  origin = "the plan's best";
+  return deployment_of(*plan.best, llm, planner.prefill_chunk_tokens);
+}
+
+Result<ServiceRun> run_service(const Catalog& catalog, const Spec& spec, const ServiceSpec& service, const SimulateSpecOptions& o) {
+  const ModelSpec& model = spec.models.at(service.model_key);
+  ServiceRun run;
+  run.name = service.name;
+  run.llm = model.arch.kind == ModelKind::decoder;
+  run.slo_given = service.slo_given;
+  ReplicaBuildOptions build;
+  build.calibration = o.calibration;
+  auto deployment = deployment_for(catalog, spec, service, run.llm, build, o.seed, run.origin);
+  if (!deployment.ok()) return deployment.error();
+  run.deployment = deployment.value();
+  auto replicas = build_replicas(catalog, model, service, run.deployment, build);
+  if (!replicas.ok()) {
+    Error e = replicas.error();
+    e.file = spec.path;
+    e.field = "services." + service.name + "." + e.field;
+    return e;
+  }
+  double rate = o.average_rate ? service.traffic.average_rps : service.traffic.peak_rps;
+  ArrivalOptions arrivals = arrival_options(service, rate);
+  Rng rng(o.seed);
+  auto process = make_arrivals(arrivals, service, rng);
+  SimOptions options;
+  options.seed = o.seed;
+  // A trace runs whole unless cut; a synthetic process has no end, so it stops at a count said below.
+  const long long limit = o.requests > 0 ? o.requests : arrivals.process == "trace" ? (1LL << 62) : kSyntheticRequests;
+  options.max_requests = limit;
+  if (o.duration_s > 0) options.max_duration_s = o.duration_s;
+  options.slo = service.slo;
+  options.router = *parse_router(run.deployment.router);
+  if (o.sample_steps) options.step_sample_every = 16;
+  Progress progress("simulating " + service.name, "requests", static_cast<double>(std::min(limit, 1LL << 40)), o.show_progress);
+  options.on_progress = [&](long long admitted) { progress.update(static_cast<double>(admitted)); };
+  auto result = simulate(*process, replicas.value(), options);
+  progress.finish();
+  if (!result.ok()) {
+    Error e = result.error();
+    if (e.file.empty()) e.file = spec.path;
+    return e;
+  }
+  run.result = std::move(result.value());
+  const SimResult& r = run.result;
+  run.arrivals = arrivals.process;
+  run.rate_rps = arrivals.process == "trace" ? r.arrival_rate_rps : rate;
+  run.meets = !service.slo_given || r.slo_attainment >= 0.99;
+  if (run.llm && !r.step_samples.empty()) run.step_error = step_error_of(r, replicas.value());
+  if (run.llm && !replicas.value().empty()) run.engine = engine_text(replicas.value().front());
+  run.assumptions = assumptions_of(catalog, model, run, replicas.value(), build, o.seed);
+  return run;
+}
+
+}  // namespace
+
+bool SimulateResult::all_meet() const {
+  return std::all_of(services.begin(), services.end(), [](const ServiceRun& s) { return s.meets; });
+}
+
+std::string deployment_text(const Deployment& d) {
+  std::string groups;
+  for (const auto& g : d.groups) groups += fmt::format("{}{} x {} tp{}", groups.empty() ? "" : " + ", g.count, g.accelerator, g.tensor_parallel);
+  return fmt::format("{}, {} batching (max {}), {}", groups, d.batching.empty() ? "default" : d.batching, d.max_batch, d.router);
+}
+
+Result<SimulateResult> simulate_spec(const Catalog& catalog, const Spec& spec, const SimulateSpecOptions& options) {
+  if (auto bad_name = check_spec_names(spec, catalog, spec.path)) return *bad_name;
+  SimulateResult result;
+  result.spec_path = spec.path;
+  result.seed = options.seed;
+  result.requests_given = options.requests > 0;
+  for (const auto& service : spec.services) {
+    auto run = run_service(catalog, spec, service, options);
+    if (!run.ok()) return run.error();
+    result.services.push_back(std::move(run.value()));
+  }
+  return result;
+}
+
+}  // namespace gw
