@@ -6,6 +6,8 @@
 // instances. Each file is commented with the figures it came from.
 #pragma once
 
+#include "core/serving_defaults.h"
+
 #include <string>
 #include <vector>
 
@@ -43,8 +45,8 @@ struct ManifestInput {
   std::string model_name;              // the spec's model key
   std::string model_uri;               // versioned object-storage path; empty: a placeholder to set
   int max_batch = 256;
-  int token_budget = 2048;
-  double gpu_memory_utilization = 0.90;
+  int token_budget = kStepTokenBudget;
+  double gpu_memory_utilization = kUsableMemoryFraction;
   double cpu_per_replica = 4;          // cores requested
   double memory_gib_per_replica = 16;  // host memory requested
   double startup_s = 0;                // container start + model load, as the plan assumed

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/serving_defaults.h"
 #include "core/precision.h"
 #include "model/model_arch.h"
 
@@ -28,9 +29,9 @@ struct InferenceMemoryOptions {
   int tensor_parallel = 1;
   int pipeline_parallel = 1;
   int quant_group_size = 128;        // int4/fp4: one fp16 scale and a 4-bit zero per group
-  long long prefill_chunk_tokens = 8192;  // tokens processed in one forward pass (vLLM default)
+  long long prefill_chunk_tokens = kActivationPeakTokens;  // tokens processed in one forward pass
   int kv_block_tokens = 16;          // paged KV cache block (vLLM default)
-  double overhead_gib = 1.0;         // CUDA context, library workspaces, CUDA graphs
+  double overhead_gib = kRuntimeOverheadGib;  // CUDA context, library workspaces, CUDA graphs
 };
 
 struct TrainingMemoryOptions {
@@ -46,7 +47,7 @@ struct TrainingMemoryOptions {
   long long micro_batch = 1;
   long long sequence_length = 4096;
   bool offload_optimizer = false;   // ZeRO-Offload: optimizer state and master weights in host RAM
-  double overhead_gib = 1.0;
+  double overhead_gib = kRuntimeOverheadGib;
 };
 
 struct MemoryTerm {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/serving_defaults.h"
 #include "catalog/catalog.h"
 #include "model/memory.h"
 
@@ -18,7 +19,7 @@ struct FitRequest {
   FitMode mode = FitMode::inference;
   InferenceMemoryOptions inference;
   TrainingMemoryOptions training;
-  double usable_fraction = 0.90;  // of device memory (vLLM's gpu_memory_utilization default)
+  double usable_fraction = kUsableMemoryFraction;  // of device memory
   Pricing pricing = Pricing::on_demand;
   OfferingFilter offering_filter;    // clouds, regions, geo for choosing offerings
   int max_devices = 64;              // per model replica (training: tp x pp x dp)

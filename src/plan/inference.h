@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/serving_defaults.h"
 #include "core/money.h"
 #include "catalog/catalog.h"
 #include "perf/efficiency.h"
@@ -107,9 +108,9 @@ struct ServicePlan {
 
 struct PlannerOptions {
   const Calibration* calibration = nullptr;
-  double usable_fraction = 0.90;
-  double overhead_gib = 1.0;
-  int prefill_chunk_tokens = 2048;  // token budget per step under chunked prefill
+  double usable_fraction = kUsableMemoryFraction;
+  double overhead_gib = kRuntimeOverheadGib;
+  int prefill_chunk_tokens = kStepTokenBudget;  // token budget per step under chunked prefill
   int max_replicas = 100000;
   int pareto_size = 8;
 };

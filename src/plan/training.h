@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/serving_defaults.h"
 #include "catalog/catalog.h"
 #include "model/memory.h"
 #include "perf/efficiency.h"
@@ -91,11 +92,11 @@ double training_compute_efficiency(const Accelerator& accelerator, const Calibra
 
 // The fastest layout that fits, for this hardware.
 TrainingEstimate estimate_training_run(const TrainingJob& job, const TrainingHardware& hardware,
-                                       const Calibration* calibration, double usable_fraction = 0.90);
+                                       const Calibration* calibration, double usable_fraction = kUsableMemoryFraction);
 
 // The time model for one given layout (for tests and for `--tp/--pp` overrides).
 TrainingEstimate estimate_training_layout(const TrainingJob& job, const TrainingHardware& hardware,
                                           const TrainingLayout& layout, const Calibration* calibration,
-                                          double usable_fraction = 0.90);
+                                          double usable_fraction = kUsableMemoryFraction);
 
 }  // namespace gw

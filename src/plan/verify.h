@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "core/serving_defaults.h"
 #include "plan/inference.h"
 #include "sim/deployment.h"
 
@@ -16,7 +17,7 @@ struct VerifyOptions {
   ReplicaBuildOptions build;
   long long requests = 20000;  // per simulated candidate (traces: the whole trace, up to this)
   uint64_t seed = 1;
-  int prefill_chunk_tokens = 2048;
+  int prefill_chunk_tokens = kStepTokenBudget;
   int extra_replicas = 6;      // how far to grow the best when no candidate passes
 };
 

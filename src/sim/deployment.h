@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "core/serving_defaults.h"
 #include "catalog/catalog.h"
 #include "perf/efficiency.h"
 #include "sim/simulator.h"
@@ -14,8 +15,8 @@ namespace gw {
 
 struct ReplicaBuildOptions {
   const Calibration* calibration = nullptr;
-  double usable_fraction = 0.90;
-  double overhead_gib = 1.0;
+  double usable_fraction = kUsableMemoryFraction;
+  double overhead_gib = kRuntimeOverheadGib;
 };
 
 Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const ModelSpec& model,

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/serving_defaults.h"
 #include "catalog/accelerator.h"
 #include "perf/step_model.h"
 #include "sim/arrivals.h"
@@ -67,7 +68,7 @@ struct ReplicaConfig {
   std::shared_ptr<const LlmStepTimer> llm;
   long long kv_blocks = 0;            // paged KV cache capacity
   int block_tokens = 16;
-  int token_budget = 2048;            // tokens per step (vLLM's max_num_batched_tokens)
+  int token_budget = kStepTokenBudget;  // tokens per step (vLLM's max_num_batched_tokens)
   LlmScheduler scheduler = LlmScheduler::vllm_v1;
   Preemption preemption = Preemption::recompute;
   double watermark_fraction = 0.01;   // free blocks kept back when admitting a prompt

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/serving_defaults.h"
 #include "catalog/offering.h"
 #include "core/error.h"
 #include "core/precision.h"
@@ -104,7 +105,7 @@ struct Deployment {
   double max_queue_delay_s = 0;
   double batch_timeout_s = 0.05;
   bool chunked_prefill = true;
-  int token_budget = 2048;
+  int token_budget = kStepTokenBudget;
   std::string router = "round-robin";
   // LLM engines: vllm-v0, vllm-v1, sarathi, orca; empty: vllm-v1 with chunked prefill, vllm-v0 without.
   std::string scheduler;

@@ -1,0 +1,219 @@
+#include "audit/audit_run.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <map>
+
+#include "audit/audit_document.h"
+#include "core/numbers.h"
+#include "report/json_document.h"
+#include "report/progress.h"
+#include "report/style.h"
+#include "report/table.h"
+
+namespace gw {
+
+namespace {
+
+using nlohmann::json;
+
+// What a partial Prometheus answer lacks, for the first line of every report.
+std::string partial_line(const PrometheusStats& stats) {
+  if (stats.failed_ranges.empty())
+    return "PARTIAL: the server said its answer is incomplete: " + stats.warnings.substr(0, 300);
+  std::string ranges;
+  for (size_t i = 0; i < stats.failed_ranges.size() && i < 5; ++i) {
+    auto [from, to] = stats.failed_ranges[i];  // evaluation times: each covers the hour before it
+    ranges += fmt::format("{}{:%Y-%m-%d %H:%M} to {:%Y-%m-%d %H:%M}", i ? ", " : "",
+                          fmt::gmtime(static_cast<std::time_t>(from - 3600)), fmt::gmtime(static_cast<std::time_t>(to)));
+  }
+  if (stats.failed_ranges.size() > 5) ranges += fmt::format(" and {} more", stats.failed_ranges.size() - 5);
+  return fmt::format("PARTIAL: Prometheus did not answer for {} UTC; {:.1f}% of the GPU-hours asked for are missing "
+                     "and the figures below undercount them",
+                     ranges, stats.missing_fraction() * 100);
+}
+
+void note(const AuditInputs& in, const std::string& line) {
+  if (in.note) in.note(line);
+}
+
+std::optional<Error> read_prometheus(const AuditInputs& in, TelemetryAggregator& aggregator, AuditRun& run) {
+  PrometheusQueryOptions query = *in.prometheus;
+  Progress progress("querying Prometheus", "chunks", 0, in.show_progress);
+  query.on_progress = [&](int done, int total) {
+    progress.set_total(total);
+    progress.update(done);
+  };
+  if (auto error = audit_from_prometheus(query, aggregator, run.prometheus)) return error;
+  progress.finish();
+  if (run.prometheus.partial) note(in, "gpuwise: warning: partial data from Prometheus: " + run.prometheus.warnings);
+  if (run.prometheus.malformed > 0)
+    note(in, fmt::format("gpuwise: warning: {} malformed series or points from Prometheus skipped", run.prometheus.malformed));
+  return std::nullopt;
+}
+
+std::optional<Error> read_files(const AuditInputs& in, TelemetryAggregator& aggregator, AuditRun& run) {
+  ReadStats& stats = run.stats;
+  std::vector<std::pair<std::string, ReadOptions>> read_files;
+  for (const auto& entry : in.files) {
+    auto [file, metric] = file_and_metric(entry);
+    ReadOptions per_file = in.read;
+    if (!metric.empty()) per_file.long_csv.fixed_metric = metric;
+    Progress progress("reading " + file, "samples", 0, in.show_progress);
+    long long read_before = stats.samples;
+    auto on_sample = [&](const TelemetrySample& s) {
+      aggregator.add(s);
+      if ((aggregator.samples() & 0xFFFFF) == 0) progress.update(static_cast<double>(stats.samples - read_before));
+    };
+    if (auto error = read_telemetry(file, per_file, on_sample, stats)) return error;
+    progress.finish();
+    read_files.emplace_back(file, per_file);
+    for (const auto& warning : stats.warnings) note(in, "gpuwise: warning: " + warning);
+    stats.warnings.clear();
+  }
+  // Rows out of time order (a CSV sorted by value, shuffled, or reversed): those series are read again.
+  auto reordered = restore_time_order(aggregator, read_files);
+  if (!reordered.ok()) return reordered.error();
+  if (reordered.value() > 0)
+    note(in, fmt::format("gpuwise: note: {} series had rows out of time order; their times were read again in order", reordered.value()));
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> file_and_metric(const std::string& entry) {
+  size_t at = entry.rfind('@');
+  if (at != std::string::npos && at > 0 && entry.find('/', at) == std::string::npos) return {entry.substr(0, at), entry.substr(at + 1)};
+  return {entry, ""};
+}
+
+Result<AuditRun> audit_telemetry(const Catalog& catalog, const AuditInputs& in) {
+  TelemetryAggregator aggregator;
+  AuditRun run;
+  run.files = in.files.size();
+  if (in.prometheus)
+    if (auto error = read_prometheus(in, aggregator, run)) return *error;
+  if (auto error = read_files(in, aggregator, run)) return *error;
+  auto result = run_audit(aggregator, catalog, in.options);
+  if (!result.ok()) {
+    Error e = result.error();
+    if (e.file.empty() && !in.files.empty() && e.field.empty()) e.file = in.files.front();
+    // Say what was read and skipped: "no samples" alone does not tell what to fix.
+    std::string skipped;
+    for (const auto& [reason, n] : run.stats.skipped) skipped += fmt::format("{}{} {}", skipped.empty() ? "" : ", ", n, reason);
+    e.message += fmt::format(" ({} lines read; {} samples; skipped: {})", run.stats.lines, run.stats.samples,
+                             skipped.empty() ? "none" : skipped);
+    return e;
+  }
+  run.report = std::move(result.value());
+  for (const auto& [reason, n] : run.stats.skipped) run.skipped_rows += n;
+  return run;
+}
+
+nlohmann::json to_json(const AuditRun& run) {
+  const AuditReport& r = run.report;
+  json partial_ranges = json::array();
+  for (const auto& [from, to] : run.prometheus.failed_ranges) partial_ranges.push_back({{"from_s", from - 3600}, {"to_s", to}});
+  json series = json::array();
+  for (const auto& s : r.series) {
+    json labels = json::object();
+    for (const auto& [k, v] : s.labels) labels[k] = v;
+    series.push_back({{"id", s.id}, {"labels", labels}, {"accelerator", s.accelerator}, {"mean_util_pct", s.mean_util_pct},
+                      {"idle_fraction", s.idle_fraction}, {"peak_memory_bytes", s.peak_memory_bytes},
+                      {"p95_memory_bytes", s.p95_memory_bytes}, {"coverage_hours", s.coverage_hours},
+                      {"gaps", s.gaps}, {"gap_hours", s.gap_hours}, {"out_of_range_samples", s.out_of_range_samples},
+                      {"usd_per_month", s.usd_per_month}, {"price_source", s.price_source},
+                      {"usd_per_1k_inferences", s.usd_per_1k_inferences ? json(*s.usd_per_1k_inferences) : json(nullptr)},
+                      {"mean_sm_active", s.mean_sm_active ? json(*s.mean_sm_active) : json(nullptr)},
+                      {"mean_power_w", s.mean_power_w ? json(*s.mean_power_w) : json(nullptr)},
+                      {"host_cpu_util_pct", s.host_cpu_util_pct ? json(*s.host_cpu_util_pct) : json(nullptr)},
+                      {"host_iowait_pct", s.host_iowait_pct ? json(*s.host_iowait_pct) : json(nullptr)},
+                      {"host_cpus", s.host_cpus ? json(*s.host_cpus) : json(nullptr)},
+                      {"hour_of_week_util_pct", s.hour_of_week_util_pct}});
+  }
+  json findings = json::array();
+  for (const auto& f : r.findings)
+    findings.push_back({{"kind", f.kind}, {"scope", f.scope}, {"evidence", f.evidence},
+                        {"waste_usd_per_month", f.waste_usd_per_month}, {"recommendation", f.recommendation},
+                        {"confidence", f.confidence}});
+  json attribution = json::array();
+  for (const auto& a : r.attribution)
+    attribution.push_back({{"group", a.group}, {"usd_per_month", a.usd_per_month}, {"gpus", a.gpus},
+                           {"mean_util_pct", a.mean_util_pct}});
+  json skipped_json = json::object();
+  for (const auto& [reason, n] : run.stats.skipped) skipped_json[reason] = n;
+  return json_document("audit", {{"summary", {{"recoverable_usd_per_month", r.recoverable_usd_per_month},
+                                  {"fleet_usd_per_month", r.fleet_usd_per_month},
+                                  {"mean_util_pct", r.mean_util_pct},
+                                  {"idle_sample_fraction", r.idle_sample_fraction},
+                                  {"gpus", r.gpus},
+                                  {"samples", run.stats.samples},
+                                  {"skipped_rows", run.skipped_rows},
+                                  {"top20_cost_share", r.top20_cost_share},
+                                  {"usd_per_1k_inferences", r.usd_per_1k_inferences ? json(*r.usd_per_1k_inferences) : json(nullptr)},
+                                  {"prometheus_queries", run.prometheus.queries},
+                                  {"partial", run.prometheus.partial},
+                                  {"partial_missing_fraction", run.prometheus.missing_fraction()},
+                                  {"partial_ranges", partial_ranges},
+                                  {"prometheus_retries", run.prometheus.retries},
+                                  {"prometheus_splits", run.prometheus.splits},
+                                  {"prometheus_failed_chunks", run.prometheus.failed_chunks},
+                                  {"prometheus_malformed", run.prometheus.malformed},
+                                  {"underused_gpus", r.underused_gpus},
+                                  {"underused_fit_on", r.underused_fit_on}}},
+                     {"series", series},
+                     {"findings", findings},
+                     {"attribution", attribution},
+                     {"skipped", skipped_json},
+                     {"assumptions", r.assumptions}});
+}
+
+Document audit_run_document(const AuditRun& run, const std::string& group_by, int top) {
+  Document document = audit_document(run.report, group_by, top);
+  if (run.prometheus.partial) {
+    document.title = "PARTIAL DATA: " + document.title;
+    document.facts.insert(document.facts.begin(), {"data", partial_line(run.prometheus)});
+  }
+  document.sections.front().paragraphs.push_back(
+      fmt::format("{} samples read from {} file{}, {} rows skipped.", format_number(static_cast<double>(run.stats.samples), 0),
+                  run.files, run.files == 1 ? "" : "s", run.skipped_rows));
+  for (const auto& [reason, n] : run.stats.skipped) document.sections.front().paragraphs.push_back(fmt::format("Skipped {}: {}.", n, reason));
+  return document;
+}
+
+std::string audit_text(const AuditRun& run, const std::string& group_by, int top, bool colour, bool explain) {
+  const AuditReport& r = run.report;
+  std::string out = run.prometheus.partial ? paint(partial_line(run.prometheus), Style::bold, colour) + "\n" : "";
+  out += paint(fmt::format("{}/month recoverable of {}/month across {} GPUs (mean duty cycle {:.1f}%, {:.0f}% of samples idle)",
+                                format_usd(r.recoverable_usd_per_month), format_usd(r.fleet_usd_per_month), r.gpus,
+                                r.mean_util_pct, r.idle_sample_fraction * 100), Style::bold, colour) + "\n";
+  if (r.underused_gpus > 0)
+    out += fmt::format("The work of the {} under-used GPUs fits on {} at 70% busy\n", r.underused_gpus, r.underused_fit_on);
+  if (r.usd_per_1k_inferences)
+    out += fmt::format("{} per 1k inferences across the GPUs with request rates\n", format_usd(*r.usd_per_1k_inferences));
+  out += fmt::format("{} samples read from {} file{}, {} rows skipped\n", format_number(static_cast<double>(run.stats.samples), 0),
+                     run.files, run.files == 1 ? "" : "s", run.skipped_rows);
+  for (const auto& [reason, n] : run.stats.skipped) out += fmt::format("  skipped {}: {}\n", n, reason);
+  std::map<std::string, std::pair<int, double>> kinds;
+  for (const auto& f : r.findings) {
+    kinds[f.kind].first++;
+    kinds[f.kind].second += f.waste_usd_per_month;
+  }
+  out += "\nFindings:\n";
+  for (const auto& [kind, v] : kinds) out += fmt::format("  {:<18} {:>5} series, {}/month\n", kind, v.first, format_usd(v.second));
+  Table table = findings_table(r, top);
+  out += "\n" + paint("Largest moves first:", Style::bold, colour) + "\n" + render_text(table);
+  if (!r.attribution.empty()) {
+    Table groups = attribution_table(r, group_by);
+    out += fmt::format("\nCost by {} (the top 20% hold {:.0f}% of the cost):\n", group_by, r.top20_cost_share * 100) +
+           render_text(groups);
+  }
+  if (explain) {
+    out += "\nAssumptions:\n";
+    for (const auto& a : r.assumptions) out += "  - " + a + "\n";
+  }
+  return out;
+}
+
+}  // namespace gw

@@ -1,0 +1,379 @@
+#include "fleet/fleet_spec.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/money.h"
+#include "fleet/bucket_mix.h"
+#include "fleet/buy_vs_rent.h"
+#include "fleet/model_pools.h"
+#include "fleet/shared_pool.h"
+#include "fleet/what_if.h"
+#include "plan/inference.h"
+#include "plan/spec_names.h"
+#include "plan/verify.h"
+#include "report/json_document.h"
+
+namespace gw {
+
+namespace {
+
+using nlohmann::json;
+
+json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+Chart pool_chart(const SharedPoolReport& r) {
+  json values = json::array();
+  static const char* days[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+  for (size_t h = 0; h < r.week_peak_by_hour.size(); ++h) {
+    std::string when = fmt::format("{} {:02d}:00", days[h / 24], h % 24);
+    values.push_back({{"hour", static_cast<double>(h)}, {"when", when}, {"gpus", r.week_peak_by_hour[h]}, {"series", "shared pool"}});
+    if (!r.shifts.empty())
+      values.push_back({{"hour", static_cast<double>(h)}, {"when", when}, {"gpus", r.shifted_week_peak_by_hour[h]}, {"series", "pool with shifts"}});
+    values.push_back({{"hour", static_cast<double>(h)}, {"when", when}, {"gpus", r.static_gpus}, {"series", "static allocation"}});
+  }
+  json spec = {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+               {"width", 640},
+               {"height", 240},
+               {"data", {{"values", values}}},
+               {"mark", {{"type", "line"}, {"interpolate", "step-after"}, {"tooltip", true}}},
+               {"encoding", {{"x", {{"field", "hour"}, {"type", "quantitative"}, {"title", "hour of the week (Monday 00:00 = 0)"},
+                                    {"scale", {{"domain", {0, 168}}}}}},
+                             {"y", {{"field", "gpus"}, {"type", "quantitative"}, {"title", "GPUs"}}},
+                             {"color", {{"field", "series"}, {"type", "nominal"}, {"title", nullptr}}}}}};
+  return {"GPUs busy through the week", spec};
+}
+
+Chart what_if_chart(const WhatIfReport& r) {
+  json values = json::array();
+  values.push_back({{"step", "today"}, {"order", 0}, {"usd_per_month", r.current_usd_per_month}});
+  int order = 1;
+  for (const auto& s : r.steps)
+    if (s.feasible) values.push_back({{"step", s.name}, {"order", order++}, {"usd_per_month", s.usd_per_month}});
+  json spec = {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+               {"width", 480},
+               {"height", 220},
+               {"data", {{"values", values}}},
+               {"mark", {{"type", "bar"}, {"tooltip", true}}},
+               {"encoding", {{"x", {{"field", "step"}, {"type", "nominal"}, {"sort", {{"field", "order"}}}, {"title", nullptr}}},
+                             {"y", {{"field", "usd_per_month"}, {"type", "quantitative"}, {"title", "USD per month"}}}}}};
+  return {"Cost per month after each step", spec};
+}
+
+// Everything a section reads.
+struct FleetInputs {
+  const Catalog& catalog;
+  const Spec& spec;
+  const FleetSpecOptions& options;
+};
+
+void add_shared_pools(FleetReport& report, const FleetInputs& in) {
+  const Spec& spec = in.spec;
+  auto demands = model_demands(in.catalog, spec, in.options.calibration);
+  if (!demands.ok()) throw InputError{demands.error()};
+  const auto& models = demands.value();
+  auto shared = assign_pools_exact(models, spec.constraints.max_utilization);
+  if (!shared.ok()) {
+    Error e = shared.error();
+    e.file = in.spec.path;
+    throw InputError{e};
+  }
+  PoolAssignment separate = one_pool_per_model(models, spec.constraints.max_utilization);
+  const PoolAssignment& r = shared.value();
+  Table t;
+  t.columns = {"pool", "accelerator", "GPUs", "models", "peak GPU share", "memory GiB", "per month"};
+  t.align = {Align::left, Align::left, Align::right, Align::left, Align::right, Align::right, Align::right};
+  json pools = json::array(), per_model = json::array();
+  for (size_t i = 0; i < r.pools.size(); ++i) {
+    const auto& p = r.pools[i];
+    std::string names;
+    json members = json::array();
+    for (int m : p.models) {
+      const ModelDemand& d = models[static_cast<size_t>(m)];
+      names += (names.empty() ? "" : ", ") + d.service;
+      members.push_back(d.service);
+      // The pool's cost shared by peak GPU share; per 1k requests at the model's average rate.
+      const PoolCandidate* c = nullptr;
+      for (const auto& x : d.candidates)
+        if (x.accelerator_name == p.accelerator) c = &x;
+      double share = c && p.peak_gpus > 0 ? c->peak_gpus / p.peak_gpus : 0;
+      double usd = p.usd_per_month * share;
+      double requests = d.average_rps * kHoursPerMonth * 3600;
+      bool serverless = c && c->average_gpus < 0.1;
+      per_model.push_back({{"service", d.service}, {"pool", i + 1}, {"accelerator", p.accelerator}, {"usd_per_month", usd},
+                           {"usd_per_1k_requests", requests > 0 ? json(usd / requests * 1000) : json(nullptr)},
+                           {"average_gpus", c ? c->average_gpus : 0}, {"serverless_candidate", serverless && d.latency_tolerant},
+                           {"low_traffic", serverless}});
+    }
+    t.add_row({std::to_string(i + 1), p.accelerator, std::to_string(p.gpus), names, format_number(p.peak_gpus, 2),
+               format_number(p.vram_gib, 1), format_usd(p.usd_per_month)});
+    pools.push_back({{"accelerator", p.accelerator}, {"gpus", p.gpus}, {"models", members}, {"peak_gpus", p.peak_gpus},
+                     {"vram_gib", p.vram_gib}, {"usd_per_month", p.usd_per_month}});
+  }
+  Table m;
+  m.columns = {"model", "pool", "per month", "per 1k requests", "average GPUs", "note"};
+  m.align = {Align::left, Align::right, Align::right, Align::right, Align::right, Align::left};
+  for (const auto& x : per_model)
+    m.add_row({x["service"].get<std::string>(), std::to_string(x["pool"].get<int>()), format_usd(x["usd_per_month"].get<double>()),
+               x["usd_per_1k_requests"].is_null() ? "-" : fmt::format("${:.4f}", x["usd_per_1k_requests"].get<double>()),
+               format_number(x["average_gpus"].get<double>(), 3),
+               x["serverless_candidate"].get<bool>() ? "low traffic, latency-tolerant: serverless or scale to zero"
+               : x["low_traffic"].get<bool>()        ? "low traffic: scale to zero if a cold start fits its SLO"
+                                                     : ""});
+  std::string headline = fmt::format("{} models on shared pools: {}/month in {} pool(s) ({}), against {}/month with one pool per "
+                                     "model ({:.0f}% less).",
+                                     models.size(), format_usd(r.usd_per_month), r.pools.size(), r.method,
+                                     format_usd(separate.usd_per_month),
+                                     separate.usd_per_month > 0 ? 100 * (1 - r.usd_per_month / separate.usd_per_month) : 0);
+  report.add_section("Models on shared pools", {headline}, {t, m});
+  report.doc.assumptions.push_back(fmt::format(
+      "pools: every GPU of a pool hosts each of its models (weights and working set at the operating batch must fit in {:.0f}% "
+      "of its memory); GPUs = ceil(the busiest hour's sum of the models' GPU shares / {:.0f}%), hours from each model's daily or "
+      "weekly profile (its peak all day without one); a share is the model's peak rate over its capacity per GPU at its SLO from "
+      "the planner (tensor parallel 1); time-sharing assumed work-conserving",
+      PlannerOptions{}.usable_fraction * 100, spec.constraints.max_utilization * 100));
+  report.doc.assumptions.push_back("per model: the pool's cost shared by peak GPU share, per 1k requests at the model's average rate");
+  report.out["shared_pools"] = {{"pools", pools}, {"models", per_model}, {"pool_usd_per_month", r.usd_per_month},
+                                {"one_pool_per_model_usd_per_month", separate.usd_per_month}, {"method", r.method}};
+}
+
+void add_bucket_mix(FleetReport& report, const FleetInputs& in, const BucketMixSpec& mix) {
+  const Spec& spec = in.spec;
+  const ServiceSpec& service = *std::find_if(spec.services.begin(), spec.services.end(),
+                                             [&](const ServiceSpec& s) { return s.name == mix.service; });
+  auto buckets = request_buckets(in.catalog, spec, service, mix.buckets, in.options.calibration);
+  if (!buckets.ok()) throw InputError{buckets.error()};
+  auto mixed = assign_buckets_exact(buckets.value(), spec.constraints.max_utilization);
+  if (!mixed.ok()) throw InputError{Error{in.spec.path, mix.line, mixed.error().field, mixed.error().message}};
+  BucketAssignment single = best_single_type(buckets.value(), spec.constraints.max_utilization);
+  const BucketAssignment& r = mixed.value();
+  Table t;
+  t.columns = {"prompt tokens", "share", "mean in/out", "peak rps", "on"};
+  t.align = {Align::left, Align::right, Align::right, Align::right, Align::left};
+  json bucket_list = json::array();
+  for (size_t b = 0; b < buckets.value().size(); ++b) {
+    const RequestBucket& k = buckets.value()[b];
+    const BucketOption& o = k.options[static_cast<size_t>(r.option_of_bucket[b])];
+    t.add_row({fmt::format("{:.0f}-{:.0f}", k.input_from, k.input_to), fmt::format("{:.0f}%", k.share * 100),
+               fmt::format("{:.0f}/{:.0f}", k.mean_input, k.mean_output), format_number(k.peak_rps, 2),
+               fmt::format("{} tp{} ({:.2f}/s per replica)", o.accelerator, o.tensor_parallel, o.capacity_rps)});
+    bucket_list.push_back({{"input_from", k.input_from}, {"input_to", k.input_to}, {"share", k.share}, {"peak_rps", k.peak_rps},
+                           {"accelerator", o.accelerator}, {"tensor_parallel", o.tensor_parallel}, {"capacity_rps", o.capacity_rps}});
+  }
+  std::string replicas, single_replicas;
+  json replica_list = json::array();
+  for (const auto& [type, count] : r.replicas) {
+    replicas += fmt::format("{}{} x {}", replicas.empty() ? "" : " + ", count, type);
+    replica_list.push_back({{"type", type}, {"replicas", count}});
+  }
+  for (const auto& [type, count] : single.replicas) single_replicas += fmt::format("{} x {}", count, type);
+  double saving = single.usd_per_month > 0 ? 1 - r.usd_per_month / single.usd_per_month : 0;
+  // The whole service as `gpuwise plan` sizes it, verified in the simulator, for contrast.
+  PlannerOptions planner;
+  planner.calibration = in.options.calibration;
+  ServicePlan whole = plan_service(in.catalog, spec, service, planner);
+  VerifyOptions verify;
+  verify.build.calibration = planner.calibration;
+  verify.seed = in.options.seed;
+  verify_plan(in.catalog, spec, service, whole, verify);
+  std::string headline = fmt::format("Accelerator mix for {} by prompt length ({} buckets): {} at {}/month, against the best single "
+                                     "type {} at {}/month ({:.0f}% less).",
+                                     mix.service, mix.buckets, replicas, format_usd(r.usd_per_month), single_replicas,
+                                     format_usd(single.usd_per_month), saving * 100) +
+                         (whole.best ? fmt::format(" Bucket capacities come from the planner's screen; the whole service as `gpuwise "
+                                                   "plan` sizes it, checked in the simulator, costs {}/month.",
+                                                   format_usd(whole.best->usd_per_month()))
+                                     : "");
+  report.add_section("Accelerator mix by request size", {headline}, {t});
+  report.doc.assumptions.push_back("bucket mix: each bucket's capacity per replica from the planner at the SLO with only that bucket's "
+                                   "requests at its share of the peak; a bucket goes wholly to one type; replicas of a type carry their "
+                                   "buckets' load at the utilization limit (capacities add as shares of replica time)");
+  report.out["bucket_mix"] = {{"service", mix.service}, {"buckets", bucket_list}, {"replicas", replica_list},
+                              {"usd_per_month", r.usd_per_month}, {"single_type_usd_per_month", single.usd_per_month},
+                              {"saving", saving}, {"method", r.method},
+                              {"whole_service_usd_per_month", whole.best ? json(whole.best->usd_per_month()) : json(nullptr)}};
+}
+
+// Returns the pool's figures: buy-versus-rent takes its demand from them.
+SharedPoolReport add_projects(FleetReport& report, const FleetInputs& in, const FleetSpec& fleet) {
+  SharedPoolOptions options;
+  if (fleet.usd_per_gpu_hour) options.usd_per_gpu_hour = *fleet.usd_per_gpu_hour;
+  else if (fleet.buy_vs_rent) options.usd_per_gpu_hour = fleet.buy_vs_rent->on_demand_usd_per_gpu_hour;
+  else throw InputError{Error{in.spec.path, fleet.line, "fleet.usd_per_gpu_hour", "required to price the pool"}};
+  auto result = plan_shared_pool(fleet.projects, options);
+  if (!result.ok()) {
+    Error e = result.error();
+    e.file = in.spec.path;
+    throw InputError{e};
+  }
+  const SharedPoolReport& r = result.value();
+  Table t;
+  t.columns = {"allocation", "GPUs", "per month"};
+  t.align = {Align::left, Align::right, Align::right};
+  t.add_row({"static: each project its own GPUs", std::to_string(r.static_gpus), format_usd(r.static_usd_per_month)});
+  t.add_row({"shared pool sized for its peak", std::to_string(r.pool_peak_gpus), format_usd(r.pool_fixed_usd_per_month)});
+  t.add_row({"elastic shared pool (GPU-hours used)", fmt::format("{:.2f} average", r.pool_average_gpus), format_usd(r.pool_usd_per_month)});
+  std::string shifts;
+  for (const auto& s : r.shifts) shifts += fmt::format("{}{} {:+d} h", shifts.empty() ? "" : ", ", s.project, s.hours);
+  std::string headline = fmt::format("Projects on a shared pool ({} projects over {} days): peak {} GPUs, average {:.2f}; static "
+                                     "allocation {} GPUs ({} to cover every peak).",
+                                     fleet.projects.size(), r.days, r.pool_peak_gpus, r.pool_average_gpus, r.static_gpus,
+                                     r.static_cover_gpus);
+  std::string verdict = r.shifts.empty() ? "No start-time shift lowers the peak."
+                                         : fmt::format("Shifting {} lowers the peak from {} to {} GPUs.", shifts, r.pool_peak_gpus,
+                                                       r.shifted_peak_gpus);
+  report.add_section("Projects on a shared pool", {headline, verdict}, {t}, {pool_chart(r)});
+  report.assume(r.assumptions);
+  json shift_list = json::array();
+  for (const auto& s : r.shifts) shift_list.push_back({{"project", s.project}, {"hours", s.hours}});
+  report.out["pool"] = {{"days", r.days}, {"static_gpus", r.static_gpus}, {"static_cover_gpus", r.static_cover_gpus},
+                        {"static_usd_per_month", r.static_usd_per_month}, {"pool_usd_per_month", r.pool_usd_per_month},
+                        {"pool_fixed_usd_per_month", r.pool_fixed_usd_per_month}, {"pool_peak_gpus", r.pool_peak_gpus},
+                        {"pool_average_gpus", r.pool_average_gpus}, {"shifts", shift_list}, {"shifted_peak_gpus", r.shifted_peak_gpus},
+                        {"usd_per_gpu_hour", r.usd_per_gpu_hour}, {"week_peak_by_hour", r.week_peak_by_hour}};
+  return r;
+}
+
+void add_buy_vs_rent(FleetReport& report, const FleetInputs& inputs, const BuyVsRentSpec& b, const std::optional<SharedPoolReport>& pool) {
+  BuyVsRentInput in;
+  static_cast<BuyVsRentTerms&>(in) = b;
+  std::string watts_source = "watts_per_gpu";
+  if (!b.accelerator.empty()) {
+    auto named = inputs.catalog.accelerator_named(b.accelerator);
+    if (!named.ok()) throw InputError{Error{inputs.spec.path, b.accelerator_line, "fleet.buy_vs_rent.accelerator", named.error().message}};
+    if (!(in.watts_per_gpu > 0)) {
+      if (!named.value()->tdp_watts)
+        throw InputError{Error{inputs.spec.path, b.line, "fleet.buy_vs_rent.watts_per_gpu",
+                               named.value()->name + " has no TDP in the catalog: give watts_per_gpu"}};
+      in.watts_per_gpu = *named.value()->tdp_watts;
+      watts_source = named.value()->name + "'s TDP (" + named.value()->source + ")";
+    }
+  }
+  std::string utilization_source = "given";
+  if (b.utilization) {
+    in.utilization = *b.utilization;
+  } else {
+    in.utilization = std::min(1.0, pool->pool_average_gpus / b.gpus);
+    utilization_source = fmt::format("the projects' average {:.2f} GPUs of {}", pool->pool_average_gpus, b.gpus);
+  }
+  if (pool)
+    for (int g : pool->hourly_peak) in.demand.push_back({1, static_cast<double>(g), 0});
+  auto result = buy_vs_rent(in);
+  if (!result.ok()) throw InputError{Error{inputs.spec.path, b.line, result.error().field, result.error().message}};
+  const BuyVsRentReport& r = result.value();
+  Table lines;
+  lines.columns = {"owning, per month", "usd", "how"};
+  lines.align = {Align::left, Align::right, Align::left};
+  for (const auto& l : r.owned_lines) lines.add_row({l.name, format_usd(l.usd_per_month), l.formula});
+  lines.add_row({"total", format_usd(r.owned_usd_per_month), fmt::format("${:.3g} per GPU-hour, busy or idle", r.owned_usd_per_gpu_hour)});
+  Table t;
+  t.columns = {"option", "per month"};
+  t.align = {Align::left, Align::right};
+  t.add_row({fmt::format("own {} GPUs", b.gpus), format_usd(r.owned_usd_per_month)});
+  t.add_row({fmt::format("rent on demand at {:.0f}% utilization", in.utilization * 100), format_usd(r.on_demand_usd_per_month)});
+  if (r.reserved_1y_usd_per_month) t.add_row({"reserved 1-year", format_usd(*r.reserved_1y_usd_per_month)});
+  if (r.reserved_3y_usd_per_month) t.add_row({"reserved 3-year", format_usd(*r.reserved_3y_usd_per_month)});
+  if (r.spot_usd_per_month) t.add_row({"spot (interruptible work only)", format_usd(*r.spot_usd_per_month)});
+  if (r.hybrid_owned_gpus)
+    t.add_row({fmt::format("hybrid for the projects' demand: own {}, rent {:.0f} GPU-hours/month", *r.hybrid_owned_gpus,
+                           r.hybrid_cloud_gpu_hours_per_month),
+               format_usd(r.hybrid_usd_per_month)});
+  std::string headline = fmt::format(
+      "Buy or rent {} GPUs (${:.0f}, {:.3g}-year life; utilization {:.0f}%, {}): owning breaks even {}{}; cheapest here: {}.",
+      b.gpus, b.purchase_usd, b.life_years, in.utilization * 100, utilization_source,
+      r.break_even_utilization <= 1 ? fmt::format("above {:.1f}% utilization", r.break_even_utilization * 100)
+                                    : std::string("at no utilization (renting on demand costs less even when always busy)"),
+      r.break_even_months ? fmt::format(", and pays for itself in {:.1f} months against on-demand", *r.break_even_months) : "",
+      r.cheapest);
+  report.add_section("Buy or rent", {headline}, {lines, t});
+  report.assume(r.assumptions);
+  if (!b.overhead_fraction) report.assume({fmt::format("power at {:.0f} W per GPU: {}", in.watts_per_gpu, watts_source)});
+  json owned_lines = json::array();
+  for (const auto& l : r.owned_lines)
+    owned_lines.push_back({{"name", l.name}, {"usd_per_month", l.usd_per_month}, {"formula", l.formula},
+                           {"varies_with_utilization", l.varies_with_utilization}});
+  report.out["buy_vs_rent"] = {{"gpus", b.gpus}, {"purchase_usd", b.purchase_usd}, {"utilization", in.utilization},
+                               {"owned_usd_per_month", r.owned_usd_per_month}, {"owned_usd_per_gpu_hour", r.owned_usd_per_gpu_hour},
+                               {"on_demand_usd_per_month", r.on_demand_usd_per_month},
+                               {"reserved_1y_usd_per_month", optional_json(r.reserved_1y_usd_per_month)},
+                               {"reserved_3y_usd_per_month", optional_json(r.reserved_3y_usd_per_month)},
+                               {"spot_usd_per_month", optional_json(r.spot_usd_per_month)},
+                               {"owned_lines", owned_lines}, {"capital_usd", r.capital_usd},
+                               {"running_usd_per_month", r.running_usd_per_month},
+                               {"break_even_utilization", std::isfinite(r.break_even_utilization) ? json(r.break_even_utilization) : json(nullptr)},
+                               {"break_even_months", optional_json(r.break_even_months)},
+                               {"cheapest", r.cheapest},
+                               {"hybrid_owned_gpus", r.hybrid_owned_gpus ? json(*r.hybrid_owned_gpus) : json(nullptr)},
+                               {"hybrid_cloud_gpu_hours_per_month", r.hybrid_cloud_gpu_hours_per_month},
+                               {"hybrid_usd_per_month", r.hybrid_owned_gpus ? json(r.hybrid_usd_per_month) : json(nullptr)}};
+}
+
+void add_what_if(FleetReport& report, const FleetInputs& in, const WhatIfSpec& what_if) {
+  auto result = plan_what_if(in.catalog, in.spec, what_if, in.options.calibration, in.options.seed);
+  if (!result.ok()) throw InputError{result.error()};
+  const WhatIfReport& r = result.value();
+  Table t;
+  t.columns = {"step", "change", "weeks", "GPUs", "per month", "saves", "payback weeks"};
+  t.align = {Align::left, Align::left, Align::right, Align::right, Align::right, Align::right, Align::right};
+  t.add_row({"today", "", "", std::to_string(r.current_gpus), format_usd(r.current_usd_per_month), "", ""});
+  json steps = json::array();
+  for (const auto& s : r.steps) {
+    t.add_row({s.name, s.change, format_number(s.weeks, 1), s.feasible ? std::to_string(s.gpus) : "-",
+               s.feasible ? format_usd(s.usd_per_month) : "misses the SLO", s.feasible ? format_usd(s.saving_usd_per_month) : "",
+               s.feasible && s.weeks == 0 ? "now" : s.payback_weeks ? format_number(*s.payback_weeks, 1) : "never"});
+    steps.push_back({{"name", s.name}, {"change", s.change}, {"weeks", s.weeks}, {"feasible", s.feasible}, {"binding", s.binding},
+                     {"gpus", s.gpus}, {"usd_per_month", s.usd_per_month}, {"saving_usd_per_month", s.saving_usd_per_month},
+                     {"payback_weeks", optional_json(s.payback_weeks)}, {"latency_p99_s", s.latency_p99_s}});
+  }
+  std::string headline = fmt::format("What-if for {} ({} x {} at {}/month today): {}/month saved after every step, {:.1f} weeks of work{}.",
+                                     r.service, r.current_gpus, r.accelerator, format_usd(r.current_usd_per_month),
+                                     format_usd(r.total_saving_usd_per_month), r.total_weeks,
+                                     r.total_payback_weeks ? fmt::format(", paid back in {:.1f} weeks", *r.total_payback_weeks) : "");
+  report.add_section("What-if optimizations", {headline}, {t}, {what_if_chart(r)});
+  report.assume(r.assumptions);
+  report.out["what_if"] = {{"service", r.service}, {"accelerator", r.accelerator}, {"current_gpus", r.current_gpus},
+                           {"current_usd_per_month", r.current_usd_per_month}, {"steps", steps},
+                           {"saving_usd_per_month", r.total_saving_usd_per_month}, {"weeks", r.total_weeks},
+                           {"payback_weeks", optional_json(r.total_payback_weeks)}};
+}
+
+}  // namespace
+
+Result<FleetReport> fleet_spec(const Catalog& catalog, const Spec& spec, const FleetSpecOptions& options) {
+  if (auto missing = require_slos(spec, "plan a fleet")) return *missing;
+  if (auto bad_name = check_spec_names(spec, catalog, spec.path)) return *bad_name;
+  if (!spec.fleet) return Error{spec.path, 0, "fleet", "the spec has no fleet section (projects, buy_vs_rent, what_if)"};
+  const FleetSpec& fleet = *spec.fleet;
+  FleetInputs in{catalog, spec, options};
+  FleetReport report;
+  report.doc.kind = "fleet";
+  report.doc.title = "Fleet: " + spec.path;
+  // The sections report a bad field by throwing (deep in their loops); it stops here.
+  try {
+    if (fleet.shared_pools) add_shared_pools(report, in);
+    if (fleet.bucket_mix) add_bucket_mix(report, in, *fleet.bucket_mix);
+    std::optional<SharedPoolReport> pool;
+    if (!fleet.projects.empty()) pool = add_projects(report, in, fleet);
+    if (fleet.buy_vs_rent) add_buy_vs_rent(report, in, *fleet.buy_vs_rent, pool);
+    if (fleet.what_if) add_what_if(report, in, *fleet.what_if);
+  } catch (const InputError& e) {
+    return e.error;
+  }
+  report.out["spec"] = spec.path;
+  report.out["assumptions"] = report.doc.assumptions;
+  return report;
+}
+
+nlohmann::json to_json(const FleetReport& report) { return json_document("fleet", report.out); }
+
+std::string fleet_text(const FleetReport& report, bool explain) {
+  std::string text = report.text;
+  if (explain) {
+    text += "assumptions:\n";
+    for (const auto& a : report.doc.assumptions) text += "  - " + a + "\n";
+  }
+  return text;
+}
+
+}  // namespace gw
