@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/money.h"
-#include "fleet/cron.h"
+#include "core/cron.h"
 
 namespace gw {
 

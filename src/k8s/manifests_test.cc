@@ -3,6 +3,7 @@
 // wrong enum value fails the same check; names are made DNS-1123 and strings stay quoted.
 #include "k8s/manifests.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -74,7 +75,11 @@ ManifestInput llm_input() {
 class ManifestSchemas : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have("node")) GTEST_FAIL() << "node is required (scripts/bootstrap installs it)";
+    // Without node (a packager's build) skipped; CI sets GPUWISE_REQUIRE_BROWSER=1 and fails instead.
+    if (!have("node")) {
+      if (std::getenv("GPUWISE_REQUIRE_BROWSER")) GTEST_FAIL() << "node is required (scripts/bootstrap installs it)";
+      GTEST_SKIP() << "node is required (scripts/bootstrap installs it)";
+    }
     dir_ = std::filesystem::temp_directory_path() / fmt::format("gpuwise_k8s_{}", ::getpid());
     std::filesystem::create_directories(dir_);
   }

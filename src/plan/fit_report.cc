@@ -175,7 +175,7 @@ FitReport fit_report(const FitResult& r, bool explain) {
     for (const auto& line : r.arch.assumptions) explain_text += "  - " + line + "\n";
     for (const auto& line : r.estimate.assumptions) explain_text += "  - " + line + "\n";
     explain_text += fmt::format("  - usable memory = {:.0f}% of what each device reports (--usable-fraction; vLLM's gpu_memory_utilization "
-                           "default, https://docs.vllm.ai/en/stable/configuration/engine_o.html); the device's reported "
+                           "default, https://docs.vllm.ai/en/stable/configuration/engine_args.html); the device's reported "
                            "memory is nvidia-smi's memory.total with ECC on where measured (catalog memory_mib), else the datasheet\n",
                            o.usable_fraction * 100);
     explain_text += "  - model: " + r.arch.source + "\n";

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/formatting.h"
 #include "core/money.h"
 #include "core/numbers.h"
 #include "plan/cold_start.h"
 #include "plan/scaling_plan.h"
 #include "plan/spot.h"
-#include "report/table.h"
 
 namespace gw {
 

@@ -8,7 +8,7 @@
 #include "plan/verify.h"
 #include "report/progress.h"
 #include "sim/arrivals.h"
-#include "sim/random.h"
+#include "core/random.h"
 
 namespace gw {
 

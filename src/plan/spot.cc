@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text.h"
-#include "sim/random.h"
+#include "core/random.h"
 
 namespace gw {
 

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/formatting.h"  // the writers format numbers one way
+
 namespace gw {
 
 enum class Align { left, right };
@@ -24,11 +26,5 @@ std::string render_markdown(const Table& table);
 // a paragraph or a table row) as spaces.
 std::string markdown_escape(std::string_view text);
 std::string render_csv(const Table& table);
-
-// Number formatting for people: thousands separators, fixed decimals, "-" for missing.
-std::string format_number(double value, int decimals);
-std::string format_gib(double bytes);
-std::string format_usd(double usd);
-std::string format_count(double value);  // 8.03B, 124.4M, 12.3k
 
 }  // namespace gw

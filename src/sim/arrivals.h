@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "sim/random.h"
+#include "core/random.h"
 #include "spec/spec.h"
 #include "trace/rate_series.h"
 #include "trace/request_trace.h"

@@ -20,7 +20,7 @@
 #include "catalog/accelerator.h"
 #include "perf/step_model.h"
 #include "sim/arrivals.h"
-#include "sim/histogram.h"
+#include "core/histogram.h"
 #include "spec/spec.h"
 
 namespace gw {

@@ -11,7 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/text.h"
-#include "fleet/cron.h"
+#include "core/cron.h"
 #include "model/hf_config.h"
 #include "model/presets.h"
 
@@ -279,36 +279,9 @@ TokenDistribution read_tokens(const Reader& r, const YAML::Node& node, const std
   return distribution_from(mean, p99);
 }
 
-ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, Spec& spec, const std::string& base_dir) {
-  std::string path = fmt::format("services[{}]", index);
-  r.check_keys(node, path, {"name", "model", "traffic", "tokens", "slo", "batching", "max_batch", "min_replicas",
-                            "interruptible", "deployment", "scaling"});
-  ServiceSpec s;
-  s.line = node.Mark().line + 1;
-  if (!node["name"]) r.fail(node, path + ".name", "required");
-  s.name = r.text(node["name"], path + ".name");
-  path = "services." + s.name;
-  if (!node["model"]) r.fail(node, path + ".model", "required");
-  s.model_key = r.text(node["model"], path + ".model");
-  if (!spec.models.count(s.model_key)) {
-    auto preset = load_preset(s.model_key);
-    if (!preset.ok()) {
-      std::vector<std::string> keys;
-      for (const auto& [key, m] : spec.models) keys.push_back(key);
-      std::string hint = closest_match(s.model_key, keys);
-      r.fail(node["model"], path + ".model",
-             "'" + s.model_key + "' is neither a key under models: nor a preset" +
-                 (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
-    }
-    ModelSpec model;
-    model.key = s.model_key;
-    model.arch = preset.value();
-    model.line = node["model"].Mark().line + 1;
-    spec.models[s.model_key] = model;
-  }
-  const ModelArch& arch = spec.models[s.model_key].arch;
-  bool llm = arch.kind == ModelKind::decoder;
-
+// services[].traffic: rates, a profile, a trace or a measured rate series, and the arrival process.
+void read_traffic(const Reader& r, const YAML::Node& node, const std::string& path, [[maybe_unused]] const std::string& base_dir,
+                  [[maybe_unused]] const ModelArch& arch, [[maybe_unused]] bool llm, ServiceSpec& s) {
   if (!node["traffic"]) r.fail(node, path + ".traffic", "required: rps, profile or trace");
   const YAML::Node traffic = node["traffic"];
   r.check_keys(traffic, path + ".traffic", {"rps", "profile", "trace", "trace_format", "time_scale", "process", "cv", "mmpp", "rates"});
@@ -421,62 +394,11 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
     }
   }
   if (s.traffic.peak_rps <= 0) r.fail(traffic, path + ".traffic", "no request rate: give rps or a trace");
+}
 
-  if (node["tokens"]) {
-    const YAML::Node tokens = node["tokens"];
-    r.check_keys(tokens, path + ".tokens", {"input", "output"});
-    if (tokens["input"]) s.input_tokens = read_tokens(r, tokens["input"], path + ".tokens.input");
-    if (tokens["output"]) s.output_tokens = read_tokens(r, tokens["output"], path + ".tokens.output");
-  }
-  if (llm && (s.input_tokens.sample.empty() || s.output_tokens.sample.empty()))
-    r.fail(node, path + ".tokens", "an LLM service needs tokens.input and tokens.output (or a trace)");
-  if (!llm && s.input_tokens.sample.empty()) {
-    double tokens = arch.kind == ModelKind::encoder && arch.patch_size == 0 ? 128 : 0;
-    s.input_tokens = distribution_from(tokens, std::nullopt);
-  }
-
-  // Planning needs targets; simulating a given deployment does not (require_slos says which).
-  if (!node["slo"] && !node["deployment"])
-    r.fail(node, path + ".slo", llm ? "required: ttft_p99_s and tpot_p99_s" : "required: latency_p99_s");
-  if (const YAML::Node slo = node["slo"]) {
-    s.slo_given = true;
-    r.check_keys(slo, path + ".slo", {"latency_p99_s", "latency_p50_s", "ttft_p99_s", "tpot_p99_s", "e2e_p99_s"});
-    auto seconds = [&](const char* key) -> std::optional<double> {
-      if (!slo[key]) return std::nullopt;
-      return r.number(slo[key], path + ".slo." + key, 1e-6, 86400);
-    };
-    s.slo.latency_p99_s = seconds("latency_p99_s");
-    s.slo.latency_p50_s = seconds("latency_p50_s");
-    s.slo.ttft_p99_s = seconds("ttft_p99_s");
-    s.slo.tpot_p99_s = seconds("tpot_p99_s");
-    s.slo.e2e_p99_s = seconds("e2e_p99_s");
-    if (llm && !s.slo.ttft_p99_s && !s.slo.tpot_p99_s && !s.slo.e2e_p99_s)
-      r.fail(slo, path + ".slo", "an LLM service needs ttft_p99_s, tpot_p99_s or e2e_p99_s");
-    if (!llm && !s.slo.latency_p99_s && !s.slo.latency_p50_s)
-      r.fail(slo, path + ".slo", "needs latency_p99_s (or latency_p50_s)");
-    if (!llm && (s.slo.ttft_p99_s || s.slo.tpot_p99_s))
-      r.fail(slo, path + ".slo", "ttft/tpot apply to LLM services; this model is not a decoder");
-  }
-
-  if (node["batching"]) {
-    std::string batching = r.text(node["batching"], path + ".batching");
-    if (batching == "none") s.batching = Batching::none;
-    else if (batching == "dynamic") s.batching = Batching::dynamic;
-    else if (batching == "continuous") s.batching = Batching::continuous;
-    else if (batching == "auto") s.batching = Batching::automatic;
-    else if (batching == "static") r.fail(node["batching"], path + ".batching", "static batching is simulated (gpuwise simulate), not planned; use dynamic");
-    else r.fail(node["batching"], path + ".batching", "one of none, dynamic, continuous, auto");
-    if (s.batching == Batching::continuous && !llm)
-      r.fail(node["batching"], path + ".batching", "continuous batching applies to LLMs; use dynamic");
-    if (s.batching == Batching::dynamic && llm)
-      r.fail(node["batching"], path + ".batching", "LLMs batch continuously; use continuous or none");
-  }
-  if (node["max_batch"]) s.max_batch = static_cast<int>(r.number(node["max_batch"], path + ".max_batch", 1, 65536));
-  if (node["min_replicas"]) {
-    s.min_replicas = static_cast<int>(r.number(node["min_replicas"], path + ".min_replicas", 1, 100000));
-    s.min_replicas_given = true;
-  }
-  if (node["interruptible"]) s.interruptible = r.flag(node["interruptible"], path + ".interruptible");
+// services[].deployment: the replicas, batching and engine a simulation runs as given.
+void read_deployment(const Reader& r, const YAML::Node& node, const std::string& path, [[maybe_unused]] const std::string& base_dir,
+                  [[maybe_unused]] const ModelArch& arch, [[maybe_unused]] bool llm, ServiceSpec& s) {
   if (const YAML::Node d = node["deployment"]) {
     std::string where = path + ".deployment";
     r.check_keys(d, where, {"replicas", "accelerator", "tp", "batching", "max_batch", "max_queue_delay_ms",
@@ -549,6 +471,11 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
     }
     s.deployment = deployment;
   }
+}
+
+// services[].scaling: autoscaling policies, limits, cold start and targets.
+void read_scaling(const Reader& r, const YAML::Node& node, const std::string& path, [[maybe_unused]] const std::string& base_dir,
+                  [[maybe_unused]] const ModelArch& arch, [[maybe_unused]] bool llm, ServiceSpec& s) {
   if (const YAML::Node sc = node["scaling"]) {
     std::string where = path + ".scaling";
     r.check_keys(sc, where, {"policies", "min_replicas", "max_replicas", "keep_alive_s", "interval_s", "scale_up_window_s",
@@ -608,6 +535,96 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
       if (cpu["ms_per_request"]) c.cpu_ms_per_request = r.number(cpu["ms_per_request"], where + ".cpu.ms_per_request", 0, 1e6);
     }
   }
+}
+
+ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, Spec& spec, const std::string& base_dir) {
+  std::string path = fmt::format("services[{}]", index);
+  r.check_keys(node, path, {"name", "model", "traffic", "tokens", "slo", "batching", "max_batch", "min_replicas",
+                            "interruptible", "deployment", "scaling"});
+  ServiceSpec s;
+  s.line = node.Mark().line + 1;
+  if (!node["name"]) r.fail(node, path + ".name", "required");
+  s.name = r.text(node["name"], path + ".name");
+  path = "services." + s.name;
+  if (!node["model"]) r.fail(node, path + ".model", "required");
+  s.model_key = r.text(node["model"], path + ".model");
+  if (!spec.models.count(s.model_key)) {
+    auto preset = load_preset(s.model_key);
+    if (!preset.ok()) {
+      std::vector<std::string> keys;
+      for (const auto& [key, m] : spec.models) keys.push_back(key);
+      std::string hint = closest_match(s.model_key, keys);
+      r.fail(node["model"], path + ".model",
+             "'" + s.model_key + "' is neither a key under models: nor a preset" +
+                 (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+    }
+    ModelSpec model;
+    model.key = s.model_key;
+    model.arch = preset.value();
+    model.line = node["model"].Mark().line + 1;
+    spec.models[s.model_key] = model;
+  }
+  const ModelArch& arch = spec.models[s.model_key].arch;
+  bool llm = arch.kind == ModelKind::decoder;
+
+  read_traffic(r, node, path, base_dir, arch, llm, s);
+  if (node["tokens"]) {
+    const YAML::Node tokens = node["tokens"];
+    r.check_keys(tokens, path + ".tokens", {"input", "output"});
+    if (tokens["input"]) s.input_tokens = read_tokens(r, tokens["input"], path + ".tokens.input");
+    if (tokens["output"]) s.output_tokens = read_tokens(r, tokens["output"], path + ".tokens.output");
+  }
+  if (llm && (s.input_tokens.sample.empty() || s.output_tokens.sample.empty()))
+    r.fail(node, path + ".tokens", "an LLM service needs tokens.input and tokens.output (or a trace)");
+  if (!llm && s.input_tokens.sample.empty()) {
+    double tokens = arch.kind == ModelKind::encoder && arch.patch_size == 0 ? 128 : 0;
+    s.input_tokens = distribution_from(tokens, std::nullopt);
+  }
+
+  // Planning needs targets; simulating a given deployment does not (require_slos says which).
+  if (!node["slo"] && !node["deployment"])
+    r.fail(node, path + ".slo", llm ? "required: ttft_p99_s and tpot_p99_s" : "required: latency_p99_s");
+  if (const YAML::Node slo = node["slo"]) {
+    s.slo_given = true;
+    r.check_keys(slo, path + ".slo", {"latency_p99_s", "latency_p50_s", "ttft_p99_s", "tpot_p99_s", "e2e_p99_s"});
+    auto seconds = [&](const char* key) -> std::optional<double> {
+      if (!slo[key]) return std::nullopt;
+      return r.number(slo[key], path + ".slo." + key, 1e-6, 86400);
+    };
+    s.slo.latency_p99_s = seconds("latency_p99_s");
+    s.slo.latency_p50_s = seconds("latency_p50_s");
+    s.slo.ttft_p99_s = seconds("ttft_p99_s");
+    s.slo.tpot_p99_s = seconds("tpot_p99_s");
+    s.slo.e2e_p99_s = seconds("e2e_p99_s");
+    if (llm && !s.slo.ttft_p99_s && !s.slo.tpot_p99_s && !s.slo.e2e_p99_s)
+      r.fail(slo, path + ".slo", "an LLM service needs ttft_p99_s, tpot_p99_s or e2e_p99_s");
+    if (!llm && !s.slo.latency_p99_s && !s.slo.latency_p50_s)
+      r.fail(slo, path + ".slo", "needs latency_p99_s (or latency_p50_s)");
+    if (!llm && (s.slo.ttft_p99_s || s.slo.tpot_p99_s))
+      r.fail(slo, path + ".slo", "ttft/tpot apply to LLM services; this model is not a decoder");
+  }
+
+  if (node["batching"]) {
+    std::string batching = r.text(node["batching"], path + ".batching");
+    if (batching == "none") s.batching = Batching::none;
+    else if (batching == "dynamic") s.batching = Batching::dynamic;
+    else if (batching == "continuous") s.batching = Batching::continuous;
+    else if (batching == "auto") s.batching = Batching::automatic;
+    else if (batching == "static") r.fail(node["batching"], path + ".batching", "static batching is simulated (gpuwise simulate), not planned; use dynamic");
+    else r.fail(node["batching"], path + ".batching", "one of none, dynamic, continuous, auto");
+    if (s.batching == Batching::continuous && !llm)
+      r.fail(node["batching"], path + ".batching", "continuous batching applies to LLMs; use dynamic");
+    if (s.batching == Batching::dynamic && llm)
+      r.fail(node["batching"], path + ".batching", "LLMs batch continuously; use continuous or none");
+  }
+  if (node["max_batch"]) s.max_batch = static_cast<int>(r.number(node["max_batch"], path + ".max_batch", 1, 65536));
+  if (node["min_replicas"]) {
+    s.min_replicas = static_cast<int>(r.number(node["min_replicas"], path + ".min_replicas", 1, 100000));
+    s.min_replicas_given = true;
+  }
+  if (node["interruptible"]) s.interruptible = r.flag(node["interruptible"], path + ".interruptible");
+  read_deployment(r, node, path, base_dir, arch, llm, s);
+  read_scaling(r, node, path, base_dir, arch, llm, s);
   if (!s.traffic.profile.empty() && s.arrivals.process == "poisson") s.arrivals.process = "curve";
   return s;
 }
@@ -710,31 +727,8 @@ void reject_duplicate_keys(const Reader& r, const YAML::Node& node, std::set<siz
   }
 }
 
-FleetSpec read_fleet(const Reader& r, const YAML::Node& node, Spec& spec) {
-  const std::string path = "fleet";
-  r.check_keys(node, path, {"shared_pools", "bucket_mix", "projects", "usd_per_gpu_hour", "buy_vs_rent", "what_if"});
-  FleetSpec fleet;
-  fleet.line = node.Mark().line + 1;
-  if (node["shared_pools"]) {
-    fleet.shared_pools = r.flag(node["shared_pools"], path + ".shared_pools");
-    if (fleet.shared_pools && spec.services.size() < 2)
-      r.fail(node["shared_pools"], path + ".shared_pools", "needs at least two services to share pools");
-  }
-  if (node["usd_per_gpu_hour"]) fleet.usd_per_gpu_hour = r.number(node["usd_per_gpu_hour"], path + ".usd_per_gpu_hour", 0, 1e5);
-  if (const YAML::Node mix = node["bucket_mix"]) {
-    std::string where = path + ".bucket_mix";
-    r.check_keys(mix, where, {"service", "buckets"});
-    BucketMixSpec m;
-    m.line = mix.Mark().line + 1;
-    if (!mix["service"]) r.fail(mix, where + ".service", "required: an LLM service of this spec");
-    m.service = r.text(mix["service"], where + ".service");
-    auto found = std::find_if(spec.services.begin(), spec.services.end(), [&](const ServiceSpec& s) { return s.name == m.service; });
-    if (found == spec.services.end()) r.fail(mix["service"], where + ".service", "no service named '" + m.service + "' in this spec");
-    if (spec.models.at(found->model_key).arch.kind != ModelKind::decoder)
-      r.fail(mix["service"], where + ".service", "buckets by prompt length apply to LLM services");
-    if (mix["buckets"]) m.buckets = static_cast<int>(r.number(mix["buckets"], where + ".buckets", 1, 8));
-    fleet.bucket_mix = m;
-  }
+// fleet.projects: teams' GPU demand by schedule on a shared pool.
+void read_projects(const Reader& r, const YAML::Node& node, const std::string& path, [[maybe_unused]] Spec& spec, FleetSpec& fleet) {
   if (const YAML::Node projects = node["projects"]) {
     if (!projects.IsSequence()) r.fail(projects, path + ".projects", "expected a list of projects");
     for (size_t i = 0; i < projects.size(); ++i) {
@@ -774,6 +768,10 @@ FleetSpec read_fleet(const Reader& r, const YAML::Node& node, Spec& spec) {
       fleet.projects.push_back(project);
     }
   }
+}
+
+// fleet.buy_vs_rent: owning a cluster (purchase, power, colocation, staff) against renting.
+void read_buy_vs_rent(const Reader& r, const YAML::Node& node, const std::string& path, [[maybe_unused]] Spec& spec, FleetSpec& fleet) {
   if (const YAML::Node b = node["buy_vs_rent"]) {
     std::string where = path + ".buy_vs_rent";
     r.check_keys(b, where, {"gpus", "purchase_usd", "overhead_fraction", "life_years", "utilization", "on_demand_usd_per_gpu_hour",
@@ -815,6 +813,10 @@ FleetSpec read_fleet(const Reader& r, const YAML::Node& node, Spec& spec) {
       r.fail(b, where + ".utilization", "required unless fleet.projects gives the demand");
     fleet.buy_vs_rent = buy;
   }
+}
+
+// fleet.what_if: optimizations of one service (batching, quantization, caching, cascades).
+void read_what_if(const Reader& r, const YAML::Node& node, const std::string& path, [[maybe_unused]] Spec& spec, FleetSpec& fleet) {
   if (const YAML::Node w = node["what_if"]) {
     std::string where = path + ".what_if";
     r.check_keys(w, where, {"service", "current", "engineering_usd_per_week", "steps"});
@@ -881,6 +883,36 @@ FleetSpec read_fleet(const Reader& r, const YAML::Node& node, Spec& spec) {
     }
     fleet.what_if = what;
   }
+}
+
+FleetSpec read_fleet(const Reader& r, const YAML::Node& node, Spec& spec) {
+  const std::string path = "fleet";
+  r.check_keys(node, path, {"shared_pools", "bucket_mix", "projects", "usd_per_gpu_hour", "buy_vs_rent", "what_if"});
+  FleetSpec fleet;
+  fleet.line = node.Mark().line + 1;
+  if (node["shared_pools"]) {
+    fleet.shared_pools = r.flag(node["shared_pools"], path + ".shared_pools");
+    if (fleet.shared_pools && spec.services.size() < 2)
+      r.fail(node["shared_pools"], path + ".shared_pools", "needs at least two services to share pools");
+  }
+  if (node["usd_per_gpu_hour"]) fleet.usd_per_gpu_hour = r.number(node["usd_per_gpu_hour"], path + ".usd_per_gpu_hour", 0, 1e5);
+  if (const YAML::Node mix = node["bucket_mix"]) {
+    std::string where = path + ".bucket_mix";
+    r.check_keys(mix, where, {"service", "buckets"});
+    BucketMixSpec m;
+    m.line = mix.Mark().line + 1;
+    if (!mix["service"]) r.fail(mix, where + ".service", "required: an LLM service of this spec");
+    m.service = r.text(mix["service"], where + ".service");
+    auto found = std::find_if(spec.services.begin(), spec.services.end(), [&](const ServiceSpec& s) { return s.name == m.service; });
+    if (found == spec.services.end()) r.fail(mix["service"], where + ".service", "no service named '" + m.service + "' in this spec");
+    if (spec.models.at(found->model_key).arch.kind != ModelKind::decoder)
+      r.fail(mix["service"], where + ".service", "buckets by prompt length apply to LLM services");
+    if (mix["buckets"]) m.buckets = static_cast<int>(r.number(mix["buckets"], where + ".buckets", 1, 8));
+    fleet.bucket_mix = m;
+  }
+  read_projects(r, node, path, spec, fleet);
+  read_buy_vs_rent(r, node, path, spec, fleet);
+  read_what_if(r, node, path, spec, fleet);
   if (fleet.projects.empty() && !fleet.buy_vs_rent && !fleet.what_if && !fleet.shared_pools && !fleet.bucket_mix)
     r.fail(node, path, "give shared_pools, bucket_mix, projects, buy_vs_rent or what_if");
   return fleet;

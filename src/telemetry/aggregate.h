@@ -12,7 +12,7 @@
 #include <string>
 #include <utility>
 
-#include "sim/histogram.h"
+#include "core/histogram.h"
 #include "telemetry/readers.h"
 
 namespace gw {

@@ -1,4 +1,4 @@
-#include "sim/random.h"
+#include "core/random.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "fleet/cron.h"
+#include "core/cron.h"
 
 #include <algorithm>
 #include <cctype>

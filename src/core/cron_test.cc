@@ -1,5 +1,5 @@
 // Cron fields, names, ranges and steps; starts over a span of real dates; errors that say why.
-#include "fleet/cron.h"
+#include "core/cron.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "sim/histogram.h"
+#include "core/histogram.h"
 
 #include <algorithm>
 #include <cmath>
