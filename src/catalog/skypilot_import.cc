@@ -90,24 +90,11 @@ struct RawRow {
   std::optional<double> price, spot;
 };
 
-}  // namespace
-
-Result<SkypilotImport> import_skypilot_csv(std::string_view text, const std::string& file,
-                                           const std::string& cloud_name, const Catalog& catalog,
-                                           const SkypilotImportOptions& options) {
-  std::string cloud = to_lower(cloud_name);
-  auto table = parse_csv(text, file);
-  if (!table.ok()) return table.error();
-  for (const auto& column : {"InstanceType", "AcceleratorName", "AcceleratorCount", "Price",
-                             "SpotPrice", "Region"})
-    if (table.value().column(column) < 0)
-      return Error{file, 1, column, "missing column: not a SkyPilot vms.csv catalog"};
-
-  SkypilotImport result;
-  result.files_read.push_back(file);
+// The rows of a vms.csv as read, prices of 0.0 (placeholders, not free) dropped.
+Result<std::vector<RawRow>> read_rows(const CsvTable& table, SkypilotImport& result) {
   std::vector<RawRow> rows;
-  for (const auto& row : table.value().rows) {
-    CsvRecord record(table.value(), row);
+  for (const auto& row : table.rows) {
+    CsvRecord record(table, row);
     RawRow raw;
     raw.line = row.line;
     raw.instance_type = record.text("InstanceType");
@@ -125,6 +112,62 @@ Result<SkypilotImport> import_skypilot_csv(std::string_view text, const std::str
     rows.push_back(std::move(raw));
     ++result.rows_read;
   }
+  return rows;
+}
+
+// Placeholder prices: a per-device price over ten times the median of the same accelerator
+// in this file is not a price a user can get (e.g. 700.0 for every v6e slice in one region).
+void drop_placeholder_prices(SkypilotImport& result) {
+  std::map<std::string, std::vector<double>> per_device;
+  for (const auto& o : result.offerings)
+    if (o.on_demand_usd_per_hour) per_device[o.accelerator].push_back(*o.on_demand_usd_per_hour / o.accelerator_count);
+  std::map<std::string, double> median;
+  for (auto& [name, prices] : per_device) {
+    std::nth_element(prices.begin(), prices.begin() + static_cast<long>(prices.size() / 2), prices.end());
+    median[name] = prices[prices.size() / 2];
+  }
+  // And one price repeated for three or more sizes of one accelerator in a region is a
+  // placeholder too: a 256-chip slice does not cost what one chip costs.
+  std::map<std::string, std::set<int>> sizes_at_price;
+  auto price_key = [](const Offering& o) {
+    return fmt::format("{}|{}|{}", o.region, o.accelerator, *o.on_demand_usd_per_hour);
+  };
+  for (const auto& o : result.offerings)
+    if (o.on_demand_usd_per_hour) sizes_at_price[price_key(o)].insert(o.accelerator_count);
+  std::vector<Offering> kept;
+  for (auto& o : result.offerings) {
+    if (o.on_demand_usd_per_hour && sizes_at_price[price_key(o)].size() >= 3) {
+      ++result.skipped["one price for three or more sizes of an accelerator in a region: placeholder"];
+      continue;
+    }
+    if (o.on_demand_usd_per_hour && per_device[o.accelerator].size() >= 3 &&
+        *o.on_demand_usd_per_hour / o.accelerator_count > 10 * median[o.accelerator]) {
+      ++result.skipped["implausible price (over 10x the median for its accelerator): placeholder"];
+      continue;
+    }
+    kept.push_back(std::move(o));
+  }
+  result.offerings = std::move(kept);
+}
+
+}  // namespace
+
+Result<SkypilotImport> import_skypilot_csv(std::string_view text, const std::string& file,
+                                           const std::string& cloud_name, const Catalog& catalog,
+                                           const SkypilotImportOptions& options) {
+  std::string cloud = to_lower(cloud_name);
+  auto table = parse_csv(text, file);
+  if (!table.ok()) return table.error();
+  for (const auto& column : {"InstanceType", "AcceleratorName", "AcceleratorCount", "Price",
+                             "SpotPrice", "Region"})
+    if (table.value().column(column) < 0)
+      return Error{file, 1, column, "missing column: not a SkyPilot vms.csv catalog"};
+
+  SkypilotImport result;
+  result.files_read.push_back(file);
+  auto read = read_rows(table.value(), result);
+  if (!read.ok()) return read.error();
+  const std::vector<RawRow>& rows = read.value();
 
   std::string source = fmt::format("skypilot-catalog {}/vms.csv{}", cloud,
                                    options.source.empty() ? "" : " (" + options.source + ")");
@@ -234,38 +277,7 @@ Result<SkypilotImport> import_skypilot_csv(std::string_view text, const std::str
     emit(std::move(offering));
   }
 
-  // Placeholder prices: a per-device price over ten times the median of the same accelerator
-  // in this file is not a price a user can get (e.g. 700.0 for every v6e slice in one region).
-  std::map<std::string, std::vector<double>> per_device;
-  for (const auto& o : result.offerings)
-    if (o.on_demand_usd_per_hour) per_device[o.accelerator].push_back(*o.on_demand_usd_per_hour / o.accelerator_count);
-  std::map<std::string, double> median;
-  for (auto& [name, prices] : per_device) {
-    std::nth_element(prices.begin(), prices.begin() + static_cast<long>(prices.size() / 2), prices.end());
-    median[name] = prices[prices.size() / 2];
-  }
-  // And one price repeated for three or more sizes of one accelerator in a region is a
-  // placeholder too: a 256-chip slice does not cost what one chip costs.
-  std::map<std::string, std::set<int>> sizes_at_price;
-  auto price_key = [](const Offering& o) {
-    return fmt::format("{}|{}|{}", o.region, o.accelerator, *o.on_demand_usd_per_hour);
-  };
-  for (const auto& o : result.offerings)
-    if (o.on_demand_usd_per_hour) sizes_at_price[price_key(o)].insert(o.accelerator_count);
-  std::vector<Offering> kept;
-  for (auto& o : result.offerings) {
-    if (o.on_demand_usd_per_hour && sizes_at_price[price_key(o)].size() >= 3) {
-      skip("one price for three or more sizes of an accelerator in a region: placeholder");
-      continue;
-    }
-    if (o.on_demand_usd_per_hour && per_device[o.accelerator].size() >= 3 &&
-        *o.on_demand_usd_per_hour / o.accelerator_count > 10 * median[o.accelerator]) {
-      skip("implausible price (over 10x the median for its accelerator): placeholder");
-      continue;
-    }
-    kept.push_back(std::move(o));
-  }
-  result.offerings = std::move(kept);
+  drop_placeholder_prices(result);
   return result;
 }
 
