@@ -1,0 +1,254 @@
+#include "plan/scale_spec.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "core/money.h"
+#include "plan/scaling_plan.h"
+#include "plan/spec_names.h"
+#include "report/json_document.h"
+#include "report/progress.h"
+
+namespace gw {
+
+namespace {
+
+using nlohmann::json;
+
+// Replicas ready under each policy against the replicas the demand needs (arrivals over the
+// interval / a replica's capacity at the utilization limit), one panel per policy, over the
+// traffic's span (a backlog a failing policy drains later is left out), at most 600 points each.
+Chart replicas_against_demand(const ScalingReport& report, double max_utilization) {
+  json values = json::array();
+  double per_replica = std::max(1e-12, report.capacity_rps_per_replica * max_utilization);
+  for (const auto& p : report.policies) {
+    size_t in_span = 0;
+    while (in_span < p.series.size() && p.series[in_span].time_s <= report.duration_s) ++in_span;
+    size_t stride = std::max<size_t>(1, (in_span + 599) / 600);
+    for (size_t i = 0; i < in_span; i += stride) {
+      const auto& s = p.series[i];
+      values.push_back({{"policy", p.name}, {"hours", s.time_s / 3600}, {"replicas", s.ready}, {"series", "replicas ready"}});
+      values.push_back({{"policy", p.name}, {"hours", s.time_s / 3600}, {"replicas", s.arrival_rps / per_replica}, {"series", "demand (replicas needed)"}});
+    }
+  }
+  json spec = {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+               {"data", {{"values", values}}},
+               {"facet", {{"row", {{"field", "policy"}, {"type", "nominal"}, {"title", nullptr}, {"sort", nullptr}}}}},
+               {"spec", {{"width", 640},
+                         {"height", 90},
+                         {"mark", {{"type", "line"}, {"interpolate", "step-after"}, {"tooltip", true}, {"strokeWidth", 1.2}}},
+                         {"encoding", {{"x", {{"field", "hours"}, {"type", "quantitative"}, {"title", "hours"}}},
+                                       {"y", {{"field", "replicas"}, {"type", "quantitative"}, {"title", "replicas"}}},
+                                       {"color", {{"field", "series"}, {"type", "nominal"}, {"title", nullptr}}}}}}},
+               {"resolve", {{"scale", {{"y", "shared"}}}}}};
+  return {"Replicas against demand, " + report.service, spec};
+}
+
+Table policy_table(const ScalingReport& report) {
+  Table t;
+  t.columns = {"policy", "target", "mean replicas", "peak", "GPU-hours", "cost", "per month", "SLO met", "p99 latency s", "cold starts", ""};
+  t.align = {Align::left, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right,
+             Align::right, Align::right, Align::left};
+  for (size_t i = 0; i < report.policies.size(); ++i) {
+    const auto& p = report.policies[i];
+    std::string target = p.name == "static-peak" ? "-" : p.name == "cpu" || p.name == "gpu-duty-cycle" ? fmt::format("{:.0f}%", p.target)
+                                                                                                         : format_number(p.target, 2);
+    t.add_row({p.name, target, format_number(p.mean_ready, 1), std::to_string(p.peak_ready), format_number(p.gpu_hours, 1),
+               format_usd(p.usd), format_usd(p.usd_per_month), fmt::format("{:.2f}%", p.slo_attainment * 100),
+               format_number(p.latency_p99_s, 3), std::to_string(p.cold_starts),
+               static_cast<int>(i) == report.recommended ? "recommended" : p.meets_slo ? "" : "misses SLO"});
+  }
+  return t;
+}
+
+std::string verdict(const ScalingReport& report) {
+  if (report.recommended < 0) return "No policy meets the SLO over this traffic: raise max_replicas or the targets' headroom.";
+  const auto& best = report.policies[static_cast<size_t>(report.recommended)];
+  std::string text = fmt::format("Recommended: {} at {}/month", best.name, format_usd(best.usd_per_month));
+  for (const auto& p : report.policies)
+    if (p.name == "static-peak" && p.name != best.name && p.usd > 0)
+      text += fmt::format(", {:.0f}% less than static peak provisioning ({}/month, {} fewer GPU-hours over the span)",
+                          100 * (1 - best.usd / p.usd), format_usd(p.usd_per_month), format_number(p.gpu_hours - best.gpu_hours, 1));
+  text += ".";
+  if (best.weekend_usd) {
+    // Against the most expensive weekend among the other policies (left running).
+    const PolicyOutcome* worst = nullptr;
+    for (const auto& p : report.policies)
+      if (p.weekend_usd && p.name != best.name && (!worst || *p.weekend_usd > *worst->weekend_usd)) worst = &p;
+    if (worst && *worst->weekend_usd > *best.weekend_usd)
+      text += fmt::format(" Weekend (Saturday and Sunday): {} under {}, against {} under {}: {} saved per weekend, {} a month.",
+                          format_usd(*best.weekend_usd), best.name, format_usd(*worst->weekend_usd), worst->name,
+                          format_usd(*worst->weekend_usd - *best.weekend_usd),
+                          format_usd((*worst->weekend_usd - *best.weekend_usd) * kHoursPerMonth / 168));
+  }
+  return text;
+}
+
+std::string layout_name(const PlanOption& plan) {
+  return fmt::format("{} x{}", plan.config.accelerator->name, plan.config.tensor_parallel);
+}
+
+json shape_json(const ScalingReport& r) {
+  const PlanOption& plan = r.plan;
+  json policies = json::array();
+  for (const auto& p : r.policies) {
+    json series = json::array();
+    for (const auto& s : p.series)
+      series.push_back({{"time_s", s.time_s}, {"ready", s.ready}, {"starting", s.starting}, {"desired", s.desired},
+                        {"billed", s.billed}, {"arrival_rps", s.arrival_rps}, {"waiting", s.waiting}, {"busy_fraction", s.busy_fraction}});
+    policies.push_back({{"name", p.name}, {"signal", p.signal}, {"target", p.target}, {"min_replicas", p.min_replicas},
+                        {"max_replicas", p.max_replicas}, {"gpu_hours", p.gpu_hours}, {"replica_hours", p.replica_hours},
+                        {"usd", p.usd}, {"usd_per_month", p.usd_per_month},
+                        {"weekend_usd", p.weekend_usd ? json(*p.weekend_usd) : json(nullptr)}, {"slo_attainment", p.slo_attainment},
+                        {"meets_slo", p.meets_slo}, {"cold_starts", p.cold_starts}, {"held_requests", p.held_requests},
+                        {"requests", p.requests}, {"scale_events", p.scale_events}, {"latency_p99_s", p.latency_p99_s},
+                        {"mean_replicas", p.mean_ready}, {"peak_replicas", p.peak_ready}, {"series", series}});
+  }
+  return {{"replica", {{"accelerator", plan.config.accelerator->name}, {"tensor_parallel", plan.config.tensor_parallel},
+                       {"batching", batching_name(plan.config.batching)}, {"max_batch", plan.config.max_batch},
+                       {"cloud", plan.offering->cloud}, {"instance_type", plan.offering->instance_type},
+                       {"pricing", pricing_name(plan.pricing)}, {"usd_per_replica_hour", r.usd_per_replica_hour},
+                       {"capacity_rps", r.capacity_rps_per_replica}, {"peak_replicas", plan.replicas}}},
+          {"policies", policies},
+          {"recommended", r.recommended >= 0 ? json(r.policies[static_cast<size_t>(r.recommended)].name) : json(nullptr)},
+          {"assumptions", r.assumptions}};
+}
+
+// Across layouts: each one's static pool against its queue-depth pool, and the cheapest
+// (layout, policy) that meets the SLO.
+std::string across_shapes(const ScalingStudy& study) {
+  std::string text = fmt::format("Across {} replica layouts:", study.shapes.size());
+  for (const auto& r : study.shapes) {
+    const PolicyOutcome *fixed = nullptr, *queue = nullptr;
+    for (const auto& p : r.policies) {
+      if (p.name == "static-peak") fixed = &p;
+      if (p.name == "queue-depth") queue = &p;
+    }
+    text += fmt::format(" {} ({} replica{} at peak)", layout_name(r.plan), r.plan.replicas, r.plan.replicas == 1 ? "" : "s");
+    if (fixed && queue)
+      text += fmt::format(": queue depth {} GPU-hours{} against static {}", format_number(queue->gpu_hours, 1),
+                          queue->meets_slo ? "" : fmt::format(" (misses the SLO, {:.2f}%)", queue->slo_attainment * 100),
+                          format_number(fixed->gpu_hours, 1));
+    text += ";";
+  }
+  text.back() = '.';
+  if (study.best_shape < 0) return text + " None meets the SLO.";
+  const ScalingReport& best = study.shapes[static_cast<size_t>(study.best_shape)];
+  const PolicyOutcome& p = best.policies[static_cast<size_t>(best.recommended)];
+  text += fmt::format(" Cheapest that meets the SLO: {} on {} replicas at {}/month", p.name, layout_name(best.plan),
+                      format_usd(p.usd_per_month));
+  const ScalingReport& plan = study.shapes.front();
+  if (study.best_shape > 0 && plan.recommended >= 0) {
+    const PolicyOutcome& q = plan.policies[static_cast<size_t>(plan.recommended)];
+    text += fmt::format(", against {} on the plan's {} replicas at {}/month ({:.0f}% less)", q.name, layout_name(plan.plan),
+                        format_usd(q.usd_per_month), 100 * (1 - p.usd / q.usd));
+  }
+  return text + ".";
+}
+
+// One layout's table, verdict and chart.
+void add_layout(ScaleOutput& out, const ServiceSpec& service, const ScalingStudy& study, size_t k, bool explain,
+                double max_utilization) {
+  const ScalingReport& r = study.shapes[k];
+  const PlanOption& plan = r.plan;
+  std::string replica = fmt::format("{} ({} batching, max {}) on {} {} {}, ${:.4g}/replica-hour", layout_name(plan),
+                                    batching_name(plan.config.batching), plan.config.max_batch, plan.offering->cloud,
+                                    plan.offering->instance_type, pricing_name(plan.pricing), r.usd_per_replica_hour);
+  if (study.shapes.size() > 1) replica = (k == 0 ? "the plan's layout, " : "another layout, ") + replica;
+  Table table = policy_table(r);
+  std::string headline = fmt::format("{}: {}; traffic {}; {:.1f} h simulated; cold start {:.0f} s ({:.0f} s on a warm node)",
+                                     service.name, replica, r.traffic, r.duration_s / 3600, r.start_s, r.warm_start_s);
+  out.text += headline + "\n" + render_text(table);
+  out.text += verdict(r) + "\n";
+  if (explain) {
+    out.text += "  assumptions:\n";
+    for (const auto& a : r.assumptions) out.text += "    - " + a + "\n";
+  }
+  out.text += "\n";
+  Section section;
+  section.heading = study.shapes.size() > 1 ? service.name + ", " + layout_name(plan) + " replicas" : service.name;
+  section.paragraphs = {headline + ".", verdict(r)};
+  section.charts.push_back(replicas_against_demand(r, max_utilization));
+  section.tables.push_back(table);
+  out.doc.sections.push_back(section);
+  if (k == 0) out.doc.assumptions.insert(out.doc.assumptions.end(), r.assumptions.begin(), r.assumptions.end());
+}
+
+void add_service(ScaleOutput& out, const ServiceSpec& service, const ScalingStudy& study, int wanted_shapes, bool explain,
+                 double max_utilization) {
+  for (size_t k = 0; k < study.shapes.size(); ++k) add_layout(out, service, study, k, explain, max_utilization);
+  if (static_cast<int>(study.shapes.size()) < wanted_shapes)
+    out.add_paragraph(fmt::format("{} replica layouts asked for, {} found: no other accelerator / tensor-parallel layout among the "
+                                  "plan's candidates meets the SLO at peak, even grown.",
+                                  wanted_shapes, study.shapes.size()));
+  const ScalingReport& first = study.shapes.front();
+  if (study.shapes.size() == 1 && first.recommended >= 0 &&
+      first.policies[static_cast<size_t>(first.recommended)].name == "static-peak")
+    out.add_paragraph("No autoscaling policy saves on this layout: --shapes 4 (or scaling.shapes) compares other replica "
+                      "layouts, and pools of smaller replicas can follow demand more closely.");
+  if (study.shapes.size() > 1) out.add_paragraph(across_shapes(study));
+
+  json entry = shape_json(first);
+  entry["name"] = service.name;
+  entry["traffic"] = first.traffic;
+  entry["duration_s"] = first.duration_s;
+  entry["cold_start_s"] = first.start_s;
+  entry["warm_start_s"] = first.warm_start_s;
+  json others = json::array();
+  for (size_t k = 1; k < study.shapes.size(); ++k) others.push_back(shape_json(study.shapes[k]));
+  entry["other_shapes"] = others;
+  entry["recommended_shape"] = nullptr;
+  if (study.best_shape >= 0) {
+    const ScalingReport& best = study.shapes[static_cast<size_t>(study.best_shape)];
+    const PolicyOutcome& p = best.policies[static_cast<size_t>(best.recommended)];
+    entry["recommended_shape"] = {{"accelerator", best.plan.config.accelerator->name},
+                                  {"tensor_parallel", best.plan.config.tensor_parallel},
+                                  {"policy", p.name}, {"usd_per_month", p.usd_per_month}, {"gpu_hours", p.gpu_hours}};
+  }
+  out.services.push_back(entry);
+}
+
+}  // namespace
+
+Result<ScaleOutput> scale_spec(const Catalog& catalog, const Spec& spec, const ScaleSpecOptions& o) {
+  if (auto missing = require_slos(spec, "scale")) return *missing;
+  if (auto bad_name = check_spec_names(spec, catalog, spec.path)) return *bad_name;
+  if (spec.services.empty()) return Error{spec.path, 0, "services", "no services to scale"};
+  ScalingPlanOptions options;
+  options.calibration = o.calibration;
+  options.seed = o.seed;
+  options.duration_s = o.hours * 3600;
+  options.shapes = o.shapes;
+  ScaleOutput out;
+  out.doc.kind = "scale";
+  out.doc.title = "Autoscaling: " + spec.path;
+  out.spec_path = spec.path;
+  out.seed = o.seed;
+  for (const auto& service : spec.services) {
+    std::unique_ptr<Progress> progress;
+    std::string current;
+    options.on_progress = [&](const std::string& policy, long long admitted) {
+      if (!o.show_progress) return;
+      if (policy != current) {
+        if (progress) progress->finish();
+        progress = std::make_unique<Progress>("scaling " + service.name + ": " + policy, "requests", 0, true);
+        current = policy;
+      }
+      progress->update(static_cast<double>(admitted));
+    };
+    auto result = study_scaling(catalog, spec, service, options);
+    if (progress) progress->finish();
+    if (!result.ok()) return result.error();
+    out.all_meet = out.all_meet && result.value().best_shape >= 0;
+    add_service(out, service, result.value(), o.shapes > 0 ? o.shapes : service.scaling.shapes, o.explain,
+                spec.constraints.max_utilization);
+  }
+  return out;
+}
+
+nlohmann::json to_json(const ScaleOutput& out) {
+  return json_document("scale", {{"spec", out.spec_path}, {"seed", out.seed}, {"services", out.services}});
+}
+
+}  // namespace gw
