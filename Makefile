@@ -8,7 +8,7 @@ JOBS ?= $(shell nproc)
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= true
 
-.PHONY: all bootstrap configure build demo test package-check release-clang test-asan fuzz bench clean
+.PHONY: all bootstrap configure build demo test package-check python release-clang test-asan fuzz bench clean
 
 all: build
 
@@ -32,6 +32,13 @@ test: build
 # examples/embed built against the installed package, the .deb made, unpacked and run.
 package-check: bootstrap
 	@scripts/package_check $(BUILD)-release
+
+# The Python package in $(BUILD)-release/python (the Release build package-check makes: the
+# module needs the shared library's position-independent objects).
+python: bootstrap
+	@cmake -S . -B $(BUILD)-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DGPUWISE_BENCH=OFF >/dev/null
+	@cmake --build $(BUILD)-release -j $(JOBS) --target gpuwise gpuwise_python
+	@echo "PYTHONPATH=$(BUILD)-release/python python3 -c 'import gpuwise'"
 
 # A Release build with clang (warnings as errors), the tool planning the demo.
 release-clang: bootstrap
@@ -68,6 +75,7 @@ bench: configure
 	./$(BUILD)/gpuwise_vidur_side_by_side bench/profiles/vidur-7d47513 examples/traces/azure-llm-2023-conv.csv bench/vidur_reference.csv
 	bench/telemetry_vs_duckdb.sh $(BUILD) 10000000
 	-./$(BUILD)/gpuwise_screen_vs_simulation examples  # exits 1 while the LLM screen is over 15% from the simulation
+	$(MAKE) --no-print-directory python && PYTHONPATH=$(BUILD)-release/python /usr/bin/python3 bench/python_sweep.py
 	./$(BUILD)/gpuwise_perf_accuracy bench/perf_measurements.csv  # last: exits 1 while (b) misses its budget
 
 clean:

@@ -49,11 +49,18 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "GPU infrastructure planner: fit, plan, si
 set(CPACK_PACKAGE_DESCRIPTION "gpuwise sizes models against accelerators by memory, plans inference and training
 for latency SLOs and deadlines at the lowest cost (verified by discrete-event simulation), simulates
 autoscaling policies, and audits GPU telemetry for idle and under-used devices. Includes the C++
-library (static and shared), its headers and CMake package.")
+library (static and shared), its headers and CMake package, and the gpuwise Python package.")
 set(CPACK_RESOURCE_FILE_LICENSE ${CMAKE_SOURCE_DIR}/LICENSE)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_STRIP_FILES ON)
+if(GPUWISE_PYTHON_BUILT)
+  # The module is built for one Python minor version (its ABI tag says which).
+  math(EXPR GPUWISE_PYTHON_NEXT_MINOR "${Python3_VERSION_MINOR} + 1")
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
+      "python3 (>= ${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}), python3 (<< ${Python3_VERSION_MAJOR}.${GPUWISE_PYTHON_NEXT_MINOR})")
+  set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-pandas, python3-matplotlib")
+endif()
 include(CPack)

@@ -10,7 +10,9 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace gpuwise {
 
@@ -27,6 +29,24 @@ class Catalog {
 
   std::size_t accelerator_count() const;
   std::size_t offering_count() const;
+
+  // `gpuwise catalog accelerators --format json`, byte for byte: these names (empty: all) with at
+  // least min_vram_gib. Throws gpuwise::Error for a name the catalog lacks (with the closest).
+  std::string accelerators_json(const std::vector<std::string>& names = {}, double min_vram_gib = 0) const;
+
+  // `gpuwise catalog offerings --format json`'s filters; every one left empty keeps all.
+  struct OfferingFilter {
+    std::vector<std::string> clouds, regions, accelerators;  // regions: prefixes (us-east, europe-)
+    std::string geo;                                         // us, europe, asia
+    std::string pricing = "on-demand";                       // filter and sort by: spot, reserved-1y, reserved-3y
+    double min_vram_gib = 0;
+    std::optional<double> max_usd_per_hour;                  // per instance-hour
+    int limit = 0;                                           // at most this many; 0: all
+  };
+  // The offerings passing `filter`, cheapest first, as that command prints them. Throws
+  // gpuwise::Error naming the field at fault.
+  std::string offerings_json(const OfferingFilter& filter) const;
+  std::string offerings_json() const { return offerings_json(OfferingFilter{}); }
 
   // For the library's own use.
   struct Impl;

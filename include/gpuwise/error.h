@@ -13,7 +13,8 @@ class Error : public std::runtime_error {
   // What kind of failure, as the CLI's exit status says it: 1 bad input (a spec, a file, an
   // option), 3 the question has no answer within its constraints (used by callers that treat an
   // unmet plan as an error; the entry points themselves return such results).
-  enum class Kind { bad_input = 1, infeasible = 3 };
+  // 130 the call was stopped through an InterruptScope (gpuwise/interrupt.h), as Ctrl-C stops the CLI.
+  enum class Kind { bad_input = 1, infeasible = 3, interrupted = 130 };
 
   Error(std::string file, int line, std::string field, std::string message, Kind kind = Kind::bad_input);
 

@@ -9,11 +9,20 @@
 // throws gpuwise::Error with the file, line and field at fault.
 #pragma once
 
+#include "gpuwise/answer.h"
+#include "gpuwise/audit.h"
 #include "gpuwise/catalog.h"
 #include "gpuwise/error.h"
+#include "gpuwise/fit.h"
+#include "gpuwise/fleet.h"
+#include "gpuwise/interrupt.h"
+#include "gpuwise/mix.h"
+#include "gpuwise/perf.h"
 #include "gpuwise/plan.h"
+#include "gpuwise/scale.h"
 #include "gpuwise/simulate.h"
 #include "gpuwise/spec.h"
+#include "gpuwise/train.h"
 
 namespace gpuwise {
 

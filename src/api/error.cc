@@ -1,6 +1,8 @@
 #include "gpuwise/error.h"
 
 #include "api/handles.h"
+#include "core/cancel.h"
+#include "model/presets.h"
 
 namespace gpuwise {
 
@@ -24,5 +26,11 @@ std::optional<Calibration> load_public_calibration(const std::string& path) {
   if (!loaded.ok()) throw public_error(loaded.error());
   return std::move(loaded.value());
 }
+
+void throw_if_interrupted() {
+  if (cancel_requested()) throw gpuwise::Error("", 0, "", "interrupted", gpuwise::Error::Kind::interrupted);
+}
+
+ModelArch public_model(const std::string& name_or_path) { return value_or_throw(resolve_model(name_or_path)); }
 
 }  // namespace gw

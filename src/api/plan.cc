@@ -19,9 +19,8 @@ PlanResult plan(const Catalog& catalog, const Spec& spec, const PlanOptions& opt
   if (options.sim_requests) o.sim_requests = *options.sim_requests;
   o.simulate = options.simulate;
   o.seed = options.seed;
-  auto planned = gw::plan_spec(catalog.impl()->catalog, spec.impl()->spec, o);
-  if (!planned.ok()) throw gw::public_error(planned.error());
-  return PlanResult(std::make_shared<const PlanResult::Impl>(PlanResult::Impl{catalog.impl(), std::move(planned.value())}));
+  auto planned = gw::value_or_throw(gw::plan_spec(catalog.impl()->catalog, spec.impl()->spec, o));
+  return PlanResult(std::make_shared<const PlanResult::Impl>(PlanResult::Impl{catalog.impl(), std::move(planned)}));
 }
 
 bool PlanResult::met() const { return impl_->result.met(); }

@@ -15,9 +15,8 @@ SimulateResult simulate(const Catalog& catalog, const Spec& spec, const Simulate
   o.requests = options.requests;
   o.duration_s = options.duration_s;
   o.sample_steps = options.explain;
-  auto result = gw::simulate_spec(catalog.impl()->catalog, spec.impl()->spec, o);
-  if (!result.ok()) throw gw::public_error(result.error());
-  return SimulateResult(std::make_shared<const SimulateResult::Impl>(SimulateResult::Impl{std::move(result.value()), options.explain}));
+  auto result = gw::value_or_throw(gw::simulate_spec(catalog.impl()->catalog, spec.impl()->spec, o));
+  return SimulateResult(std::make_shared<const SimulateResult::Impl>(SimulateResult::Impl{std::move(result), options.explain}));
 }
 
 bool SimulateResult::all_meet() const { return impl_->result.all_meet(); }

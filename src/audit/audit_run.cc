@@ -6,7 +6,9 @@
 #include <map>
 
 #include "audit/audit_document.h"
+#include "core/cancel.h"
 #include "core/numbers.h"
+#include "core/text.h"
 #include "report/json_document.h"
 #include "report/progress.h"
 #include "report/style.h"
@@ -62,11 +64,19 @@ std::optional<Error> read_files(const AuditInputs& in, TelemetryAggregator& aggr
     if (!metric.empty()) per_file.long_csv.fixed_metric = metric;
     Progress progress("reading " + file, "samples", 0, in.show_progress);
     long long read_before = stats.samples;
+    struct Interrupted {};
     auto on_sample = [&](const TelemetrySample& s) {
       aggregator.add(s);
-      if ((aggregator.samples() & 0xFFFFF) == 0) progress.update(static_cast<double>(stats.samples - read_before));
+      if ((aggregator.samples() & 0xFFFF) == 0) {
+        if (cancel_requested()) throw Interrupted{};  // the caller gave up; the reader has nothing to undo
+        if ((aggregator.samples() & 0xFFFFF) == 0) progress.update(static_cast<double>(stats.samples - read_before));
+      }
     };
-    if (auto error = read_telemetry(file, per_file, on_sample, stats)) return error;
+    try {
+      if (auto error = read_telemetry(file, per_file, on_sample, stats)) return error;
+    } catch (const Interrupted&) {
+      return Error{file, 0, "", "interrupted"};
+    }
     progress.finish();
     read_files.emplace_back(file, per_file);
     for (const auto& warning : stats.warnings) note(in, "gpuwise: warning: " + warning);
@@ -81,6 +91,32 @@ std::optional<Error> read_files(const AuditInputs& in, TelemetryAggregator& aggr
 }
 
 }  // namespace
+
+Result<ReadOptions> audit_read_options(const AuditReadText& text) {
+  ReadOptions read;
+  auto format = parse_telemetry_format(text.telemetry_format);
+  if (!format) return Error{"", 0, "--telemetry-format", "one of auto, nvidia-smi, dmon, dcgm, prometheus-json, long-csv"};
+  read.format = *format;
+  auto unit = parse_timestamp_unit(text.timestamp_unit);
+  if (!unit) return Error{"", 0, "--timestamp-unit", "'" + text.timestamp_unit + "' is not one of auto, s, ms"};
+  read.timestamp_unit = *unit;
+  read.host = text.host;
+  read.long_csv.fixed_metric = text.metric;
+  read.long_csv.label_columns = split_lists({text.label_columns});
+  for (const auto& pair : split(text.columns, ',')) {
+    if (gw::trim(pair).empty()) continue;
+    auto kv = split(pair, '=');
+    if (kv.size() != 2)
+      return Error{"", 0, "--columns", "give role=column pairs, e.g. timestamp=timestamp_anon,series=container_ip"};
+    std::string role(gw::trim(kv[0])), column(gw::trim(kv[1]));
+    if (role == "timestamp") read.long_csv.timestamp = column;
+    else if (role == "series") read.long_csv.series = column;
+    else if (role == "value") read.long_csv.value = column;
+    else if (role == "metric") read.long_csv.metric = column;
+    else return Error{"", 0, "--columns", "unknown role '" + role + "' (timestamp, series, metric, value)"};
+  }
+  return read;
+}
 
 std::pair<std::string, std::string> file_and_metric(const std::string& entry) {
   size_t at = entry.rfind('@');

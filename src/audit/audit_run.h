@@ -38,6 +38,13 @@ struct AuditRun {
   int exit_code(bool allow_partial) const { return prometheus.partial && !allow_partial ? 4 : 0; }
 };
 
+// How telemetry files are read, as `gpuwise audit`'s options spell it. An Error names the option
+// ("--columns") for a value it cannot take.
+struct AuditReadText {
+  std::string telemetry_format = "auto", timestamp_unit = "auto", host, columns, metric, label_columns;
+};
+Result<ReadOptions> audit_read_options(const AuditReadText& text);
+
 // A file path and the metric named after '@', if any ("a.csv@gpu_util_pct").
 std::pair<std::string, std::string> file_and_metric(const std::string& entry);
 

@@ -90,6 +90,29 @@ Result<std::vector<const Accelerator*>> select_accelerators(const Catalog& catal
   return shown;
 }
 
+Result<SelectedOfferings> select_offerings(const Catalog& catalog, const OfferingSelection& selection) {
+  OfferingFilter filter;
+  filter.clouds = split_lists(selection.clouds);
+  filter.regions = split_lists(selection.regions);
+  filter.geo = selection.geo;
+  filter.accelerators = split_lists(selection.accelerators);
+  for (const auto& name : filter.accelerators)
+    if (!catalog.find_accelerator(name)) {
+      std::string hint = closest_match(name, catalog.accelerator_names());
+      return Error{"", 0, "--accelerator", "unknown accelerator '" + name + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)")};
+    }
+  filter.min_vram_gib = selection.min_vram_gib;
+  filter.max_usd_per_hour = selection.max_usd_per_hour;
+  auto pricing = parse_pricing(selection.spot ? "spot" : selection.pricing);
+  if (!pricing)
+    return Error{"", 0, "--pricing", "'" + selection.pricing + "' is not one of on-demand, spot, reserved-1y, reserved-3y"};
+  filter.pricing = *pricing;
+  SelectedOfferings selected{catalog.select(filter), filter.pricing};
+  if (selection.limit > 0 && selected.offerings.size() > static_cast<size_t>(selection.limit))
+    selected.offerings.resize(static_cast<size_t>(selection.limit));
+  return selected;
+}
+
 Table accelerators_table(const std::vector<const Accelerator*>& shown, bool explain) {
   Table table;
   table.columns = {"accelerator", "vendor", "memory_gib", "reported_gib", "memory_gb_per_s", "bf16_tflops", "fp8_tflops",

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,21 @@ nlohmann::json to_json(const Offering& offering, Pricing pricing);
 // name for one the catalog lacks (field "--accelerator").
 Result<std::vector<const Accelerator*>> select_accelerators(const Catalog& catalog, const std::vector<std::string>& names,
                                                             double min_vram_gib);
+
+// `gpuwise catalog offerings`'s filters, as its options spell them; errors name the option.
+struct OfferingSelection {
+  std::vector<std::string> clouds, regions, accelerators;  // comma lists allowed in each entry
+  std::string geo, pricing = "on-demand";
+  double min_vram_gib = 0;
+  std::optional<double> max_usd_per_hour;
+  bool spot = false;  // only offerings with a spot price, sorted by it
+  int limit = 0;      // 0: all
+};
+struct SelectedOfferings {
+  std::vector<const Offering*> offerings;  // cheapest first at `pricing`
+  Pricing pricing = Pricing::on_demand;
+};
+Result<SelectedOfferings> select_offerings(const Catalog& catalog, const OfferingSelection& selection);
 
 // explain: each row's source and date (offerings: and notes).
 Table accelerators_table(const std::vector<const Accelerator*>& accelerators, bool explain);

@@ -13,8 +13,8 @@ namespace {
 
 struct AuditArgs {
   std::vector<std::string> files;
-  std::string telemetry_format = "auto", timestamp_unit = "auto", host, columns, metric, accelerator, group_by;
-  std::string prometheus, range = "14d", selector, label_columns, offering;
+  AuditReadText read;  // format, timestamps, a long CSV's columns
+  std::string accelerator, group_by, prometheus, range = "14d", selector, offering;
   double usd_per_gpu_hour = 0;
   double min_coverage_hours = 30;
   bool allow_partial = false;
@@ -22,35 +22,11 @@ struct AuditArgs {
   PrometheusQueryOptions query;  // timeouts, retries and size limits of the push-down
 };
 
-// The reading options the flags give: format, timestamps, a long CSV's columns.
-ReadOptions read_options(const AuditArgs& args) {
-  ReadOptions read;
-  auto format = parse_telemetry_format(args.telemetry_format);
-  if (!format) fail("--telemetry-format", "one of auto, nvidia-smi, dmon, dcgm, prometheus-json, long-csv");
-  read.format = *format;
-  auto unit = parse_timestamp_unit(args.timestamp_unit);
-  if (!unit) fail("--timestamp-unit", "'" + args.timestamp_unit + "' is not one of auto, s, ms");
-  read.timestamp_unit = *unit;
-  read.host = args.host;
-  read.long_csv.fixed_metric = args.metric;
-  read.long_csv.label_columns = split_lists({args.label_columns});
-  for (const auto& pair : split(args.columns, ',')) {
-    if (gw::trim(pair).empty()) continue;
-    auto kv = split(pair, '=');
-    if (kv.size() != 2) fail("--columns", "give role=column pairs, e.g. timestamp=timestamp_anon,series=container_ip");
-    std::string role(gw::trim(kv[0])), column(gw::trim(kv[1]));
-    if (role == "timestamp") read.long_csv.timestamp = column;
-    else if (role == "series") read.long_csv.series = column;
-    else if (role == "value") read.long_csv.value = column;
-    else if (role == "metric") read.long_csv.metric = column;
-    else fail("--columns", "unknown role '" + role + "' (timestamp, series, metric, value)");
-  }
-  return read;
-}
-
 int run_audit_command(CommandContext& context, const AuditArgs& args) {
   AuditInputs in;
-  in.read = read_options(args);
+  auto read = audit_read_options(args.read);
+  if (!read.ok()) throw InputError{read.error()};
+  in.read = read.value();
   in.files = args.files;
   if (args.files.empty() && args.prometheus.empty()) fail("FILES", "give telemetry files or --prometheus URL");
   if (!args.prometheus.empty()) {
@@ -90,15 +66,15 @@ void add_audit_command(CLI::App& app, CommandContext& context, Action& action) {
   audit->add_option("--prometheus", args->prometheus, "Query a Prometheus-compatible server (aggregates pushed down as PromQL)");
   audit->add_option("--range", args->range, "How far back to query (14d, 36h, ...)");
   audit->add_option("--selector", args->selector, "Extra label matchers for the queries, e.g. namespace=\"ml\"");
-  audit->add_option("--telemetry-format", args->telemetry_format, "auto, nvidia-smi, dmon, dcgm, prometheus-json, long-csv");
-  audit->add_option("--host", args->host, "Host label for files without one");
-  audit->add_option("--timestamp-unit", args->timestamp_unit,
+  audit->add_option("--telemetry-format", args->read.telemetry_format, "auto, nvidia-smi, dmon, dcgm, prometheus-json, long-csv");
+  audit->add_option("--host", args->read.host, "Host label for files without one");
+  audit->add_option("--timestamp-unit", args->read.timestamp_unit,
                     "Units of sample timestamps in Prometheus-style text: auto (ms; s for OpenMetrics ending in '# EOF'), s, ms");
-  audit->add_option("--columns", args->columns, "Long CSV column roles: timestamp=...,series=...,value=...,metric=...");
-  audit->add_option("--metric", args->metric,
+  audit->add_option("--columns", args->read.columns, "Long CSV column roles: timestamp=...,series=...,value=...,metric=...");
+  audit->add_option("--metric", args->read.metric,
                     "Long CSV without a metric column: the metric it holds (gpu_util_pct, memory_used_bytes, "
                     "requests_per_s, cpu_util_pct, ...); FILE@metric sets it per file");
-  audit->add_option("--label-columns", args->label_columns, "Long CSV columns to keep as labels (comma-separated)");
+  audit->add_option("--label-columns", args->read.label_columns, "Long CSV columns to keep as labels (comma-separated)");
   audit->add_option("--usd-per-gpu-hour", args->usd_per_gpu_hour, "Price per GPU-hour (default: the catalog's)")->check(CLI::Range(0.0, 1e5));
   audit->add_option("--accelerator", args->accelerator, "The GPU model when the telemetry does not name it");
   audit->add_option("--offering", args->offering,

@@ -18,15 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-struct OfferingsArgs {
-  std::vector<std::string> clouds, regions, accelerators;
-  std::string geo, pricing = "on-demand";
-  double min_vram_gib = 0;
-  std::optional<double> max_usd_per_hour;
-  bool spot = false;
-  int limit = 0;
-};
-
 int list_accelerators(CommandContext& context, const std::vector<std::string>& names, double min_vram_gib) {
   auto shown = select_accelerators(context.catalog(), names, min_vram_gib);
   if (!shown.ok()) throw InputError{shown.error()};
@@ -43,38 +34,25 @@ int list_accelerators(CommandContext& context, const std::vector<std::string>& n
   return 0;
 }
 
-int list_offerings(CommandContext& context, const OfferingsArgs& args) {
+int list_offerings(CommandContext& context, const OfferingSelection& args) {
   const Catalog& catalog = context.catalog();
-  OfferingFilter filter;
-  filter.clouds = split_lists(args.clouds);
-  filter.regions = split_lists(args.regions);
-  filter.geo = args.geo;
-  filter.accelerators = split_lists(args.accelerators);
-  for (const auto& name : filter.accelerators)
-    if (!catalog.find_accelerator(name)) {
-      std::string hint = closest_match(name, catalog.accelerator_names());
-      fail("--accelerator", "unknown accelerator '" + name + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
-    }
-  filter.min_vram_gib = args.min_vram_gib;
-  filter.max_usd_per_hour = args.max_usd_per_hour;
-  auto pricing = parse_pricing(args.spot ? "spot" : args.pricing);
-  if (!pricing) fail("--pricing", "'" + args.pricing + "' is not one of on-demand, spot, reserved-1y, reserved-3y");
-  filter.pricing = *pricing;
-  auto selected = catalog.select(filter);
-  if (args.limit > 0 && selected.size() > static_cast<size_t>(args.limit)) selected.resize(static_cast<size_t>(args.limit));
+  auto chosen = select_offerings(catalog, args);
+  if (!chosen.ok()) throw InputError{chosen.error()};
+  const std::vector<const Offering*>& selected = chosen.value().offerings;
+  const Pricing pricing = chosen.value().pricing;
 
   if (context.options.format == "json") {
     json list = json::array();
-    for (const auto* o : selected) list.push_back(to_json(*o, filter.pricing));
+    for (const auto* o : selected) list.push_back(to_json(*o, pricing));
     context.emit_json({{"offerings", list}, {"count", selected.size()}}, "catalog offerings");
     return 0;
   }
   bool any_assumed = false;
-  Table table = offerings_table(catalog, selected, filter.pricing, context.options.explain, &any_assumed);
+  Table table = offerings_table(catalog, selected, pricing, context.options.explain, &any_assumed);
   context.emit_table(table);
   if (context.options.format == "table") {
     context.note(fmt::format("{} offerings, cheapest {} first; prices in USD per hour for the whole instance",
-                             selected.size(), pricing_name(filter.pricing)));
+                             selected.size(), pricing_name(pricing)));
     if (any_assumed) {
       std::string clouds;
       for (const auto& [cloud, c] : catalog.commitments())
@@ -179,7 +157,7 @@ void add_catalog_commands(CLI::App& app, CommandContext& context, Action& action
   });
 
   auto* offerings = catalog->add_subcommand("offerings", "Cloud offerings with prices, cheapest first");
-  auto args = std::make_shared<OfferingsArgs>();
+  auto args = std::make_shared<OfferingSelection>();
   offerings->add_option("--cloud", args->clouds, "Only these clouds (aws, gcp, azure, lambda, runpod)");
   offerings->add_option("--region", args->regions, "Only regions starting with these prefixes (us-east, europe-)");
   offerings->add_option("--geo", args->geo, "Only regions in this geography")->check(CLI::IsMember({"us", "europe", "asia"}));

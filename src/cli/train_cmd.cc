@@ -12,23 +12,15 @@ namespace gw {
 namespace {
 
 struct TrainArgs {
-  std::string model, precision = "bf16", pricing = "on-demand", calibration, recompute;
+  std::string model, calibration;
+  TrainChoiceText choices;  // precision, recompute, pricing
   TrainOptions train;
 };
 
 int run_train(CommandContext& context, TrainArgs args) {
   auto resolved = resolve_model(args.model);
   if (!resolved.ok()) throw InputError{resolved.error()};
-  auto precision = parse_precision(args.precision);
-  if (!precision) fail("--precision", "training precision must be bf16, fp16, fp32 or fp8");
-  args.train.precision = *precision;
-  if (!args.recompute.empty()) {
-    args.train.recompute = parse_recompute(args.recompute);
-    if (!args.train.recompute) fail("--recompute", "'" + args.recompute + "' is not one of none, selective, full");
-  }
-  auto pricing = parse_pricing(args.pricing);
-  if (!pricing) fail("--pricing", "'" + args.pricing + "' is not one of on-demand, spot, reserved-1y, reserved-3y");
-  args.train.pricing = *pricing;
+  if (auto error = apply_train_choices(args.choices, args.train)) throw InputError{*error};
   std::optional<Calibration> calibration = load_calibration_option(args.calibration);
   args.train.calibration = calibration ? &*calibration : nullptr;
   auto result = train_run(context.catalog(), resolved.value(), args.train);
@@ -65,14 +57,14 @@ void add_train_command(CLI::App& app, CommandContext& context, Action& action) {
   train->add_option("--accelerator", args->train.accelerator, "Accelerator (default: search all)");
   train->add_option("--count", args->train.count, "Devices (default: search 1, 2, 4, ... 4096)")->check(CLI::Range(1, 1 << 20));
   train->add_option("--offering", args->train.offering, "An instance type (its cheapest region)");
-  train->add_option("--precision", args->precision, "bf16, fp16, fp32 or fp8 (Transformer Engine; Hopper and newer)");
+  train->add_option("--precision", args->choices.precision, "bf16, fp16, fp32 or fp8 (Transformer Engine; Hopper and newer)");
   train->add_option("--zero", args->train.zero, "Pin the ZeRO stage (0-3; default: searched)")->check(CLI::Range(0, 3));
-  train->add_option("--recompute", args->recompute, "Pin activation recomputation: none, selective, full (default: searched)");
+  train->add_option("--recompute", args->choices.recompute, "Pin activation recomputation: none, selective, full (default: searched)");
   train->add_flag("--allow-tcp-clusters", args->train.allow_tcp_clusters,
                   "Consider multi-node jobs on instances without an EFA/InfiniBand-class fabric");
   train->add_flag("--cross-zone", args->train.cross_zone,
                   "Nodes spread over zones (no placement group): half the network bandwidth, traffic billed");
-  train->add_option("--pricing", args->pricing, "on-demand, spot, reserved-1y, reserved-3y");
+  train->add_option("--pricing", args->choices.pricing, "on-demand, spot, reserved-1y, reserved-3y");
   train->add_option("--deadline-days", args->train.deadline_days, "Finish within this many days (exit 3 when impossible)");
   train->add_option("--sequence-length", args->train.sequence_length, "Tokens per sequence")->check(CLI::Range(1LL, 1LL << 24));
   train->add_option("--global-batch-tokens", args->train.global_batch_tokens, "Tokens per optimizer step")->check(CLI::Range(1.0, 1e12));

@@ -109,6 +109,23 @@ std::optional<SpotComparison> compare_spot(const Catalog& catalog, const TrainOp
 
 }  // namespace
 
+std::optional<Error> apply_train_choices(const TrainChoiceText& text, TrainOptions& options) {
+  auto precision = parse_precision(text.precision);
+  if (!precision) return Error{"", 0, "--precision", "training precision must be bf16, fp16, fp32 or fp8"};
+  options.precision = *precision;
+  options.recompute.reset();
+  if (!text.recompute.empty()) {
+    options.recompute = parse_recompute(text.recompute);
+    if (!options.recompute)
+      return Error{"", 0, "--recompute", "'" + text.recompute + "' is not one of none, selective, full"};
+  }
+  auto pricing = parse_pricing(text.pricing);
+  if (!pricing)
+    return Error{"", 0, "--pricing", "'" + text.pricing + "' is not one of on-demand, spot, reserved-1y, reserved-3y"};
+  options.pricing = *pricing;
+  return std::nullopt;
+}
+
 Result<TrainResult> train_run(const Catalog& catalog, const ModelArch& arch, const TrainOptions& o) {
   if (auto bad = check_options(o)) return *bad;
   std::optional<SpotAvailability> trace;

@@ -64,6 +64,13 @@ struct TrainResult {
   std::optional<double> gemm_efficiency;     // of the accelerator's peak at the model's width
 };
 
+// The precision, recompute and pricing as `gpuwise train` spells them, set on `options`. An
+// Error names the option ("--precision") for a value it cannot take.
+struct TrainChoiceText {
+  std::string precision = "bf16", recompute, pricing = "on-demand";  // recompute empty: searched
+};
+std::optional<Error> apply_train_choices(const TrainChoiceText& text, TrainOptions& options);
+
 // An Error for options the question cannot take (no tokens, an unknown accelerator or offering,
 // FP8 on hardware without it, an unreadable trace). A run that cannot fit or meet its deadline is
 // a result (plan.best empty, or plan.feasible false). Points into `catalog`.

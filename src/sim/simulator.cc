@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/cancel.h"
 #include "core/text.h"
 
 namespace gw {
@@ -277,7 +278,10 @@ class Simulation {
       push({o.at_s, static_cast<int>(EventKind::outage), static_cast<int>(i), 0, 0});
       push({o.at_s + o.replacement_s, static_cast<int>(EventKind::outage_over), static_cast<int>(i), 0, 0});
     }
+    long long events_done = 0;
     while (!events_.empty()) {
+      // A caller that gave up (Ctrl-C in Python) stops the run; its entry point reports so.
+      if ((++events_done & 0xFFFF) == 0 && cancel_requested()) break;
       Event e = events_.top();
       events_.pop();
       advance(e.time);

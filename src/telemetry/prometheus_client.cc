@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/cancel.h"
 #include "core/limits.h"
 #include "core/numbers.h"
 
@@ -85,6 +86,11 @@ QueryResult api_query(httplib::Client& client, const Url& url, const char* endpo
   QueryResult result;
   std::string last_error;
   for (int attempt = 0; attempt <= o.retries; ++attempt) {
+    if (cancel_requested()) {  // the caller gave up: no more queries
+      result.failure = Failure::refused;
+      result.message = "interrupted";
+      return result;
+    }
     if (attempt > 0) {
       ++stats.retries;
       std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(o.backoff_s * 1000) * (1 << (attempt - 1))));

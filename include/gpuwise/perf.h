@@ -1,0 +1,33 @@
+// gpuwise::perf: one engine step's time on given hardware (prefill or decode at a batch and
+// context, by operator where measured profiles exist), or the best sustained throughput on a
+// device count with every tensor-parallel layout tried and the binding limit named. The question
+// `gpuwise perf MODEL --accelerator A` answers.
+#pragma once
+
+#include <string>
+
+#include "gpuwise/answer.h"
+#include "gpuwise/catalog.h"
+
+namespace gpuwise {
+
+struct PerfQuery {
+  std::string model;                 // a preset name or a config.json path
+  std::string accelerator;           // required
+  int count = 0;                     // devices; 0: one (max_throughput: tp's)
+  int tp = 0;                        // tensor parallel; 0: searched with count
+  std::string precision = "bf16", kv_precision;  // kv empty: bf16
+  std::string phase;                 // prefill, decode; empty: both
+  long long batch = 1, context_tokens = 1024;
+  bool max_throughput = false;       // the best sustained output tokens/s on `count` devices
+  double input_tokens = 0, output_tokens = 0;  // per request, for max_throughput; 0: the defaults
+  int max_batch = 256;
+  std::string step_model = "operators";  // operators or roofline
+  std::string calibration_path;      // from `gpuwise calibrate`; empty: the catalog's
+};
+
+// to_markdown() and to_html() throw: perf has only the table format. Throws gpuwise::Error for a
+// query it cannot take (an unknown model or accelerator, a layout that does not fit).
+Answer perf(const Catalog& catalog, const PerfQuery& query);
+
+}  // namespace gpuwise
