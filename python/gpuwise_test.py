@@ -79,6 +79,19 @@ def test_plan_equals_the_cli_from_a_path_text_or_dict(spec_file):
     assert gpuwise.plan(spec_file, simulate=False, seed=3) == cli_json("plan", spec_file, "--no-simulate", "--seed", "3")
 
 
+EXAMPLE_SPECS = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".yaml"))
+
+
+@pytest.mark.parametrize("name", EXAMPLE_SPECS)
+def test_plan_equals_the_cli_on_every_example(name):
+    # The screen without simulation keeps this quick; the simulated plans are checked above and below.
+    answer = gpuwise.plan(example(name), simulate=False)
+    done = cli("plan", example(name), "--no-simulate", "--format", "json", check=False)
+    assert answer == json.loads(done.stdout)
+    assert answer.exit_code == done.returncode
+    assert [w for w in answer.warnings] == [line for line in done.stderr.splitlines() if line.startswith("gpuwise: ")]
+
+
 def test_the_readme_one_liner_on_the_azure_chat_trace():
     best = gpuwise.plan(example("chat-azure.yaml"))["services"][0]["best"]
     assert best == cli_json("plan", example("chat-azure.yaml"))["services"][0]["best"]
@@ -132,6 +145,64 @@ def test_audit_equals_the_cli_and_warns(tmp_path):
     assert answer == cli_json("audit", str(path), "--host", "node-a")
     assert answer.warnings == cli("audit", str(path), "--host", "node-a").stderr.splitlines()
     assert answer["findings"]
+
+
+def _free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def prometheus(tmp_path):
+    """A real Prometheus on loopback serving three A100s' last three days, backfilled with promtool."""
+    import shutil
+    import urllib.request
+    if not shutil.which("prometheus") or not shutil.which("promtool"):
+        pytest.fail("prometheus and promtool are required (scripts/bootstrap installs them)")
+    end = (int(time.time()) // 3600 - 1) * 3600
+    lines = []
+    for metric in ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"):
+        lines.append(f"# TYPE {metric} gauge")
+        for name, util, memory_mib in (("idle", 0, 900), ("underused", 20, 60000), ("busy", 85, 70000)):
+            labels = f'gpu="0",UUID="GPU-{name}",Hostname="node-{name}",modelName="NVIDIA A100-SXM4-80GB"'
+            value = util if metric == "DCGM_FI_DEV_GPU_UTIL" else memory_mib
+            lines.extend(f"{metric}{{{labels}}} {value} {t}" for t in range(end - 3 * 86400, end + 1, 300))
+    lines.append("# EOF")
+    (tmp_path / "history.om").write_text("\n".join(lines) + "\n")
+    subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(tmp_path / "history.om"),
+                    str(tmp_path / "tsdb")], check=True, capture_output=True)
+    (tmp_path / "prometheus.yml").write_text("global:\n  scrape_interval: 1m\nscrape_configs: []\n")
+    port = _free_port()
+    server = subprocess.Popen(["prometheus", f"--config.file={tmp_path / 'prometheus.yml'}",
+                               f"--storage.tsdb.path={tmp_path / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}",
+                               "--storage.tsdb.retention.time=3650d"],
+                              stdout=subprocess.DEVNULL, stderr=open(tmp_path / "prometheus.log", "w"))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(150):
+            try:
+                if urllib.request.urlopen(url + "/-/ready", timeout=1).status == 200:
+                    break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("prometheus did not start; see " + str(tmp_path / "prometheus.log"))
+        yield url
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def test_audit_through_prometheus_equals_the_cli(prometheus):
+    args = ["audit", "--prometheus", prometheus, "--range", "3d", "--min-coverage-hours", "24"]
+    before = cli_json(*args)
+    answer = gpuwise.audit(prometheus=prometheus, range="3d", min_coverage_hours=24)
+    after = cli_json(*args)
+    assert answer in (before, after)  # the range ends now: an hour may turn between the calls
+    kinds = {f["kind"] for f in answer["findings"]}
+    assert {"idle", "underused"} <= kinds, kinds
 
 
 def test_catalog_listings_equal_the_cli():
