@@ -68,6 +68,7 @@ bench: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target gpuwise_bench gpuwise gpuwise_perf_accuracy gpuwise_operator_accuracy gpuwise_sim_speed gpuwise_training_accuracy gpuwise_telemetry_speed gpuwise_vidur_side_by_side gpuwise_screen_vs_simulation
 	./$(BUILD)/gpuwise_bench
 	bench/cli_latency.sh $(BUILD)/gpuwise
+	bench/plan_services.sh $(BUILD)
 	./$(BUILD)/gpuwise_operator_accuracy
 	./$(BUILD)/gpuwise_training_accuracy bench/training_measurements.csv .
 	taskset -c 0 ./$(BUILD)/gpuwise_sim_speed 1000000

@@ -1,5 +1,5 @@
 // Telemetry read-and-aggregate speed on one core: generates an nvidia-smi CSV, a dcgm-exporter
-// text file and a node_exporter CPU-counter file (argv[1] samples each, default 10 million),
+// text file, a node_exporter CPU-counter file and a long CSV in the Alibaba layout (argv[1] samples each, default 10 million),
 // reads and aggregates them, and prints MB/s and the peak resident set size. Target: >= 300 MB/s. With a folder as
 // argv[2] the files are kept there (bench/telemetry_vs_duckdb.sh reads them with DuckDB).
 #include <algorithm>
@@ -21,7 +21,7 @@ long peak_rss_kib() {
   return usage.ru_maxrss;
 }
 
-void measure(const std::string& label, const std::string& path, long long samples) {
+void measure(const std::string& label, const std::string& path, long long samples, const gw::ReadOptions& options = {}) {
   // Best of three runs: the machines are shared, and the slower runs measure the neighbours.
   gw::TelemetryAggregator aggregator;
   gw::ReadStats stats;
@@ -31,7 +31,7 @@ void measure(const std::string& label, const std::string& path, long long sample
     aggregator = gw::TelemetryAggregator();
     stats = gw::ReadStats();
     auto start = std::chrono::steady_clock::now();
-    error = gw::read_telemetry(path, {}, [&](const gw::TelemetrySample& s) { aggregator.add(s); }, stats);
+    error = gw::read_telemetry(path, options, [&](const gw::TelemetrySample& s) { aggregator.add(s); }, stats);
     seconds = std::min(seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   double mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
@@ -85,9 +85,28 @@ int main(int argc, char** argv) {
                          k / 8 % 32, k / 256, modes[k % 8], scrape * (3 + k % 5), k % 100, 1700000000000LL + scrape * 15000);
     }
   }
+  {
+    // A long CSV in the Alibaba GenAI layout (value,timestamp_anon,container_ip): 2,860 series
+    // with 32-hex-digit hashed ids, one sample a minute each.
+    std::ofstream out(dir / "long.csv");
+    out << "value,timestamp_anon,container_ip\n";
+    const long long series = 2860;
+    for (long long r = 0; r < samples; ++r) {
+      long long s = r % series;
+      out << fmt::format("{}.{},{}.0,{:016x}{:016x}\n", (r * 7) % 101, r % 10, 1662858720 + (r / series) * 60,
+                         static_cast<unsigned long long>(s) * 0x9E3779B97F4A7C15ull, static_cast<unsigned long long>(s) * 0xC2B2AE3D27D4EB4Full);
+    }
+  }
   measure("nvidia-smi", (dir / "smi.csv").string(), samples);
   measure("dcgm", (dir / "dcgm.txt").string(), samples);
   measure("node", (dir / "node.txt").string(), samples);
+  gw::ReadOptions long_csv;
+  long_csv.format = gw::TelemetryFormat::long_csv;
+  long_csv.long_csv.timestamp = "timestamp_anon";
+  long_csv.long_csv.series = "container_ip";
+  long_csv.long_csv.value = "value";
+  long_csv.long_csv.fixed_metric = "gpu_util_pct";
+  measure("long csv", (dir / "long.csv").string(), samples, long_csv);
   if (!keep) std::filesystem::remove_all(dir);
   return 0;
 }

@@ -77,6 +77,7 @@ def test_plan_equals_the_cli_from_a_path_text_or_dict(spec_file):
     as_dict = gpuwise.specs.to_dict(spec_file)[0]
     assert gpuwise.plan(as_dict, path=spec_file)["services"] == expected["services"]
     assert gpuwise.plan(spec_file, simulate=False, seed=3) == cli_json("plan", spec_file, "--no-simulate", "--seed", "3")
+    assert gpuwise.plan(spec_file, jobs=1) == expected  # threads change nothing but the time
 
 
 EXAMPLE_SPECS = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".yaml"))

@@ -195,7 +195,8 @@ PYBIND11_MODULE(_native, m) {
       .def_readwrite("step_token_budget", &gpuwise::PlanOptions::step_token_budget)
       .def_readwrite("simulate", &gpuwise::PlanOptions::simulate)
       .def_readwrite("sim_requests", &gpuwise::PlanOptions::sim_requests)
-      .def_readwrite("seed", &gpuwise::PlanOptions::seed);
+      .def_readwrite("seed", &gpuwise::PlanOptions::seed)
+      .def_readwrite("jobs", &gpuwise::PlanOptions::jobs);
   py::class_<gpuwise::PlanResult>(m, "PlanResult")
       .def("to_json", &gpuwise::PlanResult::to_json)
       .def("to_text", &gpuwise::PlanResult::to_text, py::arg("explain") = false)
@@ -319,7 +320,8 @@ PYBIND11_MODULE(_native, m) {
       .def_readwrite("seed", &gpuwise::ScaleOptions::seed)
       .def_readwrite("hours", &gpuwise::ScaleOptions::hours)
       .def_readwrite("shapes", &gpuwise::ScaleOptions::shapes)
-      .def_readwrite("explain", &gpuwise::ScaleOptions::explain);
+      .def_readwrite("explain", &gpuwise::ScaleOptions::explain)
+      .def_readwrite("jobs", &gpuwise::ScaleOptions::jobs);
   m.def("scale", [](const gpuwise::Catalog& c, const gpuwise::Spec& s, const gpuwise::ScaleOptions& o) {
     return interruptible([&] { return gpuwise::scale(c, s, o); });
   });

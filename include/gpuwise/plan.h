@@ -24,6 +24,7 @@ struct PlanOptions {
   bool simulate = true;                          // verify candidates in the simulator
   std::optional<long long> sim_requests;         // per simulated candidate (20,000)
   std::uint64_t seed = 1;                        // the same seed, the same plan
+  int jobs = 0;                                  // threads (0: one per core); the same plan for any
 };
 
 class PlanResult {

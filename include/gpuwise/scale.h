@@ -18,6 +18,7 @@ struct ScaleOptions {
   double hours = 0;              // to simulate; 0: the traffic's own span
   int shapes = 0;                // replica layouts to compare; 0: the spec's scaling.shapes, else 1
   bool explain = false;          // each layout's assumptions in to_text()
+  int jobs = 0;                  // policies simulated at once (0: one per core); the same answer for any
 };
 
 // exit_code() 3 when a service has no policy meeting its SLO. Throws gpuwise::Error for a spec

@@ -19,6 +19,7 @@ PlanResult plan(const Catalog& catalog, const Spec& spec, const PlanOptions& opt
   if (options.sim_requests) o.sim_requests = *options.sim_requests;
   o.simulate = options.simulate;
   o.seed = options.seed;
+  o.jobs = options.jobs;
   auto planned = gw::value_or_throw(gw::plan_spec(catalog.impl()->catalog, spec.impl()->spec, o));
   return PlanResult(std::make_shared<const PlanResult::Impl>(PlanResult::Impl{catalog.impl(), std::move(planned)}));
 }

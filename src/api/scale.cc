@@ -13,6 +13,7 @@ Answer scale(const Catalog& catalog, const Spec& spec, const ScaleOptions& optio
   o.hours = options.hours;
   o.shapes = options.shapes;
   o.explain = options.explain;
+  o.jobs = options.jobs;
   auto out = std::make_shared<const gw::ScaleOutput>(
       gw::value_or_throw(gw::scale_spec(catalog.impl()->catalog, spec.impl()->spec, o)));
   Answer::Impl a;

@@ -84,6 +84,9 @@ void add_plan_command(CLI::App& app, CommandContext& context, Action& action) {
   plan->add_option("--sim-requests", args->plan.sim_requests, "Requests per simulated candidate")
       ->check(CLI::Range(100LL, 100000000LL));
   plan->add_option("--seed", args->plan.seed, "Simulation seed");
+  plan->add_option("-j,--jobs", args->plan.jobs, "Services (or one service's frontier) planned at once; 0: one per core. "
+                   "The plan is the same for any value")
+      ->check(CLI::Range(0, 1024));
   plan->add_option("--emit-k8s", args->emit_k8s, "Write KEDA ScaledObject, HPA and Karpenter NodePool manifests per service here");
   plan->add_option("--prometheus-url", args->prometheus_url, "Prometheus the KEDA trigger queries (with --emit-k8s)");
   plan->callback([&context, &action, args] { action = [&context, args] { return run_plan(context, *args); }; });

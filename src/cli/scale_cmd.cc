@@ -41,6 +41,8 @@ void add_scale_command(CLI::App& app, CommandContext& context, Action& action) {
   auto args = std::make_shared<ScaleArgs>();
   scale->add_option("SPEC", args->spec, "Workload spec (YAML); a service's scaling: section sets the mechanics")->required();
   scale->add_option("--seed", args->scale.seed, "Simulation seed (same seed, same output)");
+  scale->add_option("-j,--jobs", args->scale.jobs, "Policies simulated at once; 0: one per core. The answer is the same for any value")
+      ->check(CLI::Range(0, 1024));
   scale->add_option("--hours", args->scale.hours, "Hours to simulate (default: the traffic's own span)")->check(CLI::Range(0.01, 24.0 * 366));
   scale->add_option("--calibration", args->calibration, "Efficiency factors from `gpuwise calibrate`");
   scale->add_option("--shapes", args->scale.shapes,

@@ -22,6 +22,9 @@ class CancelScope {
 // Makes `flag` (nullptr: none) this thread's stop flag, returning the one before it.
 const std::atomic<bool>* exchange_cancel_flag(const std::atomic<bool>* flag);
 
+// This thread's stop flag (nullptr: none), for handing to worker threads.
+const std::atomic<bool>* current_cancel_flag();
+
 // Whether this thread's call should stop: one thread-local load, and an atomic one in a scope.
 bool cancel_requested();
 

@@ -77,6 +77,19 @@ double LlmStepModel::step_time_s(double decode_sequences, double context_sum, do
 
 namespace gw {
 
+double LlmStepModel::layer_time_s(double tokens) const {
+  if (tokens < 1 || tokens >= static_cast<double>(kLayerCacheTokens) || tokens != std::floor(tokens))
+    return layer_->time_s(tokens);
+  std::call_once(layer_cache_once_, [this] { layer_cache_.reset(new std::atomic<double>[kLayerCacheTokens]()); });
+  std::atomic<double>& slot = layer_cache_[static_cast<size_t>(tokens)];
+  double cached = slot.load(std::memory_order_relaxed);
+  if (cached > 0) return cached;
+  // Threads that race here compute the same value; either store is the answer.
+  double seconds = layer_->time_s(tokens);
+  slot.store(seconds, std::memory_order_relaxed);
+  return seconds;
+}
+
 StepParts LlmStepModel::parts(double decode_sequences, double context_sum, double prefill_tokens, double prefill_attended,
                               double sampled_sequences) const {
   StepParts p;
@@ -89,7 +102,7 @@ StepParts LlmStepModel::parts(double decode_sequences, double context_sum, doubl
   // As llm_step by operator: layers, attention kernels, head GEMM, new tokens' KV writes.
   const double layers = arch_->num_layers;
   const AttentionRoofline& a = roofline_->attention;
-  p.layers_s = layer_->time_s(tokens) * layers;
+  p.layers_s = layer_time_s(tokens) * layers;
   p.decode_attention_s =
       layers * a.decode_time_s(decode_sequences, context_sum, kv_bytes_per_token_ / layers, roofline_->bandwidth_bytes_per_s);
   p.prefill_attention_s = layers * a.prefill_time_s(prefill_tokens, prefill_attended, arch_->q_dim() / tp_, roofline_->peak_flops);

@@ -2,6 +2,9 @@
 // the same roofline as step_time.h, answered in a few arithmetic operations per step.
 #pragma once
 
+#include <atomic>
+#include <mutex>
+
 #include <optional>
 
 #include "perf/layer_operators.h"
@@ -49,6 +52,13 @@ class LlmStepModel final : public LlmStepTimer {
   double kv_bytes_per_token() const override { return kv_bytes_per_token_; }
 
  private:
+  // One layer's operators at `tokens`, remembered per whole token count: a simulation's steps
+  // repeat the same counts millions of times, and the answer depends on nothing else.
+  double layer_time_s(double tokens) const;
+  static constexpr size_t kLayerCacheTokens = 16384;
+  mutable std::once_flag layer_cache_once_;
+  mutable std::unique_ptr<std::atomic<double>[]> layer_cache_;  // 0: not yet computed
+
   const ModelArch* arch_;
   double flops_per_token_ = 0;       // layer matrices, per device
   double head_flops_ = 0;            // output head per sampled sequence, per device

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/parallel.h"
 #include "plan/spec_names.h"
 #include "plan/spot.h"
 
@@ -116,13 +117,19 @@ Result<PlanResult> plan_spec(const Catalog& catalog, const Spec& spec, const Pla
   planner.usable_fraction = options.usable_fraction;
   planner.overhead_gib = options.overhead_gib;
   planner.prefill_chunk_tokens = options.prefill_chunk_tokens;
-  const VerifyOptions verify = verify_options(options);
-  for (const auto& service : spec.services) {
-    result.services.push_back(plan_service(catalog, spec, service, planner));
-    if (options.simulate) verify_plan(catalog, spec, service, result.services.back(), verify);
-    const ServicePlan& p = result.services.back();
+  VerifyOptions verify = verify_options(options);
+  // One pool: across services when there are several, else across one service's frontier.
+  verify.jobs = spec.services.size() > 1 ? 1 : options.jobs;
+  // Services are independent: planned (and their candidates simulated) in parallel, each in its
+  // own slot, so the answer is the serial one.
+  result.services.resize(spec.services.size());
+  parallel_for(spec.services.size(), options.jobs, [&](size_t i) {
+    const ServiceSpec& service = spec.services[i];
+    result.services[i] = plan_service(catalog, spec, service, planner);
+    if (options.simulate) verify_plan(catalog, spec, service, result.services[i], verify);
+  });
+  for (const ServicePlan& p : result.services)
     result.efficiency_sources.push_back(p.best ? efficiency_for(*p.best->config.accelerator, options.calibration).source : "");
-  }
   for (const auto& t : spec.training) {
     auto plan = plan_training_job(catalog, spec, t, options.calibration);
     if (!plan.ok()) return plan.error();

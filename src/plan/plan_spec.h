@@ -27,6 +27,7 @@ struct PlanSpecOptions {
   bool simulate = true;                            // verify candidates in the simulator
   long long sim_requests = 20000;                  // per simulated candidate
   uint64_t seed = 1;
+  int jobs = 0;  // services planned at once (0: one per core); the answer is the same for any
 };
 
 // One line of the cost-per-unit summary: a service per 1k inferences, a training job per run.

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "core/money.h"
 #include "plan/scaling_plan.h"
@@ -220,22 +222,26 @@ Result<ScaleOutput> scale_spec(const Catalog& catalog, const Spec& spec, const S
   options.seed = o.seed;
   options.duration_s = o.hours * 3600;
   options.shapes = o.shapes;
+  options.jobs = o.jobs;
   ScaleOutput out;
   out.doc.kind = "scale";
   out.doc.title = "Autoscaling: " + spec.path;
   out.spec_path = spec.path;
   out.seed = o.seed;
   for (const auto& service : spec.services) {
+    // One bar per service: the requests admitted so far, summed over the policies that the
+    // threads simulate at once.
     std::unique_ptr<Progress> progress;
-    std::string current;
+    std::mutex progress_mutex;
+    std::map<std::string, long long> admitted_by_policy;
     options.on_progress = [&](const std::string& policy, long long admitted) {
       if (!o.show_progress) return;
-      if (policy != current) {
-        if (progress) progress->finish();
-        progress = std::make_unique<Progress>("scaling " + service.name + ": " + policy, "requests", 0, true);
-        current = policy;
-      }
-      progress->update(static_cast<double>(admitted));
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      if (!progress) progress = std::make_unique<Progress>("scaling " + service.name + " (all policies)", "requests", 0, true);
+      admitted_by_policy[policy] = admitted;
+      long long total = 0;
+      for (const auto& [name, count] : admitted_by_policy) total += count;
+      progress->update(static_cast<double>(total));
     };
     auto result = study_scaling(catalog, spec, service, options);
     if (progress) progress->finish();

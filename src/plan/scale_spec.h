@@ -20,6 +20,7 @@ struct ScaleSpecOptions {
   int shapes = 0;              // replica layouts to compare; 0: the spec's scaling.shapes, else 1
   bool explain = false;        // each layout's assumptions in the text
   bool show_progress = false;  // progress bars on stderr
+  int jobs = 0;                // policies simulated at once (0: one per core); the same answer for any
 };
 
 // What `gpuwise scale` writes, built in one pass: the terminal text, the report document and the

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "core/money.h"
+#include "core/parallel.h"
 #include "model/memory.h"
 #include "plan/cold_start.h"
 #include "plan/verify.h"
@@ -107,8 +108,17 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   const bool show_static = std::find(names.begin(), names.end(), "static-peak") != names.end();
   names.erase(std::remove(names.begin(), names.end(), "static-peak"), names.end());
   names.insert(names.begin(), "static-peak");
-  for (const std::string& name : names) {
+  // One policy's scaler and its simulated outcome.
+  struct PolicyRun {
     ScalerConfig c;
+    PolicyOutcome outcome;
+    double mean_latency_s = 0, mean_wait_s = 0;
+    std::optional<Error> error;
+  };
+  auto configure = [&](const std::string& name) {
+    PolicyRun run;
+    ScalerConfig& c = run.c;
+    PolicyOutcome& outcome = run.outcome;
     c.min_replicas = scaling.min_replicas;
     c.max_replicas = max_replicas;
     c.scale_up_window_s = scaling.scale_up_window_s;
@@ -117,7 +127,6 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
     c.keep_alive_s = scaling.keep_alive_s;
     c.cpu.cores = scaling.cpu_cores;
     c.cpu.cpu_ms_per_request = scaling.cpu_ms_per_request;
-    PolicyOutcome outcome;
     outcome.name = name;
     if (name == "static-peak") {
       c.policy = ScalePolicy::static_peak;
@@ -150,6 +159,12 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
     outcome.min_replicas = c.policy == ScalePolicy::static_peak ? static_replicas : c.min_replicas;
     outcome.max_replicas = c.policy == ScalePolicy::static_peak ? static_replicas : max_replicas;
 
+    return run;
+  };
+  auto simulate_policy = [&](PolicyRun& run) {
+    const ScalerConfig& c = run.c;
+    PolicyOutcome& outcome = run.outcome;
+    const std::string& name = outcome.name;
     ScalingOptions s;
     s.interval_s = scaling.interval_s;
     s.max_replicas = outcome.max_replicas;
@@ -177,7 +192,8 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
     if (!result.ok()) {
       Error e = result.error();
       if (e.file.empty()) e.file = spec.path;
-      return e;
+      run.error = e;
+      return;
     }
     const SimResult& r = result.value();
     outcome.replica_hours = r.billed_node_s / 3600;
@@ -208,14 +224,25 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
       }
       outcome.weekend_usd = weekend_node_s / 3600 * report.usd_per_replica_hour;
     }
-    if (name == "static-peak") {
-      measured_latency_s = r.latency.mean();
-      measured_service_s = std::max(0.0, r.latency.mean() - r.wait.mean());
-      if (queue_target <= 0) queue_target = std::max(1.0, capacity_at_limit_rps * measured_latency_s);
-      if (concurrency_target <= 0) concurrency_target = std::max(0.5, capacity_at_limit_rps * measured_service_s);
-      if (!show_static) continue;
-    }
-    report.policies.push_back(std::move(outcome));
+    run.mean_latency_s = r.latency.mean();
+    run.mean_wait_s = r.wait.mean();
+  };
+  // Static peak first: its simulated latency sets the metric policies' default targets. The
+  // others are independent: simulated in parallel, kept in the order named.
+  PolicyRun fixed = configure(names.front());
+  simulate_policy(fixed);
+  if (fixed.error) return *fixed.error;
+  measured_latency_s = fixed.mean_latency_s;
+  measured_service_s = std::max(0.0, fixed.mean_latency_s - fixed.mean_wait_s);
+  if (queue_target <= 0) queue_target = std::max(1.0, capacity_at_limit_rps * measured_latency_s);
+  if (concurrency_target <= 0) concurrency_target = std::max(0.5, capacity_at_limit_rps * measured_service_s);
+  std::vector<PolicyRun> runs;
+  for (size_t i = 1; i < names.size(); ++i) runs.push_back(configure(names[i]));
+  parallel_for(runs.size(), options.jobs, [&](size_t i) { simulate_policy(runs[i]); });
+  if (show_static) report.policies.push_back(std::move(fixed.outcome));
+  for (auto& run : runs) {
+    if (run.error) return *run.error;
+    report.policies.push_back(std::move(run.outcome));
   }
   for (size_t i = 0; i < report.policies.size(); ++i) {
     const auto& p = report.policies[i];

@@ -59,6 +59,8 @@ struct ScalingPlanOptions {
   uint64_t seed = 1;
   double duration_s = 0;          // 0: the traffic's own span (trace, series, 24 h or 168 h profile; 1 h flat)
   int shapes = 0;                 // replica layouts to compare; 0: the spec's scaling.shapes
+  int jobs = 0;                   // policies simulated at once (0: one per core); the same answer for any
+  // Called from the threads that simulate the policies (at once when jobs > 1).
   std::function<void(const std::string& policy, long long admitted)> on_progress;
 };
 

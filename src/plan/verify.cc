@@ -1,5 +1,6 @@
 #include "plan/verify.h"
 
+#include "core/parallel.h"
 #include "plan/cold_start.h"
 #include "plan/spot.h"
 #include "report/table.h"
@@ -189,12 +190,16 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
     for (const auto& checked : plan.ranked)
       if (!option.simulated && checked.simulated && checked.config == option.config && checked.replicas == option.replicas)
         option.simulated = checked.simulated;
-    if (!option.simulated) {
-      auto result = simulate_option(catalog, model, service, option, brief);
-      if (result.ok()) option.simulated = result.value();
-    }
-    if (option.simulated && option.simulated->meets) kept.push_back(option);
   }
+  // The rest of the frontier is simulated in parallel, each option in its own slot.
+  parallel_for(plan.pareto.size(), options.jobs, [&](size_t i) {
+    PlanOption& option = plan.pareto[i];
+    if (option.simulated) return;
+    auto result = simulate_option(catalog, model, service, option, brief);
+    if (result.ok()) option.simulated = result.value();
+  });
+  for (const auto& option : plan.pareto)
+    if (option.simulated && option.simulated->meets) kept.push_back(option);
   if (kept.empty() || kept.front().usd_per_hour > plan.best->usd_per_hour) kept.insert(kept.begin(), *plan.best);
   plan.pareto = kept;
   // The contrast without batching is grown like the plan, so its cost is what the traffic needs.

@@ -19,6 +19,7 @@ struct VerifyOptions {
   uint64_t seed = 1;
   int prefill_chunk_tokens = kStepTokenBudget;
   int extra_replicas = 6;      // how far to grow the best when no candidate passes
+  int jobs = 1;                // frontier options simulated at once (0: one per core)
 };
 
 // The first p99 target of the SLO a simulation misses ("ttft_p99_s", ...; "" when it meets

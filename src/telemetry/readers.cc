@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <cstring>
 #include <set>
@@ -174,10 +175,12 @@ struct ViewHash {
 // Interns series ids and labels so samples carry stable pointers (bounded by the series count).
 class SeriesTable {
  public:
+  // Thread-safe: audits may run in several threads of one program (the Python module's).
   std::pair<const std::string*, const Labels*> intern(Labels labels) {
     std::sort(labels.begin(), labels.end());
     std::string id;
     for (const auto& [k, v] : labels) id += (id.empty() ? "" : ",") + k + "=" + v;
+    std::lock_guard<std::mutex> lock(mutex_);
     auto it = series_.find(id);
     if (it == series_.end()) {
       if (series_.size() >= input_limits().max_series)
@@ -189,18 +192,13 @@ class SeriesTable {
   }
 
  private:
-  std::unordered_map<std::string, Labels> series_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, Labels> series_;  // node-based: pointers into it stay valid
 };
 
 SeriesTable& table() {
   static SeriesTable t;  // ids live as long as the process (one audit per run)
   return t;
-}
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out;
-  for (auto& cell : split(line, ',')) out.push_back(std::string(trim(cell)));
-  return out;
 }
 
 // Cells of a CSV line as views into it (no quoting in telemetry CSVs).
@@ -718,14 +716,34 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
   }
   // Metric names repeat on every row: look each up once.
   std::unordered_map<std::string, std::optional<MetricName>> names;
+  // The series a row belongs to, by the raw bytes of the cells that make its labels (the series
+  // id, the label columns, the model and instance type): interned once, then found by one hash
+  // lookup per row. Cells are views into the line, so a row allocates nothing.
+  std::unordered_map<std::string, std::pair<const std::string*, const Labels*>> series_by_cells;
+  std::string series_key;
+  std::vector<bool> label_column;  // per column: kept as a label (--label-columns)
+  std::vector<std::string_view> cells;
+  auto split_into_views = [&cells](std::string_view text) {
+    cells.clear();
+    size_t start = 0;
+    while (true) {
+      size_t comma = text.find(',', start);
+      cells.push_back(trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+  };
   while (std::getline(in, line)) {
     ++number;
     ++stats.lines;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (trim(line).empty()) continue;
-    auto cells = split_csv_line(line);
+    split_into_views(line);
     if (header.empty()) {
-      header = cells;
+      header.assign(cells.begin(), cells.end());
+      label_column.assign(header.size(), false);
+      for (size_t i = 0; i < header.size(); ++i)
+        label_column[i] = std::find(m.label_columns.begin(), m.label_columns.end(), header[i]) != m.label_columns.end();
       for (size_t i = 0; i < cells.size(); ++i) {
         if (cells[i] == m.timestamp) time_col = static_cast<int>(i);
         if (cells[i] == m.series) series_col = static_cast<int>(i);
@@ -761,7 +779,7 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
     }
     std::optional<MetricName> metric = fixed_name;
     if (!fixed) {
-      const std::string& name = cells[static_cast<size_t>(metric_col)];
+      std::string name(cells[static_cast<size_t>(metric_col)]);  // short: kept in the string's own buffer
       auto known = names.find(name);
       if (known == names.end()) known = names.emplace(name, metric_by_name(name)).first;
       metric = known->second;
@@ -774,13 +792,23 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
       stats.skip("empty series id");
       continue;
     }
-    Labels labels{{"series", cells[static_cast<size_t>(series_col)]}};
+    series_key.assign(cells[static_cast<size_t>(series_col)]);
     for (size_t i = 0; i < cells.size(); ++i)
-      if (std::find(m.label_columns.begin(), m.label_columns.end(), header[i]) != m.label_columns.end())
-        labels.emplace_back(canonical_label_key(header[i]), cells[i]);
-      else if (model_or_instance[i] && !cells[i].empty())
-        labels.emplace_back(canonical_label_key(header[i]), cells[i]);  // what runs, for its price
-    auto [id, interned] = table().intern(std::move(labels));
+      if (label_column[i] || model_or_instance[i]) {
+        series_key += '\x1f';  // a byte no CSV cell here holds: the key maps back to one set of cells
+        series_key += cells[i];
+      }
+    auto found = series_by_cells.find(series_key);
+    if (found == series_by_cells.end()) {
+      Labels labels{{"series", std::string(cells[static_cast<size_t>(series_col)])}};
+      for (size_t i = 0; i < cells.size(); ++i)
+        if (label_column[i])
+          labels.emplace_back(canonical_label_key(header[i]), std::string(cells[i]));
+        else if (model_or_instance[i] && !cells[i].empty())
+          labels.emplace_back(canonical_label_key(header[i]), std::string(cells[i]));  // what runs, for its price
+      found = series_by_cells.emplace(series_key, table().intern(std::move(labels))).first;
+    }
+    auto [id, interned] = found->second;
     emit({id, interned, metric->metric, *t, *v * metric->scale});
     ++stats.samples;
   }
