@@ -77,17 +77,13 @@ class Catalog:
     @_translated
     def accelerators(self, names=(), min_vram_gib=0):
         """`gpuwise catalog accelerators --format json`'s list of accelerators."""
-        return _loads(self._native.accelerators_json([str(n) for n in names], float(min_vram_gib)))["accelerators"]
+        return json.loads(self._native.accelerators_json([str(n) for n in names], float(min_vram_gib)))["accelerators"]
 
     @_translated
     def offerings(self, **filters):
         """`gpuwise catalog offerings --format json`'s list: clouds, regions, accelerators, geo,
         pricing, min_vram_gib, max_usd_per_hour, limit."""
-        return _loads(self._native.offerings_json(_options(_native.OfferingFilter, "offerings", filters)))["offerings"]
-
-
-def _loads(text):
-    return json.loads(text)
+        return json.loads(self._native.offerings_json(_options(_native.OfferingFilter, "offerings", filters)))["offerings"]
 
 
 # The catalog the entry points use unless given one: gpuwise.catalog.accelerators() lists it.

@@ -35,8 +35,7 @@ class Result(dict):
         super().__init__(json.loads(native.to_json()))
         self._native = native
         self.exit_code = native.exit_code()
-        warnings = native.warnings
-        self.warnings = list(warnings() if callable(warnings) else warnings)
+        self.warnings = list(native.warnings())
 
     @property
     def command(self):

@@ -52,7 +52,7 @@ def sweep(spec, grid, *, catalog=None, path=None, threads=None, seed=1, requests
            its error; Ctrl-C stops them all.
     path: where a dict's relative trace paths resolve from (a path spec: its own folder).
     """
-    from . import Catalog  # the package's default catalog
+    from . import _catalog  # the package's default catalog, unless one is given
     document, own_path = to_dict(spec)
     path = path or own_path
     keys = list(grid)
@@ -67,8 +67,7 @@ def sweep(spec, grid, *, catalog=None, path=None, threads=None, seed=1, requests
     options = _native.SimulateOptions()
     options.seed, options.requests, options.duration_s = seed, requests, duration_s
     options.average_rate, options.calibration = average_rate, calibration
-    native_catalog = (catalog or Catalog.embedded())._native
-    outcomes = _native.simulate_many(native_catalog, texts, options, threads or os.cpu_count() or 1)
+    outcomes = _native.simulate_many(_catalog(catalog), texts, options, threads or os.cpu_count() or 1)
     rows, results = [], []
     for values, outcome in zip(chosen, outcomes):
         if isinstance(outcome, tuple):

@@ -103,7 +103,6 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   const double capacity_at_limit_rps = best.level.capacity_rps * max_utilization;
   double queue_target = scaling.queue_depth_target;
   double concurrency_target = scaling.concurrency_target;
-  double measured_latency_s = 0, measured_service_s = 0;
   std::vector<std::string> names = scaling.policies.empty() ? all_policies() : scaling.policies;
   const bool show_static = std::find(names.begin(), names.end(), "static-peak") != names.end();
   names.erase(std::remove(names.begin(), names.end(), "static-peak"), names.end());
@@ -232,8 +231,8 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   PolicyRun fixed = configure(names.front());
   simulate_policy(fixed);
   if (fixed.error) return *fixed.error;
-  measured_latency_s = fixed.mean_latency_s;
-  measured_service_s = std::max(0.0, fixed.mean_latency_s - fixed.mean_wait_s);
+  const double measured_latency_s = fixed.mean_latency_s;
+  const double measured_service_s = std::max(0.0, fixed.mean_latency_s - fixed.mean_wait_s);
   if (queue_target <= 0) queue_target = std::max(1.0, capacity_at_limit_rps * measured_latency_s);
   if (concurrency_target <= 0) concurrency_target = std::max(0.5, capacity_at_limit_rps * measured_service_s);
   std::vector<PolicyRun> runs;

@@ -715,7 +715,7 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
     fixed = fixed_name->metric;
   }
   // Metric names repeat on every row: look each up once.
-  std::unordered_map<std::string, std::optional<MetricName>> names;
+  std::unordered_map<std::string, std::optional<MetricName>, ViewHash, std::equal_to<>> names;
   // The series a row belongs to, by the raw bytes of the cells that make its labels (the series
   // id, the label columns, the model and instance type): interned once, then found by one hash
   // lookup per row. Cells are views into the line, so a row allocates nothing.
@@ -779,9 +779,9 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
     }
     std::optional<MetricName> metric = fixed_name;
     if (!fixed) {
-      std::string name(cells[static_cast<size_t>(metric_col)]);  // short: kept in the string's own buffer
+      std::string_view name = cells[static_cast<size_t>(metric_col)];
       auto known = names.find(name);
-      if (known == names.end()) known = names.emplace(name, metric_by_name(name)).first;
+      if (known == names.end()) known = names.emplace(std::string(name), metric_by_name(name)).first;
       metric = known->second;
     }
     if (!metric) {
