@@ -133,218 +133,172 @@ std::optional<Finding> starved_finding(const SeriesReport& s, const AuditOptions
   return f;
 }
 
-}  // namespace
+// The accelerator a series ran on and its price per GPU-hour: given, the instance type's
+// (--offering or the series' label), or, labelled as a fallback, the catalog's cheapest
+// offering of the accelerator. Where the price came from goes into s.price_source.
+struct SeriesPrice {
+  const Accelerator* accelerator = nullptr;
+  std::optional<double> usd_per_gpu_hour;
+};
 
-Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalog& catalog, const AuditOptions& o) {
-  AuditReport report;
-  const Accelerator* fallback = nullptr;
-  if (!o.accelerator.empty()) {
-    fallback = catalog.find_accelerator(o.accelerator);
-    if (!fallback) return Error{"", 0, "--accelerator", "unknown accelerator '" + o.accelerator + "'"};
+Result<SeriesPrice> price_series(const SeriesAggregate& a, const Catalog& catalog, const AuditOptions& o,
+                                 const Accelerator* fallback, SeriesReport& s, AuditReport& report) {
+  SeriesPrice out;
+  const Accelerator*& accelerator = out.accelerator;
+  std::optional<double>& price = out.usd_per_gpu_hour;
+  accelerator = fallback;
+  if (!accelerator && !a.label("model").empty()) accelerator = accelerator_from_model(catalog, a.label("model"));
+  price = o.usd_per_gpu_hour;
+  std::string instance_type = o.offering.empty() ? a.label("instance_type") : o.offering;
+  const Offering* running = instance_type.empty() ? nullptr : instance_offering(catalog, instance_type);
+  if (!o.offering.empty() && !running)
+    return Error{"", 0, "--offering", "no instance type '" + o.offering + "' with an on-demand price in the catalog"};
+  if (running && !accelerator) accelerator = catalog.find_accelerator(running->accelerator);
+  if (!price && running) {
+    price = *running->on_demand_usd_per_hour / running->accelerator_count;
+    s.price_source = fmt::format("{} on demand", running->instance_type);
+  } else if (!price && accelerator) {
+    price = catalog_price(catalog, *accelerator);
+    if (price) {
+      s.price_source = fmt::format("the catalog's cheapest {} (fallback: give --offering or an instance_type label)", accelerator->name);
+      ++report.priced_by_fallback;
+    }
+  } else if (price) {
+    s.price_source = "given";
   }
+  if (accelerator) s.accelerator = accelerator->name;
+  return out;
+}
+
+// The host's CPU and I/O wait: the series' own, or a node_exporter series on the same host.
+void join_host(const SeriesAggregate& a, const std::map<std::string, const SeriesAggregate*>& hosts, SeriesReport& s) {
+  const SeriesAggregate* host = &a;
+  if (a.cpu_samples == 0 && a.iowait_samples == 0) {
+    std::string name = a.label("hostname").empty() ? a.label("host") : a.label("hostname");
+    auto it = hosts.find(name);
+    host = it == hosts.end() || name.empty() ? nullptr : it->second;
+  }
+  if (host && host->cpu_samples > 0) s.host_cpu_util_pct = host->cpu_sum / host->cpu_samples;
+  if (host && host->iowait_samples > 0) s.host_iowait_pct = host->iowait_sum / host->iowait_samples;
+  if (host && host->host_cpus > 0) s.host_cpus = host->host_cpus;
+}
+
+// What the duty cycle says of one series: too little data, idle, idle on a schedule, starved,
+// under-used, inefficient or healthy. Under-used series are counted into report and underused_util.
+Finding utilization_finding(const SeriesAggregate& a, const SeriesReport& s, const AuditOptions& o, bool priced,
+                            AuditReport& report, double& underused_util) {
+  Finding f;
+  f.scope = scope_of(s);
+  if (a.util_samples > 0 && s.coverage_hours < o.min_coverage_hours) {
+    f.kind = "insufficient_data";
+    f.evidence = fmt::format("{:.2f} hours of data, below the {:.0f} needed{}", s.coverage_hours, o.min_coverage_hours,
+                             s.gaps > 0 ? fmt::format(" ({} gap{} totalling {:.2f} h not counted)", s.gaps,
+                                                      s.gaps == 1 ? "" : "s", s.gap_hours)
+                                        : std::string());
+    f.recommendation = "collect more telemetry before acting";
+    f.confidence = "low";
+    return f;
+  }
+  if (!priced) f.evidence = "(no price: give --usd-per-gpu-hour or --accelerator) ";
+  // Idle on a schedule: some hours of the week are idle, others busy.
+  int idle_hours = 0, busy_hours = 0;
+  for (size_t h = 0; h < 168; ++h) {
+    if (a.hour_count[h] == 0) continue;
+    double mean = a.hour_sum[h] / static_cast<double>(a.hour_count[h]);
+    (mean < 5 ? idle_hours : busy_hours) += 1;
+  }
+  if (s.mean_util_pct < 5 && a.util_samples > 0) {
+    f.kind = "idle";
+    f.evidence += fmt::format("mean duty cycle {:.1f}%, {:.0f}% of samples idle, over {:.0f} hours", s.mean_util_pct,
+                              s.idle_fraction * 100, s.coverage_hours);
+    f.waste_usd_per_month = s.usd_per_month * (1 - s.mean_util_pct / 100);
+    f.recommendation = "shut it down, or scale it to zero and start on demand";
+    f.confidence = s.idle_fraction > 0.95 ? "high" : "medium";
+  } else if (idle_hours >= 24 && busy_hours > 0 && s.idle_fraction > 0.3) {
+    f.kind = "idle_schedule";
+    double share = static_cast<double>(idle_hours) / (idle_hours + busy_hours);
+    f.evidence += fmt::format("idle in {} of {} hours of the week with data (nights or weekends)", idle_hours,
+                              idle_hours + busy_hours);
+    f.waste_usd_per_month = s.usd_per_month * share;
+    f.recommendation = "scale to zero on a schedule for the idle hours";
+    f.confidence = "medium";
+  } else if (auto starved = starved_finding(s, o)) {
+    starved->evidence = f.evidence + starved->evidence;
+    starved->scope = f.scope;
+    f = *starved;
+  } else if (s.mean_util_pct < o.underused_pct && a.util_samples > 0) {
+    f.kind = "underused";
+    ++report.underused_gpus;
+    underused_util += s.mean_util_pct;
+    f.evidence += fmt::format("mean duty cycle {:.1f}% (under {:.0f}%)", s.mean_util_pct, o.underused_pct);
+    f.waste_usd_per_month = s.usd_per_month * (1 - s.mean_util_pct / o.target_util_pct);
+    f.recommendation = "consolidate: its work fits on a share of a GPU (batch requests, or share the GPU)";
+    f.confidence = "medium";
+  } else if (a.sm_samples > 0 && s.mean_util_pct > 80 && a.sm_sum / a.sm_samples < 0.3) {
+    f.kind = "inefficient";
+    f.evidence += fmt::format("busy {:.0f}% of the time but SM activity {:.0f}%", s.mean_util_pct, a.sm_sum / a.sm_samples * 100);
+    f.recommendation = "profile the kernels: small batches or launch-bound code leave the SMs idle";
+    f.confidence = "medium";
+  } else {
+    f.kind = "healthy";
+    f.evidence += fmt::format("mean duty cycle {:.1f}%", s.mean_util_pct);
+    f.recommendation = "none";
+    f.confidence = "high";
+  }
+  return f;
+}
+
+// VRAM oversized: the peak fits a cheaper accelerator with 20% headroom, and enough of them
+// carry the work's compute and memory traffic at the target duty cycle.
+std::optional<Finding> vram_finding(const SeriesReport& s, const Accelerator& accelerator, double price, const Catalog& catalog,
+                                    const AuditOptions& o) {
+  double need_gib = s.peak_memory_bytes / kGiB * 1.2;
+  const Accelerator* cheaper = nullptr;
+  double cheaper_price = 0, cheaper_total = price * 0.9;
+  int cheaper_count = 0;
+  for (const auto& candidate : catalog.accelerators()) {
+    if (candidate.reported_gib() < need_gib || &candidate == &accelerator) continue;
+    auto p = catalog_price(catalog, candidate);
+    auto needed = devices_needed(s, accelerator, candidate, o.target_util_pct / 100);
+    if (!p || !needed) continue;
+    if (!(*needed < 1e6)) continue;  // not a move anyone would make (and no int overflow)
+    int count = std::max(1, static_cast<int>(std::ceil(*needed - 1e-9)));
+    // Ties go to the name: the finding must not depend on the catalog's order.
+    if (*p * count < cheaper_total - 1e-9 || (cheaper && std::abs(*p * count - cheaper_total) <= 1e-9 && candidate.name < cheaper->name)) {
+      cheaper = &candidate;
+      cheaper_price = *p;
+      cheaper_count = count;
+      cheaper_total = *p * count;
+    }
+  }
+  if (!cheaper || accelerator.reported_gib() <= need_gib * 1.5) return std::nullopt;
+  Finding v;
+  v.kind = "vram_oversized";
+  v.scope = scope_of(s);
+  v.evidence = fmt::format("peak memory {:.1f} GiB of {:.1f} GiB, {:.0f}% busy", s.peak_memory_bytes / kGiB,
+                           accelerator.reported_gib(), s.mean_util_pct);
+  v.waste_usd_per_month = (price - cheaper_total) * kHoursPerMonth;
+  v.recommendation = fmt::format(
+      "move to {} x {} ({:.1f} GiB each, ${:.2f}/hour each: ${:.2f}/hour against ${:.2f}/hour for {}){}", cheaper_count,
+      cheaper->name, cheaper->reported_gib(), cheaper_price, cheaper_total, price, s.price_source,
+      cheaper_count > 1 ? fmt::format("; {} carry its compute and memory traffic at {:.0f}% busy, sharing its work",
+                                      cheaper_count, o.target_util_pct)
+                        : std::string());
+  v.confidence = s.coverage_hours >= o.min_coverage_hours * 2 ? "high" : "medium";
+  return v;
+}
+
+// The fleet's sums over its series.
+struct FleetTotals {
   double util_sum = 0, idle_sum = 0, util_count = 0, requests_per_s = 0, priced_for_requests = 0, underused_util = 0;
-  std::map<std::string, Attribution> groups;
-  // Host CPU series (node_exporter) by host name, joined to the GPUs on that host.
-  std::map<std::string, const SeriesAggregate*> hosts;
-  for (const auto& [id, a] : telemetry.series())
-    if (a.util_samples == 0 && a.memory.count() == 0 && (a.cpu_samples > 0 || a.iowait_samples > 0))
-      hosts[a.label("hostname")] = &a;
-  for (const auto& [id, a] : telemetry.series()) {
-    if (a.util_samples == 0 && a.memory.count() == 0 && a.out_of_range == 0) continue;
-    if (a.out_of_range > a.util_samples + static_cast<long long>(a.memory.count())) {
-      // Mostly impossible values: the exporter is broken, and nothing it says can be acted on.
-      report.findings.push_back(bad_exporter(
-          id, fmt::format("{} of {} samples outside the metric's physical range (a utilization above 100%, a negative reading)",
-                          a.out_of_range, a.out_of_range + a.util_samples + a.memory.count()),
-          "fix or replace the exporter for this GPU before acting on its numbers"));
-      if (a.util_samples == 0 && a.memory.count() == 0) continue;
-    }
-    SeriesReport s;
-    s.id = id;
-    s.labels = a.labels;
-    s.mean_util_pct = a.mean_util();
-    s.idle_fraction = a.idle_fraction();
-    s.peak_memory_bytes = a.memory_peak;
-    s.p95_memory_bytes = a.memory.quantile(0.95) * kGiB;
-    s.coverage_hours = a.coverage_hours();
-    s.gaps = a.gaps();
-    s.gap_hours = a.gap_hours();
-    s.out_of_range_samples = a.out_of_range;
-    const Accelerator* accelerator = fallback;
-    if (!accelerator && !a.label("model").empty()) accelerator = accelerator_from_model(catalog, a.label("model"));
-    // The price of what runs: given, the instance type's (--offering or the series' label),
-    // or, labelled as a fallback, the catalog's cheapest offering of the accelerator.
-    std::optional<double> price = o.usd_per_gpu_hour;
-    std::string instance_type = o.offering.empty() ? a.label("instance_type") : o.offering;
-    const Offering* running = instance_type.empty() ? nullptr : instance_offering(catalog, instance_type);
-    if (!o.offering.empty() && !running)
-      return Error{"", 0, "--offering", "no instance type '" + o.offering + "' with an on-demand price in the catalog"};
-    if (running && !accelerator) accelerator = catalog.find_accelerator(running->accelerator);
-    if (!price && running) {
-      price = *running->on_demand_usd_per_hour / running->accelerator_count;
-      s.price_source = fmt::format("{} on demand", running->instance_type);
-    } else if (!price && accelerator) {
-      price = catalog_price(catalog, *accelerator);
-      if (price) {
-        s.price_source = fmt::format("the catalog's cheapest {} (fallback: give --offering or an instance_type label)", accelerator->name);
-        ++report.priced_by_fallback;
-      }
-    } else if (price) {
-      s.price_source = "given";
-    }
-    if (accelerator) s.accelerator = accelerator->name;
-    // A peak above the device's memory is no measurement (a unit mistake, a broken exporter).
-    bool impossible_peak = accelerator && s.peak_memory_bytes > accelerator->memory_bytes() * 1.05;
-    if (impossible_peak)
-      report.findings.push_back(bad_exporter(
-          id, fmt::format("peak memory {:.1f} GiB on a {:.1f} GiB {}: more than the device holds", s.peak_memory_bytes / kGiB,
-                          accelerator->reported_gib(), accelerator->name),
-          "check the exporter's memory unit (DCGM's FB_USED is MiB) before acting on its memory figures"));
-    if (a.sm_samples > 0) s.mean_sm_active = a.sm_sum / a.sm_samples;
-    if (a.tensor_samples > 0) s.mean_tensor_active = a.tensor_sum / a.tensor_samples;
-    if (a.dram_samples > 0) s.mean_dram_active = a.dram_sum / a.dram_samples;
-    if (a.power_samples > 0) s.mean_power_w = a.power_sum / a.power_samples;
-    const SeriesAggregate* host = &a;
-    if (a.cpu_samples == 0 && a.iowait_samples == 0) {
-      std::string name = a.label("hostname").empty() ? a.label("host") : a.label("hostname");
-      auto it = hosts.find(name);
-      host = it == hosts.end() || name.empty() ? nullptr : it->second;
-    }
-    if (host && host->cpu_samples > 0) s.host_cpu_util_pct = host->cpu_sum / host->cpu_samples;
-    if (host && host->iowait_samples > 0) s.host_iowait_pct = host->iowait_sum / host->iowait_samples;
-    if (host && host->host_cpus > 0) s.host_cpus = host->host_cpus;
-    for (size_t h = 0; h < 168; ++h)
-      s.hour_of_week_util_pct.push_back(a.hour_count[h] ? a.hour_sum[h] / static_cast<double>(a.hour_count[h]) : -1);
-    s.usd_per_month = price.value_or(0) * kHoursPerMonth;
-    if (a.requests_samples > 0 && a.requests_sum > 0 && price) {
-      double rps = a.requests_sum / a.requests_samples;
-      s.usd_per_1k_inferences = *price / (rps * 3600) * 1000;
-      requests_per_s += rps;
-      priced_for_requests += s.usd_per_month;
-    }
-    report.series.push_back(s);
-    ++report.gpus;
-    report.fleet_usd_per_month += s.usd_per_month;
-    util_sum += a.util_sum;
-    idle_sum += static_cast<double>(a.idle_samples);
-    util_count += static_cast<double>(a.util_samples);
-    std::string scope = scope_of(s);
-    std::string group = o.group_by.empty() ? std::string() : a.label(o.group_by);
-    if (!o.group_by.empty()) {
-      auto& g = groups[group.empty() ? "(no " + o.group_by + ")" : group];
-      g.usd_per_month += s.usd_per_month;
-      g.mean_util_pct += s.mean_util_pct;
-      ++g.gpus;
-    }
+};
 
-    Finding f;
-    f.scope = scope;
-    if (a.util_samples > 0 && s.coverage_hours < o.min_coverage_hours) {
-      f.kind = "insufficient_data";
-      f.evidence = fmt::format("{:.2f} hours of data, below the {:.0f} needed{}", s.coverage_hours, o.min_coverage_hours,
-                               s.gaps > 0 ? fmt::format(" ({} gap{} totalling {:.2f} h not counted)", s.gaps,
-                                                        s.gaps == 1 ? "" : "s", s.gap_hours)
-                                          : std::string());
-      f.recommendation = "collect more telemetry before acting";
-      f.confidence = "low";
-      report.findings.push_back(f);
-      continue;
-    }
-    if (!price) f.evidence = "(no price: give --usd-per-gpu-hour or --accelerator) ";
-    // Idle on a schedule: some hours of the week are idle, others busy.
-    int idle_hours = 0, busy_hours = 0;
-    for (size_t h = 0; h < 168; ++h) {
-      if (a.hour_count[h] == 0) continue;
-      double mean = a.hour_sum[h] / static_cast<double>(a.hour_count[h]);
-      (mean < 5 ? idle_hours : busy_hours) += 1;
-    }
-    if (s.mean_util_pct < 5 && a.util_samples > 0) {
-      f.kind = "idle";
-      f.evidence += fmt::format("mean duty cycle {:.1f}%, {:.0f}% of samples idle, over {:.0f} hours", s.mean_util_pct,
-                                s.idle_fraction * 100, s.coverage_hours);
-      f.waste_usd_per_month = s.usd_per_month * (1 - s.mean_util_pct / 100);
-      f.recommendation = "shut it down, or scale it to zero and start on demand";
-      f.confidence = s.idle_fraction > 0.95 ? "high" : "medium";
-    } else if (idle_hours >= 24 && busy_hours > 0 && s.idle_fraction > 0.3) {
-      f.kind = "idle_schedule";
-      double share = static_cast<double>(idle_hours) / (idle_hours + busy_hours);
-      f.evidence += fmt::format("idle in {} of {} hours of the week with data (nights or weekends)", idle_hours,
-                                idle_hours + busy_hours);
-      f.waste_usd_per_month = s.usd_per_month * share;
-      f.recommendation = "scale to zero on a schedule for the idle hours";
-      f.confidence = "medium";
-    } else if (auto starved = starved_finding(s, o)) {
-      starved->evidence = f.evidence + starved->evidence;
-      starved->scope = f.scope;
-      f = *starved;
-    } else if (s.mean_util_pct < o.underused_pct && a.util_samples > 0) {
-      f.kind = "underused";
-      ++report.underused_gpus;
-      underused_util += s.mean_util_pct;
-      f.evidence += fmt::format("mean duty cycle {:.1f}% (under {:.0f}%)", s.mean_util_pct, o.underused_pct);
-      f.waste_usd_per_month = s.usd_per_month * (1 - s.mean_util_pct / o.target_util_pct);
-      f.recommendation = "consolidate: its work fits on a share of a GPU (batch requests, or share the GPU)";
-      f.confidence = "medium";
-    } else if (a.sm_samples > 0 && s.mean_util_pct > 80 && a.sm_sum / a.sm_samples < 0.3) {
-      f.kind = "inefficient";
-      f.evidence += fmt::format("busy {:.0f}% of the time but SM activity {:.0f}%", s.mean_util_pct, a.sm_sum / a.sm_samples * 100);
-      f.recommendation = "profile the kernels: small batches or launch-bound code leave the SMs idle";
-      f.confidence = "medium";
-    } else {
-      f.kind = "healthy";
-      f.evidence += fmt::format("mean duty cycle {:.1f}%", s.mean_util_pct);
-      f.recommendation = "none";
-      f.confidence = "high";
-    }
-    // VRAM oversized: the peak fits a cheaper accelerator with 20% headroom, and enough of them
-    // carry the work's compute and memory traffic at the target duty cycle.
-    if (accelerator && price && s.peak_memory_bytes > 0 && !impossible_peak && f.kind != "idle") {
-      double need_gib = s.peak_memory_bytes / kGiB * 1.2;
-      const Accelerator* cheaper = nullptr;
-      double cheaper_price = 0, cheaper_total = *price * 0.9;
-      int cheaper_count = 0;
-      for (const auto& candidate : catalog.accelerators()) {
-        if (candidate.reported_gib() < need_gib || &candidate == accelerator) continue;
-        auto p = catalog_price(catalog, candidate);
-        auto needed = devices_needed(s, *accelerator, candidate, o.target_util_pct / 100);
-        if (!p || !needed) continue;
-        if (!(*needed < 1e6)) continue;  // not a move anyone would make (and no int overflow)
-        int count = std::max(1, static_cast<int>(std::ceil(*needed - 1e-9)));
-        // Ties go to the name: the finding must not depend on the catalog's order.
-        if (*p * count < cheaper_total - 1e-9 || (cheaper && std::abs(*p * count - cheaper_total) <= 1e-9 && candidate.name < cheaper->name)) {
-          cheaper = &candidate;
-          cheaper_price = *p;
-          cheaper_count = count;
-          cheaper_total = *p * count;
-        }
-      }
-      if (cheaper && accelerator->reported_gib() > need_gib * 1.5) {
-        Finding v;
-        v.kind = "vram_oversized";
-        v.scope = scope;
-        v.evidence = fmt::format("peak memory {:.1f} GiB of {:.1f} GiB, {:.0f}% busy", s.peak_memory_bytes / kGiB,
-                                 accelerator->reported_gib(), s.mean_util_pct);
-        v.waste_usd_per_month = (*price - cheaper_total) * kHoursPerMonth;
-        v.recommendation = fmt::format(
-            "move to {} x {} ({:.1f} GiB each, ${:.2f}/hour each: ${:.2f}/hour against ${:.2f}/hour for {}){}", cheaper_count,
-            cheaper->name, cheaper->reported_gib(), cheaper_price, cheaper_total, *price, s.price_source,
-            cheaper_count > 1 ? fmt::format("; {} carry its compute and memory traffic at {:.0f}% busy, sharing its work",
-                                            cheaper_count, o.target_util_pct)
-                              : std::string());
-        v.confidence = s.coverage_hours >= o.min_coverage_hours * 2 ? "high" : "medium";
-        if (f.kind == "healthy" || v.waste_usd_per_month > f.waste_usd_per_month) {
-          report.findings.push_back(v);
-          if (f.kind == "healthy") continue;
-        }
-      }
-    }
-    report.findings.push_back(f);
-  }
-  if (report.series.empty()) return Error{"", 0, "", "no GPU utilization or memory samples in the input"};
-  report.mean_util_pct = util_count > 0 ? util_sum / util_count : 0;
-  report.underused_fit_on = static_cast<int>(std::ceil(underused_util / o.target_util_pct - 1e-9));
-  if (requests_per_s > 0) report.usd_per_1k_inferences = priced_for_requests / kHoursPerMonth / (requests_per_s * 3600) * 1000;
-  report.idle_sample_fraction = util_count > 0 ? idle_sum / util_count : 0;
+// Fleet figures, findings by waste, attribution by cost, and the assumptions.
+void summarize(AuditReport& report, std::map<std::string, Attribution>& groups, const FleetTotals& t, const AuditOptions& o) {
+  report.mean_util_pct = t.util_count > 0 ? t.util_sum / t.util_count : 0;
+  report.underused_fit_on = static_cast<int>(std::ceil(t.underused_util / o.target_util_pct - 1e-9));
+  if (t.requests_per_s > 0) report.usd_per_1k_inferences = t.priced_for_requests / kHoursPerMonth / (t.requests_per_s * 3600) * 1000;
+  report.idle_sample_fraction = t.util_count > 0 ? t.idle_sum / t.util_count : 0;
   // One recoverable amount per series: the largest of its findings.
   std::map<std::string, double> per_scope;
   for (const auto& f : report.findings) per_scope[f.scope] = std::max(per_scope[f.scope], f.waste_usd_per_month);
@@ -378,6 +332,100 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
       "traffic (DRAM activity where measured, else the duty cycle, x the bandwidths' ratio) at {:.0f}% busy", o.target_util_pct));
   report.assumptions.push_back(fmt::format("a month is {:.0f} hours; findings need {:.0f} hours of data", kHoursPerMonth,
                                            o.min_coverage_hours));
+}
+
+}  // namespace
+
+Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalog& catalog, const AuditOptions& o) {
+  AuditReport report;
+  const Accelerator* fallback = nullptr;
+  if (!o.accelerator.empty()) {
+    fallback = catalog.find_accelerator(o.accelerator);
+    if (!fallback) return Error{"", 0, "--accelerator", "unknown accelerator '" + o.accelerator + "'"};
+  }
+  FleetTotals totals;
+  std::map<std::string, Attribution> groups;
+  // Host CPU series (node_exporter) by host name, joined to the GPUs on that host.
+  std::map<std::string, const SeriesAggregate*> hosts;
+  for (const auto& [id, a] : telemetry.series())
+    if (a.util_samples == 0 && a.memory.count() == 0 && (a.cpu_samples > 0 || a.iowait_samples > 0))
+      hosts[a.label("hostname")] = &a;
+  for (const auto& [id, a] : telemetry.series()) {
+    if (a.util_samples == 0 && a.memory.count() == 0 && a.out_of_range == 0) continue;
+    if (a.out_of_range > a.util_samples + static_cast<long long>(a.memory.count())) {
+      // Mostly impossible values: the exporter is broken, and nothing it says can be acted on.
+      report.findings.push_back(bad_exporter(
+          id, fmt::format("{} of {} samples outside the metric's physical range (a utilization above 100%, a negative reading)",
+                          a.out_of_range, a.out_of_range + a.util_samples + a.memory.count()),
+          "fix or replace the exporter for this GPU before acting on its numbers"));
+      if (a.util_samples == 0 && a.memory.count() == 0) continue;
+    }
+    SeriesReport s;
+    s.id = id;
+    s.labels = a.labels;
+    s.mean_util_pct = a.mean_util();
+    s.idle_fraction = a.idle_fraction();
+    s.peak_memory_bytes = a.memory_peak;
+    s.p95_memory_bytes = a.memory.quantile(0.95) * kGiB;
+    s.coverage_hours = a.coverage_hours();
+    s.gaps = a.gaps();
+    s.gap_hours = a.gap_hours();
+    s.out_of_range_samples = a.out_of_range;
+    auto priced = price_series(a, catalog, o, fallback, s, report);
+    if (!priced.ok()) return priced.error();
+    const Accelerator* accelerator = priced.value().accelerator;
+    const std::optional<double> price = priced.value().usd_per_gpu_hour;
+    // A peak above the device's memory is no measurement (a unit mistake, a broken exporter).
+    bool impossible_peak = accelerator && s.peak_memory_bytes > accelerator->memory_bytes() * 1.05;
+    if (impossible_peak)
+      report.findings.push_back(bad_exporter(
+          id, fmt::format("peak memory {:.1f} GiB on a {:.1f} GiB {}: more than the device holds", s.peak_memory_bytes / kGiB,
+                          accelerator->reported_gib(), accelerator->name),
+          "check the exporter's memory unit (DCGM's FB_USED is MiB) before acting on its memory figures"));
+    if (a.sm_samples > 0) s.mean_sm_active = a.sm_sum / a.sm_samples;
+    if (a.tensor_samples > 0) s.mean_tensor_active = a.tensor_sum / a.tensor_samples;
+    if (a.dram_samples > 0) s.mean_dram_active = a.dram_sum / a.dram_samples;
+    if (a.power_samples > 0) s.mean_power_w = a.power_sum / a.power_samples;
+    join_host(a, hosts, s);
+    for (size_t h = 0; h < 168; ++h)
+      s.hour_of_week_util_pct.push_back(a.hour_count[h] ? a.hour_sum[h] / static_cast<double>(a.hour_count[h]) : -1);
+    s.usd_per_month = price.value_or(0) * kHoursPerMonth;
+    if (a.requests_samples > 0 && a.requests_sum > 0 && price) {
+      double rps = a.requests_sum / a.requests_samples;
+      s.usd_per_1k_inferences = *price / (rps * 3600) * 1000;
+      totals.requests_per_s += rps;
+      totals.priced_for_requests += s.usd_per_month;
+    }
+    report.series.push_back(s);
+    ++report.gpus;
+    report.fleet_usd_per_month += s.usd_per_month;
+    totals.util_sum += a.util_sum;
+    totals.idle_sum += static_cast<double>(a.idle_samples);
+    totals.util_count += static_cast<double>(a.util_samples);
+    std::string group = o.group_by.empty() ? std::string() : a.label(o.group_by);
+    if (!o.group_by.empty()) {
+      auto& g = groups[group.empty() ? "(no " + o.group_by + ")" : group];
+      g.usd_per_month += s.usd_per_month;
+      g.mean_util_pct += s.mean_util_pct;
+      ++g.gpus;
+    }
+
+    Finding f = utilization_finding(a, s, o, price.has_value(), report, totals.underused_util);
+    if (f.kind == "insufficient_data") {
+      report.findings.push_back(f);
+      continue;
+    }
+    if (accelerator && price && s.peak_memory_bytes > 0 && !impossible_peak && f.kind != "idle") {
+      if (auto v = vram_finding(s, *accelerator, *price, catalog, o);
+          v && (f.kind == "healthy" || v->waste_usd_per_month > f.waste_usd_per_month)) {
+        report.findings.push_back(*v);
+        if (f.kind == "healthy") continue;
+      }
+    }
+    report.findings.push_back(f);
+  }
+  if (report.series.empty()) return Error{"", 0, "", "no GPU utilization or memory samples in the input"};
+  summarize(report, groups, totals, o);
   return report;
 }
 

@@ -41,9 +41,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   app.add_option("--max-input-mib", max_input_mib, "Largest file read whole (specs, configs, catalogs, JSON), MiB")
       ->check(CLI::Range(0.0001, 1e7))
       ->capture_default_str();
-  app.add_option("--max-series", max_series, "Most telemetry series an audit keeps")
-      ->check(CLI::Range(1.0, 1e9))
-      ->capture_default_str();
+  app.add_option("--max-series", max_series,
+                 "Most telemetry series an audit keeps (default: what half the memory available now holds, at 8 KB a series)")
+      ->check(CLI::Range(1.0, 1e9));
 
   Action action;
   add_catalog_commands(app, context, action);

@@ -10,9 +10,19 @@
 
 namespace gw {
 
+// Bytes budgeted per telemetry series when deriving the default limit: twice the measured
+// budget, for the peaks while reading.
+inline constexpr size_t kSeriesBytesForLimit = 8192;
+// Half of MemAvailable (/proc/meminfo) over kSeriesBytesForLimit, between 100,000 and 10^9;
+// 1,000,000 where the figure cannot be read.
+size_t default_max_series();
+
 struct InputLimits {
   size_t max_file_bytes = size_t{1} << 30;  // 1 GiB: files read whole (streamed readers have no size limit)
-  size_t max_series = 1000000;              // telemetry series (memory grows with series, not samples)
+  // Telemetry series (memory grows with series, not samples): by default as many as half the
+  // memory available at start-up holds at kSeriesBytesForLimit each (bench/telemetry_speed
+  // measures under 4 KB a series at rest), so the limit triggers before the machine runs out.
+  size_t max_series = default_max_series();
 };
 
 InputLimits& input_limits();

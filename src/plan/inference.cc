@@ -356,187 +356,170 @@ bool place_on_spot(PlanOption& option, const std::vector<const Offering*>& offer
   return true;
 }
 
-}  // namespace
-
-ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
-                         const PlannerOptions& options) {
-  ServicePlan plan;
-  plan.service = service.name;
-  const ModelSpec& model = spec.models.at(service.model_key);
-  const ModelArch& arch = model.arch;
-  const bool llm = arch.kind == ModelKind::decoder;
-  const double peak = service.traffic.peak_rps;
-  const double max_util = spec.constraints.max_utilization;
-  plan.average_rps = service.traffic.average_rps;
-  plan.peak_rps = peak;
-  plan.mean_input_tokens = service.input_tokens.mean();
-  plan.mean_output_tokens = service.output_tokens.mean();
-
-  std::vector<Batching> policies;
-  if (service.batching == Batching::automatic) {
-    policies = {Batching::none, llm ? Batching::continuous : Batching::dynamic};
-  } else {
-    policies = {service.batching};
-  }
-  bool want_contrast = std::find(policies.begin(), policies.end(), Batching::none) == policies.end();
-  if (want_contrast) policies.insert(policies.begin(), Batching::none);
-
+// What the search over configurations gathers for one service.
+struct PlanSearch {
+  PlanSearch(const ModelSpec& model, const ServiceSpec& service, const PlannerOptions& options, const Spec& spec, ServicePlan& plan)
+      : model(model), service(service), options(options), spec(spec), plan(plan) {}
+  const ModelSpec& model;
+  const ServiceSpec& service;
+  const PlannerOptions& options;
+  const Spec& spec;
+  ServicePlan& plan;
+  bool llm = false;
+  double peak = 0, max_util = 0;
   std::vector<PlanOption> all;
   // The best value each SLO metric reaches in any configuration (at the most replicas), to say
   // which constraint binds when none meets them all.
   std::map<std::string, std::pair<double, std::string>> best_achieved;
-  bool any_fit = false, any_offering = false;
-
   std::set<std::string> precision_notes;
   bool spot_refused = false;
   std::set<std::string> spot_unspread;
-  for (const Accelerator* accelerator : allowed_accelerators(catalog, spec.constraints)) {
+};
+
+// How close a configuration comes to each SLO metric at the most replicas allowed.
+void record_best_achieved(PlanSearch& search, const Configuration& config) {
+  ServiceLevel floor = evaluate_service(search.model, search.service, config, search.options.max_replicas, search.peak, search.options);
+  std::string where = fmt::format("{} tp{}, {} batching", config.accelerator->name, config.tensor_parallel, batching_name(config.batching));
+  auto record = [&](const char* key, double achieved) {
+    if (!floor.feasible || !std::isfinite(achieved)) return;
+    auto it = search.best_achieved.find(key);
+    if (it == search.best_achieved.end() || achieved < it->second.first) search.best_achieved[key] = {achieved, where};
+  };
+  record("ttft_p99_s", floor.ttft_p99_s);
+  record("tpot_p99_s", floor.tpot_p99_s);
+  record("e2e_p99_s", floor.latency_p99_s);
+  record("latency_p99_s", floor.latency_p99_s);
+  record("latency_p50_s", floor.latency_p50_s);
+}
+
+// Fewest replicas of a configuration meeting the SLO at peak: capacity gives a lower bound;
+// latency falls as replicas grow, so double until the SLO holds, then bisect. None when even the
+// most replicas allowed miss it.
+std::optional<int> fewest_replicas(PlanSearch& search, const Configuration& config, const ServiceLevel& one) {
+  const PlannerOptions& options = search.options;
+  auto ok = [&](int replicas, std::string* why) {
+    ++search.plan.candidates_evaluated;
+    ServiceLevel level = evaluate_service(search.model, search.service, config, replicas, search.peak, options);
+    return meets_slo(level, search.service.slo, search.max_util, why);
+  };
+  const int base = std::max(1, static_cast<int>(std::floor(search.peak / (one.capacity_rps * search.max_util))));
+  int low = std::min(base, options.max_replicas), high = low;
+  std::string why;
+  if (!ok(options.max_replicas, &why)) return std::nullopt;
+  while (!ok(high, &why)) {
+    low = high + 1;
+    high = std::min(options.max_replicas, high * 2);
+  }
+  while (high - low > 0) {
+    int mid = low + (high - low) / 2;
+    if (ok(mid, nullptr)) high = mid; else low = mid + 1;
+  }
+  return high;
+}
+
+// The configuration at that count on every offering and pricing the constraints allow.
+void add_priced_options(PlanSearch& search, const Configuration& config, int replicas, const std::vector<const Offering*>& offerings) {
+  ServiceLevel level = evaluate_service(search.model, search.service, config, replicas, search.peak, search.options);
+  for (const Offering* offering : offerings) {
+    for (Pricing pricing : search.spec.constraints.pricing) {
+      if (!offering->usd_per_hour(pricing)) continue;
+      PlanOption option;
+      option.config = config;
+      option.offering = offering;
+      option.pricing = pricing;
+      option.min_nodes = search.service.min_replicas;
+      if (pricing == Pricing::spot) {
+        // A real-time service on spot only when it may lose a node, and then never
+        // on one zone alone: N+1 with an on-demand floor.
+        if (!search.service.interruptible) {
+          search.spot_refused = true;
+          continue;
+        }
+        if (!place_on_spot(option, offerings)) {
+          search.spot_unspread.insert(offering->cloud + " " + offering->instance_type);
+          continue;
+        }
+      }
+      place_replicas(option, replicas);
+      option.level = option.replicas == replicas
+                         ? level
+                         : evaluate_service(search.model, search.service, config, option.replicas, search.peak, search.options);
+      search.all.push_back(option);
+    }
+  }
+}
+
+// Every accelerator, tensor-parallel size, batching policy and batch limit the model fits.
+void search_configurations(PlanSearch& search, const Catalog& catalog, const std::vector<Batching>& policies) {
+  const ModelSpec& model = search.model;
+  const ModelArch& arch = model.arch;
+  const ServiceSpec& service = search.service;
+  bool any_fit = false, any_offering = false;
+  for (const Accelerator* accelerator : allowed_accelerators(catalog, search.spec.constraints)) {
     // Measured service times hold for the accelerator they were measured on only.
     if (model.measured && catalog.find_accelerator(model.measured->accelerator) != accelerator) continue;
     // Weights the device has no kernels for are never planned there; the plan says so.
     if (!model.measured) {
       if (auto why = unsupported_precision(*accelerator, model.precision)) {
-        precision_notes.insert("not considered: " + accelerator->name + ": " + *why + " (" + kPrecisionSupportSource + ")");
+        search.precision_notes.insert("not considered: " + accelerator->name + ": " + *why + " (" + kPrecisionSupportSource + ")");
         continue;
       }
     }
     for (int tp : {1, 2, 4, 8}) {
       if (arch.kind != ModelKind::generic && arch.num_heads % tp != 0) continue;
       if (arch.kind == ModelKind::generic && tp > 1) continue;
-      auto offerings = allowed_offerings(catalog, spec.constraints, *accelerator, tp);
+      auto offerings = allowed_offerings(catalog, search.spec.constraints, *accelerator, tp);
       // Memory: the weights (and for LLMs one p99 request's KV) must fit at this tp.
       Configuration probe{accelerator, tp, Batching::none, 1};
       double kv_per_token = 0;
-      double free = kv_free_bytes(arch, model.precision, probe, options, kv_per_token);
-      double need = llm ? kv_per_token * (service.input_tokens.quantile(0.99) + service.output_tokens.quantile(0.99)) : 0;
+      double free = kv_free_bytes(arch, model.precision, probe, search.options, kv_per_token);
+      double need = search.llm ? kv_per_token * (service.input_tokens.quantile(0.99) + service.output_tokens.quantile(0.99)) : 0;
       if (free <= need) continue;
       any_fit = true;
       if (offerings.empty()) continue;
       any_offering = true;
       for (Batching batching : policies) {
-        for (int limit : batch_limits(service, batching, llm)) {
+        for (int limit : batch_limits(service, batching, search.llm)) {
           Configuration config{accelerator, tp, batching, limit};
-          auto ok = [&](int replicas, std::string* why) {
-            ++plan.candidates_evaluated;
-            ServiceLevel level = evaluate_service(model, service, config, replicas, peak, options);
-            return meets_slo(level, service.slo, max_util, why);
-          };
-          // Fewest replicas: capacity gives a lower bound; latency falls as replicas grow, so
-          // double until the SLO holds, then bisect.
-          ServiceLevel one = evaluate_service(model, service, config, 1, peak, options);
-          {
-            ServiceLevel floor = evaluate_service(model, service, config, options.max_replicas, peak, options);
-            std::string where = fmt::format("{} tp{}, {} batching", accelerator->name, tp, batching_name(batching));
-            auto record = [&](const char* key, double achieved) {
-              if (!floor.feasible || !std::isfinite(achieved)) return;
-              auto it = best_achieved.find(key);
-              if (it == best_achieved.end() || achieved < it->second.first) best_achieved[key] = {achieved, where};
-            };
-            record("ttft_p99_s", floor.ttft_p99_s);
-            record("tpot_p99_s", floor.tpot_p99_s);
-            record("e2e_p99_s", floor.latency_p99_s);
-            record("latency_p99_s", floor.latency_p99_s);
-            record("latency_p50_s", floor.latency_p50_s);
-          }
+          ServiceLevel one = evaluate_service(model, service, config, 1, search.peak, search.options);
+          record_best_achieved(search, config);
           if (one.capacity_rps <= 0) continue;
-          const int base = std::max(1, static_cast<int>(std::floor(peak / (one.capacity_rps * max_util))));
-          int low = std::min(base, options.max_replicas), high = low;
-          std::string why;
-          bool found = false;
-          // Latency only falls as replicas are added: if the most replicas allowed miss the SLO,
-          // no count meets it.
-          if (ok(options.max_replicas, &why)) {
-            while (true) {
-              if (ok(high, &why)) {
-                found = true;
-                break;
-              }
-              low = high + 1;
-              high = std::min(options.max_replicas, high * 2);
-            }
-          } else {
-            high = options.max_replicas;
-          }
-          if (!found) {
-            // Report how close the best this configuration can do comes to each SLO.
-            continue;
-          }
-          while (high - low > 0) {
-            int mid = low + (high - low) / 2;
-            if (ok(mid, nullptr)) high = mid; else low = mid + 1;
-          }
-          int replicas = high;
-          ServiceLevel level = evaluate_service(model, service, config, replicas, peak, options);
-          for (const Offering* offering : offerings) {
-            for (Pricing pricing : spec.constraints.pricing) {
-              if (!offering->usd_per_hour(pricing)) continue;
-              PlanOption option;
-              option.config = config;
-              option.offering = offering;
-              option.pricing = pricing;
-              option.min_nodes = service.min_replicas;
-              if (pricing == Pricing::spot) {
-                // A real-time service on spot only when it may lose a node, and then never
-                // on one zone alone: N+1 with an on-demand floor.
-                if (!service.interruptible) {
-                  spot_refused = true;
-                  continue;
-                }
-                if (!place_on_spot(option, offerings)) {
-                  spot_unspread.insert(offering->cloud + " " + offering->instance_type);
-                  continue;
-                }
-              }
-              place_replicas(option, replicas);
-              option.level = option.replicas == replicas ? level : evaluate_service(model, service, config, option.replicas, peak, options);
-              all.push_back(option);
-            }
-          }
+          if (auto replicas = fewest_replicas(search, config, one)) add_priced_options(search, config, *replicas, offerings);
         }
       }
     }
   }
-
   if (!any_fit) {
-    plan.binding = "memory: the model does not fit on any allowed accelerator (up to tp=8)";
+    search.plan.binding = "memory: the model does not fit on any allowed accelerator (up to tp=8)";
   } else if (!any_offering) {
-    plan.binding = "offerings: no allowed cloud/region offers an accelerator the model fits on";
+    search.plan.binding = "offerings: no allowed cloud/region offers an accelerator the model fits on";
   }
-  std::vector<PlanOption> batched, unbatched;
-  for (const auto& option : all) {
-    bool is_none = option.config.batching == Batching::none;
-    bool allowed = !(want_contrast && is_none);
-    if (allowed) batched.push_back(option);
-    if (is_none) unbatched.push_back(option);
-  }
-  auto cheapest = [](std::vector<PlanOption>& options) -> std::optional<PlanOption> {
-    if (options.empty()) return std::nullopt;
-    return *std::min_element(options.begin(), options.end(), better);
-  };
-  plan.best = cheapest(batched);
-  if (service.batching != Batching::none) plan.no_batching = cheapest(unbatched);
-  plan.feasible = plan.best.has_value();
-  if (!plan.feasible && plan.binding.empty()) {
-    const std::pair<const char*, std::optional<double>> targets[] = {
-        {"ttft_p99_s", service.slo.ttft_p99_s}, {"tpot_p99_s", service.slo.tpot_p99_s},
-        {"e2e_p99_s", service.slo.e2e_p99_s}, {"latency_p99_s", service.slo.latency_p99_s},
-        {"latency_p50_s", service.slo.latency_p50_s}};
-    for (const auto& [key, target] : targets) {
-      if (!target) continue;
-      auto it = best_achieved.find(key);
-      if (it == best_achieved.end() || it->second.first > *target) {
-        if (!plan.binding.empty()) plan.binding += "; ";
-        plan.binding += it == best_achieved.end()
-                            ? fmt::format("{} {:.3g} s: no configuration serves the load", key, *target)
-                            : fmt::format("{} {:.3g} s cannot be met: the fastest configuration reaches {:.3g} s ({})",
-                                          key, *target, it->second.first, it->second.second);
-      }
-    }
-    if (plan.binding.empty())
-      plan.binding = "each SLO target is reachable alone, but no configuration meets them together";
-  }
+}
 
-  // Cost-latency Pareto set over distinct accelerator/tp/batching configurations.
+// Which SLO target binds when no configuration meets them all.
+std::string binding_targets(const ServiceSpec& service, const std::map<std::string, std::pair<double, std::string>>& best_achieved) {
+  std::string binding;
+  const std::pair<const char*, std::optional<double>> targets[] = {
+      {"ttft_p99_s", service.slo.ttft_p99_s}, {"tpot_p99_s", service.slo.tpot_p99_s},
+      {"e2e_p99_s", service.slo.e2e_p99_s}, {"latency_p99_s", service.slo.latency_p99_s},
+      {"latency_p50_s", service.slo.latency_p50_s}};
+  for (const auto& [key, target] : targets) {
+    if (!target) continue;
+    auto it = best_achieved.find(key);
+    if (it == best_achieved.end() || it->second.first > *target) {
+      if (!binding.empty()) binding += "; ";
+      binding += it == best_achieved.end()
+                     ? fmt::format("{} {:.3g} s: no configuration serves the load", key, *target)
+                     : fmt::format("{} {:.3g} s cannot be met: the fastest configuration reaches {:.3g} s ({})",
+                                   key, *target, it->second.first, it->second.second);
+    }
+  }
+  if (binding.empty()) binding = "each SLO target is reachable alone, but no configuration meets them together";
+  return binding;
+}
+
+// The cost-ranked list and the cost-latency Pareto set over distinct configurations.
+void rank_options(ServicePlan& plan, std::vector<PlanOption>& batched, bool llm, int pareto_size) {
   std::sort(batched.begin(), batched.end(), better);
   for (const auto& option : batched) {
     bool seen = std::any_of(plan.ranked.begin(), plan.ranked.end(),
@@ -551,36 +534,89 @@ ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const Service
     if (latency < best_latency - 1e-12) {
       best_latency = latency;
       plan.pareto.push_back(option);
-      if (static_cast<int>(plan.pareto.size()) >= options.pareto_size) break;
+      if (static_cast<int>(plan.pareto.size()) >= pareto_size) break;
     }
   }
+}
+
+void add_plan_assumptions(const PlanSearch& search) {
+  ServicePlan& plan = search.plan;
+  const ServiceSpec& service = search.service;
   plan.assumptions.push_back(fmt::format("sized for the peak rate {:.3g} requests/s, replicas at most {:.0f}% busy",
-                                         peak, max_util * 100));
-  plan.assumptions.insert(plan.assumptions.end(), precision_notes.begin(), precision_notes.end());
+                                         search.peak, search.max_util * 100));
+  plan.assumptions.insert(plan.assumptions.end(), search.precision_notes.begin(), search.precision_notes.end());
   plan.assumptions.push_back(
       service.min_replicas >= 2
           ? fmt::format("replicas on at least {} nodes (min_replicas: {}{}), so one lost node leaves the service up",
                         service.min_replicas, service.min_replicas, service.min_replicas_given ? "" : ", the default for a real-time service")
           : "min_replicas: 1 as the spec states: a single node is a single point of failure");
-  if (spot_refused)
+  if (search.spot_refused)
     plan.assumptions.push_back("spot not considered: a real-time service loses its replicas with the node; set interruptible: true "
                                "on the service to allow spot as N+1 nodes across zones with an on-demand floor, checked by a simulated reclaim");
-  if (!spot_unspread.empty())
-    plan.assumptions.push_back("spot not considered on " + join_list(std::vector<std::string>(spot_unspread.begin(), spot_unspread.end())) +
+  if (!search.spot_unspread.empty())
+    plan.assumptions.push_back("spot not considered on " +
+                               join_list(std::vector<std::string>(search.spot_unspread.begin(), search.spot_unspread.end())) +
                                ": the region sells no such node on demand for the floor");
   if (service.interruptible)
     plan.assumptions.push_back("interruptible: spot plans keep N+1 nodes, one on demand, the spot nodes spread over two zones of the "
                                "region (the catalog holds one zone's spot price per region: the second zone is priced as the first); "
                                "the simulation reclaims one spot node a third of the way in and its replacement serves after the cold start");
-  if (llm)
+  if (search.llm)
     plan.assumptions.push_back(fmt::format("continuous batching with chunked prefill ({} tokens per step); "
                                            "steady-state step time from the roofline; TTFT and TPOT p99 from "
                                            "Poisson bursts per step and Erlang-C waits for a KV slot",
-                                           options.prefill_chunk_tokens));
+                                           search.options.prefill_chunk_tokens));
   else
     plan.assumptions.push_back("dynamic batching takes what has queued when a pass ends (no extra delay); "
                                "p99 from the pass in progress plus Kingman's batch-level queue with an exponential tail");
   plan.assumptions.push_back("no batching: M/G/c over the replicas (Erlang C with the Allen-Cunneen correction)");
+}
+
+}  // namespace
+
+ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
+                         const PlannerOptions& options) {
+  ServicePlan plan;
+  plan.service = service.name;
+  const ModelSpec& model = spec.models.at(service.model_key);
+  const bool llm = model.arch.kind == ModelKind::decoder;
+  plan.average_rps = service.traffic.average_rps;
+  plan.peak_rps = service.traffic.peak_rps;
+  plan.mean_input_tokens = service.input_tokens.mean();
+  plan.mean_output_tokens = service.output_tokens.mean();
+
+  std::vector<Batching> policies;
+  if (service.batching == Batching::automatic) {
+    policies = {Batching::none, llm ? Batching::continuous : Batching::dynamic};
+  } else {
+    policies = {service.batching};
+  }
+  bool want_contrast = std::find(policies.begin(), policies.end(), Batching::none) == policies.end();
+  if (want_contrast) policies.insert(policies.begin(), Batching::none);
+
+  PlanSearch search(model, service, options, spec, plan);
+  search.llm = llm;
+  search.peak = service.traffic.peak_rps;
+  search.max_util = spec.constraints.max_utilization;
+  search_configurations(search, catalog, policies);
+
+  std::vector<PlanOption> batched, unbatched;
+  for (const auto& option : search.all) {
+    bool is_none = option.config.batching == Batching::none;
+    bool allowed = !(want_contrast && is_none);
+    if (allowed) batched.push_back(option);
+    if (is_none) unbatched.push_back(option);
+  }
+  auto cheapest = [](std::vector<PlanOption>& options) -> std::optional<PlanOption> {
+    if (options.empty()) return std::nullopt;
+    return *std::min_element(options.begin(), options.end(), better);
+  };
+  plan.best = cheapest(batched);
+  if (service.batching != Batching::none) plan.no_batching = cheapest(unbatched);
+  plan.feasible = plan.best.has_value();
+  if (!plan.feasible && plan.binding.empty()) plan.binding = binding_targets(service, search.best_achieved);
+  rank_options(plan, batched, llm, options.pareto_size);
+  add_plan_assumptions(search);
   return plan;
 }
 

@@ -31,38 +31,9 @@ std::vector<double> daily_shape(double average, double peak) {
   return hours;
 }
 
-}  // namespace
-
-Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, const ServiceSpec& service_in,
-                                    const ScalingPlanOptions& options, const PlanOption& replica, const VerifyOptions& verify) {
-  ServiceSpec service = service_in;
-  const ModelSpec& model = spec.models.at(service.model_key);
-  const ScalingSpec& scaling = service.scaling;
-  const bool llm = model.arch.kind == ModelKind::decoder;
-  const std::string field = "services." + service.name;
-
-  ScalingReport report;
-  report.service = service.name;
-  report.plan = replica;
-  const PlanOption& best = report.plan;
-  report.gpus_per_replica = best.config.tensor_parallel;
-  report.usd_per_replica_hour = best.usd_per_hour / std::max(1, best.replicas);
-  report.capacity_rps_per_replica = best.level.capacity_rps;
-
-  Deployment deployment = deployment_of(best, llm, verify.prefill_chunk_tokens);
-  deployment.groups.front().count = 1;
-  auto replicas = build_replicas(catalog, model, service, deployment, verify.build);
-  if (!replicas.ok()) return replicas.error();
-
-  const ColdStart start = cold_start(model, scaling);
-  const double load_gbps = start.load_gbps;
-  report.weights_gib = start.weights_gib;
-  report.model_load_s = start.model_load_s;
-  report.warm_start_s = start.warm_start_s;
-  report.start_s = start.start_s;
-
-  // The demand over time and the span to simulate.
-  ArrivalOptions arrivals = arrival_options(service, service.traffic.average_rps);
+// The demand over time and the span to simulate: rates with a peak but no profile follow a
+// daily cosine; a profile, measured series or trace sets its own span.
+void shape_traffic(ServiceSpec& service, ArrivalOptions& arrivals, ScalingReport& report) {
   if (arrivals.process == "poisson" || arrivals.process == "gamma" || arrivals.process == "mmpp") {
     if (service.traffic.peak_rps > service.traffic.average_rps * 1.0001) {
       service.traffic.profile = daily_shape(service.traffic.average_rps, service.traffic.peak_rps);
@@ -89,172 +60,169 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
     report.traffic = fmt::format("trace {} ({} requests over {:.0f} s)", service.traffic.trace_path,
                                  service.traffic.trace->requests, service.traffic.trace->duration_s);
   }
-  if (options.duration_s > 0) report.duration_s = options.duration_s;
-  if (report.duration_s > kMaxTrafficSpanS)
-    return Error{spec.path, service.line, field + ".traffic",
-                 fmt::format("the traffic spans {:.0f} days; gpuwise scale simulates at most 366 (use --hours)", report.duration_s / 86400)};
+}
 
-  const double max_utilization = spec.constraints.max_utilization;
-  const int static_replicas = best.replicas;
-  const int max_replicas = scaling.max_replicas > 0 ? scaling.max_replicas : std::max(2 * static_replicas, static_replicas + 4);
-  // Targets for the metric policies (unless the spec sets them): what one replica holds when it
-  // serves its capacity at the SLO (the planner's rate at the utilization limit), by Little's law
-  // on the mean latency (backlog) and mean service time (in service) simulated for the peak plan.
-  const double capacity_at_limit_rps = best.level.capacity_rps * max_utilization;
-  double queue_target = scaling.queue_depth_target;
-  double concurrency_target = scaling.concurrency_target;
-  std::vector<std::string> names = scaling.policies.empty() ? all_policies() : scaling.policies;
-  const bool show_static = std::find(names.begin(), names.end(), "static-peak") != names.end();
-  names.erase(std::remove(names.begin(), names.end(), "static-peak"), names.end());
-  names.insert(names.begin(), "static-peak");
-  // One policy's scaler and its simulated outcome.
-  struct PolicyRun {
-    ScalerConfig c;
-    PolicyOutcome outcome;
-    double mean_latency_s = 0, mean_wait_s = 0;
-    std::optional<Error> error;
-  };
-  auto configure = [&](const std::string& name) {
-    PolicyRun run;
-    ScalerConfig& c = run.c;
-    PolicyOutcome& outcome = run.outcome;
-    c.min_replicas = scaling.min_replicas;
-    c.max_replicas = max_replicas;
-    c.scale_up_window_s = scaling.scale_up_window_s;
-    c.scale_down_window_s = scaling.scale_down_window_s;
-    c.period_s = scaling.interval_s;
-    c.keep_alive_s = scaling.keep_alive_s;
-    c.cpu.cores = scaling.cpu_cores;
-    c.cpu.cpu_ms_per_request = scaling.cpu_ms_per_request;
-    outcome.name = name;
-    if (name == "static-peak") {
-      c.policy = ScalePolicy::static_peak;
-      c.static_replicas = static_replicas;
-      outcome.signal = "none: the peak plan's replicas around the clock";
-      outcome.target = static_replicas;
-    } else if (name == "cpu") {
-      c.policy = ScalePolicy::cpu;
-      c.target = scaling.cpu_target_pct;
-      outcome.signal = fmt::format("CPU utilization, % of {} cores (HPA Resource metric)", c.cpu.cores);
-    } else if (name == "gpu-duty-cycle") {
-      c.policy = ScalePolicy::duty_cycle;
-      c.target = scaling.duty_cycle_target_pct;
-      outcome.signal = "GPU duty cycle, % (DCGM_FI_DEV_GPU_UTIL)";
-    } else if (name == "concurrency") {
-      c.policy = ScalePolicy::concurrency;
-      c.target = concurrency_target;
-      outcome.signal = "requests in service per replica";
-    } else if (name == "queue-depth") {
-      c.policy = ScalePolicy::queue_depth;
-      c.target = queue_target;
-      outcome.signal = "requests queued or in service per replica (KEDA Prometheus trigger)";
-    } else {  // scale-to-zero
-      c.policy = ScalePolicy::queue_depth;
-      c.target = queue_target;
-      c.min_replicas = 0;
-      outcome.signal = fmt::format("queue depth as above, to zero after {:.0f} s without a request", scaling.keep_alive_s);
-    }
-    if (c.policy != ScalePolicy::static_peak) outcome.target = c.target;
-    outcome.min_replicas = c.policy == ScalePolicy::static_peak ? static_replicas : c.min_replicas;
-    outcome.max_replicas = c.policy == ScalePolicy::static_peak ? static_replicas : max_replicas;
+// One policy's scaler and its simulated outcome.
+struct PolicyRun {
+  ScalerConfig c;
+  PolicyOutcome outcome;
+  double mean_latency_s = 0, mean_wait_s = 0;
+  std::optional<Error> error;
+};
 
-    return run;
-  };
-  auto simulate_policy = [&](PolicyRun& run) {
-    const ScalerConfig& c = run.c;
-    PolicyOutcome& outcome = run.outcome;
-    const std::string& name = outcome.name;
-    ScalingOptions s;
-    s.interval_s = scaling.interval_s;
-    s.max_replicas = outcome.max_replicas;
-    s.initial_replicas = c.policy == ScalePolicy::static_peak ? static_replicas : std::clamp(static_replicas, c.min_replicas, max_replicas);
-    s.start_s = report.start_s;
-    s.warm_start_s = report.warm_start_s;
-    s.node_provisioning_s = scaling.node_provisioning_s;
-    s.warm_pool = c.policy == ScalePolicy::static_peak ? 0 : scaling.warm_pool;  // a fixed pool starts nothing
-    s.account_until_s = report.duration_s;
-    auto scaler = std::make_shared<Autoscaler>(c);
-    s.decide = [scaler](const ScaleObservation& o) { return scaler->decide(o); };
+// What every policy simulated for one replica layout shares.
+struct LayoutContext {
+  LayoutContext(const Spec& spec, const ServiceSpec& service, const ScalingPlanOptions& options, const ScalingReport& report,
+                const ArrivalOptions& arrivals, const std::vector<ReplicaConfig>& replicas)
+      : spec(spec), service(service), options(options), report(report), arrivals(arrivals), replicas(replicas) {}
+  const Spec& spec;
+  const ServiceSpec& service;
+  const ScalingPlanOptions& options;
+  const ScalingReport& report;
+  const ArrivalOptions& arrivals;
+  const std::vector<ReplicaConfig>& replicas;
+  Router router = Router::round_robin;
+  int static_replicas = 0, max_replicas = 0;
+};
 
-    Rng rng(options.seed);
-    auto process = make_arrivals(arrivals, service, rng);
-    SimOptions sim;
-    sim.seed = options.seed;
-    sim.max_requests = 1LL << 40;
-    sim.max_duration_s = report.duration_s;
-    sim.slo = service.slo;
-    sim.router = *parse_router(deployment.router);
-    sim.timeseries_points = 0;
-    sim.scaling = s;
-    if (options.on_progress) sim.on_progress = [&](long long admitted) { options.on_progress(name, admitted); };
-    auto result = simulate(*process, replicas.value(), sim);
-    if (!result.ok()) {
-      Error e = result.error();
-      if (e.file.empty()) e.file = spec.path;
-      run.error = e;
-      return;
-    }
-    const SimResult& r = result.value();
-    outcome.replica_hours = r.billed_node_s / 3600;
-    outcome.gpu_hours = outcome.replica_hours * report.gpus_per_replica;
-    outcome.usd = outcome.replica_hours * report.usd_per_replica_hour;
-    outcome.usd_per_month = outcome.usd * kHoursPerMonth * 3600 / report.duration_s;
-    outcome.slo_attainment = r.slo_attainment;
-    // The plan's rule: every p99 target of the SLO (attainment, the share of requests within all
-    // of them at once, is reported beside it).
-    outcome.meets_slo = slo_miss(service.slo, r).empty();
-    outcome.requests = r.requests;
-    outcome.cold_starts = r.cold_starts;
-    outcome.held_requests = r.held_requests;
-    outcome.scale_events = r.scale_ups + r.scale_downs;
-    outcome.latency_p99_s = r.latency.quantile(0.99);
-    outcome.ttft_p99_s = r.ttft.quantile(0.99);
-    outcome.mean_ready = r.serving_replica_s / report.duration_s;
-    for (const auto& p : r.scale_series) outcome.peak_ready = std::max(outcome.peak_ready, p.ready);
-    outcome.series = r.scale_series;
-    if (arrivals.process == "curve" && service.traffic.profile.size() == 168) {
-      // Weekly profiles start on Monday 00:00: days 5 and 6 are the weekend.
-      double weekend_node_s = 0;
-      for (size_t i = 0; i < r.scale_series.size(); ++i) {
-        double t = r.scale_series[i].time_s;
-        double next = i + 1 < r.scale_series.size() ? r.scale_series[i + 1].time_s : report.duration_s;
-        double day = std::fmod(t, 7 * 86400.0) / 86400;
-        if (day >= 5 && t < report.duration_s) weekend_node_s += r.scale_series[i].billed * (std::min(next, report.duration_s) - t);
-      }
-      outcome.weekend_usd = weekend_node_s / 3600 * report.usd_per_replica_hour;
-    }
-    run.mean_latency_s = r.latency.mean();
-    run.mean_wait_s = r.wait.mean();
-  };
-  // Static peak first: its simulated latency sets the metric policies' default targets. The
-  // others are independent: simulated in parallel, kept in the order named.
-  PolicyRun fixed = configure(names.front());
-  simulate_policy(fixed);
-  if (fixed.error) return *fixed.error;
-  const double measured_latency_s = fixed.mean_latency_s;
-  const double measured_service_s = std::max(0.0, fixed.mean_latency_s - fixed.mean_wait_s);
-  if (queue_target <= 0) queue_target = std::max(1.0, capacity_at_limit_rps * measured_latency_s);
-  if (concurrency_target <= 0) concurrency_target = std::max(0.5, capacity_at_limit_rps * measured_service_s);
-  std::vector<PolicyRun> runs;
-  for (size_t i = 1; i < names.size(); ++i) runs.push_back(configure(names[i]));
-  parallel_for(runs.size(), options.jobs, [&](size_t i) { simulate_policy(runs[i]); });
-  if (show_static) report.policies.push_back(std::move(fixed.outcome));
-  for (auto& run : runs) {
-    if (run.error) return *run.error;
-    report.policies.push_back(std::move(run.outcome));
+// The scaler a named policy runs; the metric policies' targets are passed in because static
+// peak's simulation sets their defaults.
+PolicyRun configure_policy(const LayoutContext& layout, const std::string& name, double queue_target,
+                           double concurrency_target) {
+  const ScalingSpec& scaling = layout.service.scaling;
+  PolicyRun run;
+  ScalerConfig& c = run.c;
+  PolicyOutcome& outcome = run.outcome;
+  c.min_replicas = scaling.min_replicas;
+  c.max_replicas = layout.max_replicas;
+  c.scale_up_window_s = scaling.scale_up_window_s;
+  c.scale_down_window_s = scaling.scale_down_window_s;
+  c.period_s = scaling.interval_s;
+  c.keep_alive_s = scaling.keep_alive_s;
+  c.cpu.cores = scaling.cpu_cores;
+  c.cpu.cpu_ms_per_request = scaling.cpu_ms_per_request;
+  outcome.name = name;
+  if (name == "static-peak") {
+    c.policy = ScalePolicy::static_peak;
+    c.static_replicas = layout.static_replicas;
+    outcome.signal = "none: the peak plan's replicas around the clock";
+    outcome.target = layout.static_replicas;
+  } else if (name == "cpu") {
+    c.policy = ScalePolicy::cpu;
+    c.target = scaling.cpu_target_pct;
+    outcome.signal = fmt::format("CPU utilization, % of {} cores (HPA Resource metric)", c.cpu.cores);
+  } else if (name == "gpu-duty-cycle") {
+    c.policy = ScalePolicy::duty_cycle;
+    c.target = scaling.duty_cycle_target_pct;
+    outcome.signal = "GPU duty cycle, % (DCGM_FI_DEV_GPU_UTIL)";
+  } else if (name == "concurrency") {
+    c.policy = ScalePolicy::concurrency;
+    c.target = concurrency_target;
+    outcome.signal = "requests in service per replica";
+  } else if (name == "queue-depth") {
+    c.policy = ScalePolicy::queue_depth;
+    c.target = queue_target;
+    outcome.signal = "requests queued or in service per replica (KEDA Prometheus trigger)";
+  } else {  // scale-to-zero
+    c.policy = ScalePolicy::queue_depth;
+    c.target = queue_target;
+    c.min_replicas = 0;
+    outcome.signal = fmt::format("queue depth as above, to zero after {:.0f} s without a request", scaling.keep_alive_s);
   }
-  for (size_t i = 0; i < report.policies.size(); ++i) {
-    const auto& p = report.policies[i];
-    if (p.meets_slo && (report.recommended < 0 || p.usd < report.policies[static_cast<size_t>(report.recommended)].usd))
-      report.recommended = static_cast<int>(i);
-  }
+  if (c.policy != ScalePolicy::static_peak) outcome.target = c.target;
+  outcome.min_replicas = c.policy == ScalePolicy::static_peak ? layout.static_replicas : c.min_replicas;
+  outcome.max_replicas = c.policy == ScalePolicy::static_peak ? layout.static_replicas : layout.max_replicas;
+  return run;
+}
 
+// Saturday and Sunday's cost of a weekly profile (which starts on Monday 00:00).
+double weekend_usd(const SimResult& r, const ScalingReport& report) {
+  double weekend_node_s = 0;
+  for (size_t i = 0; i < r.scale_series.size(); ++i) {
+    double t = r.scale_series[i].time_s;
+    double next = i + 1 < r.scale_series.size() ? r.scale_series[i + 1].time_s : report.duration_s;
+    double day = std::fmod(t, 7 * 86400.0) / 86400;
+    if (day >= 5 && t < report.duration_s) weekend_node_s += r.scale_series[i].billed * (std::min(next, report.duration_s) - t);
+  }
+  return weekend_node_s / 3600 * report.usd_per_replica_hour;
+}
+
+// Runs one policy over the span; the outcome (or the error) lands in run.
+void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
+  const ScalingSpec& scaling = layout.service.scaling;
+  const ScalingReport& report = layout.report;
+  const ScalerConfig& c = run.c;
+  PolicyOutcome& outcome = run.outcome;
+  const std::string& name = outcome.name;
+  ScalingOptions s;
+  s.interval_s = scaling.interval_s;
+  s.max_replicas = outcome.max_replicas;
+  s.initial_replicas = c.policy == ScalePolicy::static_peak ? layout.static_replicas
+                                                             : std::clamp(layout.static_replicas, c.min_replicas, layout.max_replicas);
+  s.start_s = report.start_s;
+  s.warm_start_s = report.warm_start_s;
+  s.node_provisioning_s = scaling.node_provisioning_s;
+  s.warm_pool = c.policy == ScalePolicy::static_peak ? 0 : scaling.warm_pool;  // a fixed pool starts nothing
+  s.account_until_s = report.duration_s;
+  auto scaler = std::make_shared<Autoscaler>(c);
+  s.decide = [scaler](const ScaleObservation& o) { return scaler->decide(o); };
+
+  Rng rng(layout.options.seed);
+  auto process = make_arrivals(layout.arrivals, layout.service, rng);
+  SimOptions sim;
+  sim.seed = layout.options.seed;
+  sim.max_requests = 1LL << 40;
+  sim.max_duration_s = report.duration_s;
+  sim.slo = layout.service.slo;
+  sim.router = layout.router;
+  sim.timeseries_points = 0;
+  sim.scaling = s;
+  if (layout.options.on_progress) sim.on_progress = [&](long long admitted) { layout.options.on_progress(name, admitted); };
+  auto result = simulate(*process, layout.replicas, sim);
+  if (!result.ok()) {
+    Error e = result.error();
+    if (e.file.empty()) e.file = layout.spec.path;
+    run.error = e;
+    return;
+  }
+  const SimResult& r = result.value();
+  outcome.replica_hours = r.billed_node_s / 3600;
+  outcome.gpu_hours = outcome.replica_hours * report.gpus_per_replica;
+  outcome.usd = outcome.replica_hours * report.usd_per_replica_hour;
+  outcome.usd_per_month = outcome.usd * kHoursPerMonth * 3600 / report.duration_s;
+  outcome.slo_attainment = r.slo_attainment;
+  // The plan's rule: every p99 target of the SLO (attainment, the share of requests within all
+  // of them at once, is reported beside it).
+  outcome.meets_slo = slo_miss(layout.service.slo, r).empty();
+  outcome.requests = r.requests;
+  outcome.cold_starts = r.cold_starts;
+  outcome.held_requests = r.held_requests;
+  outcome.scale_events = r.scale_ups + r.scale_downs;
+  outcome.latency_p99_s = r.latency.quantile(0.99);
+  outcome.ttft_p99_s = r.ttft.quantile(0.99);
+  outcome.mean_ready = r.serving_replica_s / report.duration_s;
+  for (const auto& p : r.scale_series) outcome.peak_ready = std::max(outcome.peak_ready, p.ready);
+  outcome.series = r.scale_series;
+  if (layout.arrivals.process == "curve" && layout.service.traffic.profile.size() == 168) outcome.weekend_usd = weekend_usd(r, report);
+  run.mean_latency_s = r.latency.mean();
+  run.mean_wait_s = r.wait.mean();
+}
+
+// What the targets came from, for --explain.
+struct PolicyTargets {
+  double queue = 0, concurrency = 0, capacity_at_limit_rps = 0, measured_latency_s = 0, measured_service_s = 0;
+};
+
+void add_assumptions(ScalingReport& report, const ServiceSpec& service, const ScalingPlanOptions& options,
+                     const PolicyTargets& targets, double max_utilization, double load_gbps) {
+  const ScalingSpec& scaling = service.scaling;
+  const PlanOption& best = report.plan;
   auto& a = report.assumptions;
   a.push_back(fmt::format("replica: {} x {} (tp {}), {} batching, ${:.4g} per replica-hour ({} {}, {})", 1,
                           best.config.accelerator->name, best.config.tensor_parallel, batching_name(best.config.batching),
                           report.usd_per_replica_hour, best.offering->cloud, best.offering->instance_type, pricing_name(best.pricing)));
   a.push_back(fmt::format("static-peak: {} replicas, the plan's count at peak {:.3g}/s with utilization at most {:.0f}%",
-                          static_replicas, service.traffic.peak_rps, max_utilization * 100));
+                          best.replicas, service.traffic.peak_rps, max_utilization * 100));
   a.push_back(fmt::format("traffic: {}; simulated {:.1f} h, seed {}", report.traffic, report.duration_s / 3600, options.seed));
   a.push_back(fmt::format("cold start {:.0f} s = node provisioning {:.0f} s + container start {:.0f} s + model load {:.0f} s "
                           "({:.1f} GiB of weights at {:.2g} GB/s from {}); on a warm node {:.0f} s. Delays are assumed defaults "
@@ -270,8 +238,8 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
                           "simulated mean latency {:.3g} s), concurrency {:.3g} in service per replica (x mean service time {:.3g} s), "
                           "GPU duty cycle {:.0f}%, CPU {:.0f}%",
                           scaling.queue_depth_target > 0 || scaling.concurrency_target > 0 ? " (some set in the spec)" : "",
-                          queue_target, capacity_at_limit_rps, measured_latency_s, concurrency_target, measured_service_s,
-                          scaling.duty_cycle_target_pct, scaling.cpu_target_pct));
+                          targets.queue, targets.capacity_at_limit_rps, targets.measured_latency_s, targets.concurrency,
+                          targets.measured_service_s, scaling.duty_cycle_target_pct, scaling.cpu_target_pct));
   a.push_back(fmt::format("CPU model of a GPU-bound server: {:.0f}% idle floor + one core driving the GPU while it works + "
                           "{:.3g} ms per request, over {} cores: at a fully busy GPU the CPU reads {:.0f}%",
                           CpuModel{}.idle_pct, scaling.cpu_ms_per_request, scaling.cpu_cores,
@@ -280,6 +248,83 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
                           "{} warm node(s) throughout; GPU-hours = node-hours x {} GPU(s)", scaling.warm_pool, report.gpus_per_replica));
   a.push_back("an SLO is met, as in plan verification, when every p99 target holds over all requests (each metric's "
               "own p99) and no prompt is rejected; attainment is the share within all targets at once");
+}
+
+}  // namespace
+
+Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, const ServiceSpec& service_in,
+                                    const ScalingPlanOptions& options, const PlanOption& replica, const VerifyOptions& verify) {
+  ServiceSpec service = service_in;
+  const ModelSpec& model = spec.models.at(service.model_key);
+  const ScalingSpec& scaling = service.scaling;
+  const bool llm = model.arch.kind == ModelKind::decoder;
+  const std::string field = "services." + service.name;
+
+  ScalingReport report;
+  report.service = service.name;
+  report.plan = replica;
+  const PlanOption& best = report.plan;
+  report.gpus_per_replica = best.config.tensor_parallel;
+  report.usd_per_replica_hour = best.usd_per_hour / std::max(1, best.replicas);
+  report.capacity_rps_per_replica = best.level.capacity_rps;
+
+  Deployment deployment = deployment_of(best, llm, verify.prefill_chunk_tokens);
+  deployment.groups.front().count = 1;
+  auto replicas = build_replicas(catalog, model, service, deployment, verify.build);
+  if (!replicas.ok()) return replicas.error();
+
+  const ColdStart start = cold_start(model, scaling);
+  report.weights_gib = start.weights_gib;
+  report.model_load_s = start.model_load_s;
+  report.warm_start_s = start.warm_start_s;
+  report.start_s = start.start_s;
+
+  ArrivalOptions arrivals = arrival_options(service, service.traffic.average_rps);
+  shape_traffic(service, arrivals, report);
+  if (options.duration_s > 0) report.duration_s = options.duration_s;
+  if (report.duration_s > kMaxTrafficSpanS)
+    return Error{spec.path, service.line, field + ".traffic",
+                 fmt::format("the traffic spans {:.0f} days; gpuwise scale simulates at most 366 (use --hours)", report.duration_s / 86400)};
+
+  const double max_utilization = spec.constraints.max_utilization;
+  LayoutContext layout(spec, service, options, report, arrivals, replicas.value());
+  layout.router = *parse_router(deployment.router);
+  layout.static_replicas = best.replicas;
+  layout.max_replicas = scaling.max_replicas > 0 ? scaling.max_replicas : std::max(2 * best.replicas, best.replicas + 4);
+  std::vector<std::string> names = scaling.policies.empty() ? all_policies() : scaling.policies;
+  const bool show_static = std::find(names.begin(), names.end(), "static-peak") != names.end();
+  names.erase(std::remove(names.begin(), names.end(), "static-peak"), names.end());
+  names.insert(names.begin(), "static-peak");
+  // Static peak first: its simulated latency sets the metric policies' default targets. The
+  // others are independent: simulated in parallel, kept in the order named.
+  PolicyTargets targets;
+  targets.queue = scaling.queue_depth_target;
+  targets.concurrency = scaling.concurrency_target;
+  PolicyRun fixed = configure_policy(layout, names.front(), targets.queue, targets.concurrency);
+  simulate_policy(layout, fixed);
+  if (fixed.error) return *fixed.error;
+  // What one replica holds when it serves its capacity at the SLO (the planner's rate at the
+  // utilization limit), by Little's law on the mean latency (backlog) and mean service time
+  // (in service) simulated for the peak plan.
+  targets.capacity_at_limit_rps = best.level.capacity_rps * max_utilization;
+  targets.measured_latency_s = fixed.mean_latency_s;
+  targets.measured_service_s = std::max(0.0, fixed.mean_latency_s - fixed.mean_wait_s);
+  if (targets.queue <= 0) targets.queue = std::max(1.0, targets.capacity_at_limit_rps * targets.measured_latency_s);
+  if (targets.concurrency <= 0) targets.concurrency = std::max(0.5, targets.capacity_at_limit_rps * targets.measured_service_s);
+  std::vector<PolicyRun> runs;
+  for (size_t i = 1; i < names.size(); ++i) runs.push_back(configure_policy(layout, names[i], targets.queue, targets.concurrency));
+  parallel_for(runs.size(), options.jobs, [&](size_t i) { simulate_policy(layout, runs[i]); });
+  if (show_static) report.policies.push_back(std::move(fixed.outcome));
+  for (auto& run : runs) {
+    if (run.error) return *run.error;
+    report.policies.push_back(std::move(run.outcome));
+  }
+  for (size_t i = 0; i < report.policies.size(); ++i) {
+    const auto& p = report.policies[i];
+    if (p.meets_slo && (report.recommended < 0 || p.usd < report.policies[static_cast<size_t>(report.recommended)].usd))
+      report.recommended = static_cast<int>(i);
+  }
+  add_assumptions(report, service, options, targets, max_utilization, start.load_gbps);
   return report;
 }
 

@@ -113,6 +113,69 @@ double intra_node_collective_s(const Accelerator& a, double bus_bytes) {
   return nvlink_latency_s(a) + bus_bytes / (nvlink_bytes_per_s(a) * nvlink_bus_efficiency(a));
 }
 
+namespace {
+
+// Training's FP8 GEMMs (thousands of tokens per micro-batch, the widest layers) reach more of
+// the FP8 peak than the prefill GEMMs the 8-bit factor was set from: 1.31x that factor, fitted
+// on the fit half of bench/training_measurements.csv (NVIDIA's published H100/B200 FP8
+// throughputs; the held-out half checks it). On an H100 at h = 8192: ~0.49 of FP8 peak.
+double fp8_training_gemm_flops_per_s(const Accelerator& a, const Calibration* calibration, double width) {
+  const double training_fp8_gain = 1.31;
+  double scale = width > 0 ? 1.03 * width / (width + 800.0) : 0.45;
+  return compute_peak_tflops(a, Precision::fp8) * 1e12 *
+         std::min(1.0, efficiency_for(a, calibration).compute_8bit * training_fp8_gain) * scale;
+}
+
+// What the data-parallel reduction of one step works with.
+struct DataParallelStep {
+  double shard_bytes = 0;     // one tensor- and pipeline-parallel shard's gradients
+  int reduce_ranks = 1;       // data- x context-parallel ranks
+  int micro_batches = 1;
+  double layers_here = 1;     // layers per pipeline stage
+  double forward_per_micro_s = 0, backward_per_micro_s = 0;
+  double node_bytes_per_s = 0;
+};
+
+// Data parallel, hierarchical as NCCL runs it: reduce inside the node over NVLink, across
+// nodes over the network, where each node carries one ring for every tensor- and pipeline-
+// parallel shard it holds (tp x stages in the node), all at once.
+void add_data_parallel_time(TrainingEstimate& e, const TrainingHardware& hw, const TrainingLayout& layout,
+                            const Placement& placement, const DataParallelStep& step) {
+  const Accelerator& a = *hw.accelerator;
+  e.dp_rank_bytes = data_parallel_bytes_per_rank(step.shard_bytes, step.reduce_ranks, layout.zero_stage, step.micro_batches);
+  double intra = placement.dp_in_node > 1
+                     ? intra_node_collective_s(a, data_parallel_bytes_per_rank(step.shard_bytes, placement.dp_in_node,
+                                                                               layout.zero_stage, step.micro_batches))
+                     : 0.0;
+  double inter = 0;
+  if (placement.dp_nodes > 1) {
+    e.dp_node_bytes = static_cast<double>(layout.tensor_parallel) * placement.pp_in_node *
+                      data_parallel_bytes_per_rank(step.shard_bytes, placement.dp_nodes, layout.zero_stage, step.micro_batches);
+    inter = e.dp_node_bytes / step.node_bytes_per_s + 2.0 * std::log2(placement.dp_nodes) * network_latency_s(hw);
+  }
+  e.dp_comm_s = std::max(intra, inter);  // pipelined bucket by bucket: the slower level sets the pace
+  // Buckets of ~25 MB or a layer, whichever is more: their collectives start as the backward
+  // pass reaches them. ZeRO-0 reduces in the last micro-batch's backward; ZeRO-1/2 reduce-
+  // scatter there and all-gather the new parameters during the next step's first forward;
+  // ZeRO-3 gathers in every forward and backward and reduce-scatters every micro-batch.
+  int buckets = static_cast<int>(std::clamp(std::ceil(step.shard_bytes / 25e6), 1.0, std::max(1.0, step.layers_here)));
+  if (layout.zero_stage >= 3) {
+    double per_micro = e.dp_comm_s / step.micro_batches;
+    e.dp_exposed_s = step.micro_batches * (exposed_s(per_micro / 3, step.forward_per_micro_s, buckets) +
+                                      exposed_s(per_micro * 2 / 3, step.backward_per_micro_s, buckets));
+  } else if (layout.zero_stage >= 1) {
+    e.dp_exposed_s = exposed_s(e.dp_comm_s / 2, step.backward_per_micro_s, buckets) +
+                     exposed_s(e.dp_comm_s / 2, step.forward_per_micro_s, buckets);
+  } else {
+    e.dp_exposed_s = exposed_s(e.dp_comm_s, step.backward_per_micro_s, buckets);
+  }
+  if (placement.dp_nodes > 1 && hw.fabric.empty())
+    e.warnings.push_back(fmt::format("no EFA/InfiniBand-class fabric between the {} nodes: gradients cross a {:.0f} Gbps "
+                                     "TCP network", placement.nodes, hw.node_network_gbps));
+}
+
+}  // namespace
+
 TrainingEstimate estimate_training_layout(const TrainingJob& job, const TrainingHardware& hw, const TrainingLayout& layout,
                                           const Calibration* calibration, double usable_fraction) {
   TrainingEstimate e;
@@ -173,17 +236,8 @@ TrainingEstimate estimate_training_layout(const TrainingJob& job, const Training
   const double peak16 = compute_peak_tflops(a, job.precision == Precision::fp32 ? Precision::tf32 : Precision::bf16) * 1e12;
   const double width = arch.kind == ModelKind::generic ? 0 : arch.hidden_size;
   const double efficiency16 = training_compute_efficiency(a, calibration, width);
-  double gemm_rate = peak16 * efficiency16;
-  if (job.precision == Precision::fp8) {
-    // Training's FP8 GEMMs (thousands of tokens per micro-batch, the widest layers) reach more of
-    // the FP8 peak than the prefill GEMMs the 8-bit factor was set from: 1.31x that factor, fitted
-    // on the fit half of bench/training_measurements.csv (NVIDIA's published H100/B200 FP8
-    // throughputs; the held-out half checks it). On an H100 at h = 8192: ~0.49 of FP8 peak.
-    const double training_fp8_gain = 1.31;
-    double scale = width > 0 ? 1.03 * width / (width + 800.0) : 0.45;
-    gemm_rate = compute_peak_tflops(a, Precision::fp8) * 1e12 *
-                std::min(1.0, efficiency_for(a, calibration).compute_8bit * training_fp8_gain) * scale;
-  }
+  const double gemm_rate = job.precision == Precision::fp8 ? fp8_training_gemm_flops_per_s(a, calibration, width)
+                                                           : peak16 * efficiency16;
   const double tokens_per_device = step_tokens / hw.count;
   e.compute_s = tokens_per_device * recompute_factor *
                 ((model_flops - attention_flops) / gemm_rate + attention_flops / (peak16 * efficiency16));
@@ -220,9 +274,6 @@ TrainingEstimate estimate_training_layout(const TrainingJob& job, const Training
   }
   e.bubble_s = pp > 1 ? (e.compute_s + e.tp_comm_s + e.pp_comm_s) * (pp - 1) / (static_cast<double>(micro_batches) * chunks) : 0;
 
-  // Data parallel, hierarchical as NCCL runs it: reduce inside the node over NVLink, across
-  // nodes over the network, where each node carries one ring for every tensor- and pipeline-
-  // parallel shard it holds (tp x stages in the node), all at once.
   if (cp > 1 && arch.kind != ModelKind::generic) {
     // Ring attention passes each rank's keys and values around the cp ranks in forward and their
     // gradients back in backward, overlapped with the attention blocks it feeds: only what the
@@ -236,37 +287,9 @@ TrainingEstimate estimate_training_layout(const TrainingJob& job, const Training
     e.cp_comm_s = micro_batches * layers_here * std::max(0.0, ring_s - attention_s / std::max(1.0, static_cast<double>(arch.num_layers)));
   }
   if (reduce_ranks > 1) {
-    const double shard_bytes = m.params / (tp * pp) * act_bytes;
-    e.dp_rank_bytes = data_parallel_bytes_per_rank(shard_bytes, reduce_ranks, layout.zero_stage, micro_batches);
-    double intra = placement.dp_in_node > 1
-                       ? intra_node_collective_s(a, data_parallel_bytes_per_rank(shard_bytes, placement.dp_in_node,
-                                                                                 layout.zero_stage, micro_batches))
-                       : 0.0;
-    double inter = 0;
-    if (placement.dp_nodes > 1) {
-      e.dp_node_bytes = static_cast<double>(tp) * placement.pp_in_node *
-                        data_parallel_bytes_per_rank(shard_bytes, placement.dp_nodes, layout.zero_stage, micro_batches);
-      inter = e.dp_node_bytes / node_bytes_per_s + 2.0 * std::log2(placement.dp_nodes) * network_latency_s(hw);
-    }
-    e.dp_comm_s = std::max(intra, inter);  // pipelined bucket by bucket: the slower level sets the pace
-    // Buckets of ~25 MB or a layer, whichever is more: their collectives start as the backward
-    // pass reaches them. ZeRO-0 reduces in the last micro-batch's backward; ZeRO-1/2 reduce-
-    // scatter there and all-gather the new parameters during the next step's first forward;
-    // ZeRO-3 gathers in every forward and backward and reduce-scatters every micro-batch.
-    int buckets = static_cast<int>(std::clamp(std::ceil(shard_bytes / 25e6), 1.0, std::max(1.0, layers_here)));
-    if (layout.zero_stage >= 3) {
-      double per_micro = e.dp_comm_s / micro_batches;
-      e.dp_exposed_s = micro_batches * (exposed_s(per_micro / 3, forward_per_micro_s, buckets) +
-                                        exposed_s(per_micro * 2 / 3, backward_per_micro_s, buckets));
-    } else if (layout.zero_stage >= 1) {
-      e.dp_exposed_s = exposed_s(e.dp_comm_s / 2, backward_per_micro_s, buckets) +
-                       exposed_s(e.dp_comm_s / 2, forward_per_micro_s, buckets);
-    } else {
-      e.dp_exposed_s = exposed_s(e.dp_comm_s, backward_per_micro_s, buckets);
-    }
-    if (placement.dp_nodes > 1 && hw.fabric.empty())
-      e.warnings.push_back(fmt::format("no EFA/InfiniBand-class fabric between the {} nodes: gradients cross a {:.0f} Gbps "
-                                       "TCP network", placement.nodes, hw.node_network_gbps));
+    DataParallelStep step{m.params / (tp * pp) * act_bytes, reduce_ranks, micro_batches, layers_here, forward_per_micro_s,
+                          backward_per_micro_s, node_bytes_per_s};
+    add_data_parallel_time(e, hw, layout, placement, step);
   }
   if (hw.cross_zone && placement.nodes > 1)
     e.warnings.push_back("nodes in different zones: half the network bandwidth, and the traffic is billed");

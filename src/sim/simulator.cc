@@ -8,96 +8,8 @@
 #include <fmt/format.h>
 
 #include "core/cancel.h"
-#include "core/text.h"
 
 namespace gw {
-
-std::string_view sim_batching_name(SimBatching batching) {
-  switch (batching) {
-    case SimBatching::none: return "none";
-    case SimBatching::static_batch: return "static";
-    case SimBatching::dynamic: return "dynamic";
-    case SimBatching::continuous: return "continuous";
-  }
-  return "none";
-}
-
-std::optional<SimBatching> parse_sim_batching(std::string_view text) {
-  std::string name = to_lower(text);
-  if (name == "none") return SimBatching::none;
-  if (name == "static") return SimBatching::static_batch;
-  if (name == "dynamic") return SimBatching::dynamic;
-  if (name == "continuous") return SimBatching::continuous;
-  return std::nullopt;
-}
-
-std::string_view router_name(Router router) {
-  switch (router) {
-    case Router::round_robin: return "round-robin";
-    case Router::shortest_queue: return "join-shortest-queue";
-    case Router::least_tokens: return "least-outstanding-tokens";
-    case Router::shared_queue: return "shared-queue";
-  }
-  return "round-robin";
-}
-
-std::optional<Router> parse_router(std::string_view text) {
-  std::string name = to_lower(text);
-  if (name == "round-robin") return Router::round_robin;
-  if (name == "join-shortest-queue" || name == "jsq") return Router::shortest_queue;
-  if (name == "least-outstanding-tokens") return Router::least_tokens;
-  if (name == "shared-queue") return Router::shared_queue;
-  return std::nullopt;
-}
-
-std::string_view llm_scheduler_name(LlmScheduler scheduler) {
-  switch (scheduler) {
-    case LlmScheduler::vllm_v0: return "vllm-v0";
-    case LlmScheduler::vllm_v1: return "vllm-v1";
-    case LlmScheduler::sarathi: return "sarathi";
-    case LlmScheduler::orca: return "orca";
-  }
-  return "vllm-v1";
-}
-
-std::string_view llm_scheduler_source(LlmScheduler scheduler) {
-  switch (scheduler) {
-    case LlmScheduler::vllm_v0:
-      return "vLLM 0.4-0.6 (V0 Scheduler._schedule_default): waiting prompts first, whole, in prefill-only steps within "
-             "max_num_batched_tokens; else decode every running sequence; admission keeps a 1% free-block watermark; "
-             "preemption (recompute, or swap) of the latest arrival first";
-    case LlmScheduler::vllm_v1:
-      return "vLLM >= 0.8 (V1 Scheduler.schedule): running requests first (decodes, prompt chunks), then waiting ones, "
-             "one token budget; KV blocks allocated as tokens are scheduled; the last admitted is preempted (recompute)";
-    case LlmScheduler::sarathi:
-      return "Sarathi-Serve (OSDI'24, as Vidur's sarathi scheduler): decodes first, then prompt chunks within the token "
-             "budget; a prompt's blocks reserved whole at admission with a 1% watermark; latest arrival preempted first";
-    case LlmScheduler::orca:
-      return "Orca (OSDI'22, as Vidur's orca scheduler): whole prompts and decodes in one iteration; KV for the model's "
-             "whole context reserved per sequence at admission, so never preempted";
-  }
-  return "";
-}
-
-std::optional<LlmScheduler> parse_llm_scheduler(std::string_view text) {
-  std::string name = to_lower(text);
-  if (name == "vllm-v0") return LlmScheduler::vllm_v0;
-  if (name == "vllm-v1") return LlmScheduler::vllm_v1;
-  if (name == "sarathi") return LlmScheduler::sarathi;
-  if (name == "orca") return LlmScheduler::orca;
-  return std::nullopt;
-}
-
-std::string_view preemption_name(Preemption preemption) {
-  return preemption == Preemption::swap ? "swap" : "recompute";
-}
-
-std::optional<Preemption> parse_preemption(std::string_view text) {
-  std::string name = to_lower(text);
-  if (name == "recompute") return Preemption::recompute;
-  if (name == "swap") return Preemption::swap;
-  return std::nullopt;
-}
 
 namespace {
 
@@ -197,7 +109,10 @@ struct VictimEntry {
 
 struct ReplicaState {
   const ReplicaConfig* config = nullptr;
-  Life life = Life::ready;
+  size_t index = 0;                        // in the simulation's replicas and loads
+  const LlmStepScheduler* scheduler = nullptr;  // LLM replicas
+  std::unique_ptr<ClassicBatcher> batcher;      // classic replicas
+  Life life = Life::ready;                 // set through Simulation::set_life (loads mirror it)
   unsigned life_version = 0;     // invalidates a pending ready event when a start is cancelled
   int outage = -1;               // the outage this replica is lost to, while it lasts
   double busy_observed = 0;      // busy seconds at the last scrape
@@ -205,8 +120,6 @@ struct ReplicaState {
   bool busy = false;
   unsigned timer_version = 0;
   std::deque<int> waiting;
-  double outstanding_tokens = 0;
-  long long outstanding = 0;
   // Classic batch in service.
   std::vector<int> batch;
   // Continuous batching.
@@ -231,16 +144,26 @@ struct ReplicaState {
 // Continuous batching, or an LLM served one sequence at a time.
 bool is_llm(const ReplicaConfig& c) { return c.batching == SimBatching::continuous || (c.llm && c.batching == SimBatching::none); }
 
-long long blocks_for(double tokens, int block) { return static_cast<long long>(std::ceil(tokens / block)); }
+long long blocks_for(double tokens, int block) { return blocks_for_tokens(tokens, block); }
 
 class Simulation {
  public:
   Simulation(ArrivalProcess& arrivals, const std::vector<ReplicaConfig>& configs, const SimOptions& options)
-      : arrivals_(arrivals), options_(options), rng_(options.seed ^ 0x9e3779b97f4a7c15ULL) {
+      : arrivals_(arrivals), options_(options), rng_(options.seed ^ 0x9e3779b97f4a7c15ULL),
+        router_(make_request_router(options.router)) {
     auto add = [&](const ReplicaConfig& config, std::string name, Life life) {
       ReplicaState r;
       r.config = &config;
+      r.index = replicas_.size();
       r.life = life;
+      if (is_llm(config)) {
+        r.scheduler = &llm_step_scheduler(config.scheduler);
+      } else {
+        r.batcher = make_classic_batcher(config.batching, config.max_batch,
+                                         config.batching == SimBatching::static_batch ? config.batch_timeout_s
+                                                                                      : config.max_queue_delay_s);
+      }
+      loads_.push_back({life == Life::ready, 0, 0});
       r.phase_count.assign(static_cast<size_t>(std::max(1, config.block_tokens)), 0);
       r.stats.name = std::move(name);
       r.stats.batch_sizes.assign(static_cast<size_t>(std::max(1, config.max_batch)) + 1, 0);
@@ -334,40 +257,22 @@ class Simulation {
     }
   }
 
-  // A ready replica for a new request; -1: the shared queue; -2: none ready (held until one is).
-  int route() {
-    if (options_.router == Router::shared_queue) return -1;
-    if (ready_ == 0) return -2;
-    const size_t n = replicas_.size();
-    if (options_.router == Router::round_robin) {
-      for (size_t tries = 0; tries < n; ++tries) {
-        size_t i = next_replica_++ % n;
-        if (replicas_[i].life == Life::ready) return static_cast<int>(i);
-      }
-      return -2;
-    }
-    int best = -2;
-    for (size_t i = 0; i < n; ++i) {
-      const auto& a = replicas_[i];
-      if (a.life != Life::ready) continue;
-      if (best < 0) {
-        best = static_cast<int>(i);
-        continue;
-      }
-      const auto& b = replicas_[static_cast<size_t>(best)];
-      bool better = options_.router == Router::shortest_queue ? a.outstanding < b.outstanding
-                                                               : a.outstanding_tokens < b.outstanding_tokens;
-      if (better) best = static_cast<int>(i);
-    }
-    return best;
+  // A ready replica for a new request, kSharedQueue, or kNoReplicaReady (held until one is).
+  int route() { return router_->route(loads_, ready_); }
+
+  ReplicaLoad& load(const ReplicaState& r) { return loads_[r.index]; }
+
+  void set_life(ReplicaState& r, Life life) {
+    r.life = life;
+    loads_[r.index].ready = life == Life::ready;
   }
 
   void assign(int id, int replica) {
     pool_[id].replica = replica;
     auto& state = replicas_[static_cast<size_t>(replica)];
     state.waiting.push_back(id);
-    state.outstanding++;
-    state.outstanding_tokens += pool_[id].input + pool_[id].output;
+    load(state).outstanding++;
+    load(state).outstanding_tokens += pool_[id].input + pool_[id].output;
   }
 
   // Autoscaling: what the pool looked like over the last interval, the scaler's answer, and
@@ -408,7 +313,7 @@ class Simulation {
       for (size_t i = 0; i < replicas_.size() && more > 0; ++i) {
         auto& r = replicas_[i];
         if (r.life != Life::draining) continue;
-        r.life = Life::ready;
+        set_life(r, Life::ready);
         ++ready_;
         r.observed_since = t;
         r.busy_observed = r.stats.busy_s + (r.busy ? t - r.step_started : 0);
@@ -427,7 +332,7 @@ class Simulation {
             push({t + s.node_provisioning_s, static_cast<int>(EventKind::node_ready), -1, 0, 0});
           }
         }
-        r.life = Life::starting;
+        set_life(r, Life::starting);
         ++nodes_;
         push({t + delay, static_cast<int>(EventKind::replica_ready), static_cast<int>(i), 0, ++r.life_version});
         --more;
@@ -448,11 +353,11 @@ class Simulation {
         for (size_t i = 0; i < replicas_.size(); ++i) {
           const auto& r = replicas_[i];
           if (r.life != Life::ready) continue;
-          if (victim < 0 || r.outstanding < replicas_[static_cast<size_t>(victim)].outstanding) victim = static_cast<int>(i);
+          if (victim < 0 || loads_[i].outstanding < loads_[static_cast<size_t>(victim)].outstanding) victim = static_cast<int>(i);
         }
         if (victim < 0) break;
         auto& r = replicas_[static_cast<size_t>(victim)];
-        r.life = Life::draining;
+        set_life(r, Life::draining);
         --ready_;
         maybe_stop(r);
         --fewer;
@@ -491,7 +396,7 @@ class Simulation {
   void on_replica_ready(int index, unsigned version, double t) {
     auto& r = replicas_[static_cast<size_t>(index)];
     if (r.life != Life::starting || r.life_version != version) return;
-    r.life = Life::ready;
+    set_life(r, Life::ready);
     ++ready_;
     r.observed_since = t;
     r.busy_observed = r.stats.busy_s;
@@ -513,11 +418,11 @@ class Simulation {
 
   // A draining replica stops (and stops being billed) once it holds no work.
   void maybe_stop(ReplicaState& r) {
-    if (r.life == Life::draining && r.outstanding == 0 && !r.busy) stop(r);
+    if (r.life == Life::draining && load(r).outstanding == 0 && !r.busy) stop(r);
   }
 
   void stop(ReplicaState& r) {
-    r.life = Life::off;
+    set_life(r, Life::off);
     --nodes_;
     if (r.outage >= 0) {
       OutageResult& o = result_.outages[static_cast<size_t>(r.outage)];
@@ -536,12 +441,12 @@ class Simulation {
     for (int i : options_.outages[static_cast<size_t>(index)].replicas) {
       auto& r = replicas_[static_cast<size_t>(i)];
       if (r.life != Life::ready) continue;
-      r.life = Life::draining;
+      set_life(r, Life::draining);
       r.outage = index;
       --ready_;
       for (int id : r.waiting) {
-        r.outstanding--;
-        r.outstanding_tokens -= pool_[id].input + pool_[id].output;
+        load(r).outstanding--;
+        load(r).outstanding_tokens -= pool_[id].input + pool_[id].output;
         moved.push_back(id);
       }
       r.waiting.clear();
@@ -561,7 +466,7 @@ class Simulation {
       auto& r = replicas_[static_cast<size_t>(i)];
       if (r.outage != index) continue;
       if (r.life == Life::off) ++nodes_;
-      r.life = Life::ready;
+      set_life(r, Life::ready);
       r.outage = -1;
       ++ready_;
       r.observed_since = t;
@@ -575,10 +480,10 @@ class Simulation {
   // held until a replica is ready (-2). The caller starts the replica once its own state is set.
   int place(int id) {
     int replica = route();
-    if (replica == -1) {
+    if (replica == kSharedQueue) {
       shared_.push_back(id);
       if (ready_ == 0) ++result_.held_requests;
-    } else if (replica == -2) {
+    } else if (replica == kNoReplicaReady) {
       held_.push_back(id);
       ++result_.held_requests;
     } else {
@@ -615,7 +520,7 @@ class Simulation {
     }
     if (replica >= 0) {
       try_start(replica, t);
-    } else if (replica == -1) {
+    } else if (replica == kSharedQueue) {
       for (size_t i = 0; i < replicas_.size() && !shared_.empty(); ++i) try_start(static_cast<int>(i), t);
     }
   }
@@ -630,36 +535,23 @@ class Simulation {
     }
   }
 
-  // Classic servers: none, static and dynamic batching.
+  // Classic servers: the replica's batcher says how many to take now, or when to look again.
   void start_batch(int index, double t) {
     auto& r = replicas_[static_cast<size_t>(index)];
-    // A shared queue: an idle replica takes the oldest requests.
-    // One request when a pass takes one; otherwise up to a batch, which this replica then owns.
-    size_t pull = r.config->batching == SimBatching::none ? 1 : static_cast<size_t>(std::max(1, r.config->max_batch));
+    // A shared queue: an idle replica takes the oldest requests, up to a batch, which it then owns.
+    const size_t pull = r.batcher->max_batch();
     while (r.life == Life::ready && !shared_.empty() && r.waiting.size() < pull) {
       int id = shared_.front();
       shared_.pop_front();
       assign(id, index);
     }
     if (r.waiting.empty()) return;
-    const ReplicaConfig& c = *r.config;
-    size_t take = 0;
-    size_t max = static_cast<size_t>(std::max(1, c.max_batch));
-    if (c.batching == SimBatching::none) {
-      take = 1;
-    } else {
-      double oldest = pool_[r.waiting.front()].arrival;
-      double wait_limit = c.batching == SimBatching::static_batch ? c.batch_timeout_s : c.max_queue_delay_s;
-      if (r.waiting.size() >= max) {
-        take = max;
-      } else if (t - oldest >= wait_limit - 1e-12) {
-        take = r.waiting.size();
-      } else {
-        // Dispatch when the oldest request has waited long enough (or the batch fills first).
-        push({oldest + wait_limit, static_cast<int>(EventKind::timeout), index, 0, ++r.timer_version});
-        return;
-      }
+    BatchDecision decision = r.batcher->decide(r.waiting.size(), pool_[r.waiting.front()].arrival, t);
+    if (decision.take == 0) {
+      push({decision.look_again_at_s, static_cast<int>(EventKind::timeout), index, 0, ++r.timer_version});
+      return;
     }
+    const size_t take = decision.take;
     r.batch.clear();
     for (size_t i = 0; i < take; ++i) {
       int id = r.waiting.front();
@@ -667,7 +559,7 @@ class Simulation {
       pool_[id].scheduled = t;
       r.batch.push_back(id);
     }
-    double duration = c.batch_time(static_cast<int>(take), rng_);
+    double duration = r.config->batch_time(static_cast<int>(take), rng_);
     r.busy = true;
     r.step_started = t;
     r.stats.steps++;
@@ -707,7 +599,7 @@ class Simulation {
       duration += swap_tokens_now_ * c.llm->kv_bytes_per_token() / c.swap_bytes_per_s;
     if (r.step_decodes) {
       // The blocks this step's tokens go into are allocated now, as the engine does before it runs.
-      if (c.scheduler != LlmScheduler::orca) r.blocks_used += new_blocks;
+      if (r.scheduler->paged()) r.blocks_used += new_blocks;
       r.context_sum += decode_n;
       r.decode_step++;
       tokens_emitted_ += decode_n;
@@ -721,57 +613,50 @@ class Simulation {
     push({t + duration, static_cast<int>(EventKind::step_done), index, 0, 0});
   }
 
-  // One round of the scheduler: what runs in this step (decodes, prompt chunks), preempting and
-  // admitting as the engine does. Returns the KV blocks the step's decode tokens need.
+  // The scheduler's operations on one replica while it builds a step.
+  class ReplicaStepBuilder final : public LlmStepBuilder {
+   public:
+    ReplicaStepBuilder(Simulation& sim, int index, double t)
+        : sim_(sim), r_(sim.replicas_[static_cast<size_t>(index)]), index_(index), t_(t) {}
+    long long decoding() const override { return r_.decoding_count; }
+    bool has_swapped() const override { return !r_.swapped.empty(); }
+    bool has_prompt_chunks() const override { return !r_.step_chunks.empty(); }
+    bool preempted() const override { return sim_.preempted_now_; }
+    int token_budget() const override { return r_.config->token_budget; }
+    long long make_room_for_decodes() override { return sim_.make_room_for_decodes(index_); }
+    long long swap_in() override { return sim_.swap_in(index_); }
+    void decode_running() override { r_.step_decodes = r_.decoding_count > 0; }
+    void continue_prefills(double& budget, long long reserved) override { sim_.continue_prefills(index_, budget, reserved); }
+    void admit_whole() override { sim_.admit(index_, t_, false); }
+    void admit_chunked(double& budget, long long& reserved) override { sim_.admit(index_, t_, true, budget, reserved); }
+
+   private:
+    Simulation& sim_;
+    ReplicaState& r_;
+    int index_;
+    double t_;
+  };
+
+  // One round of the replica's scheduler: what runs in this step (decodes, prompt chunks),
+  // preempting and admitting as the engine does. Returns the KV blocks the step's decode tokens need.
   long long build_step(int index, double t) {
     auto& r = replicas_[static_cast<size_t>(index)];
-    const ReplicaConfig& c = *r.config;
     r.step_chunks.clear();
     r.step_decodes = false;
     preempted_now_ = false;
-    long long new_blocks = 0;
-    switch (c.scheduler) {
-      case LlmScheduler::vllm_v0: {
-        // Waiting prompts first, whole, in a prefill-only step; none while sequences are swapped out.
-        if (r.swapped.empty()) admit(index, t, false);
-        if (!r.step_chunks.empty()) break;
-        new_blocks = make_room_for_decodes(index);
-        if (!preempted_now_) new_blocks += swap_in(index);
-        r.step_decodes = r.decoding_count > 0;
-        break;
-      }
-      case LlmScheduler::vllm_v1:
-      case LlmScheduler::sarathi: {
-        new_blocks = make_room_for_decodes(index);
-        if (c.scheduler == LlmScheduler::sarathi && !preempted_now_) new_blocks += swap_in(index);
-        r.step_decodes = r.decoding_count > 0;
-        double budget = c.token_budget - (r.step_decodes ? static_cast<double>(r.decoding_count) : 0);
-        continue_prefills(index, budget, new_blocks);
-        admit(index, t, true, budget, new_blocks);
-        break;
-      }
-      case LlmScheduler::orca: {
-        r.step_decodes = r.decoding_count > 0;
-        admit(index, t, false);
-        break;
-      }
-    }
-    return new_blocks;
+    ReplicaStepBuilder step(*this, index, t);
+    return r.scheduler->build_step(step);
   }
 
-  // Free blocks a scheduler keeps back when admitting; Orca reserves whole sequences instead.
-  static long long watermark_blocks(const ReplicaConfig& c) {
-    if (c.scheduler == LlmScheduler::orca) return 0;
-    return static_cast<long long>(c.watermark_fraction * static_cast<double>(c.kv_blocks));
+  // Free blocks a scheduler keeps back when admitting.
+  static long long watermark_blocks(const ReplicaState& r) {
+    return r.scheduler->watermark_blocks(r.config->watermark_fraction, r.config->kv_blocks);
   }
 
-  static long long blocks_to_admit(const ReplicaConfig& c, const Request& q, double chunk) {
-    const int block = std::max(1, c.block_tokens);
-    switch (c.scheduler) {
-      case LlmScheduler::orca: return blocks_for(std::max(c.max_sequence_tokens, q.input + q.output), block);
-      case LlmScheduler::vllm_v1: return blocks_for(chunk, block);
-      default: return blocks_for(q.prompt, block);
-    }
+  static long long blocks_to_admit(const ReplicaState& r, const Request& q, double chunk) {
+    const ReplicaConfig& c = *r.config;
+    return r.scheduler->admission_blocks(q.prompt, q.input + q.output, chunk, std::max(1, c.block_tokens),
+                                         c.max_sequence_tokens);
   }
 
   // Admits waiting requests, oldest first, while sequence slots, tokens and blocks remain.
@@ -786,13 +671,13 @@ class Simulation {
     auto& r = replicas_[static_cast<size_t>(index)];
     const ReplicaConfig& c = *r.config;
     const long long max_sequences = c.batching == SimBatching::none ? 1 : std::max(1, c.max_batch);
-    const long long watermark = watermark_blocks(c);
-    const bool budgeted = c.scheduler != LlmScheduler::orca;
+    const long long watermark = watermark_blocks(r);
+    const bool budgeted = r.scheduler->budgets_tokens();
     if (!chunked) budget = c.token_budget;
     while (!r.waiting.empty() && r.decoding_count + static_cast<long long>(r.prefilling.size()) < max_sequences) {
       int id = r.waiting.front();
       Request& q = pool_[id];
-      if (blocks_to_admit(c, q, q.prompt) > c.kv_blocks - watermark) {
+      if (blocks_to_admit(r, q, q.prompt) > c.kv_blocks - watermark) {
         // Never fits, even alone: a server rejects it; counted, never silently dropped.
         r.waiting.pop_front();
         reject(id, r);
@@ -805,7 +690,7 @@ class Simulation {
       } else if (budgeted && !r.step_chunks.empty() && chunk > budget) {
         break;
       }
-      long long need = blocks_to_admit(c, q, chunk);
+      long long need = blocks_to_admit(r, q, chunk);
       if (c.kv_blocks - r.blocks_used - reserved - need < watermark) break;
       r.waiting.pop_front();
       r.blocks_used += need;
@@ -829,7 +714,7 @@ class Simulation {
       if (budget < 1) break;
       Request& q = pool_[id];
       double chunk = std::min(q.prefill_left, std::floor(budget));
-      if (c.scheduler == LlmScheduler::vllm_v1) {
+      if (r.scheduler->allocates_as_scheduled()) {
         // Blocks for the tokens scheduled now, as far as free blocks go.
         double done = q.prompt - q.prefill_left;
         long long free = c.kv_blocks - r.blocks_used - reserved;
@@ -849,7 +734,7 @@ class Simulation {
   long long make_room_for_decodes(int index) {
     auto& r = replicas_[static_cast<size_t>(index)];
     const ReplicaConfig& c = *r.config;
-    if (c.scheduler == LlmScheduler::orca || r.decoding_count == 0) return 0;
+    if (!r.scheduler->paged() || r.decoding_count == 0) return 0;
     const int block = std::max(1, c.block_tokens);
     long long new_blocks = r.phase_count[static_cast<size_t>(r.decode_step % block)];
     while (r.decoding_count > 0 && r.blocks_used + new_blocks > c.kv_blocks) {
@@ -869,7 +754,7 @@ class Simulation {
     const ReplicaConfig& c = *r.config;
     const int block = std::max(1, c.block_tokens);
     const long long max_sequences = std::max(1, c.max_batch);
-    const long long watermark = watermark_blocks(c);
+    const long long watermark = watermark_blocks(r);
     long long pending = r.decoding_count > 0 ? r.phase_count[static_cast<size_t>(r.decode_step % block)] : 0;
     long long added = 0;
     while (!r.swapped.empty() && r.decoding_count + static_cast<long long>(r.prefilling.size()) < max_sequences) {
@@ -896,7 +781,7 @@ class Simulation {
 
   void add_victim(ReplicaState& r, int id) {
     const Request& q = pool_[id];
-    long long key = r.config->scheduler == LlmScheduler::vllm_v1 ? ++r.admissions : q.arrival_order;
+    long long key = r.scheduler->preempts_latest_admitted() ? ++r.admissions : q.arrival_order;
     r.victims.push({key, id, q.version});
     const size_t running = static_cast<size_t>(r.decoding_count) + r.prefilling.size();
     if (r.victims.size() > 2 * running + 64) {
@@ -935,7 +820,7 @@ class Simulation {
     q.generated_at_join = q.generated;
     long long base = static_cast<long long>(length);
     q.phase = static_cast<int>(((q.join_step - base) % block + block) % block);
-    if (r.config->scheduler != LlmScheduler::orca) r.phase_count[static_cast<size_t>(q.phase)]++;
+    if (r.scheduler->paged()) r.phase_count[static_cast<size_t>(q.phase)]++;
     r.decoding_count++;
     r.context_sum += length;
     r.decoding.push({r.decode_step + static_cast<long long>(q.output - q.generated), id, q.version});
@@ -989,8 +874,8 @@ class Simulation {
   void reject(int id, ReplicaState& r) {
     const Request& q = pool_[id];
     tokens_finished_ += q.generated;
-    r.outstanding--;
-    r.outstanding_tokens -= q.input + q.output;
+    load(r).outstanding--;
+    load(r).outstanding_tokens -= q.input + q.output;
     ++rejected_;
     --in_flight_;
     pool_.release(id);
@@ -1042,7 +927,7 @@ class Simulation {
       } else if (q.stage == Stage::decoding) {
         ++h.decoding;
         double tokens = kv_tokens(r, q);
-        h.blocks += r.config->scheduler != LlmScheduler::orca ? blocks_for(tokens, block) : q.blocks;
+        h.blocks += r.scheduler->paged() ? blocks_for(tokens, block) : q.blocks;
         h.context += tokens;
         now = q.generated_at_join + static_cast<double>(r.decode_step - q.join_step);
         if (tokens + 1 != q.input + now)
@@ -1090,8 +975,8 @@ class Simulation {
     bool good = (!slo.latency_p99_s || latency <= *slo.latency_p99_s) && (!slo.e2e_p99_s || latency <= *slo.e2e_p99_s) &&
                 (!slo.ttft_p99_s || ttft <= *slo.ttft_p99_s) && (!slo.tpot_p99_s || q.output <= 1 || tpot <= *slo.tpot_p99_s);
     if (good) ++good_;
-    r.outstanding--;
-    r.outstanding_tokens -= q.input + q.output;
+    load(r).outstanding--;
+    load(r).outstanding_tokens -= q.input + q.output;
     r.stats.requests++;
     ++completed_;
     --in_flight_;
@@ -1119,7 +1004,7 @@ class Simulation {
       return;
     }
     const int block = std::max(1, c.block_tokens);
-    const bool paged = c.scheduler != LlmScheduler::orca;
+    const bool paged = r.scheduler->paged();
     if (r.step_decodes) {
       // Every decoding sequence produced a token; those with all their tokens are done.
       while (!r.decoding.empty() && r.decoding.top().finish_step <= r.decode_step) {
@@ -1274,7 +1159,8 @@ class Simulation {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::optional<Arrival> pending_;
   unsigned long long sequence_ = 0;
-  size_t next_replica_ = 0;
+  std::unique_ptr<RequestRouter> router_;
+  std::vector<ReplicaLoad> loads_;  // what the router sees, replica by replica
   double now_ = 0, area_ = 0, first_arrival_ = 0, last_arrival_ = 0, last_completion_ = 0;
   long long in_flight_ = 0, peak_in_flight_ = 0, admitted_ = 0, completed_ = 0, good_ = 0, rejected_ = 0, waited_ = 0;
   std::deque<int> shared_;

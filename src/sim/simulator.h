@@ -1,8 +1,8 @@
-// A discrete-event simulator of serving: arrivals routed to replicas, each batching requests
-// its own way (none, static, dynamic with Triton's semantics, or continuous batching of LLMs
-// with a paged KV cache under one of four named schedulers: vLLM v0, vLLM v1, Sarathi-Serve,
-// Orca), with step times from the step-time model or from measurements. Seeded; memory bounded
-// by replicas plus requests in flight.
+// A discrete-event simulator of serving: arrivals routed to replicas (a RequestRouter), each
+// batching requests its own way (a ClassicBatcher: none, static, dynamic with Triton's
+// semantics; or continuous batching of LLMs with a paged KV cache under an LlmStepScheduler:
+// vLLM v0, vLLM v1, Sarathi-Serve, Orca), with step times from the step-time model or from
+// measurements. Seeded; memory bounded by replicas plus requests in flight.
 //
 // Invariants of the LLM replicas (checked after every event when SimOptions::check_invariants):
 // KV blocks used lie in [0, capacity] and equal the blocks the requests hold; a request's
@@ -20,41 +20,13 @@
 #include "catalog/accelerator.h"
 #include "perf/step_model.h"
 #include "sim/arrivals.h"
+#include "sim/batching.h"
+#include "sim/llm_step_scheduler.h"
+#include "sim/request_router.h"
 #include "core/histogram.h"
 #include "spec/spec.h"
 
 namespace gw {
-
-enum class SimBatching { none, static_batch, dynamic, continuous };
-
-// How a continuous-batching LLM replica builds each step; each mirrors one engine's scheduler.
-// vllm_v0: vLLM 0.4-0.6 `Scheduler._schedule_default`: waiting prompts first, whole, in a
-//   prefill-only step (sum of prompt tokens within the token budget); otherwise a decode step
-//   of every running sequence. Admission keeps a watermark of free blocks (1%).
-// vllm_v1: vLLM >= 0.8 (V1 engine) `Scheduler.schedule`: running requests first (decodes and
-//   chunks of unfinished prompts), then waiting ones, one token budget; KV blocks allocated as
-//   tokens are scheduled; the last admitted is preempted first.
-// sarathi: Sarathi-Serve (OSDI'24; Vidur's `sarathi` scheduler): decodes first, then prompt
-//   chunks within the budget; a prompt's blocks reserved whole at admission, with the watermark.
-// orca: Orca (OSDI'22; Vidur's `orca` scheduler): iteration-level batching of whole prompts and
-//   decodes, KV reserved for the longest sequence at admission, so never preempted.
-enum class LlmScheduler { vllm_v0, vllm_v1, sarathi, orca };
-// What a preempted sequence loses: recompute drops its KV and prefills prompt + generated
-// tokens again; swap moves its KV to host memory and back (vLLM v0's swap space).
-enum class Preemption { recompute, swap };
-// shared_queue: one queue that idle replicas pull from (M/G/c), for classic replicas.
-enum class Router { round_robin, shortest_queue, least_tokens, shared_queue };
-
-std::string_view sim_batching_name(SimBatching batching);
-std::optional<SimBatching> parse_sim_batching(std::string_view text);
-std::string_view router_name(Router router);
-std::optional<Router> parse_router(std::string_view text);
-std::string_view llm_scheduler_name(LlmScheduler scheduler);
-// The engine and version a scheduler mirrors, for --explain.
-std::string_view llm_scheduler_source(LlmScheduler scheduler);
-std::optional<LlmScheduler> parse_llm_scheduler(std::string_view text);
-std::string_view preemption_name(Preemption preemption);
-std::optional<Preemption> parse_preemption(std::string_view text);
 
 struct ReplicaConfig {
   std::string name;                   // accelerator and layout, for reports

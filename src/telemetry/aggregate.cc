@@ -18,17 +18,32 @@ int interval_bin(double interval_s) {
 }  // namespace
 
 void IntervalHistogram::add(double interval_s) {
-  if (counts_.empty()) {
-    counts_.assign(kIntervalBins, 0);
-    sums_.assign(kIntervalBins, 0.0);
-  }
   if (interval_s != last_interval_s_) {
     last_interval_s_ = interval_s;
     last_bin_ = static_cast<size_t>(interval_bin(interval_s));
+    if (counts_.empty() || last_bin_ < first_ || last_bin_ >= first_ + counts_.size()) cover(last_bin_);
   }
-  ++counts_[last_bin_];
-  sums_[last_bin_] += interval_s;
+  ++counts_[last_bin_ - first_];
+  sums_[last_bin_ - first_] += interval_s;
   ++count_;
+}
+
+// Only the bins between the shortest and the longest interval are stored: regular scrapes
+// fill one or two, with slack for jitter on either side.
+void IntervalHistogram::cover(size_t bin) {
+  constexpr size_t kSlack = 2;
+  size_t low = counts_.empty() ? bin : std::min(bin, first_);
+  size_t high = counts_.empty() ? bin + 1 : std::max(bin + 1, first_ + counts_.size());
+  low = low > kSlack ? low - kSlack : 0;
+  high = std::min<size_t>(kIntervalBins, high + kSlack);
+  std::vector<unsigned> counts(high - low, 0);
+  std::vector<double> sums(high - low, 0.0);
+  const size_t offset = counts_.empty() ? 0 : first_ - low;
+  std::copy(counts_.begin(), counts_.end(), counts.begin() + static_cast<std::ptrdiff_t>(offset));
+  std::copy(sums_.begin(), sums_.end(), sums.begin() + static_cast<std::ptrdiff_t>(offset));
+  counts_ = std::move(counts);
+  sums_ = std::move(sums);
+  first_ = low;
 }
 
 double IntervalHistogram::median_s() const {
@@ -205,7 +220,8 @@ void TelemetryAggregator::add_hour(const std::string& series, const Labels& labe
     it->second.labels = labels;
   }
   SeriesAggregate& a = it->second;
-  if (std::abs(h.hour_start_s) > 1e11 || !(h.samples < 1e15)) return;  // not a time or a count: a broken server
+  // Not a time, or more samples in an hour than any exporter sends (2,778 a second): a broken server.
+  if (std::abs(h.hour_start_s) > 1e11 || !(h.samples <= 1e7)) return;
   if (h.samples > 0) {
     long long n = static_cast<long long>(std::llround(h.samples));
     a.util_samples += n;
@@ -214,7 +230,7 @@ void TelemetryAggregator::add_hour(const std::string& series, const Labels& labe
     long long hour = static_cast<long long>(std::floor(h.hour_start_s / 3600.0));
     size_t how = static_cast<size_t>(((hour + 72) % 168 + 168) % 168);
     a.hour_sum[how] += h.util_mean * h.samples;
-    a.hour_count[how] += n;
+    a.hour_count[how] += static_cast<uint32_t>(n);
     a.timed_samples += n;
     a.first_s = std::min(a.first_s, h.first_s);
     a.last_s = std::max(a.last_s, h.last_s);

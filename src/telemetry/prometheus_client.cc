@@ -371,84 +371,108 @@ long long summarize_hour(const std::vector<TelemetrySample>& raw, TelemetryAggre
   return out_of_range;
 }
 
-}  // namespace
+// Hourly aggregates of a time range pushed down to the server as range queries, and the raw
+// samples of the series whose hours cannot say enough, read into an aggregator.
+class PushDownReader {
+ public:
+  PushDownReader(const PrometheusQueryOptions& o, const Url& url, TelemetryAggregator& aggregator, PrometheusStats& stats)
+      : o_(o), url_(url), client_(url.scheme_host_port), aggregator_(aggregator), stats_(stats) {
+    client_.set_connection_timeout(static_cast<time_t>(std::ceil(std::min(o.timeout_s, 10.0))));
+    client_.set_read_timeout(static_cast<time_t>(std::ceil(o.timeout_s)));
+    end_ = o.end_s > 0 ? o.end_s : static_cast<double>(std::time(nullptr));
+    // Hour boundaries, so server-side windows match the hours of the week. The end is rounded up:
+    // the hour in progress holds the newest series, often the short-lived ones.
+    end_ = std::ceil(end_ / 3600) * 3600;
+    start_ = end_ - std::ceil(o.range_s / 3600) * 3600;
+    // Prometheus 2.x closes range windows at both ends, 3.x opens them at the start: a sample on
+    // an hour boundary must fall in one hour only, (h - 1h, h], as the files' hours are.
+    closed_windows_ = closes_range_windows(client_, url_);
+    hour_ = closed_windows_ ? "3599999ms" : "1h";
+  }
 
-std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, TelemetryAggregator& aggregator,
-                                           PrometheusStats& stats) {
-  auto url = split_url(o.url);
-  if (!url) return Error{o.url, 0, "--prometheus", "expected a URL like http://localhost:9090"};
-  httplib::Client client(url->scheme_host_port);
-  client.set_connection_timeout(static_cast<time_t>(std::ceil(std::min(o.timeout_s, 10.0))));
-  client.set_read_timeout(static_cast<time_t>(std::ceil(o.timeout_s)));
-  double end = o.end_s > 0 ? o.end_s : static_cast<double>(std::time(nullptr));
-  // Hour boundaries, so server-side windows match the hours of the week. The end is rounded up:
-  // the hour in progress holds the newest series, often the short-lived ones.
-  end = std::ceil(end / 3600) * 3600;
-  double start = end - std::ceil(o.range_s / 3600) * 3600;
-  const double step = 3600;
-  // Prometheus 2.x closes range windows at both ends, 3.x opens them at the start: a sample on
-  // an hour boundary must fall in one hour only, (h - 1h, h], as the files' hours are.
-  const bool closed_windows = closes_range_windows(client, *url);
-  const std::string hour = closed_windows ? "3599999ms" : "1h";
-  std::string sel = o.selector.empty() ? "" : "{" + o.selector + "}";
-  std::string util = "DCGM_FI_DEV_GPU_UTIL" + sel, memory = "DCGM_FI_DEV_FB_USED" + sel;
+  std::optional<Error> read() {
+    std::string sel = o_.selector.empty() ? "" : "{" + o_.selector + "}";
+    std::string util = "DCGM_FI_DEV_GPU_UTIL" + sel, memory = "DCGM_FI_DEV_FB_USED" + sel;
+    const std::string& hour = hour_;
+    // Evaluated at the end of each hour over the hour before it.
+    const Query queries[] = {
+        {"mean", "avg_over_time(" + util + "[" + hour + "])"},
+        {"count", "count_over_time(" + util + "[" + hour + "])"},
+        // The share of the hour below 5%, sampled each minute (each raw sample held until the next).
+        {"idle_share", "avg_over_time((" + util + " < bool 5)[" + hour + ":1m])"},
+        // Minutes in which the series was not stale (a sample in the 5 minutes before): the most
+        // time its samples can stand for, as Prometheus itself would see them.
+        {"fresh_minutes", "count_over_time(" + util + "[" + hour + ":1m])"},
+        // The earliest can be the previous hour's last sample, seen through the 5-minute lookback.
+        {"first", "min_over_time(timestamp(" + util + ")[" + hour + ":1m])"},
+        {"last", "max_over_time(timestamp(" + util + ")[" + hour + ":1m])"},
+        {"mem_max", "max_over_time(" + memory + "[" + hour + "]) * 1048576"},
+        {"mem_p95", "quantile_over_time(0.95, " + memory + "[" + hour + "]) * 1048576"},
+        // Hours holding a value outside the physical range: read raw, so it is skipped and counted.
+        {"impossible", "(max_over_time(" + util + "[" + hour + "]) > 100) or (min_over_time(" + util + "[" + hour +
+                           "]) < 0) or (min_over_time(" + memory + "[" + hour + "]) < 0)"},
+    };
+    // Host CPU from node_exporter, one series per instance, joined to the GPUs by host name.
+    const Query host_queries[] = {
+        // A counter's rate over the hour is its mean rate in that hour.
+        {"cpu", "100 * (1 - avg by (instance) (rate(node_cpu_seconds_total{mode=\"idle\"}[" + hour + "])))"},
+        {"iowait", "100 * avg by (instance) (rate(node_cpu_seconds_total{mode=\"iowait\"}[" + hour + "]))"},
+        {"cpus", "count by (instance) (node_cpu_seconds_total{mode=\"idle\"})"},
+    };
+    chunks_total_ = static_cast<int>(std::ceil((end_ - start_) / chunk_s())) * static_cast<int>(std::size(queries) + std::size(host_queries));
+    for (const auto& q : queries)
+      if (auto error = read_gpu_query(q)) return error;
+    for (const auto& q : host_queries) {
+      if (data_.empty()) break;
+      if (auto error = read_host_query(q)) return error;
+    }
+    if (stats_.over_series_limit > 0)
+      return Error{o_.url, 0, "", fmt::format("more than {} series match (raise the limit with --max-series, or narrow --selector)",
+                                              input_limits().max_series)};
+    if (data_.empty() && stats_.partial) return Error{o_.url, 0, "", stats_.warnings.substr(0, stats_.warnings.find(';'))};
+    if (data_.empty())
+      return Error{o_.url, 0, "", "Prometheus has no DCGM_FI_DEV_GPU_UTIL or DCGM_FI_DEV_FB_USED series in the range"};
+    std::set<std::string> read_raw = read_raw_series();
+    for (const auto& [id, entry] : data_)
+      if (!read_raw.count(id)) add_hours(id, entry);
+    return std::nullopt;
+  }
+
+ private:
   struct Query {
     std::string name, promql;
   };
-  // Evaluated at the end of each hour over the hour before it.
-  const Query queries[] = {
-      {"mean", "avg_over_time(" + util + "[" + hour + "])"},
-      {"count", "count_over_time(" + util + "[" + hour + "])"},
-      // The share of the hour below 5%, sampled each minute (each raw sample held until the next).
-      {"idle_share", "avg_over_time((" + util + " < bool 5)[" + hour + ":1m])"},
-      // Minutes in which the series was not stale (a sample in the 5 minutes before): the most
-      // time its samples can stand for, as Prometheus itself would see them.
-      {"fresh_minutes", "count_over_time(" + util + "[" + hour + ":1m])"},
-      // The earliest can be the previous hour's last sample, seen through the 5-minute lookback.
-      {"first", "min_over_time(timestamp(" + util + ")[" + hour + ":1m])"},
-      {"last", "max_over_time(timestamp(" + util + ")[" + hour + ":1m])"},
-      {"mem_max", "max_over_time(" + memory + "[" + hour + "]) * 1048576"},
-      {"mem_p95", "quantile_over_time(0.95, " + memory + "[" + hour + "]) * 1048576"},
-      // Hours holding a value outside the physical range: read raw, so it is skipped and counted.
-      {"impossible", "(max_over_time(" + util + "[" + hour + "]) > 100) or (min_over_time(" + util + "[" + hour +
-                         "]) < 0) or (min_over_time(" + memory + "[" + hour + "]) < 0)"},
-  };
-  // series -> hour -> name -> value
-  std::map<std::string, std::pair<Labels, std::map<double, std::map<std::string, double>>>> data;
-  std::map<std::string, std::string> selectors;  // series -> label matchers
-  const double chunk = step * o.max_points_per_query;
-  bool answered = false;  // the server answered at least one query
-  const int chunks_per_query = static_cast<int>(std::ceil((end - start) / chunk));
-  const int chunks_total = chunks_per_query * static_cast<int>(std::size(queries) + 3);  // and three host queries
-  int chunks_done = 0;
+  // A series' labels and, by hour start, each query's value.
+  using Hours = std::map<double, std::map<std::string, double>>;
+  using Entry = std::pair<Labels, Hours>;
+  static constexpr double kStepS = 3600;
+
+  double chunk_s() const { return kStepS * o_.max_points_per_query; }
+
   // Runs one query over the whole range in chunks; calls on_series for each series of each
   // answer. A refused query is an error; chunks unavailable after retries make the result partial.
-  auto run = [&](const std::string& promql, const std::function<void(const nlohmann::json&)>& on_series) -> std::optional<Error> {
-    for (double from = start + step; from <= end; from += chunk) {
-      double to = std::min(end, from + chunk - step);
+  std::optional<Error> run(const std::string& promql, const std::function<void(const nlohmann::json&)>& on_series) {
+    const double chunk = chunk_s();
+    for (double from = start_ + kStepS; from <= end_; from += chunk) {
+      double to = std::min(end_, from + chunk - kStepS);
       std::vector<QueryResult> results;
-      query_range_split(client, *url, promql, from, to, step, o, stats, results);
-      stats.queried_s += to - from + step;
-      if (o.on_progress) o.on_progress(++chunks_done, chunks_total);
+      query_range_split(client_, url_, promql, from, to, kStepS, o_, stats_, results);
+      stats_.queried_s += to - from + kStepS;
+      if (o_.on_progress) o_.on_progress(++chunks_done_, chunks_total_);
       for (const auto& r : results) {
-        if (r.failure == Failure::refused) return Error{o.url, 0, "query", r.message + " (query: " + promql + ")"};
-        if (r.failure == Failure::unavailable && !answered && r.message.rfind("cannot reach", 0) == 0)
-          return Error{o.url, 0, "", r.message};
+        if (r.failure == Failure::refused) return Error{o_.url, 0, "query", r.message + " (query: " + promql + ")"};
+        if (r.failure == Failure::unavailable && !answered_ && r.message.rfind("cannot reach", 0) == 0)
+          return Error{o_.url, 0, "", r.message};
         if (r.failure != Failure::none) {
-          stats.partial = true;
-          ++stats.failed_chunks;
-          stats.warnings += fmt::format("{} for {:.0f}..{:.0f}; ", r.message, r.from, r.to);
-          stats.failed_s += r.to - r.from + step;
-          if (std::find(stats.failed_ranges.begin(), stats.failed_ranges.end(), std::pair{r.from, r.to}) == stats.failed_ranges.end())
-            stats.failed_ranges.emplace_back(r.from, r.to);
+          record_failure(r);
           continue;
         }
-        answered = true;
+        answered_ = true;
         for (const auto& series : r.body["data"]["result"]) {
           // Malformed series (no labels, values that are not [time, "number"]) are skipped, counted.
           if (!series.is_object() || !series.contains("metric") || !series["metric"].is_object() ||
               !series.contains("values") || !series["values"].is_array()) {
-            ++stats.malformed;
+            ++stats_.malformed;
             continue;
           }
           on_series(series);
@@ -456,73 +480,67 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
       }
     }
     return std::nullopt;
-  };
+  }
+
+  void record_failure(const QueryResult& r) {
+    stats_.partial = true;
+    ++stats_.failed_chunks;
+    stats_.warnings += fmt::format("{} for {:.0f}..{:.0f}; ", r.message, r.from, r.to);
+    stats_.failed_s += r.to - r.from + kStepS;
+    if (std::find(stats_.failed_ranges.begin(), stats_.failed_ranges.end(), std::pair{r.from, r.to}) == stats_.failed_ranges.end())
+      stats_.failed_ranges.emplace_back(r.from, r.to);
+  }
+
   // [time, "value"] pairs of a series; malformed points are counted and skipped.
-  auto points = [&](const nlohmann::json& series, const std::function<void(double, double)>& on_point) {
+  void points(const nlohmann::json& series, const std::function<void(double, double)>& on_point) {
     for (const auto& point : series["values"]) {
       if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_string()) {
-        ++stats.malformed;
+        ++stats_.malformed;
         continue;
       }
       auto value = parse_finite_double(point[1].get<std::string>());
       if (value) on_point(point[0].get<double>(), *value);
     }
-  };
-  for (const auto& q : queries) {
-    auto error = run(q.promql, [&](const nlohmann::json& series) {
+  }
+
+  std::optional<Error> read_gpu_query(const Query& q) {
+    return run(q.promql, [&](const nlohmann::json& series) {
       Labels labels;
       std::string matchers;
       std::string id = series_id(series["metric"], labels, &matchers);
-      if (data.size() >= input_limits().max_series && !data.count(id)) {
-        ++stats.over_series_limit;
+      if (data_.size() >= input_limits().max_series && !data_.count(id)) {
+        ++stats_.over_series_limit;
         return;
       }
-      auto& entry = data[id];
-      selectors.emplace(id, std::move(matchers));
+      auto& entry = data_[id];
+      selectors_.emplace(id, std::move(matchers));
       entry.first = labels;
-      points(series, [&](double t, double value) { entry.second[t - step][q.name] = value; });
+      points(series, [&](double t, double value) { entry.second[t - kStepS][q.name] = value; });
     });
-    if (error) return error;
   }
-  // Host CPU from node_exporter, one series per instance, joined to the GPUs by host name.
-  const Query host_queries[] = {
-      // A counter's rate over the hour is its mean rate in that hour.
-      {"cpu", "100 * (1 - avg by (instance) (rate(node_cpu_seconds_total{mode=\"idle\"}[" + hour + "])))"},
-      {"iowait", "100 * avg by (instance) (rate(node_cpu_seconds_total{mode=\"iowait\"}[" + hour + "]))"},
-      {"cpus", "count by (instance) (node_cpu_seconds_total{mode=\"idle\"})"},
-  };
-  for (const auto& q : host_queries) {
-    if (data.empty()) break;
+
+  std::optional<Error> read_host_query(const Query& q) {
     Metric metric = q.name == "cpu" ? Metric::cpu_util_pct : q.name == "iowait" ? Metric::cpu_iowait_pct : Metric::host_cpus;
-    auto error = run(q.promql, [&](const nlohmann::json& series) {
+    return run(q.promql, [&](const nlohmann::json& series) {
       const auto& m = series["metric"];
       if (!m.contains("instance") || !m["instance"].is_string()) return;
       Labels labels{{"hostname", instance_host(m["instance"].get<std::string>())}};
       std::string id = "hostname=" + labels[0].second;
-      points(series, [&](double, double value) { aggregator.add_mean(id, labels, metric, value, 1); });
+      points(series, [&](double, double value) { aggregator_.add_mean(id, labels, metric, value, 1); });
     });
-    if (error) return error;
   }
-  if (stats.over_series_limit > 0)
-    return Error{o.url, 0, "", fmt::format("more than {} series match (raise the limit with --max-series, or narrow --selector)",
-                                           input_limits().max_series)};
-  if (data.empty() && stats.partial) return Error{o.url, 0, "", stats.warnings.substr(0, stats.warnings.find(';'))};
-  if (data.empty())
-    return Error{o.url, 0, "", "Prometheus has no DCGM_FI_DEV_GPU_UTIL or DCGM_FI_DEV_FB_USED series in the range"};
-  // Series that live a few hours are read raw, by the files' rules: hourly sums cannot place a
-  // series' first sample closer than the minute steps of a subquery, which is most of a short
-  // pod's life.
+
   // The raw samples of a series in the window_s before `at`, or nothing if the server failed.
-  auto raw_samples = [&](const std::string& id, const Labels& labels, double at, double window_s)
-      -> std::optional<std::vector<TelemetrySample>> {
-    std::string window = closed_windows ? fmt::format("{:.0f}ms", window_s * 1000 - 1) : fmt::format("{:.0f}s", window_s);
-    std::string matchers = selectors[id];
-    if (!o.selector.empty()) matchers += (matchers.empty() ? "" : ",") + o.selector;
+  std::optional<std::vector<TelemetrySample>> raw_samples(const std::string& id, const Labels& labels, double at,
+                                                          double window_s) {
+    std::string window = closed_windows_ ? fmt::format("{:.0f}ms", window_s * 1000 - 1) : fmt::format("{:.0f}s", window_s);
+    std::string matchers = selectors_[id];
+    if (!o_.selector.empty()) matchers += (matchers.empty() ? "" : ",") + o_.selector;
     std::vector<TelemetrySample> raw;
     for (const auto& [name, metric, scale] : {std::tuple{"DCGM_FI_DEV_GPU_UTIL", Metric::gpu_util_pct, 1.0},
                                               std::tuple{"DCGM_FI_DEV_FB_USED", Metric::memory_used_bytes, 1048576.0}}) {
       std::string promql = std::string(name) + (matchers.empty() ? "" : "{" + matchers + "}") + "[" + window + "]";
-      QueryResult r = api_query(client, *url, "/api/v1/query", {{"query", promql}, {"time", fmt::format("{:.3f}", at)}}, o, stats);
+      QueryResult r = api_query(client_, url_, "/api/v1/query", {{"query", promql}, {"time", fmt::format("{:.3f}", at)}}, o_, stats_);
       if (r.failure != Failure::none) return std::nullopt;
       for (const auto& series : r.body["data"]["result"]) {
         if (!series.is_object() || !series.contains("values") || !series["values"].is_array()) continue;
@@ -535,46 +553,54 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
     }
     std::stable_sort(raw.begin(), raw.end(), [](const TelemetrySample& a, const TelemetrySample& b) { return a.time_s < b.time_s; });
     return raw;
-  };
-  // Long series read raw when their hours may hide gaps (most irregular first, within a budget):
-  // the files' rule cuts each interval at 3x the median spacing, which hourly sums cannot see.
-  struct RawRead {
-    double hidden_room_s;
-    std::string id;
-    double first_hour, last_hour, samples;
-  };
-  std::vector<RawRead> raw_reads;
-  for (const auto& [id, entry] : data) {
-    double first_hour = 1e300, last_hour = -1e300, samples = 0;
-    for (const auto& [hour_start, values] : entry.second) {
-      auto count = values.find("count");
-      if (count == values.end() || count->second < 1) continue;
-      first_hour = std::min(first_hour, hour_start);
-      last_hour = std::max(last_hour, hour_start);
-      samples += count->second;
+  }
+
+  // Series that live a few hours are read raw, by the files' rules: hourly sums cannot place a
+  // series' first sample closer than the minute steps of a subquery, which is most of a short
+  // pod's life. Long series are read raw when their hours may hide gaps (most irregular first,
+  // within a budget): the files' rule cuts each interval at 3x the median spacing, which hourly
+  // sums cannot see. Returns the series read raw into the aggregator.
+  std::set<std::string> read_raw_series() {
+    struct RawRead {
+      double hidden_room_s;
+      std::string id;
+      double first_hour, last_hour, samples;
+    };
+    std::vector<RawRead> raw_reads;
+    for (const auto& [id, entry] : data_) {
+      double first_hour = 1e300, last_hour = -1e300, samples = 0;
+      for (const auto& [hour_start, values] : entry.second) {
+        auto count = values.find("count");
+        if (count == values.end() || count->second < 1) continue;
+        first_hour = std::min(first_hour, hour_start);
+        last_hour = std::max(last_hour, hour_start);
+        samples += count->second;
+      }
+      if (samples < 1 || samples > kRawReadSamples) continue;
+      bool short_lived = last_hour - first_hour < kRawReadHours * kStepS;
+      double room_s = short_lived ? 1e300 : hidden_gap_room_s(entry.second);
+      if (room_s > 0) raw_reads.push_back({room_s, id, first_hour, last_hour, samples});
     }
-    if (samples < 1 || samples > kRawReadSamples) continue;
-    bool short_lived = last_hour - first_hour < kRawReadHours * step;
-    double room_s = short_lived ? 1e300 : hidden_gap_room_s(entry.second);
-    if (room_s > 0) raw_reads.push_back({room_s, id, first_hour, last_hour, samples});
+    std::sort(raw_reads.begin(), raw_reads.end(), [](const RawRead& a, const RawRead& b) {
+      return a.hidden_room_s != b.hidden_room_s ? a.hidden_room_s > b.hidden_room_s : a.id < b.id;
+    });
+    std::set<std::string> read_raw;
+    double irregular_samples = 0;
+    for (const auto& r : raw_reads) {
+      bool short_lived = r.hidden_room_s >= 1e300;
+      if (!short_lived && irregular_samples + r.samples > kIrregularRawBudgetSamples) continue;
+      const auto& entry = data_[r.id];
+      auto raw = raw_samples(r.id, entry.first, r.last_hour + kStepS, r.last_hour - r.first_hour + kStepS);
+      if (!raw) continue;  // the hourly sums stand
+      if (!short_lived) irregular_samples += r.samples;
+      for (const auto& sample : *raw) aggregator_.add(sample);
+      read_raw.insert(r.id);
+    }
+    return read_raw;
   }
-  std::sort(raw_reads.begin(), raw_reads.end(), [](const RawRead& a, const RawRead& b) {
-    return a.hidden_room_s != b.hidden_room_s ? a.hidden_room_s > b.hidden_room_s : a.id < b.id;
-  });
-  std::set<std::string> read_raw;
-  double irregular_samples = 0;
-  for (const auto& r : raw_reads) {
-    bool short_lived = r.hidden_room_s >= 1e300;
-    if (!short_lived && irregular_samples + r.samples > kIrregularRawBudgetSamples) continue;
-    const auto& entry = data[r.id];
-    auto raw = raw_samples(r.id, entry.first, r.last_hour + step, r.last_hour - r.first_hour + step);
-    if (!raw) continue;  // the hourly sums stand
-    if (!short_lived) irregular_samples += r.samples;
-    for (const auto& sample : *raw) aggregator.add(sample);
-    read_raw.insert(r.id);
-  }
-  for (const auto& [id, entry] : data) {
-    if (read_raw.count(id)) continue;
+
+  // A series' hours, as the server summed them, into the aggregator.
+  void add_hours(const std::string& id, const Entry& entry) {
     std::vector<TelemetryAggregator::HourSummary> hours;
     std::vector<double> fresh_s;
     long long out_of_range = 0;
@@ -591,11 +617,11 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
       h.util_mean = get("mean").value_or(0);
       h.idle_samples = get("idle_share").value_or(0) * h.samples;
       h.first_s = get("first").value_or(hour_start);
-      h.last_s = get("last").value_or(hour_start + step);
+      h.last_s = get("last").value_or(hour_start + kStepS);
       h.memory_max = get("mem_max");
       h.memory_p95 = get("mem_p95");
       if (get("impossible")) {
-        if (auto raw = raw_samples(id, entry.first, hour_start + step, step)) out_of_range += summarize_hour(*raw, h);
+        if (auto raw = raw_samples(id, entry.first, hour_start + kStepS, kStepS)) out_of_range += summarize_hour(*raw, h);
       }
       hours.push_back(h);
       fresh_s.push_back(60 * get("fresh_minutes").value_or(60));
@@ -603,12 +629,34 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
     PushedCoverage coverage = pushed_coverage(hours, fresh_s);
     for (size_t i = 0; i < hours.size(); ++i) {
       hours[i].covered_s = coverage.covered_s[i];
-      aggregator.add_hour(id, entry.first, hours[i]);
+      aggregator_.add_hour(id, entry.first, hours[i]);
     }
-    aggregator.add_gaps(id, coverage.gaps, coverage.gap_s);
-    aggregator.add_out_of_range(id, out_of_range);
+    aggregator_.add_gaps(id, coverage.gaps, coverage.gap_s);
+    aggregator_.add_out_of_range(id, out_of_range);
   }
-  return std::nullopt;
+
+  const PrometheusQueryOptions& o_;
+  const Url& url_;
+  httplib::Client client_;
+  TelemetryAggregator& aggregator_;
+  PrometheusStats& stats_;
+  double start_ = 0, end_ = 0;
+  bool closed_windows_ = false;
+  std::string hour_;
+  std::map<std::string, Entry> data_;               // series -> labels and hours
+  std::map<std::string, std::string> selectors_;    // series -> label matchers
+  bool answered_ = false;                           // the server answered at least one query
+  int chunks_done_ = 0, chunks_total_ = 0;
+};
+
+}  // namespace
+
+std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, TelemetryAggregator& aggregator,
+                                           PrometheusStats& stats) {
+  auto url = split_url(o.url);
+  if (!url) return Error{o.url, 0, "--prometheus", "expected a URL like http://localhost:9090"};
+  PushDownReader reader(o, *url, aggregator, stats);
+  return reader.read();
 }
 
 }  // namespace gw

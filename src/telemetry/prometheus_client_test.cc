@@ -77,48 +77,16 @@ struct PrometheusServer {
   ~PrometheusServer() { now(); }
 };
 
-TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
-  if (!have("prometheus") || !have("promtool")) GTEST_FAIL() << "prometheus and promtool are required (scripts/bootstrap installs them)";
-  auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_prom_{}", ::getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  std::vector<Gpu> gpus = {
-      {"idle", [](double) { return 0.0; }, 900},
-      {"underused", [](double) { return 20.0; }, 60000},
-      {"oversized", [](double) { return 85.0; }, 9000},
-      {"nights", [](double t) { return std::fmod(t, 86400) < 43200 ? 0.0 : 90.0; }, 70000},
-      {"healthy", [](double) { return 80.0; }, 70000},
-      {"cpubound", [](double) { return 25.0; }, 70000},
-      {"iobound", [](double) { return 20.0; }, 70000},
-  };
-  // node_exporter on three of the hosts: CPUs, busy share (not I/O), I/O wait share.
-  struct Host {
-    std::string name;
-    int cpus;
-    double busy, iowait;
-  };
-  std::vector<Host> hosts = {{"underused", 2, 0.10, 0.0}, {"cpubound", 2, 0.95, 0.01}, {"iobound", 4, 0.15, 0.45}};
-  // Whole hours ending an hour ago, 5-minute samples.
-  const double now = static_cast<double>(std::time(nullptr));
-  double end = std::floor(now / 3600) * 3600 - 3600;
-  double start = end - 14 * 86400;
-  // Short-lived pods sampled every 15 s: one that ended a minute ago, in the hour still in
-  // progress; one across an hour boundary; two inside the history at odd times. And a GPU
-  // with a six-hour hole in its samples.
-  auto pod = [](std::string name, double from, double minutes) {
-    return Gpu{std::move(name), [](double t) { return std::fmod(t, 97.0); }, 20000, from, from + minutes * 60, 15};
-  };
-  gpus.push_back(pod("pod2m", now - 180, 2));
-  gpus.push_back(pod("pod5m", end - 150, 5));
-  gpus.push_back(pod("pod15m", start + 3 * 86400 + 1234, 15));
-  gpus.push_back(pod("pod45m", start + 5 * 86400 + 2400, 45));
-  gpus.push_back(Gpu{"holed", [](double) { return 80.0; }, 70000, 0, 0, 300});
-  // An exporter that now and then reports 250% and a negative memory reading.
-  gpus.push_back(Gpu{"glitchy", [](double t) { return std::fmod(t, 300 * 97) < 1 ? 250.0 : 60.0; }, 70000, 0, 0, 300});
-  auto sampled = [&](const Gpu& g, double t) {
-    if (g.name == "holed") return t < start + 86400 || t > start + 86400 + 6 * 3600;
-    return true;
-  };
+// node_exporter on a host: CPUs, busy share (not I/O), I/O wait share.
+struct Host {
+  std::string name;
+  int cpus;
+  double busy, iowait;
+};
+
+// The GPUs' and hosts' samples, as OpenMetrics for promtool to backfill and as a scrape file.
+void write_history(const std::filesystem::path& dir, const std::vector<Gpu>& gpus, const std::vector<Host>& hosts,
+                   double start, double end, const std::function<bool(const Gpu&, double)>& sampled) {
   std::ofstream openmetrics(dir / "history.om");
   std::ofstream scrapes(dir / "history.prom");
   for (const char* metric : {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"}) {
@@ -154,51 +122,14 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
   openmetrics << "# EOF\n";
   openmetrics.close();
   scrapes.close();
-  PrometheusServer server;
-  server.start(dir, dir / "history.om");
-  ASSERT_TRUE(server.ready()) << "prometheus did not start; see " << (dir / "promtool.log") << " and " << (dir / "prometheus.log");
-  const int port = server.port;
-  auto& stop = server;
+}
 
-  Catalog catalog = Catalog::embedded().value();
-  AuditOptions options;
-  options.usd_per_gpu_hour = 2.0;
-  TelemetryAggregator from_api;
-  PrometheusQueryOptions query;
-  query.url = fmt::format("http://127.0.0.1:{}", port);
-  query.range_s = now - start + 3600;  // back from the hour in progress
-  query.end_s = now;  // the hour in progress holds the newest pod
-  query.max_points_per_query = 24;  // forces several chunks per query
-  PrometheusStats stats;
-  auto error = audit_from_prometheus(query, from_api, stats);
-  ASSERT_FALSE(error) << error->to_string();
-  EXPECT_FALSE(stats.partial);
-  EXPECT_GT(stats.queries, 7);  // chunked
-  TelemetryAggregator from_file;
-  ReadStats read;
-  ASSERT_FALSE(read_telemetry((dir / "history.prom").string(), {}, [&](const TelemetrySample& s) { from_file.add(s); }, read));
-
-  auto api = run_audit(from_api, catalog, options);
-  auto file = run_audit(from_file, catalog, options);
-  ASSERT_TRUE(api.ok() && file.ok());
-  std::map<std::string, std::pair<std::string, double>> a, f;
-  for (const auto& x : api.value().findings) a[x.scope] = {x.kind, x.waste_usd_per_month};
-  for (const auto& x : file.value().findings) f[x.scope] = {x.kind, x.waste_usd_per_month};
-  ASSERT_EQ(a.size(), f.size());
-  for (const auto& [scope, finding] : f) {
-    ASSERT_TRUE(a.count(scope)) << scope;
-    EXPECT_EQ(a[scope].first, finding.first) << scope;
-    EXPECT_NEAR(a[scope].second, finding.second, 1.0 + finding.second * 0.01) << scope;
-  }
-  std::set<std::string> kinds;
-  for (const auto& [scope, finding] : f) kinds.insert(finding.first);
-  EXPECT_EQ(kinds, (std::set<std::string>{"idle", "underused", "vram_oversized", "idle_schedule", "healthy", "starved",
-                                           "insufficient_data"}));
-  // Every series, the short-lived pods too, with the files' means, coverage and gaps.
-  ASSERT_EQ(api.value().series.size(), gpus.size());
+// Every series, the short-lived pods too, with the files' means, coverage and gaps.
+void expect_same_series(const AuditReport& api, const AuditReport& file, size_t gpus) {
+  ASSERT_EQ(api.series.size(), gpus);
   std::map<std::string, const SeriesReport*> api_series;
-  for (const auto& series : api.value().series) api_series[series.id] = &series;
-  for (const auto& series : file.value().series) {
+  for (const auto& series : api.series) api_series[series.id] = &series;
+  for (const auto& series : file.series) {
     ASSERT_TRUE(api_series.count(series.id)) << series.id;
     const SeriesReport& through_api = *api_series[series.id];
     EXPECT_NEAR(through_api.mean_util_pct, series.mean_util_pct, 1e-6) << series.id;
@@ -221,8 +152,11 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
       EXPECT_NEAR(series.gap_hours, 22200 / 3600.0, 1e-6);  // from the last sample before the hole to the first after
     }
   }
-  // The host CPU joined to the GPUs, the same through both paths.
-  for (const auto* report : {&api.value(), &file.value()}) {
+}
+
+// The host CPU joined to the GPUs, the same through both paths.
+void expect_hosts_joined(const AuditReport& api, const AuditReport& file) {
+  for (const auto* report : {&api, &file}) {
     int starved = 0;
     for (const auto& series : report->series) {
       std::string host;
@@ -251,7 +185,11 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
     }
     EXPECT_EQ(starved, 2);
   }
+}
 
+// Faults with the real server: a bad selector, a query over the server's sample limit, and the
+// server gone (stopped here).
+void expect_faults_handled(const PrometheusQueryOptions& query, PrometheusServer& stop) {
   // Faults with the real server. A bad selector: Prometheus's own message, no retries.
   {
     PrometheusQueryOptions bad = query;
@@ -302,6 +240,88 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
     EXPECT_NE(down->message.find("cannot reach Prometheus"), std::string::npos) << down->message;
     EXPECT_EQ(gone_stats.queries, 2);
   }
+}
+
+TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
+  if (!have("prometheus") || !have("promtool")) GTEST_FAIL() << "prometheus and promtool are required (scripts/bootstrap installs them)";
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_prom_{}", ::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::vector<Gpu> gpus = {
+      {"idle", [](double) { return 0.0; }, 900},
+      {"underused", [](double) { return 20.0; }, 60000},
+      {"oversized", [](double) { return 85.0; }, 9000},
+      {"nights", [](double t) { return std::fmod(t, 86400) < 43200 ? 0.0 : 90.0; }, 70000},
+      {"healthy", [](double) { return 80.0; }, 70000},
+      {"cpubound", [](double) { return 25.0; }, 70000},
+      {"iobound", [](double) { return 20.0; }, 70000},
+  };
+  std::vector<Host> hosts = {{"underused", 2, 0.10, 0.0}, {"cpubound", 2, 0.95, 0.01}, {"iobound", 4, 0.15, 0.45}};
+  // Whole hours ending an hour ago, 5-minute samples.
+  const double now = static_cast<double>(std::time(nullptr));
+  double end = std::floor(now / 3600) * 3600 - 3600;
+  double start = end - 14 * 86400;
+  // Short-lived pods sampled every 15 s: one that ended a minute ago, in the hour still in
+  // progress; one across an hour boundary; two inside the history at odd times. And a GPU
+  // with a six-hour hole in its samples.
+  auto pod = [](std::string name, double from, double minutes) {
+    return Gpu{std::move(name), [](double t) { return std::fmod(t, 97.0); }, 20000, from, from + minutes * 60, 15};
+  };
+  gpus.push_back(pod("pod2m", now - 180, 2));
+  gpus.push_back(pod("pod5m", end - 150, 5));
+  gpus.push_back(pod("pod15m", start + 3 * 86400 + 1234, 15));
+  gpus.push_back(pod("pod45m", start + 5 * 86400 + 2400, 45));
+  gpus.push_back(Gpu{"holed", [](double) { return 80.0; }, 70000, 0, 0, 300});
+  // An exporter that now and then reports 250% and a negative memory reading.
+  gpus.push_back(Gpu{"glitchy", [](double t) { return std::fmod(t, 300 * 97) < 1 ? 250.0 : 60.0; }, 70000, 0, 0, 300});
+  auto sampled = [&](const Gpu& g, double t) {
+    if (g.name == "holed") return t < start + 86400 || t > start + 86400 + 6 * 3600;
+    return true;
+  };
+  write_history(dir, gpus, hosts, start, end, sampled);
+  PrometheusServer server;
+  server.start(dir, dir / "history.om");
+  ASSERT_TRUE(server.ready()) << "prometheus did not start; see " << (dir / "promtool.log") << " and " << (dir / "prometheus.log");
+  const int port = server.port;
+  auto& stop = server;
+
+  Catalog catalog = Catalog::embedded().value();
+  AuditOptions options;
+  options.usd_per_gpu_hour = 2.0;
+  TelemetryAggregator from_api;
+  PrometheusQueryOptions query;
+  query.url = fmt::format("http://127.0.0.1:{}", port);
+  query.range_s = now - start + 3600;  // back from the hour in progress
+  query.end_s = now;  // the hour in progress holds the newest pod
+  query.max_points_per_query = 24;  // forces several chunks per query
+  PrometheusStats stats;
+  auto error = audit_from_prometheus(query, from_api, stats);
+  ASSERT_FALSE(error) << error->to_string();
+  EXPECT_FALSE(stats.partial);
+  EXPECT_GT(stats.queries, 7);  // chunked
+  TelemetryAggregator from_file;
+  ReadStats read;
+  ASSERT_FALSE(read_telemetry((dir / "history.prom").string(), {}, [&](const TelemetrySample& s) { from_file.add(s); }, read));
+
+  auto api = run_audit(from_api, catalog, options);
+  auto file = run_audit(from_file, catalog, options);
+  ASSERT_TRUE(api.ok() && file.ok());
+  std::map<std::string, std::pair<std::string, double>> a, f;
+  for (const auto& x : api.value().findings) a[x.scope] = {x.kind, x.waste_usd_per_month};
+  for (const auto& x : file.value().findings) f[x.scope] = {x.kind, x.waste_usd_per_month};
+  ASSERT_EQ(a.size(), f.size());
+  for (const auto& [scope, finding] : f) {
+    ASSERT_TRUE(a.count(scope)) << scope;
+    EXPECT_EQ(a[scope].first, finding.first) << scope;
+    EXPECT_NEAR(a[scope].second, finding.second, 1.0 + finding.second * 0.01) << scope;
+  }
+  std::set<std::string> kinds;
+  for (const auto& [scope, finding] : f) kinds.insert(finding.first);
+  EXPECT_EQ(kinds, (std::set<std::string>{"idle", "underused", "vram_oversized", "idle_schedule", "healthy", "starved",
+                                           "insufficient_data"}));
+  expect_same_series(api.value(), file.value(), gpus.size());
+  expect_hosts_joined(api.value(), file.value());
+  expect_faults_handled(query, stop);
   EXPECT_NEAR(api.value().mean_util_pct, file.value().mean_util_pct, 0.01);
   std::filesystem::remove_all(dir);
 }
