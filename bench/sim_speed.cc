@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   auto model = std::make_shared<gw::LlmStepModel>(arch, setup);
   gw::InferenceMemoryOptions memory;
   gw::MemoryEstimate e = gw::estimate_inference(arch, memory);
-  double free = setup.accelerator->memory_bytes() * 0.9 - e.weights_bytes - e.activation_bytes - e.overhead_bytes;
+  double free = setup.accelerator->memory_bytes() * gw::kUsableMemoryFraction - e.weights_bytes - e.activation_bytes - e.overhead_bytes;
   std::vector<gw::ReplicaConfig> replicas(8);
   for (auto& c : replicas) {
     c.name = "H100";

@@ -58,6 +58,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_mix_command(app, context, action);
   add_fleet_command(app, context, action);
   add_completion_commands(app, context, action);
+  add_man_command(app, context, action);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

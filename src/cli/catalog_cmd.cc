@@ -2,15 +2,13 @@
 #include <CLI/CLI.hpp>
 #include <ctime>
 #include <fmt/format.h>
-#include <map>
-#include <set>
 
 #include "catalog/catalog_tables.h"
 #include "catalog/skypilot_import.h"
 #include "cli/context.h"
 #include "core/atomic_file.h"
 #include "core/text.h"
-#include "perf/layer_operators.h"
+#include "perf/shipped_profiles.h"
 
 namespace gw {
 
@@ -92,51 +90,17 @@ int import_skypilot_command(CommandContext& context, const std::string& dir, con
   return 0;
 }
 
-// The measured operator profiles that ship in the catalog: one row per device and model, with
-// the tensor-parallel degrees and token counts profiled.
+// The measured operator profiles that ship in the catalog.
 int list_profiles(CommandContext& context) {
-  struct Entry {
-    std::set<int> tensor_parallel;
-    double min_tokens = 1e300, max_tokens = 0;
-    size_t rows = 0;
-  };
-  std::map<std::pair<std::string, std::string>, Entry> entries;
-  for (const auto& row : embedded_layer_profiles()) {
-    Entry& e = entries[{row.device, row.model}];
-    e.tensor_parallel.insert(row.dims.tensor_parallel);
-    e.min_tokens = std::min(e.min_tokens, row.tokens);
-    e.max_tokens = std::max(e.max_tokens, row.tokens);
-    ++e.rows;
-  }
-  const std::string source = "microsoft/vidur 7d47513 data/profiling (MIT), medians of per-operator times, fp16";
-  auto tp_text = [](const std::set<int>& degrees) {
-    std::string text;
-    for (int tp : degrees) text += (text.empty() ? "" : ",") + std::to_string(tp);
-    return text;
-  };
+  const std::vector<ShippedProfile> profiles = shipped_profiles();
   if (context.options.format == "json") {
-    json list = json::array();
-    for (const auto& [key, e] : entries)
-      list.push_back({{"device", key.first},
-                      {"accelerator", profiled_accelerator(key.first)},
-                      {"model", key.second},
-                      {"tensor_parallel", std::vector<int>(e.tensor_parallel.begin(), e.tensor_parallel.end())},
-                      {"min_tokens", e.min_tokens},
-                      {"max_tokens", e.max_tokens},
-                      {"rows", e.rows}});
-    context.emit_json({{"profiles", list}, {"source", source}}, "catalog profiles");
+    context.emit_json({{"profiles", to_json(profiles)}, {"source", kShippedProfilesSource}}, "catalog profiles");
     return 0;
   }
-  Table table;
-  table.columns = {"device", "accelerator", "model", "tensor_parallel", "tokens", "rows"};
-  table.align = {Align::left, Align::left, Align::left, Align::left, Align::right, Align::right};
-  for (const auto& [key, e] : entries)
-    table.add_row({key.first, profiled_accelerator(key.first), key.second, tp_text(e.tensor_parallel),
-                   fmt::format("{:.0f}-{:.0f}", e.min_tokens, e.max_tokens), std::to_string(e.rows)});
-  context.emit_table(table);
+  context.emit_table(profiles_table(profiles));
   if (context.options.format == "table")
     context.note(fmt::format("{} per-layer operator profiles from {}; catalog/profiles/ holds them with the licence",
-                             entries.size(), source));
+                             profiles.size(), kShippedProfilesSource));
   return 0;
 }
 

@@ -79,6 +79,7 @@ void add_scale_command(CLI::App& app, CommandContext& context, Action& action);
 void add_mix_command(CLI::App& app, CommandContext& context, Action& action);
 void add_fleet_command(CLI::App& app, CommandContext& context, Action& action);
 void add_completion_commands(CLI::App& app, CommandContext& context, Action& action);
+void add_man_command(CLI::App& app, CommandContext& context, Action& action);
 
 [[noreturn]] void fail(const std::string& field, const std::string& message);
 

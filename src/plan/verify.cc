@@ -1,5 +1,6 @@
 #include "plan/verify.h"
 
+#include "core/cancel.h"
 #include "core/parallel.h"
 #include "plan/cold_start.h"
 #include "plan/spot.h"
@@ -93,6 +94,9 @@ std::string slo_miss(const Slo& slo, const SimResult& r) {
 bool verify_option(const Catalog& catalog, const ModelSpec& model, const ServiceSpec& service, PlanOption& option,
                    const VerifyOptions& options) {
   if (option.simulated) return option.simulated->meets;
+  // A caller that gave up (Ctrl-C in Python): no more simulations. The search ends quickly, and
+  // the entry point reports the interruption instead of a plan.
+  if (cancel_requested()) return false;
   auto result = simulate_option(catalog, model, service, option, options);
   if (!result.ok()) {
     SimulatedCheck failed;
@@ -194,7 +198,7 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
   // The rest of the frontier is simulated in parallel, each option in its own slot.
   parallel_for(plan.pareto.size(), options.jobs, [&](size_t i) {
     PlanOption& option = plan.pareto[i];
-    if (option.simulated) return;
+    if (option.simulated || cancel_requested()) return;
     auto result = simulate_option(catalog, model, service, option, brief);
     if (result.ok()) option.simulated = result.value();
   });

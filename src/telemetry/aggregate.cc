@@ -97,7 +97,10 @@ void TelemetryAggregator::add(const TelemetrySample& s) {
     accumulate(*last_aggregate_, s);
     return;
   }
-  SeriesAggregate*& slot = by_address_[s.series];
+  // Heap addresses share their low bits (alignment): mixed before the index masks them.
+  const uint64_t hash = mix_hash(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(s.series)));
+  SeriesAggregate* const* found = by_address_.find(s.series, hash);
+  SeriesAggregate* slot = found ? *found : nullptr;
   if (!slot) {
     auto it = series_.find(*s.series);
     if (it == series_.end()) {
@@ -105,6 +108,7 @@ void TelemetryAggregator::add(const TelemetrySample& s) {
       it->second.labels = *s.labels;
     }
     slot = &it->second;
+    by_address_.insert(s.series, hash, slot);
   }
   last_series_ = s.series;
   last_aggregate_ = slot;

@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "core/flat_index.h"
 #include "core/histogram.h"
 #include "telemetry/readers.h"
 
@@ -117,17 +118,7 @@ class TelemetryAggregator {
   double idle_threshold_;
   std::map<std::string, SeriesAggregate> series_;
   // Series ids are interned by the readers: look them up by address (map nodes do not move).
-  // Heap addresses share their low bits (alignment): mix them before the table takes a modulus.
-  struct AddressHash {
-    size_t operator()(const std::string* p) const {
-      auto x = static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p));
-      x ^= x >> 33;
-      x *= 0xff51afd7ed558ccdULL;
-      x ^= x >> 33;
-      return static_cast<size_t>(x);
-    }
-  };
-  std::unordered_map<const std::string*, SeriesAggregate*, AddressHash> by_address_;
+  FlatIndex<const std::string*, SeriesAggregate*> by_address_;
   const std::string* last_series_ = nullptr;  // consecutive samples are often of one series
   SeriesAggregate* last_aggregate_ = nullptr;
   long long samples_ = 0;

@@ -13,6 +13,7 @@
 #include <ctime>
 #include <unordered_map>
 
+#include "core/flat_index.h"
 #include "core/limits.h"
 #include "core/numbers.h"
 #include "core/text.h"
@@ -719,7 +720,7 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
   // The series a row belongs to, by the raw bytes of the cells that make its labels (the series
   // id, the label columns, the model and instance type): interned once, then found by one hash
   // lookup per row. Cells are views into the line, so a row allocates nothing.
-  std::unordered_map<std::string, std::pair<const std::string*, const Labels*>> series_by_cells;
+  FlatIndex<std::string, std::pair<const std::string*, const Labels*>> series_by_cells;
   std::string series_key;
   std::vector<bool> label_column;  // per column: kept as a label (--label-columns)
   std::vector<std::string_view> cells;
@@ -798,17 +799,18 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
         series_key += '\x1f';  // a byte no CSV cell here holds: the key maps back to one set of cells
         series_key += cells[i];
       }
-    auto found = series_by_cells.find(series_key);
-    if (found == series_by_cells.end()) {
+    const uint64_t key_hash = std::hash<std::string_view>{}(series_key);
+    auto* found = series_by_cells.find(series_key, key_hash);
+    if (!found) {
       Labels labels{{"series", std::string(cells[static_cast<size_t>(series_col)])}};
       for (size_t i = 0; i < cells.size(); ++i)
         if (label_column[i])
           labels.emplace_back(canonical_label_key(header[i]), std::string(cells[i]));
         else if (model_or_instance[i] && !cells[i].empty())
           labels.emplace_back(canonical_label_key(header[i]), std::string(cells[i]));  // what runs, for its price
-      found = series_by_cells.emplace(series_key, table().intern(std::move(labels))).first;
+      found = &series_by_cells.insert(series_key, key_hash, table().intern(std::move(labels)));
     }
-    auto [id, interned] = found->second;
+    auto [id, interned] = *found;
     emit({id, interned, metric->metric, *t, *v * metric->scale});
     ++stats.samples;
   }

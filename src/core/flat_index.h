@@ -1,0 +1,72 @@
+// A hash index for the hot lookups of telemetry reading (a row's series by its raw cells, a
+// sample's aggregate by its interned id): open addressing with linear probing over a
+// power-of-two table of hashes and entry numbers, entries kept in insertion order in one
+// vector. No erase. Faster than std::unordered_map here because a lookup is one multiply, one
+// mask and usually one cache line, where the node map divides by a prime and chases a pointer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace gw {
+
+template <typename Key, typename Value>
+class FlatIndex {
+ public:
+  // The entry whose key equals `key` (any type comparable with Key) under `hash`, or nullptr.
+  template <typename Probe>
+  Value* find(const Probe& key, uint64_t hash) {
+    if (slots_.empty()) return nullptr;
+    const uint32_t tag = tag_of(hash);
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.entry == 0) return nullptr;
+      if (s.tag == tag && entries_[s.entry - 1].first == key) return &entries_[s.entry - 1].second;
+    }
+  }
+  // Adds an entry the caller found absent; returns its value. Values move on insert: a pointer
+  // from find or insert holds until the next insert.
+  Value& insert(Key key, uint64_t hash, Value value) {
+    if (2 * (entries_.size() + 1) > slots_.size()) grow();
+    entries_.emplace_back(std::move(key), std::move(value));
+    hashes_.push_back(hash);
+    place(static_cast<uint32_t>(entries_.size()), hash);
+    return entries_.back().second;
+  }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Slot {
+    uint32_t tag = 0;    // high bits of the hash, to skip most key comparisons
+    uint32_t entry = 0;  // 1 + index into entries_; 0: empty
+  };
+  static uint32_t tag_of(uint64_t hash) { return static_cast<uint32_t>(hash >> 32); }
+  void place(uint32_t entry, uint64_t hash) {
+    size_t i = hash & mask_;
+    while (slots_[i].entry != 0) i = (i + 1) & mask_;
+    slots_[i] = {tag_of(hash), entry};
+  }
+  void grow() {
+    slots_.assign(slots_.empty() ? 64 : 2 * slots_.size(), Slot{});
+    mask_ = slots_.size() - 1;
+    for (size_t e = 0; e < entries_.size(); ++e) place(static_cast<uint32_t>(e + 1), hashes_[e]);
+  }
+  std::vector<Slot> slots_;
+  std::vector<std::pair<Key, Value>> entries_;
+  std::vector<uint64_t> hashes_;
+  size_t mask_ = 0;
+};
+
+// Mixes a hash whose low bits are poor (a pointer's alignment, std::hash of a small integer).
+inline uint64_t mix_hash(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+}  // namespace gw
