@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 (cd "$here/duckdb" && npm install --no-audit --no-fund --silent >/dev/null)  # follows package-lock.json
-"$build/gpuwise_telemetry_speed" "$samples" "$dir" >/dev/null
+taskset -c 0 "$build/gpuwise_telemetry_speed" "$samples" "$dir"  # the readers in process, MB/s and bytes per series
 tar xzf "$here/../examples/telemetry/pod_gpu_duty_cycle_anon.tar.gz" -C "$dir"
 python3 - "$dir/pod_gpu_duty_cycle_anon.csv" "$dir/alibaba_x20.csv" <<'PY'
 import hashlib, sys
