@@ -262,7 +262,10 @@ def test_ctrl_c_interrupts_a_long_simulation(spec_file):
         except KeyboardInterrupt:
             print("interrupted after", round(time.monotonic() - start, 1), flush=True)
         """)
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ)
+    # SIGINT as a terminal leaves it: a harness that runs tests in the background starts them with
+    # SIGINT ignored, and Python then installs no KeyboardInterrupt handler at all.
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert child.stdout.readline().strip() == "started"
     time.sleep(1.0)
     child.send_signal(signal.SIGINT)
