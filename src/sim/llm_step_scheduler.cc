@@ -84,19 +84,24 @@ class VllmV0Scheduler final : public LlmStepScheduler {
   }
 };
 
-// Running requests first (decodes, then unfinished prompts' chunks), then waiting ones, all in
-// one token budget; blocks allocated for the tokens scheduled.
+// Decodes first (with swap_in, the swapped sequences back unless this step preempted), then
+// unfinished prompts' chunks, then waiting prompts, all in one token budget.
+long long decodes_then_chunks(LlmStepBuilder& step, bool swap_in) {
+  long long new_blocks = step.make_room_for_decodes();
+  if (swap_in && !step.preempted()) new_blocks += step.swap_in();
+  step.decode_running();
+  double budget = step.token_budget() - static_cast<double>(step.decoding());
+  step.continue_prefills(budget, new_blocks);
+  step.admit_chunked(budget, new_blocks);
+  return new_blocks;
+}
+
+// Running requests first, then waiting ones, in one token budget; blocks allocated for the
+// tokens scheduled.
 class VllmV1Scheduler final : public LlmStepScheduler {
  public:
   LlmScheduler kind() const override { return LlmScheduler::vllm_v1; }
-  long long build_step(LlmStepBuilder& step) const override {
-    long long new_blocks = step.make_room_for_decodes();
-    step.decode_running();
-    double budget = step.token_budget() - static_cast<double>(step.decoding());
-    step.continue_prefills(budget, new_blocks);
-    step.admit_chunked(budget, new_blocks);
-    return new_blocks;
-  }
+  long long build_step(LlmStepBuilder& step) const override { return decodes_then_chunks(step, false); }
   long long admission_blocks(double, double, double chunk, int block, double) const override {
     return blocks_for_tokens(chunk, block);
   }
@@ -104,20 +109,12 @@ class VllmV1Scheduler final : public LlmStepScheduler {
   bool allocates_as_scheduled() const override { return true; }
 };
 
-// Decodes first (swapped sequences back unless this step preempted), then prompt chunks; a
-// prompt's blocks reserved whole at admission.
+// As vLLM v1's order, with swapped sequences brought back; a prompt's blocks reserved whole at
+// admission.
 class SarathiScheduler final : public LlmStepScheduler {
  public:
   LlmScheduler kind() const override { return LlmScheduler::sarathi; }
-  long long build_step(LlmStepBuilder& step) const override {
-    long long new_blocks = step.make_room_for_decodes();
-    if (!step.preempted()) new_blocks += step.swap_in();
-    step.decode_running();
-    double budget = step.token_budget() - static_cast<double>(step.decoding());
-    step.continue_prefills(budget, new_blocks);
-    step.admit_chunked(budget, new_blocks);
-    return new_blocks;
-  }
+  long long build_step(LlmStepBuilder& step) const override { return decodes_then_chunks(step, true); }
   long long admission_blocks(double prompt, double, double, int block, double) const override {
     return blocks_for_tokens(prompt, block);
   }

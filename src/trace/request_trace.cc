@@ -57,10 +57,9 @@ std::optional<double> parse_timestamp(std::string_view text) {
   text = trim(text);
   // Seconds as plain digits (the common case: one per telemetry row): the decimal fast path,
   // which gives the general parser's correctly rounded value.
-  if (!text.empty() && text.front() >= '0' && text.front() <= '9' && text.back() >= '0' && text.back() <= '9') {
-    if (auto seconds = parse_decimal(text)) return seconds;
-  }
-  if (auto seconds = parse_finite_double(text)) return seconds;
+  // (parse_decimal falls back to the general parser itself: a date is not parsed as a number twice).
+  const bool digits = !text.empty() && text.front() >= '0' && text.front() <= '9' && text.back() >= '0' && text.back() <= '9';
+  if (auto seconds = digits ? parse_decimal(text) : parse_finite_double(text)) return seconds;
   // YYYY-MM-DD[ T]HH:MM:SS[.fraction][Z]
   if (text.size() < 19 || text[4] != '-' || text[7] != '-' || (text[10] != ' ' && text[10] != 'T') ||
       text[13] != ':' || text[16] != ':')
