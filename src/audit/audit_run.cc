@@ -49,6 +49,11 @@ std::optional<Error> read_prometheus(const AuditInputs& in, TelemetryAggregator&
   };
   if (auto error = audit_from_prometheus(query, aggregator, run.prometheus)) return error;
   progress.finish();
+  if (in.explain) {
+    std::string times;
+    for (const auto& [what, seconds] : run.prometheus.seconds_by_query) times += fmt::format("{}{} {:.2f} s", times.empty() ? "" : ", ", what, seconds);
+    note(in, fmt::format("gpuwise: Prometheus: {} queries; seconds per kind (summed over concurrent requests): {}", run.prometheus.queries, times));
+  }
   if (run.prometheus.partial) note(in, "gpuwise: warning: partial data from Prometheus: " + run.prometheus.warnings);
   if (run.prometheus.malformed > 0)
     note(in, fmt::format("gpuwise: warning: {} malformed series or points from Prometheus skipped", run.prometheus.malformed));

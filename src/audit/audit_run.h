@@ -24,6 +24,7 @@ struct AuditInputs {
   std::optional<PrometheusQueryOptions> prometheus;  // the push-down, with its URL and range
   AuditOptions options;
   bool show_progress = false;                        // progress bars on stderr
+  bool explain = false;                              // notes say the time each kind of Prometheus query took
   // Warnings and notes as they arise ("gpuwise: warning: ..."); none when empty.
   std::function<void(const std::string&)> note;
 };

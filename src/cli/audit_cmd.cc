@@ -6,6 +6,7 @@
 #include "core/numbers.h"
 #include "core/text.h"
 #include "report/style.h"
+#include "trace/request_trace.h"
 
 namespace gw {
 
@@ -14,7 +15,7 @@ namespace {
 struct AuditArgs {
   std::vector<std::string> files;
   AuditReadText read;  // format, timestamps, a long CSV's columns
-  std::string accelerator, group_by, prometheus, range = "14d", selector, offering;
+  std::string accelerator, group_by, prometheus, range = "14d", end, selector, offering;
   double usd_per_gpu_hour = 0;
   double min_coverage_hours = 30;
   bool allow_partial = false;
@@ -35,6 +36,11 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
     auto range = parse_duration_s(args.range);
     if (!range) fail("--range", "'" + args.range + "' is not a duration like 14d, 36h or 90m");
     in.prometheus->range_s = *range;
+    if (!args.end.empty()) {
+      auto end = parse_timestamp(args.end);
+      if (!end || *end <= 0) fail("--end", "'" + args.end + "' is not a time like 2026-01-01T00:00:00Z or seconds since the epoch");
+      in.prometheus->end_s = *end;
+    }
     in.prometheus->selector = args.selector;
   }
   for (const auto& entry : args.files) context.add_input(file_and_metric(entry).first);
@@ -44,6 +50,7 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
   in.options.offering = args.offering;
   in.options.group_by = args.group_by;
   in.show_progress = context.progress_enabled();
+  in.explain = context.options.explain;
   in.note = [&context](const std::string& line) { context.note(line); };
   auto run = audit_telemetry(context.catalog(), in);
   if (!run.ok()) throw InputError{run.error()};
@@ -65,6 +72,7 @@ void add_audit_command(CLI::App& app, CommandContext& context, Action& action) {
   audit->add_option("FILES", args->files, "nvidia-smi CSV, dmon, dcgm-exporter text, Prometheus JSON or long CSV");
   audit->add_option("--prometheus", args->prometheus, "Query a Prometheus-compatible server (aggregates pushed down as PromQL)");
   audit->add_option("--range", args->range, "How far back to query (14d, 36h, ...)");
+  audit->add_option("--end", args->end, "End of the queried range (2026-01-01T00:00:00Z or seconds since the epoch; default: now)");
   audit->add_option("--selector", args->selector, "Extra label matchers for the queries, e.g. namespace=\"ml\"");
   audit->add_option("--telemetry-format", args->read.telemetry_format, "auto, nvidia-smi, dmon, dcgm, prometheus-json, long-csv");
   audit->add_option("--host", args->read.host, "Host label for files without one");
@@ -87,6 +95,8 @@ void add_audit_command(CLI::App& app, CommandContext& context, Action& action) {
   audit->add_option("--top", args->top, "Findings to show")->check(CLI::Range(1, 100000));
   audit->add_option("--prometheus-timeout", args->query.timeout_s, "Seconds to wait for one Prometheus answer")
       ->check(CLI::Range(0.1, 3600.0))->capture_default_str();
+  audit->add_option("--prometheus-concurrency", args->query.concurrency, "Prometheus queries in flight at once")
+      ->check(CLI::Range(1, 64))->capture_default_str();
   audit->add_option("--prometheus-retries", args->query.retries, "Retries per query (exponential backoff)")
       ->check(CLI::Range(0, 10))->capture_default_str();
   audit->add_option("--max-points-per-query", args->query.max_points_per_query, "Hourly points per series in one query")

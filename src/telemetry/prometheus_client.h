@@ -1,7 +1,9 @@
 // Audits a fleet kept in Prometheus (or Thanos, Mimir, VictoriaMetrics) without pulling raw
-// samples: PromQL aggregates each series hour by hour on the server (avg, count, idle count,
-// max and p95 over the hour), the range is split so that no query returns more points per
-// series than the server allows, and failures are retried with backoff.
+// samples: PromQL aggregates each series hour by hour on the server (avg, count, fresh and idle
+// minutes, memory max and p95 over the hour), the range is cut into chunks sized by the series
+// count and sent a few at a time, and failures are retried with backoff. Raw samples are read
+// only where hourly sums cannot say enough: short-lived series, the hours a series goes stale or
+// comes back, irregular series, hours holding impossible values.
 #pragma once
 
 #include <functional>
@@ -23,6 +25,7 @@ struct PrometheusQueryOptions {
   int retries = 3;
   double backoff_s = 0.2;        // before the first retry; doubles each time
   double timeout_s = 30;
+  int concurrency = 4;           // queries in flight at once
   size_t max_response_bytes = 256u << 20;  // a larger answer is split by time range
   std::function<void(int chunks_done, int chunks_total)> on_progress;
 };
@@ -39,6 +42,10 @@ struct PrometheusStats {
   std::vector<std::pair<double, double>> failed_ranges;  // [from, to] evaluation times, seconds since the epoch
   double queried_s = 0, failed_s = 0;  // query-seconds asked for and lost: the share of GPU-hours missing
   double missing_fraction() const { return queried_s > 0 ? failed_s / queried_s : 0; }
+  // Wall seconds spent on each kind of query (an aggregate, a kind of raw read), summed over its
+  // requests (which overlap when sent concurrently), in the order first asked.
+  std::vector<std::pair<std::string, double>> seconds_by_query;
+  void add_seconds(const std::string& what, double seconds);
 };
 
 // Adds each series' hourly summaries to the aggregator.

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -412,6 +413,7 @@ TEST(PrometheusAudit, AlibabaPodsThroughTheApiMatchTheFile) {
   // Pods whose hours may hide a gap are read raw (exact); the regular ones' hourly sums place an
   // hour's first sample to the minute: 0.44% worst at each of five hour alignments tried.
   EXPECT_LT(worst_coverage, 0.01);
+  std::printf("worst coverage error of the 143 pods through Prometheus: %.4f%%\n", 100 * worst_coverage);
   server.now();
   std::filesystem::remove_all(dir);
 }
