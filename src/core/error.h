@@ -17,6 +17,9 @@ struct Error {
   std::string to_string() const;
 };
 
+// An error in a command-line value or an API option: no file, no line, the option named.
+inline Error option_error(const std::string& option, const std::string& message) { return Error{"", 0, option, message}; }
+
 // A value or the Error that prevented it. REQUIRES: ok() before value(), !ok() before error().
 template <typename T>
 class Result {

@@ -1,10 +1,15 @@
 // The flat index against std::map on many keys: every key found with its value after any
-// number of growths, absent keys not found, and colliding hashes told apart by the key.
+// number of growths, absent keys not found, and colliding hashes told apart by the key; the
+// byte hash spreading similar ids.
 #include "core/flat_index.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fmt/format.h>
 #include <functional>
+#include <set>
+#include <vector>
 #include <map>
 #include <string>
 #include <string_view>
@@ -41,6 +46,33 @@ TEST(FlatIndex, EqualHashesAreToldApartByTheKey) {
   EXPECT_EQ(index.find(static_cast<const void*>(&c), 42), nullptr);
   EXPECT_NE(mix_hash(0x1000), mix_hash(0x2000));
   EXPECT_NE(mix_hash(0x1000) & 63, mix_hash(0x1040) & 63);  // aligned addresses spread over the low bits
+}
+
+}  // namespace
+}  // namespace gw
+
+namespace gw {
+namespace {
+
+// Ids that differ in one character, in their length or only past the first eight bytes spread
+// over the low bits a table masks: 100,000 of them land in 2^17 slots about as a uniform hash
+// would put them (no slot holds more than a handful), and none hash alike.
+TEST(HashBytes, SpreadsSimilarIdsOverTheLowBits) {
+  std::set<uint64_t> hashes;
+  std::vector<int> slots(1 << 17, 0);
+  int fullest = 0;
+  for (int i = 0; i < 100000; ++i) {
+    std::string id = fmt::format("{:032x}", static_cast<unsigned long long>(i));
+    if (i % 3 == 1) id = "pod-" + std::to_string(i);
+    if (i % 3 == 2) id = "GPU-00000000-0000-0000-0000-" + std::to_string(i);
+    uint64_t h = hash_bytes(id);
+    hashes.insert(h);
+    fullest = std::max(fullest, ++slots[h & ((1 << 17) - 1)]);
+  }
+  EXPECT_EQ(hashes.size(), 100000u);
+  EXPECT_LE(fullest, 9);  // a uniform hash: about 7 at most, for 100,000 keys in 131,072 slots
+  EXPECT_NE(hash_bytes(""), hash_bytes(std::string_view("\0", 1)));
+  EXPECT_NE(hash_bytes("abcdefgh"), hash_bytes(std::string_view("abcdefgh\0", 9)));
 }
 
 }  // namespace

@@ -21,8 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-Error option_error(const std::string& option, const std::string& message) { return Error{"", 0, option, message}; }
-
 // Classic models: the largest batch that fits, items per second.
 std::optional<Error> classic_throughput(const ModelArch& arch, const Accelerator* accelerator, std::optional<Precision> precision, const PerfSetup& setup, int tp,
                                 int replicas, const PerfOptions& o, PerfResult& perf) {

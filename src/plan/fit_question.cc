@@ -8,12 +8,6 @@
 
 namespace gw {
 
-namespace {
-
-Error option_error(const std::string& option, const std::string& message) { return Error{"", 0, option, message}; }
-
-}  // namespace
-
 Result<FitResult> fit_question(const Catalog& catalog, const ModelArch& arch, const FitOptions& o) {
   FitRequest request;
   request.mode = o.train ? FitMode::training : FitMode::inference;

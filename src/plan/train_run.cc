@@ -8,8 +8,6 @@ namespace gw {
 
 namespace {
 
-Error option_error(const std::string& option, const std::string& message) { return Error{"", 0, option, message}; }
-
 std::optional<Error> check_options(const TrainOptions& o) {
   if (!(o.tokens >= 1)) return option_error("--tokens", "give the number of training tokens (at least 1)");
   if (o.deadline_days < 0) return option_error("--deadline-days", "a deadline must be in the future (a positive number of days)");

@@ -703,7 +703,8 @@ std::optional<Error> read_prometheus_json(const std::string& path, const SampleH
 
 std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, const LongCsvMapping& m,
                                    const SampleHandler& emit, ReadStats& stats) {
-  std::string line;
+  LineReader lines(in);
+  std::string_view line;
   int number = 0;
   std::vector<std::string> header;
   int time_col = -1, series_col = -1, metric_col = -1, value_col = -1;
@@ -734,10 +735,13 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
       start = comma + 1;
     }
   };
-  while (std::getline(in, line)) {
+  // Long CSVs are written a timestamp at a time, one row per series: the previous row's time
+  // cell usually repeats, and its parsed value with it.
+  std::string last_time_cell;
+  double last_time_s = 0;
+  while (lines.next(line)) {
     ++number;
     ++stats.lines;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
     if (trim(line).empty()) continue;
     split_into_views(line);
     if (header.empty()) {
@@ -768,7 +772,14 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
       stats.skip("wrong number of columns");
       continue;
     }
-    auto t = parse_timestamp(cells[static_cast<size_t>(time_col)]);
+    const std::string_view time_cell = cells[static_cast<size_t>(time_col)];
+    std::optional<double> t;
+    if (!last_time_cell.empty() && time_cell == last_time_cell) {
+      t = last_time_s;
+    } else if ((t = parse_timestamp(time_cell))) {
+      last_time_cell.assign(time_cell);
+      last_time_s = *t;
+    }
     auto v = parse_decimal(trim(cells[static_cast<size_t>(value_col)]));
     if (!t) {
       stats.skip("bad timestamp");
@@ -799,7 +810,7 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
         series_key += '\x1f';  // a byte no CSV cell here holds: the key maps back to one set of cells
         series_key += cells[i];
       }
-    const uint64_t key_hash = std::hash<std::string_view>{}(series_key);
+    const uint64_t key_hash = hash_bytes(series_key);
     auto* found = series_by_cells.find(series_key, key_hash);
     if (!found) {
       Labels labels{{"series", std::string(cells[static_cast<size_t>(series_col)])}};
