@@ -60,6 +60,9 @@ constexpr size_t kBoundaryFleetQuerySeries = 8;
 // aggregate spread over the concurrent queries.
 constexpr double kSeriesHoursPerQuery = 100000;
 constexpr double kStepS = 3600;
+// dcgm-exporter's duty cycle (%) and framebuffer use (MiB).
+constexpr const char* kUtilMetric = "DCGM_FI_DEV_GPU_UTIL";
+constexpr const char* kMemoryMetric = "DCGM_FI_DEV_FB_USED";
 
 // What the server summed for one series in one hour, and the raw reads found (NaN: not known).
 enum HourField { kMean, kCount, kIdleMinutes, kFreshMinutes, kMemMax, kMemP95, kImpossible, kFirst, kLast, kHourFields };
@@ -267,8 +270,8 @@ class PushDownReader {
     closed_windows_ = closes_range_windows(*client, url_);
     hour_ = closed_windows_ ? "3599999ms" : "1h";
     std::string sel = o_.selector.empty() ? "" : "{" + o_.selector + "}";
-    util_ = "DCGM_FI_DEV_GPU_UTIL" + sel;
-    memory_ = "DCGM_FI_DEV_FB_USED" + sel;
+    util_ = kUtilMetric + sel;
+    memory_ = kMemoryMetric + sel;
   }
 
   std::optional<Error> read() {
@@ -466,17 +469,17 @@ class PushDownReader {
     }
   }
 
-  // The raw samples of a series (util, and memory when asked) in the window_s before `at`, in
-  // time order.
+  // Requests for the raw samples of a series (util, and memory when asked) in the window_s
+  // before `at`.
   std::vector<Request> raw_requests(const std::string& what, const std::string& matchers, double at, double window_s, bool memory) const {
     std::string all = matchers;
     if (!o_.selector.empty()) all += (all.empty() ? "" : ",") + o_.selector;
     std::vector<Request> out;
-    for (const char* name : {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"}) {
-      if (!memory && name[13] == 'F') break;
+    const char* metrics[] = {kUtilMetric, kMemoryMetric};
+    for (size_t k = 0; k < (memory ? 2u : 1u); ++k) {
       Request r;
       r.what = what;
-      r.promql = std::string(name) + (all.empty() ? "" : "{" + all + "}") + "[" + window(window_s) + "]";
+      r.promql = std::string(metrics[k]) + (all.empty() ? "" : "{" + all + "}") + "[" + window(window_s) + "]";
       r.at = at;
       out.push_back(std::move(r));
     }
