@@ -160,7 +160,8 @@ def train(model, tokens, *, catalog=None, **options):
 @_translated
 def scale(spec, *, catalog=None, path=None, **options):
     """`gpuwise scale SPEC`: autoscaling policies simulated on the traffic. Options: hours,
-    shapes, seed, calibration, explain."""
+    shapes, seed, calibration, explain, jobs, exact (every request simulated: no steady
+    stretch fast-forwarded)."""
     return Result(_native.scale(_catalog(catalog), _spec(spec, path), _options(_native.ScaleOptions, "scale", options)))
 
 

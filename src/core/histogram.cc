@@ -45,6 +45,21 @@ void LogHistogram::add(double value) {
   ++buckets_[last_index_ - first_];
 }
 
+void LogHistogram::repeat_since(const LogHistogram& earlier, double times) {
+  if (!(times > 0) || count_ == earlier.count_) return;
+  uint64_t added = 0;
+  for (size_t k = 0; k < buckets_.size(); ++k) {
+    const size_t index = first_ + k;
+    uint64_t before = 0;
+    if (index >= earlier.first_ && index < earlier.first_ + earlier.buckets_.size()) before = earlier.buckets_[index - earlier.first_];
+    const auto more = static_cast<uint64_t>(std::llround(times * static_cast<double>(buckets_[k] - before)));
+    buckets_[k] += more;
+    added += more;
+  }
+  sum_ += times * (sum_ - earlier.sum_);
+  count_ += added;
+}
+
 double LogHistogram::quantile(double q) const {
   if (count_ == 0) return 0;
   uint64_t rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(count_)));

@@ -20,6 +20,10 @@ class LogHistogram {
   double max() const { return max_; }
   double quantile(double q) const;  // 0 when empty
   std::size_t stored_buckets() const { return buckets_.size(); }
+  // Adds again, `times` over (a fraction allowed: each bucket's count rounded), what was added
+  // since `earlier`, a copy of this histogram taken before: a simulation that replays a steady
+  // stretch counts its values once per replay.
+  void repeat_since(const LogHistogram& earlier, double times);
 
  private:
   void cover(std::size_t index);  // stores bucket `index` (and some slack beyond it)

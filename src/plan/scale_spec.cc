@@ -105,7 +105,8 @@ json shape_json(const ScalingReport& r) {
                         {"weekend_usd", p.weekend_usd ? json(*p.weekend_usd) : json(nullptr)}, {"slo_attainment", p.slo_attainment},
                         {"meets_slo", p.meets_slo}, {"cold_starts", p.cold_starts}, {"held_requests", p.held_requests},
                         {"requests", p.requests}, {"scale_events", p.scale_events}, {"latency_p99_s", p.latency_p99_s},
-                        {"mean_replicas", p.mean_ready}, {"peak_replicas", p.peak_ready}, {"series", series}});
+                        {"mean_replicas", p.mean_ready}, {"peak_replicas", p.peak_ready},
+                        {"fast_forwarded_s", p.fast_forwarded_s}, {"series", series}});
   }
   return {{"replica", {{"accelerator", plan.config.accelerator->name}, {"tensor_parallel", plan.config.tensor_parallel},
                        {"batching", batching_name(plan.config.batching)}, {"max_batch", plan.config.max_batch},
@@ -223,6 +224,7 @@ Result<ScaleOutput> scale_spec(const Catalog& catalog, const Spec& spec, const S
   options.duration_s = o.hours * 3600;
   options.shapes = o.shapes;
   options.jobs = o.jobs;
+  options.exact = o.exact;
   ScaleOutput out;
   out.doc.kind = "scale";
   out.doc.title = "Autoscaling: " + spec.path;

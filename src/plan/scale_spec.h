@@ -21,6 +21,7 @@ struct ScaleSpecOptions {
   bool explain = false;        // each layout's assumptions in the text
   bool show_progress = false;  // progress bars on stderr
   int jobs = 0;                // policies simulated at once (0: one per core); the same answer for any
+  bool exact = false;          // every request simulated: no steady stretch fast-forwarded
 };
 
 // What `gpuwise scale` writes, built in one pass: the terminal text, the report document and the

@@ -166,6 +166,11 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
   s.account_until_s = report.duration_s;
   auto scaler = std::make_shared<Autoscaler>(c);
   s.decide = [scaler](const ScaleObservation& o) { return scaler->decide(o); };
+  s.expected_changes = [scaler](const std::vector<ScaleObservation>& window, double ahead) {
+    return scaler->expected_changes(window, ahead);
+  };
+  s.would_hold = [scaler](const std::vector<ScaleObservation>& again) { return scaler->would_hold(again); };
+  s.fast_forward = !layout.options.exact;
 
   Rng rng(layout.options.seed);
   auto process = make_arrivals(layout.arrivals, layout.service, rng);
@@ -203,6 +208,7 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
   outcome.mean_ready = r.serving_replica_s / report.duration_s;
   for (const auto& p : r.scale_series) outcome.peak_ready = std::max(outcome.peak_ready, p.ready);
   outcome.series = r.scale_series;
+  outcome.fast_forwarded_s = r.fast_forwarded_s;
   if (layout.arrivals.process == "curve" && layout.service.traffic.profile.size() == 168) outcome.weekend_usd = weekend_usd(r, report);
   run.mean_latency_s = r.latency.mean();
   run.mean_wait_s = r.wait.mean();
@@ -248,6 +254,14 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
                           "{} warm node(s) throughout; GPU-hours = node-hours x {} GPU(s)", scaling.warm_pool, report.gpus_per_replica));
   a.push_back("an SLO is met, as in plan verification, when every p99 target holds over all requests (each metric's "
               "own p99) and no prompt is rejected; attainment is the share within all targets at once");
+  std::string replayed;
+  for (const auto& p : report.policies)
+    if (p.fast_forwarded_s > 0) replayed += fmt::format("{}{} {:.1f} h", replayed.empty() ? "" : ", ", p.name, p.fast_forwarded_s / 3600);
+  if (!replayed.empty())
+    a.push_back(fmt::format("fast-forward: steady stretches (pool settled, arrival rate holding, requests in the system steady "
+                            "over >= 10 minutes and 20,000 requests) replayed from that window to the end of the rate's run "
+                            "instead of simulated: {} of {:.1f} h; --exact simulates every request",
+                            replayed, report.duration_s / 3600));
 }
 
 }  // namespace

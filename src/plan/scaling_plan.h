@@ -34,6 +34,7 @@ struct PolicyOutcome {
   double latency_p99_s = 0, ttft_p99_s = 0;
   double mean_ready = 0;
   int peak_ready = 0;
+  double fast_forwarded_s = 0;    // of the span, replayed from steady windows (ScalingPlanOptions::exact)
   std::vector<ScaleSample> series;
 };
 
@@ -60,6 +61,10 @@ struct ScalingPlanOptions {
   double duration_s = 0;          // 0: the traffic's own span (trace, series, 24 h or 168 h profile; 1 h flat)
   int shapes = 0;                 // replica layouts to compare; 0: the spec's scaling.shapes
   int jobs = 0;                   // policies simulated at once (0: one per core); the same answer for any
+  // Every request simulated. Otherwise steady stretches (pool settled, rate holding, load
+  // neither growing nor shrinking) are replayed from a window of >= 10 minutes and 20,000
+  // requests instead (ScalingOptions::fast_forward); PolicyOutcome says how much.
+  bool exact = false;
   // Called from the threads that simulate the policies (at once when jobs > 1).
   std::function<void(const std::string& policy, long long admitted)> on_progress;
 };

@@ -1,6 +1,7 @@
 #include "sim/arrivals.h"
 
 #include <cmath>
+#include <limits>
 
 namespace gw {
 
@@ -34,6 +35,9 @@ class RenewalArrivals : public ArrivalProcess {
     sampler_.fill(a);
     return a;
   }
+  double stationary_until(double) const override { return std::numeric_limits<double>::infinity(); }
+  double rate_at(double) const override { return rate_; }
+  void skip(double seconds) override { now_ += seconds; }
 
  private:
   double rate_, cv_, now_ = 0;
@@ -60,6 +64,21 @@ class CurveArrivals : public ArrivalProcess {
     sampler_.fill(a);
     return a;
   }
+  // The end of the run of hours with the factor of time_s's hour (never, when all are equal).
+  double stationary_until(double time_s) const override {
+    if (profile_.empty() || time_s < 0) return time_s;
+    const size_t hours = profile_.size();
+    const double hour = std::floor(time_s / 3600.0);
+    const double factor = profile_[static_cast<size_t>(hour) % hours];
+    for (size_t ahead = 1; ahead <= hours; ++ahead)
+      if (profile_[(static_cast<size_t>(hour) + ahead) % hours] != factor) return (hour + static_cast<double>(ahead)) * 3600.0;
+    return std::numeric_limits<double>::infinity();
+  }
+  double rate_at(double time_s) const override {
+    if (profile_.empty() || time_s < 0) return 0;
+    return rate_ * profile_[static_cast<size_t>(time_s / 3600.0) % profile_.size()];
+  }
+  void skip(double seconds) override { now_ += seconds; }
 
  private:
   double rate_;

@@ -28,6 +28,16 @@ class ArrivalProcess {
   // The next arrival, in time order; nullopt when the process ends (traces) or on error.
   virtual std::optional<Arrival> next() = 0;
   virtual std::optional<Error> error() const { return std::nullopt; }
+  // The time up to which the process keeps, from time_s on, the rate it has at time_s with
+  // independent increments (Poisson, renewal, an hourly curve's run of equal hours): a
+  // simulation may skip ahead within that span. time_s itself where it does not (traces,
+  // measured series, MMPP).
+  virtual double stationary_until(double time_s) const { return time_s; }
+  // The mean arrival rate at time_s where stationary_until allows a skip (requests/s).
+  virtual double rate_at(double time_s) const { (void)time_s; return 0; }
+  // Moves the process's clock on by `seconds` without drawing the arrivals in between (only
+  // within the span stationary_until allows): the next arrival comes `seconds` later.
+  virtual void skip(double seconds) { (void)seconds; }
 };
 
 // Token counts drawn from the service's distributions (empirical samples), shared by the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace gw {
 
@@ -21,6 +22,28 @@ double CpuModel::utilization_pct(double busy_fraction, double requests_per_s) co
   return std::min(100.0, idle_pct + 100.0 * used_cores / std::max(1, cores));
 }
 
+double Autoscaler::metric(const ScaleObservation& o) const {
+  const ScalerConfig& c = config_;
+  switch (c.policy) {
+    case ScalePolicy::static_peak: return 0;
+    case ScalePolicy::cpu: {
+      double per_replica_rps = o.ready > 0 ? o.completion_rps / o.ready : 0;
+      return c.cpu.utilization_pct(o.busy_fraction, per_replica_rps);
+    }
+    case ScalePolicy::duty_cycle: return o.busy_fraction * 100;
+    case ScalePolicy::queue_depth: return static_cast<double>(o.waiting + o.in_service);
+    case ScalePolicy::concurrency: return static_cast<double>(o.in_service);
+  }
+  return 0;
+}
+
+double Autoscaler::ratio(const ScaleObservation& o, int current) const {
+  const ScalerConfig& c = config_;
+  if (c.policy == ScalePolicy::static_peak) return 1;
+  if (c.policy == ScalePolicy::cpu || c.policy == ScalePolicy::duty_cycle) return metric(o) / c.target;
+  return current > 0 ? metric(o) / (c.target * current) : 2;
+}
+
 int Autoscaler::raw_desired(const ScaleObservation& o, int current) {
   const ScalerConfig& c = config_;
   auto utilization = [&](double metric) {
@@ -38,13 +61,10 @@ int Autoscaler::raw_desired(const ScaleObservation& o, int current) {
   };
   switch (c.policy) {
     case ScalePolicy::static_peak: return c.static_replicas;
-    case ScalePolicy::cpu: {
-      double per_replica_rps = o.ready > 0 ? o.completion_rps / o.ready : 0;
-      return utilization(c.cpu.utilization_pct(o.busy_fraction, per_replica_rps));
-    }
-    case ScalePolicy::duty_cycle: return utilization(o.busy_fraction * 100);
-    case ScalePolicy::queue_depth: return average_value(static_cast<double>(o.waiting + o.in_service));
-    case ScalePolicy::concurrency: return average_value(static_cast<double>(o.in_service));
+    case ScalePolicy::cpu:
+    case ScalePolicy::duty_cycle: return utilization(metric(o));
+    case ScalePolicy::queue_depth:
+    case ScalePolicy::concurrency: return average_value(metric(o));
   }
   return current;
 }
@@ -94,6 +114,55 @@ int Autoscaler::decide(const ScaleObservation& o) {
     result = std::max(result, limit);
   }
   return std::clamp(result, floor, c.max_replicas);
+}
+
+double Autoscaler::expected_changes(const std::vector<ScaleObservation>& window, double scrapes_ahead) const {
+  const ScalerConfig& c = config_;
+  if (c.policy == ScalePolicy::static_peak) return 0;
+  if (window.size() < 8) return std::numeric_limits<double>::infinity();
+  const int current = window.back().ready + window.back().starting;
+  std::vector<double> ratios;
+  ratios.reserve(window.size());
+  for (const auto& o : window) ratios.push_back(ratio(o, current));
+  const double n = static_cast<double>(ratios.size());
+  double mean = 0;
+  for (double r : ratios) mean += r;
+  mean /= n;
+  double variance = 0, lagged = 0;
+  for (size_t i = 0; i < ratios.size(); ++i) {
+    variance += (ratios[i] - mean) * (ratios[i] - mean);
+    if (i > 0) lagged += (ratios[i] - mean) * (ratios[i - 1] - mean);
+  }
+  const double sd = std::sqrt(variance / (n - 1));
+  // Successive scrapes are correlated (a queue outlives a scrape interval): a run of k of them
+  // is as likely as k (1 - rho) / (1 + rho) independent ones.
+  const double rho = variance > 0 ? std::clamp(lagged / variance, 0.0, 0.95) : 0;
+  // The share of scrapes whose ratio lies beyond `threshold` (above or below), for a normal
+  // metric with the window's mean and spread.
+  auto beyond = [&](double threshold, bool above) {
+    if (sd <= 0) return (above ? mean > threshold : mean < threshold) ? 1.0 : 0.0;
+    const double z = (threshold - mean) / sd;
+    return above ? 0.5 * std::erfc(z / std::sqrt(2.0)) : 0.5 * std::erfc(-z / std::sqrt(2.0));
+  };
+  const double interval = std::max(window.back().interval_s, 1e-6);
+  auto run_of = [&](double stabilization_s) {
+    const double scrapes = std::floor(stabilization_s / interval) + 1;  // all in the window must agree
+    return std::max(1.0, scrapes * (1 - rho) / (1 + rho));
+  };
+  // Up: one scrape past the tolerance, if the window lets it through; down: every scrape in the
+  // scale-down window below both the tolerance and one replica fewer.
+  const double up = current < c.max_replicas ? std::pow(beyond(1 + c.tolerance, true), run_of(c.scale_up_window_s)) : 0;
+  const int floor = std::max(1, c.min_replicas);
+  const double low = std::min(1 - c.tolerance, (current - 1.0) / std::max(current, 1));
+  const double down = current > floor ? std::pow(beyond(low, false), run_of(c.scale_down_window_s)) : 0;
+  return scrapes_ahead * (up + down);
+}
+
+bool Autoscaler::would_hold(const std::vector<ScaleObservation>& again) const {
+  Autoscaler copy = *this;
+  for (const ScaleObservation& o : again)
+    if (copy.decide(o) != o.ready + o.starting) return false;
+  return true;
 }
 
 }  // namespace gw

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "sim/simulator.h"
 
@@ -50,9 +51,21 @@ class Autoscaler {
   int decide(const ScaleObservation& o);
   // The metric the policy reads, as the scaler saw it last (for reports).
   double last_metric() const { return last_metric_; }
+  // Whether, fed these observations after the ones it has seen, it would keep each one's count
+  // (ready + starting) every time. Asked of a copy: this scaler is unchanged. What lets a
+  // simulation replay a steady stretch: the stretch's observations, again.
+  bool would_hold(const std::vector<ScaleObservation>& again) const;
+  // How many times the count would change over `scrapes_ahead` more scrapes like those of
+  // `window` (the latest last, its count the current one): the window's metric, over its
+  // target, taken as normal with the window's mean, spread and lag-1 correlation; a change
+  // needs one scrape past the tolerance (up) or every scrape of the scale-down window low
+  // (down). 0 for a fixed pool; infinite for a window of fewer than 8 scrapes.
+  double expected_changes(const std::vector<ScaleObservation>& window, double scrapes_ahead) const;
 
  private:
   int raw_desired(const ScaleObservation& o, int current);
+  double metric(const ScaleObservation& o) const;              // in the policy's unit
+  double ratio(const ScaleObservation& o, int current) const;  // metric over target (per replica for averages)
   ScalerConfig config_;
   std::deque<std::pair<double, int>> recommendations_;  // (time, desired) within the windows
   double last_request_s_ = 0;

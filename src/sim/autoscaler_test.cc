@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace gw {
 namespace {
 
@@ -90,6 +92,35 @@ TEST(Autoscaler, CpuOfAGpuBoundServerStaysLow) {
   c.scale_down_window_s = 0;
   Autoscaler a(c);
   EXPECT_LT(a.decide(observe(15, 10, 1.0, 50, 10, 20)), 10);
+}
+
+TEST(Autoscaler, ExpectedChangesFromAWindowsSpreadAgainstItsTolerance) {
+  // Queue depth, target 10 per replica, on 20 replicas: a metric well inside the tolerance
+  // changes nothing; one whose scrapes often fall below it, and below one replica fewer, will
+  // at some point find a whole scale-down window of them.
+  ScalerConfig c = scaler(ScalePolicy::queue_depth, 10);
+  c.scale_down_window_s = 300;
+  Autoscaler a(c);
+  Rng rng(3);
+  auto window = [&](double mean, double sd) {
+    std::vector<ScaleObservation> w;
+    for (int i = 1; i <= 40; ++i) {
+      double total = mean + sd * rng.normal();
+      w.push_back(observe(15.0 * i, 20, 0.9, 0, static_cast<long long>(std::max(0.0, std::round(total)))));
+    }
+    return w;
+  };
+  const double day = 86400 / 15.0;
+  EXPECT_LT(a.expected_changes(window(200, 2), day), 1e-6);   // 1.00 +- 0.01 of the target
+  EXPECT_GT(a.expected_changes(window(200, 5), day), 0.01);   // +- 0.025: 4 sd from 1.1, a few times a month
+  EXPECT_GT(a.expected_changes(window(170, 8), day), 1.0);    // 0.85 +- 0.04: low scrapes most of the time
+  EXPECT_GT(a.expected_changes(window(212, 10), day), 1.0);   // 1.06 +- 0.05: past 1.1 now and then, and up needs one
+  // A fixed pool never changes; a window too short to judge always might.
+  ScalerConfig fixed;
+  fixed.policy = ScalePolicy::static_peak;
+  fixed.static_replicas = 20;
+  EXPECT_EQ(Autoscaler(fixed).expected_changes(window(100, 50), day), 0);
+  EXPECT_TRUE(std::isinf(a.expected_changes(std::vector<ScaleObservation>(3, observe(15, 20, 0.9, 0, 200)), day)));
 }
 
 // A pool of one-at-a-time replicas (1 s each) under a load that steps from 2 to 8 requests/s.
@@ -188,6 +219,128 @@ TEST(AutoscaledSimulation, SameSeedSameRun) {
   EXPECT_EQ(a.requests, b.requests);
   EXPECT_DOUBLE_EQ(a.billed_node_s, b.billed_node_s);
   EXPECT_DOUBLE_EQ(a.latency.quantile(0.99), b.latency.quantile(0.99));
+}
+
+// Fast-forward: a pool of one-at-a-time replicas (1 s each, a shared queue) on an hourly curve,
+// simulated request by request and with steady stretches replayed, side by side.
+SimResult run_curve(ScalerConfig config, ScalingOptions scaling, std::vector<double> profile, double rate_rps, double hours,
+                    bool fast_forward) {
+  ArrivalOptions a;
+  a.process = "curve";
+  a.rate_rps = rate_rps;
+  a.profile = std::move(profile);
+  ServiceSpec service;  // no token distributions: one output token each
+  Rng rng(11);
+  auto arrivals = make_arrivals(a, service, rng);
+  ReplicaConfig replica;
+  replica.name = "r";
+  replica.batching = SimBatching::none;
+  replica.max_batch = 1;
+  replica.batch_time = [](int, Rng& r) { return r.exponential(1.0); };
+  auto scaler = std::make_shared<Autoscaler>(config);
+  scaling.decide = [scaler](const ScaleObservation& o) { return scaler->decide(o); };
+  scaling.expected_changes = [scaler](const std::vector<ScaleObservation>& window, double ahead) {
+    return scaler->expected_changes(window, ahead);
+  };
+  scaling.would_hold = [scaler](const std::vector<ScaleObservation>& again) { return scaler->would_hold(again); };
+  scaling.fast_forward = fast_forward;
+  scaling.fast_forward_requests = 2000;
+  scaling.account_until_s = hours * 3600;
+  SimOptions options;
+  options.seed = 5;
+  options.max_requests = 1LL << 40;
+  options.max_duration_s = hours * 3600;
+  options.router = Router::shared_queue;
+  options.slo.latency_p99_s = 4;
+  options.scaling = scaling;
+  options.check_invariants = true;
+  auto result = simulate(*arrivals, {replica}, options);
+  EXPECT_TRUE(result.ok()) << result.error().to_string();
+  return result.value();
+}
+
+TEST(AutoscaledSimulation, FastForwardOfASteadyPoolMatchesTheExactRun) {
+  ScalerConfig c;
+  c.policy = ScalePolicy::static_peak;
+  c.static_replicas = 48;
+  ScalingOptions s;
+  s.max_replicas = 48;
+  s.initial_replicas = 48;
+  SimResult exact = run_curve(c, s, {1.0}, 32, 6, false);
+  SimResult fast = run_curve(c, s, {1.0}, 32, 6, true);
+  EXPECT_EQ(exact.fast_forwarded_s, 0);
+  EXPECT_GT(fast.fast_forwarded_s, 0.8 * 6 * 3600);  // most of the span replayed
+  EXPECT_GT(fast.fast_forward_replays, 0);
+  EXPECT_NEAR(static_cast<double>(fast.requests), static_cast<double>(exact.requests), 0.01 * static_cast<double>(exact.requests));
+  EXPECT_NEAR(fast.billed_node_s, exact.billed_node_s, 1e-6 * exact.billed_node_s);  // 48 nodes x 6 h either way
+  EXPECT_NEAR(fast.latency.quantile(0.99), exact.latency.quantile(0.99), 0.05 * exact.latency.quantile(0.99));
+  EXPECT_NEAR(fast.latency.mean(), exact.latency.mean(), 0.03 * exact.latency.mean());
+  EXPECT_NEAR(fast.slo_attainment, exact.slo_attainment, 0.005);
+  EXPECT_NEAR(fast.replicas[0].busy_fraction, exact.replicas[0].busy_fraction, 0.02);
+  // The scrapes cover the span in order, replayed ones included.
+  ASSERT_FALSE(fast.scale_series.empty());
+  for (size_t i = 1; i < fast.scale_series.size(); ++i) ASSERT_GT(fast.scale_series[i].time_s, fast.scale_series[i - 1].time_s) << i;
+  EXPECT_NEAR(fast.scale_series.back().time_s, 6 * 3600, 120);
+  EXPECT_NEAR(fast.duration_s, exact.duration_s, 60);
+}
+
+TEST(AutoscaledSimulation, FastForwardStopsAtEachChangeOfRate) {
+  // Two hours at each of 24, 48, 12 and 24 requests/s on a fixed pool: only what lies between
+  // the steps is replayed, and each step's transient is simulated.
+  ScalerConfig c;
+  c.policy = ScalePolicy::static_peak;
+  c.static_replicas = 80;
+  ScalingOptions s;
+  s.max_replicas = 80;
+  s.initial_replicas = 80;
+  const std::vector<double> profile = {1, 1, 2, 2, 0.5, 0.5, 1, 1};
+  SimResult exact = run_curve(c, s, profile, 24, 8, false);
+  SimResult fast = run_curve(c, s, profile, 24, 8, true);
+  EXPECT_GT(fast.fast_forwarded_s, 5 * 3600);
+  EXPECT_NEAR(static_cast<double>(fast.requests), static_cast<double>(exact.requests), 0.01 * static_cast<double>(exact.requests));
+  EXPECT_NEAR(fast.billed_node_s, exact.billed_node_s, 1e-6 * exact.billed_node_s);
+  EXPECT_NEAR(fast.latency.quantile(0.99), exact.latency.quantile(0.99), 0.05 * exact.latency.quantile(0.99));
+  EXPECT_NEAR(fast.replicas[0].busy_fraction, exact.replicas[0].busy_fraction, 0.02);
+  // Each hour's arrivals (from the scrapes) follow the curve: no stretch was replayed past a change.
+  for (int hour = 0; hour < 8; ++hour) {
+    double sum = 0;
+    int n = 0;
+    for (const auto& p : fast.scale_series)
+      if (p.time_s > hour * 3600 + 60 && p.time_s <= (hour + 1) * 3600) sum += p.arrival_rps, ++n;
+    ASSERT_GT(n, 0) << hour;
+    const double rate = 24 * profile[static_cast<size_t>(hour)];
+    EXPECT_NEAR(sum / n, rate, 0.05 * rate) << hour;
+  }
+}
+
+TEST(AutoscaledSimulation, FastForwardLeavesAWanderingScalerToTheExactRun) {
+  // A GPU-duty-cycle HPA on small one-at-a-time replicas: the metric sits outside its tolerance
+  // and the stabilization window holds the count until a run of low scrapes lets it fall, at a
+  // scrape nobody can foresee. No window is settled, so the run is the exact one.
+  ScalerConfig c = scaler(ScalePolicy::duty_cycle, 70, 120);
+  ScalingOptions s;
+  s.max_replicas = 120;
+  s.initial_replicas = 34;
+  s.start_s = 60;
+  SimResult exact = run_curve(c, s, {1.0}, 24, 2, false);
+  SimResult fast = run_curve(c, s, {1.0}, 24, 2, true);
+  EXPECT_GT(exact.scale_downs, 0);
+  EXPECT_EQ(fast.fast_forwarded_s, 0);
+  EXPECT_EQ(fast.requests, exact.requests);
+  EXPECT_EQ(fast.scale_ups + fast.scale_downs, exact.scale_ups + exact.scale_downs);
+  EXPECT_DOUBLE_EQ(fast.latency.quantile(0.99), exact.latency.quantile(0.99));
+}
+
+TEST(AutoscaledSimulation, FastForwardNeverReplaysAGrowingQueue) {
+  ScalerConfig c;
+  c.policy = ScalePolicy::static_peak;
+  c.static_replicas = 7;  // 8 requests/s of 1 s work: the queue grows without bound
+  ScalingOptions s;
+  s.max_replicas = 7;
+  s.initial_replicas = 7;
+  SimResult fast = run_curve(c, s, {1.0}, 8, 2, true);
+  EXPECT_EQ(fast.fast_forwarded_s, 0);
+  EXPECT_TRUE(fast.overloaded);
 }
 
 }  // namespace

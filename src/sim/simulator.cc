@@ -147,6 +147,12 @@ bool is_llm(const ReplicaConfig& c) { return c.batching == SimBatching::continuo
 long long blocks_for(double tokens, int block) { return blocks_for_tokens(tokens, block); }
 
 class Simulation {
+  // Requests in the system at an arrival (the overload test reads them).
+  struct Mark {
+    double time_s = 0;
+    long long in_flight = 0, admitted = 0;
+  };
+
  public:
   Simulation(ArrivalProcess& arrivals, const std::vector<ReplicaConfig>& configs, const SimOptions& options)
       : arrivals_(arrivals), options_(options), rng_(options.seed ^ 0x9e3779b97f4a7c15ULL),
@@ -248,7 +254,7 @@ class Simulation {
     if (t > now_) {
       double dt = t - now_;
       area_ += static_cast<double>(in_flight_) * dt;
-      double counted = std::min(t, account_until_) - now_;
+      double counted = std::min(t, account_until_ - skip_) - now_;
       if (counted > 0) {
         billed_area_ += static_cast<double>(nodes_ + warm_idle_ + warm_pending_) * counted;
         serving_area_ += static_cast<double>(ready_) * counted;
@@ -364,11 +370,14 @@ class Simulation {
       }
     }
     ScaleSample sample;
-    sample.time_s = t;
+    sample.time_s = t + skip_;
     sample.ready = ready_;
     sample.starting = 0;
-    for (const auto& r : replicas_)
+    int draining = 0;
+    for (const auto& r : replicas_) {
       if (r.life == Life::starting) ++sample.starting;
+      if (r.life == Life::draining) ++draining;
+    }
     sample.desired = desired;
     sample.billed = nodes_ + warm_idle_ + warm_pending_;
     sample.arrival_rps = o.arrival_rps;
@@ -376,8 +385,194 @@ class Simulation {
     sample.busy_fraction = o.busy_fraction;
     record_scale(sample);
     // The pool keeps being watched (and billed) to the end of the accounted span.
-    if (arrivals_open_ || in_flight_ > 0 || (account_until_ < 1e17 && t + s.interval_s <= account_until_))
+    if (arrivals_open_ || in_flight_ > 0 || (account_until_ < 1e17 && t + s.interval_s <= account_until_ - skip_))
       push({t + s.interval_s, static_cast<int>(EventKind::scale_tick), -1, 0, 0});
+    if (s.fast_forward) {
+      const bool quiet = desired == current && sample.starting == 0 && draining == 0 && warm_pending_ == 0 && ready_ > 0 &&
+                         held_.empty() && arrivals_open_;
+      consider_fast_forward(t, quiet, o, sample);
+    }
+  }
+
+  // What a replayed window adds again: the totals when it opened.
+  struct ReplicaTotals {
+    ReplicaStats stats;
+    double kv_block_s = 0;
+  };
+  struct SteadyWindow {
+    bool open = false;
+    double start = 0;  // simulation clock
+    LogHistogram latency, wait, ttft, tpot;
+    long long completed = 0, good = 0, waited = 0, rejected = 0, held = 0, admitted = 0, in_flight = 0;
+    double area = 0, billed = 0, serving = 0, tokens_finished = 0;
+    std::vector<ReplicaTotals> replicas;
+    std::vector<ScaleSample> scrapes;  // the scrapes after it opened
+    std::vector<ScaleObservation> observed;  // what the scaler saw at them
+  };
+
+  void open_window(double t) {
+    SteadyWindow& w = window_;
+    w.open = true;
+    w.start = t;
+    w.latency = result_.latency;
+    w.wait = result_.wait;
+    w.ttft = result_.ttft;
+    w.tpot = result_.tpot;
+    w.completed = completed_;
+    w.good = good_;
+    w.waited = waited_;
+    w.rejected = rejected_;
+    w.held = result_.held_requests;
+    w.admitted = admitted_;
+    w.in_flight = in_flight_;
+    w.area = area_;
+    w.billed = billed_area_;
+    w.serving = serving_area_;
+    w.tokens_finished = tokens_finished_;
+    w.replicas.resize(replicas_.size());
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      w.replicas[i].stats = replicas_[i].stats;
+      w.replicas[i].kv_block_s = replicas_[i].kv_block_s;
+    }
+    w.scrapes.clear();
+    w.observed.clear();
+  }
+
+  // At a scrape: a quiet one (the scaler kept the count, nothing starting or draining) extends
+  // the steady window; once the window is long and full enough, the load in it steady and the
+  // scaler would keep the count on its observations again, it is replayed as many whole times
+  // as the arrival rate still holds, and a new window opens.
+  void consider_fast_forward(double t, bool quiet, const ScaleObservation& observed, const ScaleSample& scrape) {
+    const ScalingOptions& s = *options_.scaling;
+    SteadyWindow& w = window_;
+    if (!quiet) {
+      w.open = false;
+      return;
+    }
+    const double start_real = w.start + skip_;
+    const double until = std::min({arrivals_.stationary_until(start_real), account_until_, options_.max_duration_s});
+    if (!(until < 1e17)) return;  // no end to the span: nothing to replay up to
+    if (!w.open || until < t + skip_) {
+      open_window(t);  // a new rate (or none before): the window starts here
+      return;
+    }
+    w.scrapes.push_back(scrape);
+    w.observed.push_back(observed);
+    const double length = t - w.start;
+    if (length < s.fast_forward_window_s - 1e-9 || completed_ - w.completed < s.fast_forward_requests) return;
+    // Whole replays that end, the next arrival moved on with them, a scrape before the rate changes.
+    const double next_real = std::max(t + skip_, pending_ ? pending_->time_s : t + skip_);
+    const double replays = std::floor((until - next_real - s.interval_s) / length);
+    if (replays < 1) return;
+    // Steady: requests in the system moved by no more than noise (and a small share of the
+    // window's arrivals), and the queue is short against them. Otherwise start again from here.
+    const double arrived = static_cast<double>(admitted_ - w.admitted);
+    const double growth = std::fabs(static_cast<double>(in_flight_ - w.in_flight));
+    long long waiting = static_cast<long long>(shared_.size());
+    for (const auto& r : replicas_) waiting += static_cast<long long>(r.waiting.size());
+    const bool steady = growth <= std::min(3 * std::sqrt(static_cast<double>(w.in_flight) + 1), 0.005 * arrived) + 5 &&
+                        static_cast<double>(waiting) <= 0.05 * arrived;
+    const double scrapes_ahead = replays * static_cast<double>(w.observed.size());
+    if (steady && s.would_hold && s.expected_changes && s.would_hold(twice_again(length)) &&
+        s.expected_changes(w.observed, scrapes_ahead) < s.fast_forward_change_odds) {
+      // Requests in the replays: the mean rate over their span, where the process knows it (a
+      // window's own count would carry its noise into every replay).
+      const double rate = arrivals_.rate_at(start_real);
+      const double expected = rate > 0 ? rate * replays * length : replays * arrived;
+      replay_window(t, static_cast<long long>(replays), length, arrived > 0 ? expected / arrived : replays);
+    }
+    open_window(t);
+  }
+
+  // The window's observations twice more, as the replays would show them: if the scaler keeps
+  // its count over two, its state after each is the one it has now, so it keeps it over any number.
+  std::vector<ScaleObservation> twice_again(double length) const {
+    std::vector<ScaleObservation> again;
+    again.reserve(2 * window_.observed.size());
+    for (int copy = 1; copy <= 2; ++copy)
+      for (ScaleObservation o : window_.observed) {
+        o.time_s += copy * length;
+        again.push_back(o);
+      }
+    return again;
+  }
+
+  // Counts the window again and moves the clock and the arrivals on by `times` windows: what
+  // accrues with time (billing, busy time, steps, scrapes) `times` over, what comes with requests
+  // (completions, latencies, tokens) `per_request` over. Requests in the system stay as they are
+  // (the replays' net change is none, so every request admitted is still completed, rejected or
+  // in flight exactly once).
+  void replay_window(double t, long long times, double length, double per_request) {
+    SteadyWindow& w = window_;
+    result_.latency.repeat_since(w.latency, per_request);
+    result_.wait.repeat_since(w.wait, per_request);
+    result_.ttft.repeat_since(w.ttft, per_request);
+    result_.tpot.repeat_since(w.tpot, per_request);
+    auto more = [per_request](long long now, long long before) {
+      return static_cast<long long>(std::llround(per_request * static_cast<double>(now - before)));
+    };
+    const long long completed = more(completed_, w.completed), rejected = more(rejected_, w.rejected);
+    const long long done = completed + rejected;
+    completed_ += completed;
+    rejected_ += rejected;
+    good_ += more(good_, w.good);
+    waited_ += more(waited_, w.waited);
+    result_.held_requests += more(result_.held_requests, w.held);
+    const long long admitted_before = admitted_;
+    admitted_ += done;
+    admitted_at_tick_ += done;
+    completed_at_tick_ += done;
+    const double td = static_cast<double>(times);
+    area_ += td * (area_ - w.area);
+    billed_area_ += td * (billed_area_ - w.billed);
+    serving_area_ += td * (serving_area_ - w.serving);
+    billed_at_completion_ = billed_area_;
+    serving_at_completion_ = serving_area_;
+    const double finished = per_request * (tokens_finished_ - w.tokens_finished);
+    tokens_finished_ += finished;
+    tokens_emitted_ += finished;
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      ReplicaState& r = replicas_[i];
+      const ReplicaTotals& before = w.replicas[i];
+      const double busy = td * (r.stats.busy_s - before.stats.busy_s);
+      r.stats.busy_s += busy;
+      r.busy_observed += busy;
+      r.stats.requests += more(r.stats.requests, before.stats.requests);
+      r.stats.steps += times * (r.stats.steps - before.stats.steps);
+      r.stats.preemptions += times * (r.stats.preemptions - before.stats.preemptions);
+      r.stats.recomputed_tokens += times * (r.stats.recomputed_tokens - before.stats.recomputed_tokens);
+      r.stats.swapped_tokens += times * (r.stats.swapped_tokens - before.stats.swapped_tokens);
+      r.kv_block_s += td * (r.kv_block_s - before.kv_block_s);
+      for (size_t b = 0; b < r.stats.batch_sizes.size() && b < before.stats.batch_sizes.size(); ++b)
+        r.stats.batch_sizes[b] += times * (r.stats.batch_sizes[b] - before.stats.batch_sizes[b]);
+    }
+    // The scrapes and samples of each replay, at their own times.
+    const double t_real = t + skip_;
+    std::vector<TimeSample> window_samples;
+    for (const TimeSample& sample : samples_)
+      if (sample.time_s > w.start + skip_) window_samples.push_back(sample);
+    for (long long j = 1; j <= times; ++j) {
+      const double shift = static_cast<double>(j) * length;
+      for (ScaleSample scrape : w.scrapes) {
+        scrape.time_s += shift;
+        record_scale(scrape);
+      }
+      for (TimeSample sample : window_samples) {
+        sample.time_s += shift;
+        if (sample.time_s >= next_sample_) keep_sample(sample);
+      }
+      push_mark({t_real + shift, in_flight_, admitted_before + j * done / times});
+    }
+    const double skipped = td * length;
+    skip_ += skipped;
+    last_arrival_ += skipped;
+    last_completion_ += skipped;
+    if (pending_) pending_->time_s += skipped;
+    arrivals_.skip(skipped);
+    last_mark_ = {t + skip_, in_flight_, admitted_};
+    result_.fast_forwarded_s += skipped;
+    result_.fast_forward_replays += times;
+    if (options_.on_progress) options_.on_progress(admitted_);
   }
 
   // Bounded series: when full, keep every other point (the chart needs shape, not every scrape).
@@ -503,7 +698,7 @@ class Simulation {
     int replica = place(id);
     ++admitted_;
     if ((admitted_ & 0xFFFF) == 0 && options_.on_progress) options_.on_progress(admitted_);
-    last_arrival_ = t;
+    last_arrival_ = t + skip_;
     ++in_flight_;
     peak_in_flight_ = std::max(peak_in_flight_, in_flight_);
     mark(t);
@@ -512,7 +707,7 @@ class Simulation {
     if (admitted_ < options_.max_requests) {
       pending_ = arrivals_.next();
       if (pending_ && pending_->time_s <= options_.max_duration_s) {
-        push({std::max(t, pending_->time_s), static_cast<int>(EventKind::arrival), -1, 0, 0});
+        push({std::max(t, pending_->time_s - skip_), static_cast<int>(EventKind::arrival), -1, 0, 0});
         arrivals_open_ = true;
       }
     } else {
@@ -980,7 +1175,7 @@ class Simulation {
     r.stats.requests++;
     ++completed_;
     --in_flight_;
-    last_completion_ = t;
+    last_completion_ = t + skip_;
     // The run ends at the last completion: billing up to here.
     billed_at_completion_ = billed_area_;
     serving_at_completion_ = serving_area_;
@@ -1046,9 +1241,13 @@ class Simulation {
 
   // Requests in the system at arrivals, bounded: when full, keep every other mark.
   void mark(double t) {
-    last_mark_ = {t, in_flight_, admitted_};
+    last_mark_ = {t + skip_, in_flight_, admitted_};
     if (admitted_ % mark_stride_ != 0) return;
-    marks_.push_back(last_mark_);
+    push_mark(last_mark_);
+  }
+
+  void push_mark(const Mark& m) {
+    marks_.push_back(m);
     if (marks_.size() >= 1024) {
       std::vector<Mark> kept;
       for (size_t i = 0; i < marks_.size(); i += 2) kept.push_back(marks_[i]);
@@ -1059,9 +1258,9 @@ class Simulation {
 
   void sample(double t) {
     if (options_.timeseries_points <= 0) return;
-    if (t < next_sample_) return;
+    if (t + skip_ < next_sample_) return;
     TimeSample s;
-    s.time_s = t;
+    s.time_s = t + skip_;
     double kv = 0;
     int kv_replicas = 0;
     for (const auto& r : replicas_) {
@@ -1074,8 +1273,12 @@ class Simulation {
     s.queue_depth += static_cast<long long>(shared_.size() + held_.size());
     s.in_flight = in_flight_;
     s.kv_used_fraction = kv_replicas ? kv / kv_replicas : 0;
+    keep_sample(s);
+  }
+
+  void keep_sample(const TimeSample& s) {
     samples_.push_back(s);
-    next_sample_ = t + sample_interval_;
+    next_sample_ = s.time_s + sample_interval_;
     // Keep the series bounded: when full, keep every other sample and sample half as often.
     if (static_cast<int>(samples_.size()) >= 2 * options_.timeseries_points) {
       std::vector<TimeSample> kept;
@@ -1141,7 +1344,7 @@ class Simulation {
     out.rejected = rejected_;
     out.waited_fraction = completed_ ? static_cast<double>(waited_) / static_cast<double>(completed_) : 0;
     if (account_until_ < 1e17) {
-      advance(account_until_);  // to the end of the span: idle pools are paid for too
+      advance(account_until_ - skip_);  // to the end of the span: idle pools are paid for too
       out.billed_node_s = billed_area_;
       out.serving_replica_s = serving_area_;
     } else {
@@ -1174,13 +1377,11 @@ class Simulation {
   std::vector<TimeSample> samples_;
   SimResult result_;
   long long llm_steps_ = 0;  // for SimOptions::step_sample_every
-  struct Mark {
-    double time_s = 0;
-    long long in_flight = 0, admitted = 0;
-  };
   std::vector<Mark> marks_;
   Mark last_mark_;
   long long mark_stride_ = 1;
+  double skip_ = 0;  // seconds fast-forwarded: the traffic's clock is the simulation's plus this
+  SteadyWindow window_;
   bool preempted_now_ = false;     // the step being built preempted a request
   double swap_tokens_now_ = 0;     // KV tokens the step being built moves to or from host
   std::string invariant_error_;

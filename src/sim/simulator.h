@@ -75,8 +75,27 @@ struct ScalingOptions {
   // Billing and serving time are counted up to here (the traffic's span), so a backlog a policy
   // leaves behind shows in latency, not as extra hours.
   double account_until_s = 1e18;
-  // Returns the replica count wanted now (clamped to [0, max_replicas]).
+  // Returns the replica count wanted now (clamped to [0, max_replicas]). The observation's time
+  // is the simulation's clock, which leaves out fast-forwarded stretches.
   std::function<int(const ScaleObservation&)> decide;
+  // Steady stretches fast-forwarded. A window of at least fast_forward_window_s and
+  // fast_forward_requests completions in which the pool kept its size (nothing starting or
+  // draining), the scaler stayed settled, the arrival rate held and the requests in the system
+  // neither grew nor shrank beyond noise is replayed as many whole times as the rate still
+  // holds: its completions, latencies, billing, busy time and scrapes are counted again, and the
+  // clock and the arrivals move on by as much. Off: every request is simulated.
+  bool fast_forward = false;
+  double fast_forward_window_s = 600;
+  long long fast_forward_requests = 20000;
+  // Whether the scaler, fed these observations after those it has seen, would keep each one's
+  // count (asked of a copy, of the window's observations again); and how many changes of count
+  // to expect over so many more scrapes like the window's (a pool whose metric wanders near its
+  // tolerance changes size at some scrape nobody can foresee: such a window is not replayed
+  // unless the odds over the replays are below fast_forward_change_odds). Absent: nothing is
+  // fast-forwarded.
+  std::function<bool(const std::vector<ScaleObservation>& again)> would_hold;
+  std::function<double(const std::vector<ScaleObservation>& window, double scrapes_ahead)> expected_changes;
+  double fast_forward_change_odds = 0.05;
 };
 
 // One point of the pool over time, at each scrape.
@@ -187,6 +206,10 @@ struct SimResult {
   long long held_requests = 0;      // requests that arrived with no replica ready
   long long scale_ups = 0, scale_downs = 0;
   std::vector<OutageResult> outages;  // SimOptions::outages, in order
+  // ScalingOptions::fast_forward: the traffic's seconds replayed from steady windows rather
+  // than simulated, and how many windows' replays that took.
+  double fast_forwarded_s = 0;
+  long long fast_forward_replays = 0;
 };
 
 // Runs arrivals through the replicas until the arrivals end or a limit is reached, then drains.
