@@ -123,6 +123,17 @@ TEST(Autoscaler, ExpectedChangesFromAWindowsSpreadAgainstItsTolerance) {
   EXPECT_TRUE(std::isinf(a.expected_changes(std::vector<ScaleObservation>(3, observe(15, 20, 0.9, 0, 200)), day)));
 }
 
+// A fixed pool of `replicas`: its scaler and the simulation's scaling options.
+std::pair<ScalerConfig, ScalingOptions> fixed_pool(int replicas) {
+  ScalerConfig c;
+  c.policy = ScalePolicy::static_peak;
+  c.static_replicas = replicas;
+  ScalingOptions s;
+  s.max_replicas = replicas;
+  s.initial_replicas = replicas;
+  return {c, s};
+}
+
 // A pool of one-at-a-time replicas (1 s each) under a load that steps from 2 to 8 requests/s.
 struct StepArrivals : ArrivalProcess {
   Rng rng{3};
@@ -177,12 +188,7 @@ TEST(AutoscaledSimulation, QueueDepthFollowsAStepInDemand) {
 }
 
 TEST(AutoscaledSimulation, StaticPoolBillsReplicasTimesDuration) {
-  ScalerConfig c;
-  c.policy = ScalePolicy::static_peak;
-  c.static_replicas = 12;
-  ScalingOptions s;
-  s.max_replicas = 12;
-  s.initial_replicas = 12;
+  auto [c, s] = fixed_pool(12);
   SimResult r = run_scaled(c, s);
   EXPECT_NEAR(r.billed_node_s, 12 * r.duration_s, 12 * 5.0);
   EXPECT_EQ(r.scale_ups + r.scale_downs, 0);
@@ -260,12 +266,7 @@ SimResult run_curve(ScalerConfig config, ScalingOptions scaling, std::vector<dou
 }
 
 TEST(AutoscaledSimulation, FastForwardOfASteadyPoolMatchesTheExactRun) {
-  ScalerConfig c;
-  c.policy = ScalePolicy::static_peak;
-  c.static_replicas = 48;
-  ScalingOptions s;
-  s.max_replicas = 48;
-  s.initial_replicas = 48;
+  auto [c, s] = fixed_pool(48);
   SimResult exact = run_curve(c, s, {1.0}, 32, 6, false);
   SimResult fast = run_curve(c, s, {1.0}, 32, 6, true);
   EXPECT_EQ(exact.fast_forwarded_s, 0);
@@ -287,12 +288,7 @@ TEST(AutoscaledSimulation, FastForwardOfASteadyPoolMatchesTheExactRun) {
 TEST(AutoscaledSimulation, FastForwardStopsAtEachChangeOfRate) {
   // Two hours at each of 24, 48, 12 and 24 requests/s on a fixed pool: only what lies between
   // the steps is replayed, and each step's transient is simulated.
-  ScalerConfig c;
-  c.policy = ScalePolicy::static_peak;
-  c.static_replicas = 80;
-  ScalingOptions s;
-  s.max_replicas = 80;
-  s.initial_replicas = 80;
+  auto [c, s] = fixed_pool(80);
   const std::vector<double> profile = {1, 1, 2, 2, 0.5, 0.5, 1, 1};
   SimResult exact = run_curve(c, s, profile, 24, 8, false);
   SimResult fast = run_curve(c, s, profile, 24, 8, true);
@@ -332,12 +328,7 @@ TEST(AutoscaledSimulation, FastForwardLeavesAWanderingScalerToTheExactRun) {
 }
 
 TEST(AutoscaledSimulation, FastForwardNeverReplaysAGrowingQueue) {
-  ScalerConfig c;
-  c.policy = ScalePolicy::static_peak;
-  c.static_replicas = 7;  // 8 requests/s of 1 s work: the queue grows without bound
-  ScalingOptions s;
-  s.max_replicas = 7;
-  s.initial_replicas = 7;
+  auto [c, s] = fixed_pool(7);  // 8 requests/s of 1 s work: the queue grows without bound
   SimResult fast = run_curve(c, s, {1.0}, 8, 2, true);
   EXPECT_EQ(fast.fast_forwarded_s, 0);
   EXPECT_TRUE(fast.overloaded);
