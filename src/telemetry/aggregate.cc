@@ -141,8 +141,12 @@ void TelemetryAggregator::accumulate(SeriesAggregate& a, const TelemetrySample& 
       // counts from Thursday 1970-01-01 00:00 UTC, shifted to start on Monday.
       // Hours are left-open, (h, h + 1h], as PromQL's range windows are, so files and
       // Prometheus push-down put a sample on an hour boundary in the same hour.
-      long long hour = static_cast<long long>(std::floor((s.time_s - 1e-3) / 3600.0));
-      size_t how = static_cast<size_t>(((hour + 72) % 168 + 168) % 168);
+      if (s.time_s != last_hour_time_s_) {
+        long long hour = static_cast<long long>(std::floor((s.time_s - 1e-3) / 3600.0));
+        last_hour_of_week_ = static_cast<size_t>(((hour + 72) % 168 + 168) % 168);
+        last_hour_time_s_ = s.time_s;
+      }
+      const size_t how = last_hour_of_week_;
       a.hour_sum[how] += s.value;
       ++a.hour_count[how];
       ++a.timed_samples;

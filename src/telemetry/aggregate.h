@@ -121,6 +121,9 @@ class TelemetryAggregator {
   FlatIndex<const std::string*, SeriesAggregate*> by_address_;
   const std::string* last_series_ = nullptr;  // consecutive samples are often of one series
   SeriesAggregate* last_aggregate_ = nullptr;
+  // Rows of one scrape share a time: its hour of the week is worked out once.
+  double last_hour_time_s_ = std::numeric_limits<double>::quiet_NaN();
+  size_t last_hour_of_week_ = 0;
   long long samples_ = 0;
 };
 

@@ -724,6 +724,7 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
   FlatIndex<std::string, std::pair<const std::string*, const Labels*>> series_by_cells;
   std::string series_key;
   std::vector<bool> label_column;  // per column: kept as a label (--label-columns)
+  bool keyed_by_more = false;      // some cell besides the series id makes the labels
   std::vector<std::string_view> cells;
   auto split_into_views = [&cells](std::string_view text) {
     cells.clear();
@@ -763,6 +764,7 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
                                static_cast<int>(i) != series_col && static_cast<int>(i) != value_col &&
                                static_cast<int>(i) != metric_col;
       }
+      for (size_t i = 0; i < cells.size(); ++i) keyed_by_more = keyed_by_more || label_column[i] || model_or_instance[i];
       if (time_col < 0 || series_col < 0 || value_col < 0 || (metric_col < 0 && !fixed))
         return Error{path, number, "", fmt::format("not a long telemetry CSV: needs columns {}, {}, {}{}", m.timestamp,
                                                    m.series, m.value, fixed ? "" : " and " + m.metric)};
@@ -804,14 +806,19 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
       stats.skip("empty series id");
       continue;
     }
-    series_key.assign(cells[static_cast<size_t>(series_col)]);
-    for (size_t i = 0; i < cells.size(); ++i)
-      if (label_column[i] || model_or_instance[i]) {
-        series_key += '\x1f';  // a byte no CSV cell here holds: the key maps back to one set of cells
-        series_key += cells[i];
-      }
-    const uint64_t key_hash = hash_bytes(series_key);
-    auto* found = series_by_cells.find(series_key, key_hash);
+    // The series id alone is the key when no other cell makes the labels (no copy then).
+    std::string_view key = cells[static_cast<size_t>(series_col)];
+    if (keyed_by_more) {
+      series_key.assign(key);
+      for (size_t i = 0; i < cells.size(); ++i)
+        if (label_column[i] || model_or_instance[i]) {
+          series_key += '\x1f';  // a byte no CSV cell here holds: the key maps back to one set of cells
+          series_key += cells[i];
+        }
+      key = series_key;
+    }
+    const uint64_t key_hash = hash_bytes(key);
+    auto* found = series_by_cells.find(key, key_hash);
     if (!found) {
       Labels labels{{"series", std::string(cells[static_cast<size_t>(series_col)])}};
       for (size_t i = 0; i < cells.size(); ++i)
@@ -819,7 +826,7 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
           labels.emplace_back(canonical_label_key(header[i]), std::string(cells[i]));
         else if (model_or_instance[i] && !cells[i].empty())
           labels.emplace_back(canonical_label_key(header[i]), std::string(cells[i]));  // what runs, for its price
-      found = &series_by_cells.insert(series_key, key_hash, table().intern(std::move(labels)));
+      found = &series_by_cells.insert(std::string(key), key_hash, table().intern(std::move(labels)));
     }
     auto [id, interned] = *found;
     emit({id, interned, metric->metric, *t, *v * metric->scale});
