@@ -48,6 +48,26 @@ TEST(FlatIndex, EqualHashesAreToldApartByTheKey) {
   EXPECT_NE(mix_hash(0x1000) & 63, mix_hash(0x1040) & 63);  // aligned addresses spread over the low bits
 }
 
+TEST(FlatIndex, StringKeysEqualOnlyByteForByte) {
+  // Same hash on purpose: only the bytes tell them apart, at every length around the 8-byte steps.
+  FlatIndex<std::string, int> index;
+  const std::string base = "0123456789abcdef0123456789abcdef";
+  for (size_t length = 0; length <= base.size(); ++length) index.insert(base.substr(0, length), 7, static_cast<int>(length));
+  for (size_t length = 0; length <= base.size(); ++length) {
+    std::string probe = base.substr(0, length);
+    ASSERT_NE(index.find(std::string_view(probe), 7), nullptr) << length;
+    EXPECT_EQ(*index.find(std::string_view(probe), 7), static_cast<int>(length));
+    if (length == 0) continue;
+    for (size_t at : {size_t{0}, length / 2, length - 1}) {  // one byte off: in a word or in the tail
+      std::string other = probe;
+      other[at] = '#';
+      EXPECT_EQ(index.find(std::string_view(other), 7), nullptr) << length << " at " << at;
+    }
+  }
+  EXPECT_TRUE(same_bytes("", ""));
+  EXPECT_FALSE(same_bytes("abcdefgh1", "abcdefgh"));
+}
+
 }  // namespace
 }  // namespace gw
 
