@@ -3,6 +3,7 @@
 include(CMakePackageConfigHelpers)
 
 install(TARGETS gpuwise RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS gpuwise_http LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/gpuwise)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/gpuwise DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 set(GPUWISE_EXPORTED gpuwise_lib)
 if(GPUWISE_SHARED)

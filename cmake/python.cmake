@@ -39,7 +39,13 @@ if(GPUWISE_PYTHON_BUILT)
   endforeach()
   add_custom_target(gpuwise_python_sources ALL DEPENDS ${GPUWISE_PYTHON_COPIES})
   add_dependencies(gpuwise_python gpuwise_python_sources)
+  # The HTTP module beside _native, where its loader looks first (the build tree imports as an
+  # install does).
+  add_custom_command(TARGET gpuwise_python POST_BUILD
+                     COMMAND ${CMAKE_COMMAND} -E copy $<TARGET_FILE:gpuwise_http> ${GPUWISE_PYTHON_DIR}/)
+  add_dependencies(gpuwise_python gpuwise_http)
   set(GPUWISE_PYTHON_INSTALL_DIR lib/python3/dist-packages CACHE STRING "Where the gpuwise Python package is installed")
   install(TARGETS gpuwise_python LIBRARY DESTINATION ${GPUWISE_PYTHON_INSTALL_DIR}/gpuwise)
+  install(TARGETS gpuwise_http LIBRARY DESTINATION ${GPUWISE_PYTHON_INSTALL_DIR}/gpuwise)
   install(FILES ${GPUWISE_PYTHON_SOURCES} DESTINATION ${GPUWISE_PYTHON_INSTALL_DIR}/gpuwise)
 endif()

@@ -92,45 +92,10 @@ std::vector<AnswerSeries> read_matrix(const simdjson::dom::array& result, long l
   return out;
 }
 
-// An answer body streamed into text, abandoned past the size limit.
-struct Fetched {
-  bool reached = false;
-  bool over_limit = false;
-  int status = 0;
-  std::string error;  // why the server was not reached
-  std::string body;
-};
-
-Fetched fetch(httplib::Client& client, const std::string& path, const httplib::Params& params, size_t max_bytes) {
-  Fetched f;
-  auto response = client.Get(
-      path.c_str(), params, httplib::Headers{},
-      [&](const httplib::Response& r) {
-        f.status = r.status;
-        return true;
-      },
-      [&](const char* data, size_t length) {
-        if (f.body.size() + length > max_bytes) {
-          f.over_limit = true;
-          return false;
-        }
-        f.body.append(data, length);
-        return true;
-      });
-  if (f.over_limit) return f;
-  if (!response) {
-    f.error = httplib::to_string(response.error());
-    return f;
-  }
-  f.reached = true;
-  f.status = response->status;
-  return f;
-}
-
 // One request with retries; `take` reads a successful answer's data (false: the data is not
 // the shape asked for, and the answer is retried as if cut short).
 template <typename Take>
-QueryFailure request(httplib::Client& client, const std::string& path, const httplib::Params& params,
+QueryFailure request(HttpClient& client, const std::string& path, const HttpParams& params,
                      const PrometheusQueryOptions& o, PrometheusStats& stats, std::string& message, Take&& take) {
   thread_local simdjson::dom::parser parser;
   std::string last_error;
@@ -144,7 +109,7 @@ QueryFailure request(httplib::Client& client, const std::string& path, const htt
       std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(o.backoff_s * 1000) * (1 << (attempt - 1))));
     }
     ++stats.queries;
-    Fetched f = fetch(client, path, params, o.max_response_bytes);
+    HttpAnswer f = client.get(path, params, o.max_response_bytes);
     if (f.over_limit) {
       message = fmt::format("a response over {} MiB", o.max_response_bytes >> 20);
       return QueryFailure::too_large;
@@ -185,8 +150,8 @@ QueryFailure request(httplib::Client& client, const std::string& path, const htt
 
 }  // namespace
 
-QueryResult prometheus_query(httplib::Client& client, const PrometheusUrl& url, const char* endpoint,
-                             const httplib::Params& params, const PrometheusQueryOptions& o, PrometheusStats& stats) {
+QueryResult prometheus_query(HttpClient& client, const PrometheusUrl& url, const char* endpoint,
+                             const HttpParams& params, const PrometheusQueryOptions& o, PrometheusStats& stats) {
   QueryResult result;
   result.failure = request(client, url.base_path + endpoint, params, o, stats, result.message, [&](const simdjson::dom::element& data) {
     simdjson::dom::array matrix;
@@ -197,10 +162,10 @@ QueryResult prometheus_query(httplib::Client& client, const PrometheusUrl& url, 
   return result;
 }
 
-void prometheus_range_query(httplib::Client& client, const PrometheusUrl& url, const std::string& promql, double from,
+void prometheus_range_query(HttpClient& client, const PrometheusUrl& url, const std::string& promql, double from,
                             double to, double step, const PrometheusQueryOptions& o, PrometheusStats& stats,
                             std::vector<QueryResult>& out) {
-  httplib::Params params{{"query", promql}, {"start", fmt::format("{:.3f}", from)}, {"end", fmt::format("{:.3f}", to)},
+  HttpParams params{{"query", promql}, {"start", fmt::format("{:.3f}", from)}, {"end", fmt::format("{:.3f}", to)},
                          {"step", fmt::format("{:.0f}", step)}};
   QueryResult r = prometheus_query(client, url, "/api/v1/query_range", params, o, stats);
   if (r.failure == QueryFailure::too_large && to - from >= step) {
@@ -215,10 +180,10 @@ void prometheus_range_query(httplib::Client& client, const PrometheusUrl& url, c
   out.push_back(std::move(r));
 }
 
-QueryFailure prometheus_series_count(httplib::Client& client, const PrometheusUrl& url, const std::string& selector,
+QueryFailure prometheus_series_count(HttpClient& client, const PrometheusUrl& url, const std::string& selector,
                                      double from, double to, const PrometheusQueryOptions& o, PrometheusStats& stats,
                                      size_t& count, std::string& message) {
-  httplib::Params params{{"match[]", selector}, {"start", fmt::format("{:.3f}", from)}, {"end", fmt::format("{:.3f}", to)}};
+  HttpParams params{{"match[]", selector}, {"start", fmt::format("{:.3f}", from)}, {"end", fmt::format("{:.3f}", to)}};
   return request(client, url.base_path + "/api/v1/series", params, o, stats, message, [&](const simdjson::dom::element& data) {
     simdjson::dom::array series;
     if (data.get_array().get(series) != simdjson::SUCCESS) return false;
@@ -227,13 +192,13 @@ QueryFailure prometheus_series_count(httplib::Client& client, const PrometheusUr
   });
 }
 
-bool closes_range_windows(httplib::Client& client, const PrometheusUrl& url) {
-  auto response = client.Get((url.base_path + "/api/v1/status/buildinfo").c_str());
-  if (!response || response->status != 200) return false;
+bool closes_range_windows(HttpClient& client, const PrometheusUrl& url) {
+  HttpAnswer response = client.get(url.base_path + "/api/v1/status/buildinfo", {}, 1u << 20);
+  if (!response.reached || response.status != 200) return false;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   std::string_view version;
-  if (parser.parse(response->body).get(doc) != simdjson::SUCCESS || doc["data"]["version"].get_string().get(version) != simdjson::SUCCESS)
+  if (parser.parse(response.body).get(doc) != simdjson::SUCCESS || doc["data"]["version"].get_string().get(version) != simdjson::SUCCESS)
     return false;
   return version.rfind("2.", 0) == 0 || version.rfind("1.", 0) == 0;
 }

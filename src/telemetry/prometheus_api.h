@@ -4,12 +4,12 @@
 // range split in halves while the server or we find the answer too large.
 #pragma once
 
-#include <httplib.h>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "telemetry/http_client.h"
 #include "telemetry/prometheus_client.h"
 
 namespace gw {
@@ -40,23 +40,23 @@ struct QueryResult {
 
 // One query with retries. Malformed series and points are counted in stats and skipped; warnings
 // (Thanos and Mimir say so when some stores did not answer) make the stats partial.
-QueryResult prometheus_query(httplib::Client& client, const PrometheusUrl& url, const char* endpoint,
-                             const httplib::Params& params, const PrometheusQueryOptions& o, PrometheusStats& stats);
+QueryResult prometheus_query(HttpClient& client, const PrometheusUrl& url, const char* endpoint,
+                             const HttpParams& params, const PrometheusQueryOptions& o, PrometheusStats& stats);
 
 // A range query over [from, to] at `step`, halved while the answer is too large; the results in
 // time order.
-void prometheus_range_query(httplib::Client& client, const PrometheusUrl& url, const std::string& promql, double from,
+void prometheus_range_query(HttpClient& client, const PrometheusUrl& url, const std::string& promql, double from,
                             double to, double step, const PrometheusQueryOptions& o, PrometheusStats& stats,
                             std::vector<QueryResult>& out);
 
 // How many series a selector matches over a time range, from the index alone (/api/v1/series),
 // into `count`; a failure says why not (the message in `message`).
-QueryFailure prometheus_series_count(httplib::Client& client, const PrometheusUrl& url, const std::string& selector,
+QueryFailure prometheus_series_count(HttpClient& client, const PrometheusUrl& url, const std::string& selector,
                                      double from, double to, const PrometheusQueryOptions& o, PrometheusStats& stats,
                                      size_t& count, std::string& message);
 
 // Prometheus 2.x includes both ends of a range window; 3.x and most of its kin leave out the start.
 // Servers that do not say their version (Thanos, Mimir, VictoriaMetrics) are taken as left-open.
-bool closes_range_windows(httplib::Client& client, const PrometheusUrl& url);
+bool closes_range_windows(HttpClient& client, const PrometheusUrl& url);
 
 }  // namespace gw

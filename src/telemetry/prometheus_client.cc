@@ -298,10 +298,9 @@ class PushDownReader {
     std::vector<HourValues> hours;
   };
 
-  std::unique_ptr<httplib::Client> make_client() const {
-    auto client = std::make_unique<httplib::Client>(url_.scheme_host_port);
-    client->set_connection_timeout(static_cast<time_t>(std::ceil(std::min(o_.timeout_s, 10.0))));
-    client->set_read_timeout(static_cast<time_t>(std::ceil(o_.timeout_s)));
+  std::unique_ptr<HttpClient> make_client() const {
+    auto client = make_http_client(url_.scheme_host_port);
+    client->set_timeouts(std::min(o_.timeout_s, 10.0), o_.timeout_s);
     return client;
   }
 
