@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <memory>
 
+#include "core/formatting.h"
 #include "core/money.h"
 #include "core/parallel.h"
 #include "model/memory.h"
@@ -257,11 +258,13 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
   std::string replayed;
   for (const auto& p : report.policies)
     if (p.fast_forwarded_s > 0) replayed += fmt::format("{}{} {:.1f} h", replayed.empty() ? "" : ", ", p.name, p.fast_forwarded_s / 3600);
+  const ScalingOptions window;  // the simulator's fast-forward window, as simulate_policy leaves it
   if (!replayed.empty())
     a.push_back(fmt::format("fast-forward: steady stretches (pool settled, arrival rate holding, requests in the system steady "
-                            "over >= 10 minutes and 20,000 requests) replayed from that window to the end of the rate's run "
+                            "over >= {:.0f} minutes and {} requests) replayed from that window to the end of the rate's run "
                             "instead of simulated: {} of {:.1f} h; --exact simulates every request",
-                            replayed, report.duration_s / 3600));
+                            window.fast_forward_window_s / 60, format_number(static_cast<double>(window.fast_forward_requests), 0), replayed,
+                            report.duration_s / 3600));
 }
 
 }  // namespace

@@ -468,10 +468,8 @@ class Simulation {
     // window's arrivals), and the queue is short against them. Otherwise start again from here.
     const double arrived = static_cast<double>(admitted_ - w.admitted);
     const double growth = std::fabs(static_cast<double>(in_flight_ - w.in_flight));
-    long long waiting = static_cast<long long>(shared_.size());
-    for (const auto& r : replicas_) waiting += static_cast<long long>(r.waiting.size());
     const bool steady = growth <= std::min(3 * std::sqrt(static_cast<double>(w.in_flight) + 1), 0.005 * arrived) + 5 &&
-                        static_cast<double>(waiting) <= 0.05 * arrived;
+                        static_cast<double>(observed.waiting) <= 0.05 * arrived;
     const double scrapes_ahead = replays * static_cast<double>(w.observed.size());
     if (steady && s.would_hold && s.expected_changes && s.would_hold(twice_again(length)) &&
         s.expected_changes(w.observed, scrapes_ahead) < s.fast_forward_change_odds) {
