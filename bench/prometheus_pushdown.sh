@@ -7,7 +7,9 @@
 # defaults, whole process: wall time, peak RSS, completeness, and the time per aggregate (from
 # --explain). Then the same history audited from the OpenMetrics file, and the push-down's
 # figures set against the files' rule series by series (bench/prometheus_compare.py; exits 1 when
-# a series or a finding differs). The data is not committed; KEEP (if given) keeps it for reruns.
+# a series or a finding differs). Then gpuwise's recording rule backfilled by promtool over the
+# range and the audit again with --use-recording-rules, compared the same way. The data is not
+# committed; KEEP (if given) keeps it for reruns.
 # Usage: bench/prometheus_pushdown.sh [BUILD] [GPUS] [DAYS] [KEEP]
 set -euo pipefail
 build=$(realpath "${1:-build}")
@@ -71,16 +73,43 @@ PY
 fi
 printf 'global:\n  scrape_interval: 1m\nscrape_configs: []\n' >"$dir/prometheus.yml"
 port=$((30000 + $$ % 20000))
-prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/tsdb" --storage.tsdb.retention.time=3650d \
-  --web.listen-address=127.0.0.1:$port 2>"$dir/prometheus.log" &
-prom=$!
-for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null && break; sleep 0.2; done
-/usr/bin/time -f "gpuwise: %e s wall, %U s user, %M KiB peak" "$build/gpuwise" audit --prometheus "http://127.0.0.1:$port" \
-  --range "${days}d" --end "$end" --format json --explain >"$dir/audit.json" 2>"$dir/audit.err" || { cat "$dir/audit.err"; exit 1; }
-grep -v "^gpuwise: Prometheus:" "$dir/audit.err" | tail -n 1
-grep "^gpuwise: Prometheus:" "$dir/audit.err" | sed 's/^[^:]*: [^:]*: //; s/, /\n/g' | sed 's/^/  /'
+start_prometheus() {
+  prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/tsdb" --storage.tsdb.retention.time=3650d \
+    --web.listen-address=127.0.0.1:$port 2>>"$dir/prometheus.log" &
+  prom=$!
+  for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null && break; sleep 0.2; done
+}
+# One whole-process audit through the server: its last line, then the seconds per kind of query.
+audit_through_prometheus() {  # OUTPUT [FLAGS...]
+  local out=$1
+  shift
+  /usr/bin/time -f "gpuwise: %e s wall, %U s user, %M KiB peak" "$build/gpuwise" audit --prometheus "http://127.0.0.1:$port" \
+    --range "${days}d" --end "$end" --format json --explain "$@" >"$dir/$out.json" 2>"$dir/$out.err" || { cat "$dir/$out.err"; exit 1; }
+  grep -v "^gpuwise: Prometheus:\|^gpuwise: recording rule" "$dir/$out.err" | tail -n 1
+  grep "^gpuwise: recording rule" "$dir/$out.err" | sed 's/^gpuwise: /  /' || true
+  grep "^gpuwise: Prometheus:" "$dir/$out.err" | sed 's/^[^:]*: [^:]*: //; s/, /\n/g' | sed 's/^/  /'
+}
+start_prometheus
+echo "defaults (subqueries):"
+audit_through_prometheus audit
+# gpuwise's recorded idle flag, backfilled over the whole range by promtool from this server,
+# then the audit with --use-recording-rules on the same TSDB.
+if [ ! -e "$dir/rules-backfilled" ]; then
+  "$build/gpuwise" audit --print-recording-rules >"$dir/rules.yml"
+  /usr/bin/time -f "rule backfill: %e s" promtool tsdb create-blocks-from rules --start=$((end - days * 86400)) --end=$((end + 60)) \
+    --url="http://127.0.0.1:$port" --output-dir="$dir/rule-blocks" "$dir/rules.yml" >"$dir/promtool-rules.log"
+  kill $prom; wait $prom 2>/dev/null || true
+  mv "$dir"/rule-blocks/* "$dir/tsdb/"
+  touch "$dir/rules-backfilled"
+  start_prometheus
+fi
+echo "--use-recording-rules:"
+audit_through_prometheus audit-rules --use-recording-rules
 kill $prom; wait $prom 2>/dev/null || true
 /usr/bin/time -f "from the file: %e s wall, %M KiB peak" "$build/gpuwise" audit "$dir/history.om" --format json \
   >"$dir/file.json" 2>"$dir/file.err" || { cat "$dir/file.err"; exit 1; }
 tail -n 1 "$dir/file.err"
+echo "defaults against the file:"
 python3 "$(dirname "$0")/prometheus_compare.py" "$dir/audit.json" "$dir/file.json"
+echo "--use-recording-rules against the file:"
+python3 "$(dirname "$0")/prometheus_compare.py" "$dir/audit-rules.json" "$dir/file.json"

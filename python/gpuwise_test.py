@@ -205,6 +205,16 @@ def test_audit_through_prometheus_equals_the_cli(prometheus):
     assert answer in (before, after)  # the range ends now: an hour may turn between the calls
     kinds = {f["kind"] for f in answer["findings"]}
     assert {"idle", "underused"} <= kinds, kinds
+    # No recorded idle flag on this server: the same answer by subqueries, and a warning saying so.
+    with pytest.warns(UserWarning, match="gpuwise:DCGM_FI_DEV_GPU_UTIL:idle"):
+        by_rule = gpuwise.audit(prometheus=prometheus, range="3d", min_coverage_hours=24, use_recording_rules=True,
+                                prometheus_concurrency=2)
+    assert by_rule["findings"] == answer["findings"] or by_rule["findings"] == after["findings"]
+
+
+def test_recording_rules_equal_the_cli():
+    assert gpuwise.recording_rules() == cli("audit", "--print-recording-rules").stdout
+    assert "record: gpuwise:DCGM_FI_DEV_GPU_UTIL:idle" in gpuwise.recording_rules()
 
 
 def test_catalog_listings_equal_the_cli():

@@ -365,6 +365,8 @@ PYBIND11_MODULE(_native, m) {
       .def_readwrite("prometheus_timeout_s", &AuditQuery::prometheus_timeout_s)
       .def_readwrite("prometheus_retries", &AuditQuery::prometheus_retries)
       .def_readwrite("max_points_per_query", &AuditQuery::max_points_per_query)
+      .def_readwrite("prometheus_concurrency", &AuditQuery::prometheus_concurrency)
+      .def_readwrite("use_recording_rules", &AuditQuery::use_recording_rules)
       .def_readwrite("usd_per_gpu_hour", &AuditQuery::usd_per_gpu_hour)
       .def_readwrite("accelerator", &AuditQuery::accelerator)
       .def_readwrite("offering", &AuditQuery::offering)
@@ -375,4 +377,5 @@ PYBIND11_MODULE(_native, m) {
   // Warnings go to Python's warnings module from the wrapper, after the call (not from the
   // worker thread, which holds no GIL).
   m.def("audit", [](const gpuwise::Catalog& c, const AuditQuery& q) { return interruptible([&] { return gpuwise::audit(c, q); }); });
+  m.def("recording_rules", &gpuwise::recording_rules);
 }

@@ -28,6 +28,8 @@ struct AuditQuery {
   std::optional<double> prometheus_timeout_s;   // per answer (30)
   std::optional<int> prometheus_retries;        // per query (3)
   std::optional<int> max_points_per_query;      // hourly points per series in one query (10,000)
+  std::optional<int> prometheus_concurrency;    // queries in flight at once (4)
+  bool use_recording_rules = false;   // fresh and idle minutes from gpuwise's recorded idle flag
   std::optional<double> usd_per_gpu_hour;       // default: the catalog's
   std::string accelerator;            // when the telemetry does not name the GPU model
   std::string offering;               // the instance type that runs, for its price per GPU
@@ -42,5 +44,8 @@ struct AuditQuery {
 // Throws gpuwise::Error naming the file, line and field of unreadable telemetry, or when no
 // sample was read. Seconds per GB of files; a Prometheus audit as long as its queries take.
 Answer audit(const Catalog& catalog, const AuditQuery& query);
+
+// The Prometheus rule file use_recording_rules reads (`gpuwise audit --print-recording-rules`).
+std::string recording_rules();
 
 }  // namespace gpuwise

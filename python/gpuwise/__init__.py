@@ -21,7 +21,7 @@ from .specs import to_native as _spec
 from .sweep import SweepTable, sweep
 
 __all__ = ["Catalog", "Error", "BadInputError", "InfeasibleError", "Result", "SweepTable", "audit", "catalog",
-           "fit", "fleet", "mix", "perf", "plan", "scale", "simulate", "sweep", "version"]
+           "fit", "fleet", "mix", "perf", "plan", "recording_rules", "scale", "simulate", "sweep", "version"]
 __version__ = _native.version()
 
 
@@ -192,3 +192,9 @@ def audit(*files, catalog=None, prometheus=None, **options):
     for line in result.warnings:
         warnings.warn(line, stacklevel=2)
     return result
+
+
+def recording_rules():
+    """`gpuwise audit --print-recording-rules`: the Prometheus rule file that
+    audit(prometheus=URL, use_recording_rules=True) reads."""
+    return _native.recording_rules()

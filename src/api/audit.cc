@@ -1,5 +1,7 @@
 #include "gpuwise/audit.h"
 
+#include <algorithm>
+
 #include "api/handles.h"
 #include "audit/audit_run.h"
 #include "core/numbers.h"
@@ -23,6 +25,8 @@ Answer audit(const Catalog& catalog, const AuditQuery& query) {
     if (query.prometheus_timeout_s) in.prometheus->timeout_s = *query.prometheus_timeout_s;
     if (query.prometheus_retries) in.prometheus->retries = *query.prometheus_retries;
     if (query.max_points_per_query) in.prometheus->max_points_per_query = *query.max_points_per_query;
+    if (query.prometheus_concurrency) in.prometheus->concurrency = std::clamp(*query.prometheus_concurrency, 1, 64);
+    in.prometheus->use_recording_rules = query.use_recording_rules;
   }
   in.options.min_coverage_hours = query.min_coverage_hours;
   if (query.usd_per_gpu_hour && *query.usd_per_gpu_hour > 0) in.options.usd_per_gpu_hour = query.usd_per_gpu_hour;
@@ -48,5 +52,7 @@ Answer audit(const Catalog& catalog, const AuditQuery& query) {
   a.document = [held, run, group_by, top] { return gw::audit_run_document(*run, group_by, top); };
   return Answer(std::make_shared<const Answer::Impl>(std::move(a)));
 }
+
+std::string recording_rules() { return gw::audit_recording_rules(); }
 
 }  // namespace gpuwise

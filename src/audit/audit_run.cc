@@ -11,6 +11,7 @@
 #include "core/text.h"
 #include "report/json_document.h"
 #include "report/progress.h"
+#include "telemetry/recording_rules.h"
 #include "report/style.h"
 #include "report/table.h"
 
@@ -53,6 +54,15 @@ std::optional<Error> read_prometheus(const AuditInputs& in, TelemetryAggregator&
     std::string times;
     for (const auto& [what, seconds] : run.prometheus.seconds_by_query) times += fmt::format("{}{} {:.2f} s", times.empty() ? "" : ", ", what, seconds);
     note(in, fmt::format("gpuwise: Prometheus: {} queries; seconds per kind (summed over concurrent requests): {}", run.prometheus.queries, times));
+  }
+  if (query.use_recording_rules) {
+    const PrometheusStats& p = run.prometheus;
+    if (p.hours_by_rule == 0)
+      note(in, fmt::format("gpuwise: warning: no {} samples in the range: fresh and idle minutes asked by subqueries "
+                           "(gpuwise audit --print-recording-rules writes the rule file)", kIdleRuleName));
+    else if (in.explain)
+      note(in, fmt::format("gpuwise: recording rule {}: fresh and idle minutes of {} hours; {} hours by subqueries (before the rule, "
+                           "or the hour it started in)", kIdleRuleName, p.hours_by_rule, p.hours_by_subquery));
   }
   if (run.prometheus.partial) note(in, "gpuwise: warning: partial data from Prometheus: " + run.prometheus.warnings);
   if (run.prometheus.malformed > 0)
@@ -256,5 +266,7 @@ std::string audit_text(const AuditRun& run, const std::string& group_by, int top
   }
   return out;
 }
+
+std::string audit_recording_rules() { return recording_rules_yaml(); }
 
 }  // namespace gw

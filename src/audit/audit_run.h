@@ -56,6 +56,8 @@ Result<AuditRun> audit_telemetry(const Catalog& catalog, const AuditInputs& inpu
 // The writers: JSON (schemas/audit.schema.json), the text (largest moves first) and the report
 // document (Markdown, HTML).
 nlohmann::json to_json(const AuditRun& run);
+// The Prometheus rule file PrometheusQueryOptions::use_recording_rules reads.
+std::string audit_recording_rules();
 std::string audit_text(const AuditRun& run, const std::string& group_by, int top, bool colour, bool explain);
 Document audit_run_document(const AuditRun& run, const std::string& group_by, int top);
 

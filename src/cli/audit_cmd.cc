@@ -18,12 +18,16 @@ struct AuditArgs {
   std::string accelerator, group_by, prometheus, range = "14d", end, selector, offering;
   double usd_per_gpu_hour = 0;
   double min_coverage_hours = 30;
-  bool allow_partial = false;
+  bool allow_partial = false, print_recording_rules = false;
   int top = 20;
   PrometheusQueryOptions query;  // timeouts, retries and size limits of the push-down
 };
 
 int run_audit_command(CommandContext& context, const AuditArgs& args) {
+  if (args.print_recording_rules) {
+    context.emit(audit_recording_rules());
+    return 0;
+  }
   AuditInputs in;
   auto read = audit_read_options(args.read);
   if (!read.ok()) throw InputError{read.error()};
@@ -97,6 +101,10 @@ void add_audit_command(CLI::App& app, CommandContext& context, Action& action) {
       ->check(CLI::Range(0.1, 3600.0))->capture_default_str();
   audit->add_option("--prometheus-concurrency", args->query.concurrency, "Prometheus queries in flight at once")
       ->check(CLI::Range(1, 64))->capture_default_str();
+  audit->add_flag("--use-recording-rules", args->query.use_recording_rules,
+                  "Fresh and idle minutes from gpuwise's recorded idle flag where the server has it (no subqueries)");
+  audit->add_flag("--print-recording-rules", args->print_recording_rules,
+                  "Write the Prometheus rule file that --use-recording-rules reads, and exit");
   audit->add_option("--prometheus-retries", args->query.retries, "Retries per query (exponential backoff)")
       ->check(CLI::Range(0, 10))->capture_default_str();
   audit->add_option("--max-points-per-query", args->query.max_points_per_query, "Hourly points per series in one query")

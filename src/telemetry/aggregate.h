@@ -79,9 +79,12 @@ struct SeriesAggregate {
   std::string label(const std::string& key) const;
 };
 
+// A GPU below this duty cycle is idle (the findings' and the push-down's threshold).
+inline constexpr double kIdleUtilPct = 5.0;
+
 class TelemetryAggregator {
  public:
-  explicit TelemetryAggregator(double idle_threshold_pct = 5.0) : idle_threshold_(idle_threshold_pct) {}
+  explicit TelemetryAggregator(double idle_threshold_pct = kIdleUtilPct) : idle_threshold_(idle_threshold_pct) {}
   void add(const TelemetrySample& sample);
 
   // One hour of a series already aggregated elsewhere (Prometheus push-down): the mean duty

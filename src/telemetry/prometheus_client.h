@@ -26,6 +26,9 @@ struct PrometheusQueryOptions {
   double backoff_s = 0.2;        // before the first retry; doubles each time
   double timeout_s = 30;
   int concurrency = 4;           // queries in flight at once
+  // Fresh and idle minutes from the recorded idle flag (telemetry/recording_rules.h) where the
+  // server has it, by subqueries for the hours it does not.
+  bool use_recording_rules = false;
   size_t max_response_bytes = 256u << 20;  // a larger answer is split by time range
   std::function<void(int chunks_done, int chunks_total)> on_progress;
 };
@@ -40,6 +43,9 @@ struct PrometheusStats {
   bool partial = false;          // some chunk failed after retries, or the server said so
   std::string warnings;
   std::vector<std::pair<double, double>> failed_ranges;  // [from, to] evaluation times, seconds since the epoch
+  // With use_recording_rules: hours whose fresh and idle minutes the recorded flag gave, and
+  // hours asked by subqueries (before the rule existed, or the hour it started in).
+  int hours_by_rule = 0, hours_by_subquery = 0;
   double queried_s = 0, failed_s = 0;  // query-seconds asked for and lost: the share of GPU-hours missing
   double missing_fraction() const { return queried_s > 0 ? failed_s / queried_s : 0; }
   // Wall seconds spent on each kind of query (an aggregate, a kind of raw read), summed over its

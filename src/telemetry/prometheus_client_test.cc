@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "telemetry/recording_rules.h"
 
 namespace gw {
 namespace {
@@ -41,7 +42,9 @@ struct PrometheusServer {
   pid_t pid = 0;
   int port = 0;
   bool started = false;
-  void start(const std::filesystem::path& dir, const std::filesystem::path& history) {
+  std::filesystem::path dir;
+  void start(const std::filesystem::path& folder, const std::filesystem::path& history) {
+    dir = folder;
     std::filesystem::create_directories(dir / "tsdb");
     if (std::system(fmt::format("promtool tsdb create-blocks-from openmetrics {} {} >{} 2>&1", history.string(),
                                 (dir / "tsdb").string(), (dir / "promtool.log").string())
@@ -49,9 +52,14 @@ struct PrometheusServer {
       return;
     std::ofstream(dir / "prometheus.yml") << "global:\n  scrape_interval: 1m\nscrape_configs: []\n";
     port = 20000 + (::getpid() * 7 + static_cast<int>(history.string().size())) % 20000;
+    launch();
+  }
+  // Starts the server on the folder's TSDB (again, after blocks were added to it).
+  void launch() {
+    started = false;
     pid = ::fork();
     if (pid == 0) {
-      std::freopen((dir / "prometheus.log").c_str(), "w", stderr);
+      std::freopen((dir / "prometheus.log").c_str(), "a", stderr);
       ::execlp("prometheus", "prometheus", ("--config.file=" + (dir / "prometheus.yml").string()).c_str(),
                ("--storage.tsdb.path=" + (dir / "tsdb").string()).c_str(),
                fmt::format("--web.listen-address=127.0.0.1:{}", port).c_str(), "--storage.tsdb.retention.time=3650d",
@@ -414,6 +422,104 @@ TEST(PrometheusAudit, AlibabaPodsThroughTheApiMatchTheFile) {
   // hour's first sample to the minute: 0.44% worst at each of five hour alignments tried.
   EXPECT_LT(worst_coverage, 0.01);
   std::printf("worst coverage error of the 143 pods through Prometheus: %.4f%%\n", 100 * worst_coverage);
+  server.now();
+  std::filesystem::remove_all(dir);
+}
+
+// The per-series aggregates two push-down audits of the same server agree on.
+void expect_same_aggregates(const TelemetryAggregator& a, const TelemetryAggregator& b) {
+  ASSERT_EQ(a.series().size(), b.series().size());
+  for (const auto& [id, x] : a.series()) {
+    ASSERT_TRUE(b.series().count(id)) << id;
+    const SeriesAggregate& y = b.series().at(id);
+    EXPECT_EQ(x.util_samples, y.util_samples) << id;
+    EXPECT_NEAR(x.mean_util(), y.mean_util(), 1e-9) << id;
+    EXPECT_EQ(x.idle_samples, y.idle_samples) << id;
+    EXPECT_NEAR(x.coverage_hours(), y.coverage_hours(), 1e-9) << id;
+    EXPECT_EQ(x.gaps(), y.gaps()) << id;
+    EXPECT_NEAR(x.gap_hours(), y.gap_hours(), 1e-9) << id;
+  }
+}
+
+// --use-recording-rules: gpuwise's rule file, backfilled by promtool from a time inside an hour
+// half way through the history, gives that half's fresh and idle minutes; the hours before the
+// rule and the hour it started in are asked by subqueries; the aggregates equal the subqueries'
+// alone. With no rule on the server, every hour goes by subqueries, with the same answer.
+TEST(PrometheusAudit, RecordedIdleFlagAnswersAsTheSubqueriesDo) {
+  if (!have("prometheus") || !have("promtool")) GTEST_FAIL() << "prometheus and promtool are required (scripts/bootstrap installs them)";
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_prom_rules_{}", ::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const double now = static_cast<double>(std::time(nullptr));
+  const double end = std::floor(now / 3600) * 3600 - 3 * 3600, start = end - 2 * 86400;
+  auto every_minute = [](std::string name, std::function<double(double)> util) {
+    return Gpu{std::move(name), std::move(util), 30000, 0, 0, 60};
+  };
+  std::vector<Gpu> gpus = {
+      every_minute("idle", [](double) { return 0.0; }),
+      every_minute("busy", [](double) { return 80.0; }),
+      // Idle 3 minutes in 7: idle minutes in every hour, a share no hour boundary rounds.
+      every_minute("flapping", [](double t) { return std::fmod(t, 420) < 180 ? 2.0 : 55.0; }),
+      every_minute("nights", [](double t) { return std::fmod(t, 86400) < 43200 ? 0.0 : 90.0; }),
+      every_minute("holed", [](double) { return 3.0; }),
+  };
+  auto sampled = [&](const Gpu& g, double t) {  // a 40-minute hole across the rule's start
+    return g.name != "holed" || t < start + 86400 + 600 || t > start + 86400 + 3000;
+  };
+  write_history(dir, gpus, {}, start, end, sampled);
+  PrometheusServer server;
+  server.start(dir, dir / "history.om");
+  ASSERT_TRUE(server.ready()) << "prometheus did not start; see " << (dir / "prometheus.log");
+  PrometheusQueryOptions query;
+  query.url = fmt::format("http://127.0.0.1:{}", server.port);
+  query.end_s = end;
+  query.range_s = 2 * 86400 + 3600;
+  query.max_points_per_query = 12;
+  auto audit = [&query](bool use_rules, TelemetryAggregator& into, PrometheusStats& stats) {
+    PrometheusQueryOptions q = query;
+    q.use_recording_rules = use_rules;
+    auto error = audit_from_prometheus(q, into, stats);
+    ASSERT_FALSE(error) << error->to_string();
+    EXPECT_FALSE(stats.partial) << stats.warnings;
+  };
+  TelemetryAggregator by_subqueries, without_rule, by_rule;
+  PrometheusStats subquery_stats, without_rule_stats, rule_stats;
+  audit(false, by_subqueries, subquery_stats);
+  audit(true, without_rule, without_rule_stats);
+  EXPECT_EQ(without_rule_stats.hours_by_rule, 0);
+  EXPECT_EQ(without_rule_stats.hours_by_subquery, 48);
+  expect_same_aggregates(by_subqueries, without_rule);
+  ASSERT_NE(by_subqueries.series().size(), 0u);
+  for (const auto& [id, a] : by_subqueries.series()) {
+    if (id.find("flapping") != std::string::npos) {
+      EXPECT_NEAR(a.idle_fraction(), 3.0 / 7, 0.01) << id;
+    }
+  }
+
+  // The rule from 26 h 20 min into the history, at whole minutes as a rule group evaluates (to
+  // the history's last minute: promtool's end is exclusive).
+  const double rule_start = start + 26 * 3600 + 1200;
+  std::ofstream(dir / "rules.yml") << recording_rules_yaml();
+  ASSERT_EQ(std::system(fmt::format("promtool tsdb create-blocks-from rules --start={:.0f} --end={:.0f} --url={} "
+                                    "--output-dir={} {} >>{} 2>&1",
+                                    rule_start, end + 60, query.url, (dir / "rule-blocks").string(), (dir / "rules.yml").string(),
+                                    (dir / "promtool.log").string())
+                            .c_str()),
+            0)
+      << "see " << (dir / "promtool.log");
+  server.now();
+  for (const auto& block : std::filesystem::directory_iterator(dir / "rule-blocks"))
+    std::filesystem::rename(block.path(), dir / "tsdb" / block.path().filename());
+  server.launch();
+  ASSERT_TRUE(server.ready()) << "prometheus did not restart; see " << (dir / "prometheus.log");
+  audit(true, by_rule, rule_stats);
+  // Hours 27-48 of the history from the rule; 1-26 and the 27th (the rule's first, in part) by subqueries.
+  EXPECT_EQ(rule_stats.hours_by_rule, 21);
+  EXPECT_EQ(rule_stats.hours_by_subquery, 27);
+  bool rule_asked = false;
+  for (const auto& [what, seconds] : rule_stats.seconds_by_query) rule_asked = rule_asked || what == "idle minutes (rule)";
+  EXPECT_TRUE(rule_asked);
+  expect_same_aggregates(by_subqueries, by_rule);
   server.now();
   std::filesystem::remove_all(dir);
 }
