@@ -322,7 +322,8 @@ PYBIND11_MODULE(_native, m) {
       .def_readwrite("shapes", &gpuwise::ScaleOptions::shapes)
       .def_readwrite("explain", &gpuwise::ScaleOptions::explain)
       .def_readwrite("jobs", &gpuwise::ScaleOptions::jobs)
-      .def_readwrite("exact", &gpuwise::ScaleOptions::exact);
+      .def_readwrite("exact", &gpuwise::ScaleOptions::exact)
+      .def_readwrite("fast_forward", &gpuwise::ScaleOptions::fast_forward);
   m.def("scale", [](const gpuwise::Catalog& c, const gpuwise::Spec& s, const gpuwise::ScaleOptions& o) {
     return interruptible([&] { return gpuwise::scale(c, s, o); });
   });

@@ -19,7 +19,10 @@ struct ScaleOptions {
   int shapes = 0;                // replica layouts to compare; 0: the spec's scaling.shapes, else 1
   bool explain = false;          // each layout's assumptions in to_text()
   int jobs = 0;                  // policies simulated at once (0: one per core); the same answer for any
-  bool exact = false;            // every request simulated: no steady stretch fast-forwarded
+  // Spans over a day replay steady stretches instead of simulating them; exact simulates every
+  // request of any span, fast_forward replays on a day or less too.
+  bool exact = false;
+  bool fast_forward = false;
 };
 
 // exit_code() 3 when a service has no policy meeting its SLO. Throws gpuwise::Error for a spec

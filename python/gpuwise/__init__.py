@@ -161,7 +161,8 @@ def train(model, tokens, *, catalog=None, **options):
 def scale(spec, *, catalog=None, path=None, **options):
     """`gpuwise scale SPEC`: autoscaling policies simulated on the traffic. Options: hours,
     shapes, seed, calibration, explain, jobs, exact (every request simulated: no steady
-    stretch fast-forwarded)."""
+    stretch fast-forwarded), fast_forward (steady stretches replayed on spans of a day or less
+    too; by default only longer spans replay them)."""
     return Result(_native.scale(_catalog(catalog), _spec(spec, path), _options(_native.ScaleOptions, "scale", options)))
 
 

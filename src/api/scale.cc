@@ -15,6 +15,7 @@ Answer scale(const Catalog& catalog, const Spec& spec, const ScaleOptions& optio
   o.explain = options.explain;
   o.jobs = options.jobs;
   o.exact = options.exact;
+  o.fast_forward = options.fast_forward;
   auto out = std::make_shared<const gw::ScaleOutput>(
       gw::value_or_throw(gw::scale_spec(catalog.impl()->catalog, spec.impl()->spec, o)));
   Answer::Impl a;

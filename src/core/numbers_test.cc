@@ -57,3 +57,20 @@ TEST(ParseCount, SuffixesPeopleWriteForTokensAndContexts) {
 
 }  // namespace
 }  // namespace gw
+
+namespace gw {
+namespace {
+
+TEST(Trim, SpacesTabsAndCarriageReturnsOnly) {
+  EXPECT_EQ(trim("45"), "45");
+  EXPECT_EQ(trim(" 45 %\r"), "45 %");
+  EXPECT_EQ(trim("\t\t7\t"), "7");
+  EXPECT_EQ(trim("   "), "");
+  EXPECT_EQ(trim(""), "");
+  EXPECT_EQ(trim("a b"), "a b");
+  EXPECT_EQ(trim("\nx\v"), "\nx\v");  // other control characters stay
+  EXPECT_EQ(trim(" \nx"), "\nx");
+}
+
+}  // namespace
+}  // namespace gw

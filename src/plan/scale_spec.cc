@@ -225,6 +225,7 @@ Result<ScaleOutput> scale_spec(const Catalog& catalog, const Spec& spec, const S
   options.shapes = o.shapes;
   options.jobs = o.jobs;
   options.exact = o.exact;
+  options.fast_forward = o.fast_forward;
   ScaleOutput out;
   out.doc.kind = "scale";
   out.doc.title = "Autoscaling: " + spec.path;

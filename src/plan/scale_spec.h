@@ -22,6 +22,7 @@ struct ScaleSpecOptions {
   bool show_progress = false;  // progress bars on stderr
   int jobs = 0;                // policies simulated at once (0: one per core); the same answer for any
   bool exact = false;          // every request simulated: no steady stretch fast-forwarded
+  bool fast_forward = false;   // steady stretches replayed on spans of a day or less too
 };
 
 // What `gpuwise scale` writes, built in one pass: the terminal text, the report document and the

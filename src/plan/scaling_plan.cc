@@ -171,7 +171,7 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
     return scaler->expected_changes(window, ahead);
   };
   s.would_hold = [scaler](const std::vector<ScaleObservation>& again) { return scaler->would_hold(again); };
-  s.fast_forward = !layout.options.exact;
+  s.fast_forward = !layout.options.exact && (layout.options.fast_forward || report.duration_s > kExactSpanS);
 
   Rng rng(layout.options.seed);
   auto process = make_arrivals(layout.arrivals, layout.service, rng);

@@ -55,16 +55,22 @@ struct ScalingReport {
 // Autoscaled runs and hourly demand curves cover at most this span (a year and a day).
 constexpr double kMaxTrafficSpanS = 366 * 86400.0;
 
+// Spans up to a day are simulated request by request unless asked otherwise: the answer is the
+// exact one where that costs seconds to minutes; a week is where replaying steady stretches pays.
+constexpr double kExactSpanS = 86400;
+
 struct ScalingPlanOptions {
   const Calibration* calibration = nullptr;
   uint64_t seed = 1;
   double duration_s = 0;          // 0: the traffic's own span (trace, series, 24 h or 168 h profile; 1 h flat)
   int shapes = 0;                 // replica layouts to compare; 0: the spec's scaling.shapes
   int jobs = 0;                   // policies simulated at once (0: one per core); the same answer for any
-  // Every request simulated. Otherwise steady stretches (pool settled, rate holding, load
-  // neither growing nor shrinking) are replayed from a window of >= 10 minutes and 20,000
-  // requests instead (ScalingOptions::fast_forward); PolicyOutcome says how much.
+  // Spans longer than kExactSpanS replay steady stretches (pool settled, rate holding, load
+  // neither growing nor shrinking) from a window of >= 10 minutes and 20,000 requests instead
+  // of simulating them (ScalingOptions::fast_forward); PolicyOutcome says how much. `exact`
+  // simulates every request of any span; `fast_forward` replays on shorter spans too.
   bool exact = false;
+  bool fast_forward = false;
   // Called from the threads that simulate the policies (at once when jobs > 1).
   std::function<void(const std::string& policy, long long admitted)> on_progress;
 };
