@@ -130,6 +130,8 @@ def test_each_question_equals_the_cli(args, call):
 def test_scale_equals_the_cli(spec_file):
     assert gpuwise.scale(spec_file, hours=2) == cli_json("scale", spec_file, "--hours", "2")
     assert gpuwise.scale(spec_file, hours=2, exact=True) == cli_json("scale", spec_file, "--hours", "2", "--exact")
+    assert gpuwise.scale(spec_file, hours=2, fast_forward=True) == \
+        cli_json("scale", spec_file, "--hours", "2", "--fast-forward")
 
 
 def test_audit_equals_the_cli_and_warns(tmp_path):

@@ -154,6 +154,24 @@ TEST(ScalingPlan, ClusterHotAtPeakColdAtNightFollowsTheDay) {
   EXPECT_GT(night_ready / night_samples, 12);
 }
 
+// A day is simulated request by request unless fast_forward asks; a longer span replays its
+// steady stretches (the peak's seven equal hours at 57 requests/s) by default.
+TEST(ScalingPlan, SpansOverADayFastForwardByDefault) {
+  Spec spec = example("cluster-peak-95-night-20.yaml");
+  spec.services.front().scaling.policies = {"static-peak"};
+  auto fast_forwarded_s = [&](double hours, bool fast_forward) {
+    ScalingPlanOptions options;
+    options.duration_s = hours * 3600;
+    options.fast_forward = fast_forward;
+    auto r = plan_scaling(catalog(), spec, spec.services.front(), options);
+    EXPECT_TRUE(r.ok()) << r.error().to_string();
+    return r.ok() ? r.value().policies.front().fast_forwarded_s : -1.0;
+  };
+  EXPECT_EQ(fast_forwarded_s(24, false), 0.0);
+  EXPECT_GT(fast_forwarded_s(24, true), 3600.0);
+  EXPECT_GT(fast_forwarded_s(48, false), 2 * 3600.0);
+}
+
 TEST(ScalingPlan, NoPlanIsAClearError) {
   Spec spec = example("sd-serving-alibaba.yaml");
   spec.services.front().slo.latency_p99_s = 1.0;  // below the 39 s service time
