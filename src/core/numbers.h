@@ -51,8 +51,6 @@ std::optional<long long> parse_integer(std::string_view text, long long min, lon
 
 // Without surrounding spaces, tabs and carriage returns (inline: readers call it per cell).
 inline std::string_view trim(std::string_view text) {
-  // Most cells need nothing: both ends above ' ' (which ' ', '\t' and '\r' are not).
-  if (!text.empty() && static_cast<unsigned char>(text.front()) > ' ' && static_cast<unsigned char>(text.back()) > ' ') return text;
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\r')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
   return text;

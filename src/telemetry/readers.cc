@@ -202,6 +202,13 @@ SeriesTable& table() {
   return t;
 }
 
+// trim() for a cell, returning at once when neither end is blank, as most cells are (' ', '\t'
+// and '\r' are all at or below ' '): a tenth of a long CSV's reading went to trimming.
+inline std::string_view trim_cell(std::string_view text) {
+  if (!text.empty() && static_cast<unsigned char>(text.front()) > ' ' && static_cast<unsigned char>(text.back()) > ' ') return text;
+  return trim(text);
+}
+
 // Cells of a CSV line as views into it (no quoting in telemetry CSVs).
 void split_views(std::string_view line, std::vector<std::string_view>& cells) {
   cells.clear();
@@ -731,7 +738,7 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
     size_t start = 0;
     while (true) {
       size_t comma = text.find(',', start);
-      cells.push_back(trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+      cells.push_back(trim_cell(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
       if (comma == std::string_view::npos) break;
       start = comma + 1;
     }
@@ -782,7 +789,7 @@ std::optional<Error> read_long_csv(std::ifstream& in, const std::string& path, c
       last_time_cell.assign(time_cell);
       last_time_s = *t;
     }
-    auto v = parse_decimal(trim(cells[static_cast<size_t>(value_col)]));
+    auto v = parse_decimal(cells[static_cast<size_t>(value_col)]);  // trimmed by the split
     if (!t) {
       stats.skip("bad timestamp");
       continue;
