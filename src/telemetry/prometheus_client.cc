@@ -595,8 +595,8 @@ class PushDownReader {
   // Series that live a few hours are read raw, by the files' rules: hourly sums cannot place a
   // series' first sample closer than the minute steps of a subquery, which is most of a short
   // pod's life. In the other series, the hours in which the series was stale for a minute or
-  // more (its life's first and last hours, the edges of a gap) are read raw for their first and
-  // last sample times; in the rest, fresh every minute, the samples follow each other and the
+  // more or after which it falls silent (its life's first and last hours, the edges of a gap)
+  // are read raw for their first and last sample times; in the rest, fresh every minute, the samples follow each other and the
   // hour's span is the hour. Returns the series read raw.
   std::set<std::string> read_short_lived_and_boundaries() {
     std::vector<Request> requests;
@@ -618,7 +618,10 @@ class PushDownReader {
       if (read_raw.count(id)) continue;
       for (size_t i = 0; i < entry.hours.size(); ++i) {
         const HourValues& h = entry.hours[i];
-        if (!(h[kCount] >= 1) || !(h[kFreshMinutes] < 59.5)) continue;
+        // Stale for a minute or more; or silent in the next hour, having stopped within this
+        // hour's last five minutes, which staleness shows as fresh.
+        bool goes_silent = i + 1 < entry.hours.size() && !(entry.hours[i + 1][kCount] >= 1);
+        if (!(h[kCount] >= 1) || !(h[kFreshMinutes] < 59.5 || goes_silent)) continue;
         if ((budget -= h[kCount] + 5) < 0) break;
         boundaries[i].push_back(id);
       }
