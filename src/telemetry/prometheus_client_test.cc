@@ -281,6 +281,9 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
   gpus.push_back(pod("pod15m", start + 3 * 86400 + 1234, 15));
   gpus.push_back(pod("pod45m", start + 5 * 86400 + 2400, 45));
   gpus.push_back(Gpu{"holed", [](double) { return 80.0; }, 70000, 0, 0, 300});
+  // A job of almost five hours scraped every minute that stops three minutes before an hour ends:
+  // staleness shows that hour fresh to its end, yet its span ends with the last sample.
+  gpus.push_back(Gpu{"stopper", [](double) { return 50.0; }, 30000, start + 2 * 86400 + 600, start + 2 * 86400 + 5 * 3600 - 180, 60});
   // An exporter that now and then reports 250% and a negative memory reading.
   gpus.push_back(Gpu{"glitchy", [](double t) { return std::fmod(t, 300 * 97) < 1 ? 250.0 : 60.0; }, 70000, 0, 0, 300});
   auto sampled = [&](const Gpu& g, double t) {
