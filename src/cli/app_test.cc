@@ -516,7 +516,10 @@ TEST(CliSimulate, RunsWithoutSloExitsZeroOnAMissAndSaysWhatItRan) {
   ASSERT_EQ(r.code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
   const auto& s = doc["services"][0];
-  EXPECT_EQ(s["requests"].get<long long>() + s["rejected"].get<long long>(), 19366);  // the whole trace, not 100,000 or fewer
+  // The whole trace, not 100,000 or fewer: each request served, rejected or given up by its client.
+  EXPECT_EQ(s["requests"].get<long long>() + s["rejected"].get<long long>() + s["timed_out"].get<long long>(), 19366);
+  EXPECT_GT(s["timed_out"].get<long long>(), 0);  // clients give up on a queue that grows without end (60 s)
+  EXPECT_EQ(s["client_timeout_s"], 60);
   EXPECT_FALSE(s["stopped_at_request_limit"].get<bool>());
   EXPECT_TRUE(s["slo_attainment"].is_null());
   EXPECT_EQ(s["verdict"], "overloaded");  // one replica of a 70B model against 5.5 requests/s

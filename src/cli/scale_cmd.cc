@@ -2,9 +2,12 @@
 // replicas against demand, GPU-hours, cost, SLO attainment and cold starts; the cheapest policy
 // that meets the SLO is recommended.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "cli/context.h"
 #include "plan/scale_spec.h"
+#include "plan/scaling_plan.h"
+#include "sim/simulator.h"
 
 namespace gw {
 
@@ -44,11 +47,14 @@ void add_scale_command(CLI::App& app, CommandContext& context, Action& action) {
   scale->add_option("-j,--jobs", args->scale.jobs, "Policies simulated at once; 0: one per core. The answer is the same for any value")
       ->check(CLI::Range(0, 1024));
   scale->add_option("--hours", args->scale.hours, "Hours to simulate (default: the traffic's own span)")->check(CLI::Range(0.01, 24.0 * 366));
+  const ScalingOptions window;  // the simulator's fast-forward window, as the scaling plan leaves it
   auto* exact = scale->add_flag("--exact", args->scale.exact,
-                                "Simulate every request; by default, on spans over a day, a steady stretch (pool settled, rate "
-                                "holding, load steady for >= 10 minutes and 20,000 requests) is replayed from that window to "
-                                "the end of the stretch");
-  scale->add_flag("--fast-forward", args->scale.fast_forward, "Replay steady stretches on spans of a day or less too")
+                                fmt::format("Simulate every request; by default, on spans over {:g} h, a steady stretch (pool "
+                                            "settled, rate holding, load steady for >= {:g} minutes and {} requests) is replayed "
+                                            "from that window to the end of the stretch",
+                                            kExactSpanS / 3600, window.fast_forward_window_s / 60, window.fast_forward_requests));
+  scale->add_flag("--fast-forward", args->scale.fast_forward,
+                  fmt::format("Replay steady stretches on spans of {:g} h or less too", kExactSpanS / 3600))
       ->excludes(exact);
   scale->add_option("--calibration", args->calibration, "Efficiency factors from `gpuwise calibrate`");
   scale->add_option("--shapes", args->scale.shapes,

@@ -49,16 +49,17 @@ Chart replicas_against_demand(const ScalingReport& report, double max_utilizatio
 
 Table policy_table(const ScalingReport& report) {
   Table t;
-  t.columns = {"policy", "target", "mean replicas", "peak", "GPU-hours", "cost", "per month", "SLO met", "p99 latency s", "cold starts", ""};
+  t.columns = {"policy", "target", "mean replicas", "peak", "GPU-hours", "cost", "per month", "SLO met", "p99 latency s",
+               "timed out", "cold starts", ""};
   t.align = {Align::left, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right,
-             Align::right, Align::right, Align::left};
+             Align::right, Align::right, Align::right, Align::left};
   for (size_t i = 0; i < report.policies.size(); ++i) {
     const auto& p = report.policies[i];
     std::string target = p.name == "static-peak" ? "-" : p.name == "cpu" || p.name == "gpu-duty-cycle" ? fmt::format("{:.0f}%", p.target)
                                                                                                          : format_number(p.target, 2);
     t.add_row({p.name, target, format_number(p.mean_ready, 1), std::to_string(p.peak_ready), format_number(p.gpu_hours, 1),
                format_usd(p.usd), format_usd(p.usd_per_month), fmt::format("{:.2f}%", p.slo_attainment * 100),
-               format_number(p.latency_p99_s, 3), std::to_string(p.cold_starts),
+               format_number(p.latency_p99_s, 3), std::to_string(p.timed_out), std::to_string(p.cold_starts),
                static_cast<int>(i) == report.recommended ? "recommended" : p.meets_slo ? "" : "misses SLO"});
   }
   return t;
@@ -104,6 +105,7 @@ json shape_json(const ScalingReport& r) {
                         {"usd", p.usd}, {"usd_per_month", p.usd_per_month},
                         {"weekend_usd", p.weekend_usd ? json(*p.weekend_usd) : json(nullptr)}, {"slo_attainment", p.slo_attainment},
                         {"meets_slo", p.meets_slo}, {"cold_starts", p.cold_starts}, {"held_requests", p.held_requests},
+                        {"timed_out", p.timed_out},
                         {"requests", p.requests}, {"scale_events", p.scale_events}, {"latency_p99_s", p.latency_p99_s},
                         {"mean_replicas", p.mean_ready}, {"peak_replicas", p.peak_ready},
                         {"fast_forwarded_s", p.fast_forwarded_s}, {"series", series}});

@@ -180,6 +180,7 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
   sim.max_requests = 1LL << 40;
   sim.max_duration_s = report.duration_s;
   sim.slo = layout.service.slo;
+  sim.client_timeout_s = layout.service.traffic.client_timeout_s;
   sim.router = layout.router;
   sim.timeseries_points = 0;
   sim.scaling = s;
@@ -203,6 +204,7 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
   outcome.requests = r.requests;
   outcome.cold_starts = r.cold_starts;
   outcome.held_requests = r.held_requests;
+  outcome.timed_out = r.timed_out;
   outcome.scale_events = r.scale_ups + r.scale_downs;
   outcome.latency_p99_s = r.latency.quantile(0.99);
   outcome.ttft_p99_s = r.ttft.quantile(0.99);
@@ -254,7 +256,10 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
   a.push_back(fmt::format("billing: every node from the request to launch until its replica has drained and stopped, and "
                           "{} warm node(s) throughout; GPU-hours = node-hours x {} GPU(s)", scaling.warm_pool, report.gpus_per_replica));
   a.push_back("an SLO is met, as in plan verification, when every p99 target holds over all requests (each metric's "
-              "own p99) and no prompt is rejected; attainment is the share within all targets at once");
+              "own p99, a timed-out request counted as longer than any served) and no prompt is rejected; attainment is the "
+              "share within all targets at once");
+  a.push_back(client_timeout_text(service.traffic) +
+              "; a policy that falls behind loses those requests rather than holding them for ever");
   std::string replayed;
   for (const auto& p : report.policies)
     if (p.fast_forwarded_s > 0) replayed += fmt::format("{}{} {:.1f} h", replayed.empty() ? "" : ", ", p.name, p.fast_forwarded_s / 3600);

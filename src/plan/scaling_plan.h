@@ -31,6 +31,7 @@ struct PolicyOutcome {
   double slo_attainment = 0;
   bool meets_slo = false;
   long long requests = 0, cold_starts = 0, held_requests = 0, scale_events = 0;
+  long long timed_out = 0;        // given up by their clients before service started (traffic.client_timeout_s)
   double latency_p99_s = 0, ttft_p99_s = 0;
   double mean_ready = 0;
   int peak_ready = 0;

@@ -45,6 +45,12 @@ TEST(ScalingPlan, AlibabaDemandQueueDepthBeatsStaticAndCpuFails) {
   // The CPU of a GPU-bound server never reaches its target: the pool shrinks and the SLO fails.
   EXPECT_LT(cpu.slo_attainment, 0.5);
   EXPECT_LT(cpu.mean_ready, 0.1 * fixed.mean_ready);
+  // Its clients give up (after 360 s, twice the 180 s SLO) rather than queueing for ever: the same
+  // arrivals, each one served or timed out; the pools that keep up lose none.
+  EXPECT_GT(cpu.timed_out, cpu.requests);
+  EXPECT_EQ(cpu.requests + cpu.timed_out, fixed.requests);
+  EXPECT_EQ(fixed.timed_out, 0);
+  EXPECT_EQ(queue.timed_out, 0);
   ASSERT_GE(r.recommended, 0);
   EXPECT_NE(r.policies[static_cast<size_t>(r.recommended)].name, "static-peak");
   EXPECT_NE(r.policies[static_cast<size_t>(r.recommended)].name, "cpu");

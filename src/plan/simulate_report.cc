@@ -19,6 +19,10 @@ json summary_json(const LogHistogram& h) {
 std::string verdict_text(const SimResult& r) {
   std::string end = fmt::format("{} requests in the system at the last arrival, drained {:.0f} s later", r.backlog_at_last_arrival,
                                 r.drain_s);
+  if (r.overloaded && r.timed_out_share > 0.01 && r.backlog_growth <= 0.05)
+    return fmt::format("OVERLOADED: clients gave up on {:.1f}% of the arrivals over the last quarter of the arrivals, which "
+                       "holds the queue at the timeout's length; {} (this deployment does not keep up with this traffic)",
+                       r.timed_out_share * 100, end);
   if (r.overloaded && r.backlog_growth > 0.05)
     return fmt::format("OVERLOADED: requests in the system grew by {:.0f}% of arrivals over the last quarter of the arrivals; {} "
                        "(this deployment does not keep up with this traffic)",
@@ -110,6 +114,8 @@ json service_json(const ServiceRun& run, uint64_t seed) {
             {"admitted", r.admitted},
             {"stopped_at_request_limit", r.stopped_at_request_limit},
             {"rejected", r.rejected},
+            {"timed_out", r.timed_out},
+            {"client_timeout_s", run.client_timeout_s > 0 ? json(run.client_timeout_s) : json(nullptr)},
             {"verdict", r.overloaded ? "overloaded" : "stable"},
             {"backlog_growth", r.backlog_growth},
             {"backlog_at_last_arrival", r.backlog_at_last_arrival},
@@ -156,7 +162,10 @@ void add_service(const SimulateResult& result, const ServiceRun& run, bool expla
   std::vector<std::string> lines = {
       fmt::format("{} requests{} ({} arrivals at {:.3g}/s, seed {}), {:.1f} s simulated: throughput {:.3g}/s, {}{}",
                   r.requests, scope, run.arrivals, run.rate_rps, result.seed, r.duration_s, r.throughput_rps, slo_text,
-                  r.rejected ? fmt::format(", {} rejected (longer than the KV cache can ever hold)", r.rejected) : ""),
+                  r.rejected ? fmt::format(", {} rejected (longer than the KV cache can ever hold)", r.rejected) : "")
+          + (r.timed_out ? fmt::format(", {} timed out (not started within the clients' {:.4g} s; latencies below are of the "
+                                       "requests served)", r.timed_out, run.client_timeout_s)
+                         : ""),
       verdict_text(r)};
   if (!run.engine.empty()) {
     lines.push_back("engine: " + run.engine);

@@ -37,14 +37,15 @@ std::optional<StepErrorSummary> step_error_of(const SimResult& r, const std::vec
   return summarize_step_errors(parts);
 }
 
-std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec& model, const ServiceRun& run,
+std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec& model, const ServiceSpec& service, const ServiceRun& run,
                                         const std::vector<ReplicaConfig>& replicas, const ReplicaBuildOptions& build,
                                         uint64_t seed) {
   const Deployment& deployment = run.deployment;
   std::vector<std::string> assumptions = {
       fmt::format("arrivals: {} at {:.3g} requests/s, seed {} (the same seed gives the same run)", run.arrivals, run.rate_rps, seed),
       "router: " + deployment.router + "; batching: " + (deployment.batching.empty() ? "the default for the model" : deployment.batching),
-      "latency percentiles from log-bucket histograms (1% buckets, within 0.5% of exact); mean exact"};
+      "latency percentiles from log-bucket histograms (1% buckets, within 0.5% of exact); mean exact",
+      client_timeout_text(service.traffic)};
   for (const auto& group : deployment.groups) {
     const Accelerator* a = catalog.find_accelerator(group.accelerator);
     if (!a) continue;
@@ -63,9 +64,9 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
                                       deployment.gpu_memory_utilization.value_or(build.usable_fraction) * 100,
                                       deployment.overhead_gib.value_or(build.overhead_gib)));
     assumptions.push_back("verdict: overloaded when requests in the system grow by more than 5% of the arrivals over the "
-                          "last quarter of the arrivals (and beyond 3 standard deviations of a stable queue), or when over 5% "
-                          "of the requests are still in the system at the last arrival and take over 5% of the arrival span "
-                          "to drain");
+                          "last quarter of the arrivals (and beyond 3 standard deviations of a stable queue), when clients "
+                          "give up on more than 1% of them, or when over 5% of the requests are still in the system at the "
+                          "last arrival and take over 5% of the arrival span to drain");
   }
   if (run.step_error) {
     const StepErrorSummary& e = *run.step_error;
@@ -108,6 +109,7 @@ Result<ServiceRun> run_service(const Catalog& catalog, const Spec& spec, const S
   run.name = service.name;
   run.llm = model.arch.kind == ModelKind::decoder;
   run.slo_given = service.slo_given;
+  run.client_timeout_s = service.traffic.client_timeout_s;
   ReplicaBuildOptions build;
   build.calibration = o.calibration;
   auto deployment = deployment_for(catalog, spec, service, run.llm, build, o.seed, run.origin);
@@ -131,6 +133,7 @@ Result<ServiceRun> run_service(const Catalog& catalog, const Spec& spec, const S
   options.max_requests = limit;
   if (o.duration_s > 0) options.max_duration_s = o.duration_s;
   options.slo = service.slo;
+  options.client_timeout_s = service.traffic.client_timeout_s;
   options.router = *parse_router(run.deployment.router);
   if (o.sample_steps) options.step_sample_every = 16;
   Progress progress("simulating " + service.name, "requests", static_cast<double>(std::min(limit, 1LL << 40)), o.show_progress);
@@ -149,7 +152,7 @@ Result<ServiceRun> run_service(const Catalog& catalog, const Spec& spec, const S
   run.meets = !service.slo_given || r.slo_attainment >= 0.99;
   if (run.llm && !r.step_samples.empty()) run.step_error = step_error_of(r, replicas.value());
   if (run.llm && !replicas.value().empty()) run.engine = engine_text(replicas.value().front());
-  run.assumptions = assumptions_of(catalog, model, run, replicas.value(), build, o.seed);
+  run.assumptions = assumptions_of(catalog, model, service, run, replicas.value(), build, o.seed);
   return run;
 }
 

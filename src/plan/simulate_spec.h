@@ -35,6 +35,7 @@ struct ServiceRun {
   double rate_rps = 0;         // the rate simulated (a trace's measured rate)
   SimResult result;
   bool slo_given = false;
+  double client_timeout_s = 0;  // the spec's traffic.client_timeout_s (0: none)
   bool meets = true;           // 99% of requests within the SLO, or no SLO given
   std::string engine;          // an LLM replica's scheduler and KV cache, in words; empty otherwise
   std::optional<StepErrorSummary> step_error;

@@ -40,6 +40,7 @@ Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& 
   sim.seed = options.seed;
   sim.max_requests = options.requests;
   sim.slo = service.slo;
+  sim.client_timeout_s = service.traffic.client_timeout_s;
   sim.router = *parse_router(deployment.router);
   sim.timeseries_points = 0;
   // A spot plan loses one spot node a third of the way in (at peak), and the replacement serves
@@ -83,11 +84,18 @@ Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& 
 
 std::string slo_miss(const Slo& slo, const SimResult& r) {
   if (r.rejected > 0) return fmt::format("{} prompts longer than the KV cache", r.rejected);
-  if (slo.ttft_p99_s && r.ttft.quantile(0.99) > *slo.ttft_p99_s) return "ttft_p99_s";
+  // A request its client gave up on never got a first token: longer than any served one.
+  const double all = static_cast<double>(r.requests + r.timed_out);
+  if (all > 0 && static_cast<double>(r.timed_out) > 0.01 * all)
+    return fmt::format("{} requests timed out ({:.2f}%)", r.timed_out, 100 * static_cast<double>(r.timed_out) / all);
+  auto over = [&](const LogHistogram& h, double q, const std::optional<double>& target) {
+    return target && quantile_with_timeouts(h, r.timed_out, q) > *target;
+  };
+  if (over(r.ttft, 0.99, slo.ttft_p99_s)) return "ttft_p99_s";
   if (slo.tpot_p99_s && r.tpot.quantile(0.99) > *slo.tpot_p99_s) return "tpot_p99_s";
-  if (slo.e2e_p99_s && r.latency.quantile(0.99) > *slo.e2e_p99_s) return "e2e_p99_s";
-  if (slo.latency_p99_s && r.latency.quantile(0.99) > *slo.latency_p99_s) return "latency_p99_s";
-  if (slo.latency_p50_s && r.latency.quantile(0.5) > *slo.latency_p50_s) return "latency_p50_s";
+  if (over(r.latency, 0.99, slo.e2e_p99_s)) return "e2e_p99_s";
+  if (over(r.latency, 0.99, slo.latency_p99_s)) return "latency_p99_s";
+  if (over(r.latency, 0.5, slo.latency_p50_s)) return "latency_p50_s";
   return "";
 }
 

@@ -184,6 +184,55 @@ TEST(LlmScheduling, InvariantsHoldWhileAutoscalingDrainsAndStartsReplicas) {
   }
 }
 
+// Clients that give up while LLM replicas preempt, and while a scaler starts and drains them:
+// the invariants hold, every request is served, rejected or given up exactly once, none is
+// served after its client left, and a preempted one (its stream started) is never given up.
+TEST(LlmScheduling, InvariantsHoldWhenClientsGiveUp) {
+  long long timed_out = 0, served = 0;
+  for (uint64_t seed = 1; seed <= 600; ++seed) {
+    Rng rng(seed);
+    std::vector<Arrival> list;
+    double t = 0;
+    const int requests = 30 + static_cast<int>(pick(rng, 60));
+    for (int i = 0; i < requests; ++i) {
+      t += rng.uniform() < 0.3 ? 0 : rng.exponential(0.01);
+      list.push_back({t, 1.0 + static_cast<double>(pick(rng, 100)), 1.0 + static_cast<double>(pick(rng, 80))});
+    }
+    const LlmScheduler schedulers[] = {LlmScheduler::vllm_v0, LlmScheduler::vllm_v1, LlmScheduler::sarathi, LlmScheduler::orca};
+    ReplicaConfig c = llm_replica(schedulers[seed % 4], 20 + pick(rng, 60), 4, 1 + static_cast<int>(pick(rng, 8)), 64);
+    c.max_sequence_tokens = 64;
+    SimOptions options = checked_options();
+    options.router = Router::least_tokens;
+    options.client_timeout_s = 0.02 + rng.uniform() * 0.3;
+    std::vector<ReplicaConfig> configs{c};
+    if (seed % 2) {
+      ScalingOptions scaling;
+      scaling.interval_s = 0.05 + rng.uniform() * 0.2;
+      scaling.max_replicas = 3;
+      scaling.initial_replicas = static_cast<int>(pick(rng, 3));
+      scaling.start_s = rng.uniform() * 0.5;
+      scaling.warm_start_s = scaling.start_s / 2;
+      auto decisions = std::make_shared<Rng>(seed * 7919);
+      scaling.decide = [decisions](const ScaleObservation&) { return static_cast<int>(pick(*decisions, 4)); };
+      options.scaling = scaling;
+    } else if (seed % 3 == 0) {
+      configs.push_back(c);
+    }
+    ListArrivals arrivals(list);
+    auto r = simulate(arrivals, configs, options);
+    ASSERT_TRUE(r.ok()) << fmt::format("seed {}: ", seed) << r.error().to_string();
+    ASSERT_EQ(r.value().requests + r.value().rejected + r.value().timed_out, requests) << seed;
+    if (r.value().wait.count() > 0) {
+      ASSERT_LT(r.value().wait.max(), options.client_timeout_s) << seed;
+    }
+    timed_out += r.value().timed_out;
+    served += r.value().requests;
+  }
+  // Both happened, often.
+  EXPECT_GT(timed_out, 1000);
+  EXPECT_GT(served, 1000);
+}
+
 // The spec that exposed stale decode-heap entries: Llama-2-70B, one tp2 replica on A100-80GB,
 // max batch 128, no chunked prefill, the Azure conversation trace (19,366 requests).
 TEST(LlmScheduling, AzureConversationOnLlama2_70bWithoutChunkedPrefillKeepsKvInBounds) {

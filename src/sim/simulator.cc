@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <queue>
 
 #include <fmt/format.h>
@@ -70,7 +71,7 @@ class RequestPool {
 };
 
 enum class EventKind { step_done = 0, timeout = 1, sample = 2, replica_ready = 3, node_ready = 4, arrival = 5, scale_tick = 6,
-                       outage = 7, outage_over = 8 };
+                       outage = 7, outage_over = 8, expire = 9 };
 
 // A replica slot's life under autoscaling; without it every replica is ready throughout.
 enum class Life { off, starting, ready, draining };
@@ -150,7 +151,7 @@ class Simulation {
   // Requests in the system at an arrival (the overload test reads them).
   struct Mark {
     double time_s = 0;
-    long long in_flight = 0, admitted = 0;
+    long long in_flight = 0, admitted = 0, timed_out = 0;
   };
 
  public:
@@ -198,6 +199,7 @@ class Simulation {
     first_arrival_ = pending_->time_s;
     push({pending_->time_s, static_cast<int>(EventKind::arrival), -1, 0, 0});
     if (options_.scaling) push({options_.scaling->interval_s, static_cast<int>(EventKind::scale_tick), -1, 0, 0});
+    if (options_.client_timeout_s > 0) push({first_arrival_ + expire_every(), static_cast<int>(EventKind::expire), -1, 0, 0});
     for (size_t i = 0; i < options_.outages.size(); ++i) {
       const ReplicaOutage& o = options_.outages[i];
       OutageResult out;
@@ -229,12 +231,16 @@ class Simulation {
           break;
         case EventKind::outage: on_outage(e.replica, e.time); break;
         case EventKind::outage_over: on_outage_over(e.replica, e.time); break;
+        case EventKind::expire:
+          give_up_expired(e.time);
+          if (arrivals_open_ || in_flight_ > 0) push({e.time + expire_every(), static_cast<int>(EventKind::expire), -1, 0, 0});
+          break;
       }
       if (options_.check_invariants) {
         check_invariants();
-        if (completed_ + rejected_ + in_flight_ != admitted_)
-          violated(fmt::format("{} completed + {} rejected + {} in flight != {} admitted", completed_, rejected_,
-                               in_flight_, admitted_));
+        if (completed_ + rejected_ + timed_out_ + in_flight_ != admitted_)
+          violated(fmt::format("{} completed + {} rejected + {} timed out + {} in flight != {} admitted", completed_, rejected_,
+                               timed_out_, in_flight_, admitted_));
         if (!invariant_error_.empty()) return Error{"", 0, "simulator invariant", invariant_error_};
       }
     }
@@ -248,6 +254,46 @@ class Simulation {
   void push(Event e) {
     e.sequence = ++sequence_;
     events_.push(e);
+  }
+
+  // Client timeouts. A request is given up once it has waited the timeout without starting
+  // service (a preempted one has started: its client is streaming).
+  double expire_every() const { return options_.client_timeout_s / 8; }
+  bool expired(const Request& q, double t) const {
+    return options_.client_timeout_s > 0 && q.scheduled < 0 && t - q.arrival >= options_.client_timeout_s;
+  }
+  void give_up(int id, ReplicaState* r) {
+    if (r) {
+      load(*r).outstanding--;
+      load(*r).outstanding_tokens -= pool_[id].input + pool_[id].output;
+    }
+    ++timed_out_;
+    --in_flight_;
+    pool_.release(id);
+  }
+  // Gives up the expired requests at the front of a queue (queues are in arrival order, but for
+  // requests moved by an outage and preempted ones, which are kept). Returns whether any went.
+  bool give_up_front(std::deque<int>& queue, ReplicaState* r, double t) {
+    size_t kept = 0, i = 0;
+    bool any = false;
+    for (; i < queue.size(); ++i) {
+      const Request& q = pool_[queue[i]];
+      if (q.scheduled >= 0) {
+        queue[kept++] = queue[i];
+        continue;
+      }
+      if (!expired(q, t)) break;
+      give_up(queue[i], r);
+      any = true;
+    }
+    if (any) queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(kept), queue.begin() + static_cast<std::ptrdiff_t>(i));
+    return any;
+  }
+  void give_up_expired(double t) {
+    for (auto& r : replicas_)
+      if (give_up_front(r.waiting, &r, t)) maybe_stop(r);
+    give_up_front(shared_, nullptr, t);
+    give_up_front(held_, nullptr, t);
   }
 
   void advance(double t) {
@@ -285,6 +331,7 @@ class Simulation {
   // replicas started or stopped to meet it.
   void on_scale_tick(double t) {
     const ScalingOptions& s = *options_.scaling;
+    give_up_expired(t);
     ScaleObservation o;
     o.time_s = t;
     o.interval_s = s.interval_s;
@@ -403,7 +450,7 @@ class Simulation {
     bool open = false;
     double start = 0;  // simulation clock
     LogHistogram latency, wait, ttft, tpot;
-    long long completed = 0, good = 0, waited = 0, rejected = 0, held = 0, admitted = 0, in_flight = 0;
+    long long completed = 0, good = 0, waited = 0, rejected = 0, timed_out = 0, held = 0, admitted = 0, in_flight = 0;
     double area = 0, billed = 0, serving = 0, tokens_finished = 0;
     std::vector<ReplicaTotals> replicas;
     std::vector<ScaleSample> scrapes;  // the scrapes after it opened
@@ -422,6 +469,7 @@ class Simulation {
     w.good = good_;
     w.waited = waited_;
     w.rejected = rejected_;
+    w.timed_out = timed_out_;
     w.held = result_.held_requests;
     w.admitted = admitted_;
     w.in_flight = in_flight_;
@@ -510,16 +558,18 @@ class Simulation {
       return static_cast<long long>(std::llround(per_request * static_cast<double>(now - before)));
     };
     const long long completed = more(completed_, w.completed), rejected = more(rejected_, w.rejected);
-    const long long done = completed + rejected;
+    const long long timed_out = more(timed_out_, w.timed_out);
+    const long long done = completed + rejected + timed_out;
     completed_ += completed;
     rejected_ += rejected;
+    timed_out_ += timed_out;
     good_ += more(good_, w.good);
     waited_ += more(waited_, w.waited);
     result_.held_requests += more(result_.held_requests, w.held);
     const long long admitted_before = admitted_;
     admitted_ += done;
     admitted_at_tick_ += done;
-    completed_at_tick_ += done;
+    completed_at_tick_ += completed + rejected;
     const double td = static_cast<double>(times);
     area_ += td * (area_ - w.area);
     billed_area_ += td * (billed_area_ - w.billed);
@@ -559,7 +609,7 @@ class Simulation {
         sample.time_s += shift;
         if (sample.time_s >= next_sample_) keep_sample(sample);
       }
-      push_mark({t_real + shift, in_flight_, admitted_before + j * done / times});
+      push_mark({t_real + shift, in_flight_, admitted_before + j * done / times, timed_out_ - timed_out + j * timed_out / times});
     }
     const double skipped = td * length;
     skip_ += skipped;
@@ -567,7 +617,7 @@ class Simulation {
     last_completion_ += skipped;
     if (pending_) pending_->time_s += skipped;
     arrivals_.skip(skipped);
-    last_mark_ = {t + skip_, in_flight_, admitted_};
+    last_mark_ = {t + skip_, in_flight_, admitted_, timed_out_};
     result_.fast_forwarded_s += skipped;
     result_.fast_forward_replays += times;
     if (options_.on_progress) options_.on_progress(admitted_);
@@ -604,6 +654,10 @@ class Simulation {
       if (replica < 0) return;
       int id = held_.front();
       held_.pop_front();
+      if (expired(pool_[id], t)) {
+        give_up(id, nullptr);
+        continue;
+      }
       assign(id, replica);
       try_start(replica, t);
     }
@@ -733,12 +787,20 @@ class Simulation {
     auto& r = replicas_[static_cast<size_t>(index)];
     // A shared queue: an idle replica takes the oldest requests, up to a batch, which it then owns.
     const size_t pull = r.batcher->max_batch();
+    const bool gave_up = give_up_front(r.waiting, &r, t);
     while (r.life == Life::ready && !shared_.empty() && r.waiting.size() < pull) {
       int id = shared_.front();
       shared_.pop_front();
+      if (expired(pool_[id], t)) {
+        give_up(id, nullptr);
+        continue;
+      }
       assign(id, index);
     }
-    if (r.waiting.empty()) return;
+    if (r.waiting.empty()) {
+      if (gave_up) maybe_stop(r);  // a draining replica whose last requests were given up
+      return;
+    }
     BatchDecision decision = r.batcher->decide(r.waiting.size(), pool_[r.waiting.front()].arrival, t);
     if (decision.take == 0) {
       push({decision.look_again_at_s, static_cast<int>(EventKind::timeout), index, 0, ++r.timer_version});
@@ -870,6 +932,11 @@ class Simulation {
     while (!r.waiting.empty() && r.decoding_count + static_cast<long long>(r.prefilling.size()) < max_sequences) {
       int id = r.waiting.front();
       Request& q = pool_[id];
+      if (expired(q, t)) {
+        r.waiting.pop_front();
+        give_up(id, &r);
+        continue;
+      }
       if (blocks_to_admit(r, q, q.prompt) > c.kv_blocks - watermark) {
         // Never fits, even alone: a server rejects it; counted, never silently dropped.
         r.waiting.pop_front();
@@ -1239,7 +1306,7 @@ class Simulation {
 
   // Requests in the system at arrivals, bounded: when full, keep every other mark.
   void mark(double t) {
-    last_mark_ = {t + skip_, in_flight_, admitted_};
+    last_mark_ = {t + skip_, in_flight_, admitted_, timed_out_};
     if (admitted_ % mark_stride_ != 0) return;
     push_mark(last_mark_);
   }
@@ -1292,7 +1359,8 @@ class Simulation {
     out.duration_s = std::max(1e-12, last_completion_ - first_arrival_);
     out.throughput_rps = static_cast<double>(completed_) / out.duration_s;
     out.goodput_rps = static_cast<double>(good_) / out.duration_s;
-    out.slo_attainment = completed_ ? static_cast<double>(good_) / static_cast<double>(completed_) : 1;
+    const long long judged = completed_ + timed_out_;
+    out.slo_attainment = judged ? static_cast<double>(good_) / static_cast<double>(judged) : 1;
     out.mean_in_system = area_ / out.duration_s;
     out.arrival_rate_rps = last_arrival_ > first_arrival_ ? static_cast<double>(admitted_ - 1) / (last_arrival_ - first_arrival_) : 0;
     for (auto& r : replicas_) {
@@ -1327,6 +1395,9 @@ class Simulation {
         out.backlog_growth = growth / arrived;
         // A growing queue, beyond the noise of a stable one.
         out.overloaded = out.backlog_growth > 0.05 && growth > 3 * std::sqrt(static_cast<double>(start->in_flight) + 1);
+        // Or held at the timeout's length: clients gave up on over 1% of what arrived.
+        out.timed_out_share = static_cast<double>(end.timed_out - start->timed_out) / arrived;
+        if (out.timed_out_share > 0.01) out.overloaded = true;
       }
       // Or one left far behind: over 5% of the requests still in the system at the last arrival
       // (in a stable queue that share is the mean time in the system over the arrival span, by
@@ -1340,6 +1411,7 @@ class Simulation {
     out.timeseries = samples_;
     out.peak_in_flight = peak_in_flight_;
     out.rejected = rejected_;
+    out.timed_out = timed_out_;
     out.waited_fraction = completed_ ? static_cast<double>(waited_) / static_cast<double>(completed_) : 0;
     if (account_until_ < 1e17) {
       advance(account_until_ - skip_);  // to the end of the span: idle pools are paid for too
@@ -1364,6 +1436,7 @@ class Simulation {
   std::vector<ReplicaLoad> loads_;  // what the router sees, replica by replica
   double now_ = 0, area_ = 0, first_arrival_ = 0, last_arrival_ = 0, last_completion_ = 0;
   long long in_flight_ = 0, peak_in_flight_ = 0, admitted_ = 0, completed_ = 0, good_ = 0, rejected_ = 0, waited_ = 0;
+  long long timed_out_ = 0;
   std::deque<int> shared_;
   bool arrivals_open_ = true;
   std::deque<int> held_;  // arrived while no replica was ready
@@ -1388,8 +1461,17 @@ class Simulation {
 
 }  // namespace
 
+double quantile_with_timeouts(const LogHistogram& served, long long timed_out, double q) {
+  const double n = static_cast<double>(served.count()), all = n + static_cast<double>(std::max(0LL, timed_out));
+  if (all <= 0) return 0;
+  const double within = q * all;  // requests at or below the quantile, all of them served
+  if (within > n + 1e-9) return std::numeric_limits<double>::infinity();
+  return served.quantile(timed_out > 0 ? within / n : q);
+}
+
 Result<SimResult> simulate(ArrivalProcess& arrivals, const std::vector<ReplicaConfig>& replicas,
                            const SimOptions& options) {
+  if (!(options.client_timeout_s >= 0)) return Error{"", 0, "client_timeout_s", "must be 0 (none) or positive"};
   if (replicas.empty()) return Error{"", 0, "replicas", "at least one replica"};
   if (const auto& s = options.scaling) {
     if (!s->decide) return Error{"", 0, "scaling", "an autoscaled run needs a scaler"};

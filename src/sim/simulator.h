@@ -135,6 +135,12 @@ struct SimOptions {
   std::optional<ScalingOptions> scaling;                // absent: every replica serves throughout
   int step_sample_every = 0;  // > 0: every Nth LLM step's counts kept in SimResult::step_samples
   std::vector<ReplicaOutage> outages;                   // runs without autoscaling only
+  // > 0: a request that has not started service this long after it arrived is given up (its
+  // client disconnects, and the server drops it from the queue, as Triton's queue policy and
+  // vLLM's abort on disconnect do). Counted in SimResult::timed_out, never served, and an SLO
+  // miss. Checked at the front of each queue when service starts and every eighth of the
+  // timeout, so queues hold at most about the arrivals of one timeout. 0: clients wait for ever.
+  double client_timeout_s = 0;
   // Check the invariants above after every event; a violation ends the run with an error.
 #ifdef NDEBUG
   bool check_invariants = false;
@@ -177,7 +183,7 @@ struct SimResult {
   double duration_s = 0;            // first arrival to last completion
   double throughput_rps = 0;
   double goodput_rps = 0;           // requests meeting every SLO target
-  double slo_attainment = 1;
+  double slo_attainment = 1;        // requests meeting every SLO target among those completed or timed out
   double mean_in_system = 0;        // time-average requests in the system (Little's L)
   double arrival_rate_rps = 0;      // admitted arrivals / arrival span
   LogHistogram latency, wait, ttft, tpot;
@@ -187,11 +193,14 @@ struct SimResult {
   long long peak_in_flight = 0;
   std::vector<StepCounts> step_samples;  // SimOptions::step_sample_every
   long long rejected = 0;           // prompts longer than a replica's whole KV cache
+  long long timed_out = 0;          // given up before service started (SimOptions::client_timeout_s)
   long long admitted = 0;           // arrivals taken into the simulation
   bool stopped_at_request_limit = false;  // arrivals remained past max_requests
   // Stable or overloaded: requests in the system grew over the last quarter of the arrivals by
-  // this share of what arrived then (> 5%: overloaded, a queue that grows without bound).
+  // this share of what arrived then (> 5%: overloaded, a queue that grows without bound), or
+  // clients gave up on more than 1% of them (a queue held at the timeout's length).
   double backlog_growth = 0;
+  double timed_out_share = 0;             // of the last quarter's arrivals
   long long backlog_at_last_arrival = 0;  // requests in the system when the last one arrived
   double drain_s = 0;                     // last arrival to last completion
   bool overloaded = false;                // growing over the last quarter, or far behind at the end
@@ -211,6 +220,10 @@ struct SimResult {
   double fast_forwarded_s = 0;
   long long fast_forward_replays = 0;
 };
+
+// The q-quantile of a latency over every request that arrived, a timed-out one counted as
+// longer than any served: +infinity when more than 1 - q of them timed out.
+double quantile_with_timeouts(const LogHistogram& served, long long timed_out, double q);
 
 // Runs arrivals through the replicas until the arrivals end or a limit is reached, then drains.
 Result<SimResult> simulate(ArrivalProcess& arrivals, const std::vector<ReplicaConfig>& replicas,

@@ -21,7 +21,8 @@ ServiceSpec classic_service() {
 }
 
 SimResult run_classic(double rate, std::function<double(int, Rng&)> time, int replicas, SimBatching batching,
-                      int max_batch, long long requests, Router router = Router::round_robin, uint64_t seed = 7) {
+                      int max_batch, long long requests, Router router = Router::round_robin, uint64_t seed = 7,
+                      double client_timeout_s = 0) {
   Rng rng(seed);
   ArrivalOptions arrivals;
   arrivals.rate_rps = rate;
@@ -36,6 +37,7 @@ SimResult run_classic(double rate, std::function<double(int, Rng&)> time, int re
   options.seed = seed;
   options.max_requests = requests;
   options.router = router;
+  options.client_timeout_s = client_timeout_s;
   auto result = simulate(*process, configs, options);
   EXPECT_TRUE(result.ok()) << result.error().to_string();
   return result.value();
@@ -241,6 +243,52 @@ TEST(Simulator, KvCachePressurePreemptsAndRecomputes) {
   EXPECT_GT(r.value().preemptions, 0);
   EXPECT_EQ(r.value().requests, 300);  // every preempted request still completes
   expect_littles_law(r.value());
+}
+
+// Twice the arrivals one server can take, clients that give up after 10 s: the queue stays at
+// about the arrivals of one timeout (without the timeout it holds half of all arrivals by the
+// end), every request is served or given up once, none is served after its client left, and
+// about half give up (the server takes one a second of the two that come).
+TEST(Simulator, ClientsThatGiveUpBoundAnOverloadedQueue) {
+  auto one_second = [](int, Rng&) { return 1.0; };
+  const SimResult bounded = run_classic(2.0, one_second, 1, SimBatching::none, 1, 20000, Router::round_robin, 7, 10.0);
+  EXPECT_EQ(bounded.requests + bounded.timed_out, bounded.admitted);
+  EXPECT_NEAR(static_cast<double>(bounded.timed_out) / static_cast<double>(bounded.admitted), 0.5, 0.02);
+  EXPECT_LE(bounded.peak_in_flight, 2 * 10 * 2);
+  EXPECT_LT(bounded.wait.max(), 10.0);
+  EXPECT_TRUE(bounded.overloaded);
+  EXPECT_NEAR(bounded.timed_out_share, 0.5, 0.03);
+  // No SLO given: every served request is good, and attainment is the share served.
+  EXPECT_NEAR(bounded.slo_attainment, static_cast<double>(bounded.requests) / static_cast<double>(bounded.admitted), 1e-12);
+  const SimResult unbounded = run_classic(2.0, one_second, 1, SimBatching::none, 1, 20000);
+  EXPECT_EQ(unbounded.timed_out, 0);
+  EXPECT_GT(unbounded.peak_in_flight, 9000);
+  EXPECT_TRUE(unbounded.overloaded);
+}
+
+// A timeout no request reaches changes nothing: the same requests served at the same times.
+TEST(Simulator, ATimeoutNobodyReachesChangesNoLatency) {
+  auto exponential = [](int, Rng& rng) { return rng.exponential(1.0); };
+  const SimResult free = run_classic(3.2, exponential, 4, SimBatching::none, 1, 200000, Router::shared_queue);
+  const SimResult timed = run_classic(3.2, exponential, 4, SimBatching::none, 1, 200000, Router::shared_queue, 7, 1e5);
+  EXPECT_EQ(timed.timed_out, 0);
+  EXPECT_EQ(timed.requests, free.requests);
+  EXPECT_EQ(timed.latency.quantile(0.99), free.latency.quantile(0.99));
+  EXPECT_EQ(timed.latency.mean(), free.latency.mean());
+  EXPECT_EQ(timed.wait.max(), free.wait.max());
+  EXPECT_FALSE(timed.overloaded);
+}
+
+// A timed-out request is longer than any served one: 99 served and 1 timed out leave the p99
+// at the slowest served; 2 timed out put it beyond every served latency.
+TEST(Simulator, QuantilesCountTimedOutRequestsAsTheLongest) {
+  LogHistogram served;
+  for (int i = 1; i <= 99; ++i) served.add(i);
+  EXPECT_EQ(quantile_with_timeouts(served, 0, 0.5), served.quantile(0.5));
+  EXPECT_NEAR(quantile_with_timeouts(served, 1, 0.99), 99, 99 * 0.01);
+  EXPECT_NEAR(quantile_with_timeouts(served, 1, 0.5), 50, 50 * 0.01);
+  EXPECT_TRUE(std::isinf(quantile_with_timeouts(served, 2, 0.99)));
+  EXPECT_EQ(quantile_with_timeouts(LogHistogram{}, 0, 0.99), 0);
 }
 
 }  // namespace

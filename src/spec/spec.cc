@@ -269,6 +269,27 @@ ModelSpec read_model(const Reader& r, const YAML::Node& node, const std::string&
   return model;
 }
 
+}  // namespace
+
+double default_client_timeout_s(const Slo& slo) {
+  double longest = 0;
+  for (const auto& target : {slo.latency_p99_s, slo.latency_p50_s, slo.e2e_p99_s, slo.ttft_p99_s})
+    if (target) longest = std::max(longest, *target);
+  return std::max(kDefaultClientTimeoutS, 2 * longest);
+}
+
+std::string client_timeout_text(const Traffic& traffic) {
+  if (traffic.client_timeout_s <= 0) return "clients wait as long as it takes (traffic.client_timeout_s: none)";
+  return fmt::format("clients give up on a request not started {:.4g} s after it arrived (traffic.client_timeout_s{}): "
+                     "counted as timed out and as SLO misses, never served",
+                     traffic.client_timeout_s,
+                     traffic.client_timeout_given ? ""
+                                                  : ", default: the 60 s read timeout of ingress-nginx and AWS load balancers, "
+                                                    "or twice the SLO's longest target where that is longer");
+}
+
+namespace {
+
 TokenDistribution read_tokens(const Reader& r, const YAML::Node& node, const std::string& path) {
   if (node.IsScalar()) return distribution_from(r.number(node, path, 0, 1e8), std::nullopt);
   r.check_keys(node, path, {"mean", "p99"});
@@ -284,7 +305,19 @@ void read_traffic(const Reader& r, const YAML::Node& node, const std::string& pa
                   [[maybe_unused]] const ModelArch& arch, [[maybe_unused]] bool llm, ServiceSpec& s) {
   if (!node["traffic"]) r.fail(node, path + ".traffic", "required: rps, profile or trace");
   const YAML::Node traffic = node["traffic"];
-  r.check_keys(traffic, path + ".traffic", {"rps", "profile", "trace", "trace_format", "time_scale", "process", "cv", "mmpp", "rates"});
+  r.check_keys(traffic, path + ".traffic",
+               {"rps", "profile", "trace", "trace_format", "time_scale", "process", "cv", "mmpp", "rates", "client_timeout_s"});
+  if (const YAML::Node timeout = traffic["client_timeout_s"]) {
+    const std::string where = path + ".traffic.client_timeout_s";
+    if (timeout.IsScalar() && timeout.Scalar() == "none") {
+      s.traffic.client_timeout_s = 0;
+    } else {
+      if (!timeout.IsScalar() || !parse_finite_double(timeout.Scalar()))
+        r.fail(timeout, where, "seconds a client waits for service to start, or none (clients wait for ever)");
+      s.traffic.client_timeout_s = r.number(timeout, where, 1e-3, 1e7);
+    }
+    s.traffic.client_timeout_given = true;
+  }
   if (traffic["process"]) {
     std::string process = r.text(traffic["process"], path + ".traffic.process");
     if (process != "poisson" && process != "gamma" && process != "mmpp")
@@ -603,6 +636,7 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
     if (!llm && (s.slo.ttft_p99_s || s.slo.tpot_p99_s))
       r.fail(slo, path + ".slo", "ttft/tpot apply to LLM services; this model is not a decoder");
   }
+  if (!s.traffic.client_timeout_given) s.traffic.client_timeout_s = default_client_timeout_s(s.slo);
 
   if (node["batching"]) {
     std::string batching = r.text(node["batching"], path + ".batching");

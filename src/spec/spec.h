@@ -37,6 +37,13 @@ struct Slo {
   std::optional<double> e2e_p99_s;      // LLMs: whole response
 };
 
+// How long a client waits for its request to start before it gives up, by default: the read
+// timeout an ingress or load balancer puts in front of a server, which cuts a request whose
+// first byte (a streamed first token) has not come back. ingress-nginx proxy-read-timeout
+// 60 s (kubernetes.github.io/ingress-nginx, ConfigMap reference) and the Elastic Load
+// Balancing idle timeout 60 s (docs.aws.amazon.com/elasticloadbalancing); read 2026-12-02.
+inline constexpr double kDefaultClientTimeoutS = 60;
+
 struct Traffic {
   double average_rps = 0;
   double peak_rps = 0;
@@ -44,7 +51,18 @@ struct Traffic {
   std::string trace_path;       // when driven by a trace
   std::optional<TraceSummary> trace;
   std::optional<RateSeries> rates;  // when driven by a measured rate series
+  // Clients give up on a request not started this long after it arrived (traffic.client_timeout_s;
+  // 0: `none`, they wait for ever).
+  double client_timeout_s = kDefaultClientTimeoutS;
+  bool client_timeout_given = false;
 };
+
+// The timeout when the spec does not give one: kDefaultClientTimeoutS, or twice the longest time
+// the SLO allows a request (latency, end to end or to the first token) where that is longer: a
+// team whose SLO allows three minutes has set its timeouts above that.
+double default_client_timeout_s(const Slo& slo);
+// The timeout as an assumption, in words (--explain).
+std::string client_timeout_text(const Traffic& traffic);
 
 // How a service may scale (gpuwise scale): the mechanics of the cluster and the policies' targets.
 struct ScalingSpec {

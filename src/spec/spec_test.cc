@@ -83,6 +83,29 @@ TEST(Spec, BadSpecsNameFileLineAndKey) {
   EXPECT_EQ(peak_below.error().line, 4);
 }
 
+// Clients' timeout: 60 s, or twice the SLO's longest target where that is longer, unless the
+// traffic says otherwise; none for clients that wait for ever; a bad value names its line and field.
+TEST(Spec, ClientTimeoutDefaultsToSixtySecondsOrTwiceTheSlo) {
+  auto spec = parse("services:\n  - name: a\n    model: resnet-50\n    traffic: {rps: 1}\n    slo: {latency_p99_s: 1}\n"
+                    "  - name: b\n    model: resnet-50\n    traffic: {rps: 1, client_timeout_s: 7.5}\n    slo: {latency_p99_s: 1}\n"
+                    "  - name: c\n    model: resnet-50\n    traffic: {rps: 1, client_timeout_s: none}\n    slo: {latency_p99_s: 1}\n"
+                    "  - name: d\n    model: resnet-50\n    traffic: {rps: 1}\n    slo: {latency_p99_s: 20, latency_p50_s: 45}\n");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  EXPECT_EQ(spec.value().services[0].traffic.client_timeout_s, 60);
+  EXPECT_FALSE(spec.value().services[0].traffic.client_timeout_given);
+  EXPECT_EQ(spec.value().services[1].traffic.client_timeout_s, 7.5);
+  EXPECT_TRUE(spec.value().services[1].traffic.client_timeout_given);
+  EXPECT_EQ(spec.value().services[2].traffic.client_timeout_s, 0);
+  EXPECT_EQ(spec.value().services[3].traffic.client_timeout_s, 90);
+  for (const char* bad : {"soon", "0", "-3", "[1]"}) {
+    auto wrong = parse(std::string("services:\n  - name: a\n    model: resnet-50\n    traffic:\n      rps: 1\n      client_timeout_s: ") +
+                       bad + "\n    slo: {latency_p99_s: 1}\n");
+    ASSERT_FALSE(wrong.ok()) << bad;
+    EXPECT_EQ(wrong.error().field, "services.a.traffic.client_timeout_s") << bad;
+    EXPECT_EQ(wrong.error().line, 6) << bad;
+  }
+}
+
 TEST(Spec, TraceWithABadRowNamesItsLine) {
   auto dir = std::filesystem::temp_directory_path() / "gpuwise_spec_test";
   std::filesystem::create_directories(dir);

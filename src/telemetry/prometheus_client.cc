@@ -378,6 +378,12 @@ class PushDownReader {
              {kIdleMinutes, fmt::format("count_over_time(({} < {})[{}:1m])", util_, kIdleUtilPct, hour_)}}};
   }
 
+  // Their names in the statistics (--explain), in minute_queries' order.
+  static std::array<const char*, 2> minute_query_names(bool by_rule) {
+    if (by_rule) return {"fresh minutes (rule)", "idle minutes (rule)"};
+    return {"fresh minutes", "idle minutes"};
+  }
+
   // Requests for each query over each chunk of evaluation times.
   template <typename Queries>
   static std::vector<Request> over_chunks(const Queries& queries, const char* const* names,
@@ -415,6 +421,7 @@ class PushDownReader {
   std::optional<Error> read_aggregates() {
     const std::string& hour = hour_;
     const auto minutes = minute_queries(o_.use_recording_rules);
+    const auto minute_names = minute_query_names(o_.use_recording_rules);
     // Evaluated at the end of each hour over the hour before it.
     const std::pair<HourField, std::string> gpu_queries[] = {
         {kMean, "avg_over_time(" + util_ + "[" + hour + "])"},
@@ -427,9 +434,7 @@ class PushDownReader {
         {kImpossible, "(max_over_time(" + util_ + "[" + hour + "]) > 100) or (min_over_time(" + util_ + "[" + hour +
                           "]) < 0) or (min_over_time(" + memory_ + "[" + hour + "]) < 0)"},
     };
-    const char* gpu_names[] = {"mean", "count", o_.use_recording_rules ? "fresh minutes (rule)" : "fresh minutes",
-                               o_.use_recording_rules ? "idle minutes (rule)" : "idle minutes", "memory max", "memory p95",
-                               "impossible values"};
+    const char* gpu_names[] = {"mean", "count", minute_names[0], minute_names[1], "memory max", "memory p95", "impossible values"};
     // Host CPU from node_exporter, one series per instance, joined to the GPUs by host name.
     const std::pair<Metric, std::string> host_queries[] = {
         // A counter's rate over the hour is its mean rate in that hour.
@@ -491,8 +496,8 @@ class PushDownReader {
       for (size_t i = 0; i < hours_; ++i)
         if (unrecorded[i]) entry.hours[i][kFreshMinutes] = entry.hours[i][kIdleMinutes] = kUnknown;
     const auto subqueries = minute_queries(false);
-    const char* names[] = {"fresh minutes", "idle minutes"};
-    return run_and_take(over_chunks(subqueries, names, chunks),
+    const auto names = minute_query_names(false);
+    return run_and_take(over_chunks(subqueries, names.data(), chunks),
                         [&](size_t i, const QueryResult& result) { take_gpu_answer(subqueries[i / chunks.size()].first, result); });
   }
 

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -429,15 +430,16 @@ TEST(PrometheusAudit, AlibabaPodsThroughTheApiMatchTheFile) {
   std::filesystem::remove_all(dir);
 }
 
-// The per-series aggregates two push-down audits of the same server agree on.
-void expect_same_aggregates(const TelemetryAggregator& a, const TelemetryAggregator& b) {
+// The per-series aggregates two push-down audits of the same server agree on; idle samples to
+// within `idle_minutes`.
+void expect_same_aggregates(const TelemetryAggregator& a, const TelemetryAggregator& b, long long idle_minutes = 0) {
   ASSERT_EQ(a.series().size(), b.series().size());
   for (const auto& [id, x] : a.series()) {
     ASSERT_TRUE(b.series().count(id)) << id;
     const SeriesAggregate& y = b.series().at(id);
     EXPECT_EQ(x.util_samples, y.util_samples) << id;
     EXPECT_NEAR(x.mean_util(), y.mean_util(), 1e-9) << id;
-    EXPECT_EQ(x.idle_samples, y.idle_samples) << id;
+    EXPECT_LE(std::llabs(x.idle_samples - y.idle_samples), idle_minutes) << id;
     EXPECT_NEAR(x.coverage_hours(), y.coverage_hours(), 1e-9) << id;
     EXPECT_EQ(x.gaps(), y.gaps()) << id;
     EXPECT_NEAR(x.gap_hours(), y.gap_hours(), 1e-9) << id;
@@ -522,7 +524,13 @@ TEST(PrometheusAudit, RecordedIdleFlagAnswersAsTheSubqueriesDo) {
   bool rule_asked = false;
   for (const auto& [what, seconds] : rule_stats.seconds_by_query) rule_asked = rule_asked || what == "idle minutes (rule)";
   EXPECT_TRUE(rule_asked);
-  expect_same_aggregates(by_subqueries, by_rule);
+  // The rule's samples are stamped at its evaluation instants, a fixed offset into each minute
+  // (promtool's, or a live ruler's), so a rule hour holds the raw minutes [H - 1 h, H) where the
+  // subqueries' hold (H - 1 h, H]: the same minutes but the one where the rule starts (counted
+  // twice) and the range's last (not at all). A series idle at one and busy at the other is one
+  // idle minute off, whatever the hours between; every other aggregate is exact. Which series are
+  // depends on the hour the test runs at ("nights" differs at some, "flapping" at others).
+  expect_same_aggregates(by_subqueries, by_rule, 1);
   server.now();
   std::filesystem::remove_all(dir);
 }
