@@ -259,7 +259,9 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
               "own p99, a timed-out request counted as longer than any served) and no prompt is rejected; attainment is the "
               "share within all targets at once");
   a.push_back(client_timeout_text(service.traffic) +
-              "; a policy that falls behind loses those requests rather than holding them for ever");
+              (service.traffic.client_timeout_s > 0 ? "; a policy that falls behind loses those requests rather than holding "
+                                                      "them for ever"
+                                                    : ""));
   std::string replayed;
   for (const auto& p : report.policies)
     if (p.fast_forwarded_s > 0) replayed += fmt::format("{}{} {:.1f} h", replayed.empty() ? "" : ", ", p.name, p.fast_forwarded_s / 3600);

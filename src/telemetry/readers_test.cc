@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <map>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "telemetry/aggregate.h"
 
@@ -137,6 +139,29 @@ TEST(Telemetry, NotTelemetryIsAnError) {
 
 // The Alibaba GenAI duty-cycle series, aggregated by the audit's reader, against an independent
 // computation over the same CSV.
+// The long-CSV reader's cells trimmed by its fast path: a cell padded with spaces, tabs or a
+// Windows line end reads as the bare cell, in values, timestamps and series ids alike.
+TEST(Telemetry, LongCsvCellsPaddedWithBlanksReadAsTheBareCells) {
+  auto read = [](const std::string& name, const std::string& text) {
+    ReadOptions options;
+    options.long_csv.timestamp = "timestamp_anon";
+    options.long_csv.series = "container_ip";
+    options.long_csv.fixed_metric = "gpu_util_pct";
+    std::vector<std::tuple<std::string, double, double>> samples;
+    ReadStats stats;
+    auto error = read_telemetry(write(name, text), options,
+                                [&](const TelemetrySample& s) { samples.emplace_back(*s.series, s.time_s, s.value); }, stats);
+    EXPECT_FALSE(error) << error->to_string();
+    EXPECT_TRUE(stats.skipped.empty());
+    return samples;
+  };
+  const auto bare = read("bare.csv", "value,timestamp_anon,container_ip\n12.5,60,a1\n0,60,b2\n99,120,a1\n");
+  const auto padded = read("padded.csv", "value,timestamp_anon,container_ip\r\n 12.5 ,\t60, a1\r\n0\t, 60 ,b2 \r\n  99,120\t,\ta1\t\r\n");
+  ASSERT_EQ(bare.size(), 3u);
+  EXPECT_EQ(padded, bare);
+  EXPECT_EQ(std::get<2>(bare[0]), 12.5);
+}
+
 TEST(Telemetry, AlibabaDutyCycleMatchesAnIndependentComputation) {
   auto dir = std::filesystem::temp_directory_path() / "gpuwise_alibaba";
   std::filesystem::create_directories(dir);
