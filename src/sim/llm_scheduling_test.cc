@@ -52,6 +52,43 @@ ReplicaConfig llm_replica(LlmScheduler scheduler, long long kv_blocks, int block
   return c;
 }
 
+// 30-89 requests of 1-100 prompt and 1-80 output tokens, gaps exponential around mean_gap_s, a
+// burst_share of them at the instant of the one before.
+std::vector<Arrival> random_requests(Rng& rng, double mean_gap_s, double burst_share) {
+  std::vector<Arrival> list;
+  double t = 0;
+  const int requests = 30 + static_cast<int>(pick(rng, 60));
+  for (int i = 0; i < requests; ++i) {
+    t += burst_share > 0 && rng.uniform() < burst_share ? 0 : rng.exponential(mean_gap_s);
+    list.push_back({t, 1.0 + static_cast<double>(pick(rng, 100)), 1.0 + static_cast<double>(pick(rng, 80))});
+  }
+  return list;
+}
+
+// One of the four schedulers by seed, a KV cache of 20 to 20 + extra_blocks blocks of 4 tokens,
+// 1-8 sequences, a 64-token budget and context.
+ReplicaConfig random_small_replica(Rng& rng, uint64_t seed, long long extra_blocks) {
+  const LlmScheduler schedulers[] = {LlmScheduler::vllm_v0, LlmScheduler::vllm_v1, LlmScheduler::sarathi, LlmScheduler::orca};
+  ReplicaConfig c = llm_replica(schedulers[seed % 4], 20 + pick(rng, extra_blocks), 4, 1 + static_cast<int>(pick(rng, 8)), 64);
+  c.max_sequence_tokens = 64;
+  return c;
+}
+
+// Up to three replicas that start after a random delay (half that on a warm node), under a
+// scaler that asks for 0-3 of them at random at every scrape.
+ScalingOptions random_scaler(Rng& rng, uint64_t seed) {
+  ScalingOptions scaling;
+  scaling.interval_s = 0.05 + rng.uniform() * 0.2;
+  scaling.max_replicas = 3;
+  scaling.initial_replicas = static_cast<int>(pick(rng, 3));
+  scaling.start_s = rng.uniform() * 0.5;
+  scaling.warm_start_s = scaling.start_s / 2;
+  scaling.warm_pool = static_cast<int>(pick(rng, 2));
+  auto decisions = std::make_shared<Rng>(seed * 7919);
+  scaling.decide = [decisions](const ScaleObservation&) { return static_cast<int>(pick(*decisions, 4)); };
+  return scaling;
+}
+
 SimOptions checked_options() {
   SimOptions o;
   o.check_invariants = true;
@@ -155,28 +192,12 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
 TEST(LlmScheduling, InvariantsHoldWhileAutoscalingDrainsAndStartsReplicas) {
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     Rng rng(seed);
-    std::vector<Arrival> list;
-    double t = 0;
-    const int requests = 30 + static_cast<int>(pick(rng, 60));
-    for (int i = 0; i < requests; ++i) {
-      t += rng.exponential(0.05);
-      list.push_back({t, 1.0 + static_cast<double>(pick(rng, 100)), 1.0 + static_cast<double>(pick(rng, 80))});
-    }
-    const LlmScheduler schedulers[] = {LlmScheduler::vllm_v0, LlmScheduler::vllm_v1, LlmScheduler::sarathi, LlmScheduler::orca};
-    ReplicaConfig c = llm_replica(schedulers[seed % 4], 20 + pick(rng, 40), 4, 1 + static_cast<int>(pick(rng, 8)), 64);
-    c.max_sequence_tokens = 64;
+    const std::vector<Arrival> list = random_requests(rng, 0.05, 0);
+    const long long requests = static_cast<long long>(list.size());
+    ReplicaConfig c = random_small_replica(rng, seed, 40);
     SimOptions options = checked_options();
     options.router = Router::least_tokens;
-    ScalingOptions scaling;
-    scaling.interval_s = 0.05 + rng.uniform() * 0.2;
-    scaling.max_replicas = 3;
-    scaling.initial_replicas = static_cast<int>(pick(rng, 3));
-    scaling.start_s = rng.uniform() * 0.5;
-    scaling.warm_start_s = scaling.start_s / 2;
-    scaling.warm_pool = static_cast<int>(pick(rng, 2));
-    auto decisions = std::make_shared<Rng>(seed * 7919);
-    scaling.decide = [decisions](const ScaleObservation&) { return static_cast<int>(pick(*decisions, 4)); };
-    options.scaling = scaling;
+    options.scaling = random_scaler(rng, seed);
     ListArrivals arrivals(list);
     auto r = simulate(arrivals, {c}, options);
     ASSERT_TRUE(r.ok()) << fmt::format("seed {}: ", seed) << r.error().to_string();
@@ -191,30 +212,15 @@ TEST(LlmScheduling, InvariantsHoldWhenClientsGiveUp) {
   long long timed_out = 0, served = 0;
   for (uint64_t seed = 1; seed <= 600; ++seed) {
     Rng rng(seed);
-    std::vector<Arrival> list;
-    double t = 0;
-    const int requests = 30 + static_cast<int>(pick(rng, 60));
-    for (int i = 0; i < requests; ++i) {
-      t += rng.uniform() < 0.3 ? 0 : rng.exponential(0.01);
-      list.push_back({t, 1.0 + static_cast<double>(pick(rng, 100)), 1.0 + static_cast<double>(pick(rng, 80))});
-    }
-    const LlmScheduler schedulers[] = {LlmScheduler::vllm_v0, LlmScheduler::vllm_v1, LlmScheduler::sarathi, LlmScheduler::orca};
-    ReplicaConfig c = llm_replica(schedulers[seed % 4], 20 + pick(rng, 60), 4, 1 + static_cast<int>(pick(rng, 8)), 64);
-    c.max_sequence_tokens = 64;
+    const std::vector<Arrival> list = random_requests(rng, 0.01, 0.3);
+    const long long requests = static_cast<long long>(list.size());
+    ReplicaConfig c = random_small_replica(rng, seed, 60);
     SimOptions options = checked_options();
     options.router = Router::least_tokens;
     options.client_timeout_s = 0.02 + rng.uniform() * 0.3;
     std::vector<ReplicaConfig> configs{c};
     if (seed % 2) {
-      ScalingOptions scaling;
-      scaling.interval_s = 0.05 + rng.uniform() * 0.2;
-      scaling.max_replicas = 3;
-      scaling.initial_replicas = static_cast<int>(pick(rng, 3));
-      scaling.start_s = rng.uniform() * 0.5;
-      scaling.warm_start_s = scaling.start_s / 2;
-      auto decisions = std::make_shared<Rng>(seed * 7919);
-      scaling.decide = [decisions](const ScaleObservation&) { return static_cast<int>(pick(*decisions, 4)); };
-      options.scaling = scaling;
+      options.scaling = random_scaler(rng, seed);
     } else if (seed % 3 == 0) {
       configs.push_back(c);
     }
