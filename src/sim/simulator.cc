@@ -263,10 +263,7 @@ class Simulation {
     return options_.client_timeout_s > 0 && q.scheduled < 0 && t - q.arrival >= options_.client_timeout_s;
   }
   void give_up(int id, ReplicaState* r) {
-    if (r) {
-      load(*r).outstanding--;
-      load(*r).outstanding_tokens -= pool_[id].input + pool_[id].output;
-    }
+    if (r) unassign(id, *r);
     ++timed_out_;
     --in_flight_;
     pool_.release(id);
@@ -325,6 +322,12 @@ class Simulation {
     state.waiting.push_back(id);
     load(state).outstanding++;
     load(state).outstanding_tokens += pool_[id].input + pool_[id].output;
+  }
+
+  // The router's count of a request on its replica, taken off when the request leaves it.
+  void unassign(int id, ReplicaState& r) {
+    load(r).outstanding--;
+    load(r).outstanding_tokens -= pool_[id].input + pool_[id].output;
   }
 
   // Autoscaling: what the pool looked like over the last interval, the scaler's answer, and
@@ -692,8 +695,7 @@ class Simulation {
       r.outage = index;
       --ready_;
       for (int id : r.waiting) {
-        load(r).outstanding--;
-        load(r).outstanding_tokens -= pool_[id].input + pool_[id].output;
+        unassign(id, r);
         moved.push_back(id);
       }
       r.waiting.clear();
@@ -1134,8 +1136,7 @@ class Simulation {
   void reject(int id, ReplicaState& r) {
     const Request& q = pool_[id];
     tokens_finished_ += q.generated;
-    load(r).outstanding--;
-    load(r).outstanding_tokens -= q.input + q.output;
+    unassign(id, r);
     ++rejected_;
     --in_flight_;
     pool_.release(id);
@@ -1235,8 +1236,7 @@ class Simulation {
     bool good = (!slo.latency_p99_s || latency <= *slo.latency_p99_s) && (!slo.e2e_p99_s || latency <= *slo.e2e_p99_s) &&
                 (!slo.ttft_p99_s || ttft <= *slo.ttft_p99_s) && (!slo.tpot_p99_s || q.output <= 1 || tpot <= *slo.tpot_p99_s);
     if (good) ++good_;
-    load(r).outstanding--;
-    load(r).outstanding_tokens -= q.input + q.output;
+    unassign(id, r);
     r.stats.requests++;
     ++completed_;
     --in_flight_;
