@@ -85,6 +85,15 @@ void print_roofline_errors(const std::vector<gw::Measurement>& ms, const std::ve
              engine_loo_errors.size(), engine_median * 100, engine_worst * 100);
 }
 
+// A published table's short name, from its source URL.
+std::string source_label(const std::string& source) {
+  if (source.find("perf-overview") != std::string::npos) return "TensorRT-LLM v1.0 throughput (2025)";
+  if (source.find("v0.6.1") != std::string::npos) return "TensorRT-LLM v0.6.1 static batches (2023)";
+  if (source.find("0.5.0") != std::string::npos) return "TensorRT-LLM v0.5 first tokens (2023)";
+  if (source.find("nim") != std::string::npos) return "NIM 1.8 at concurrency 1 (2025)";
+  return source.substr(0, 44);
+}
+
 // (b) Returns whether the held-out error is within its budget.
 bool by_operator_within_budget(const std::vector<gw::Measurement>& ms, const std::vector<gw::ModelArch>& models,
                                const gw::Result<gw::Catalog>& catalog) {
@@ -119,6 +128,7 @@ bool by_operator_within_budget(const std::vector<gw::Measurement>& ms, const std
   }
   double fitted_scale = (lo + hi) / 2, shipped_scale = gw::EfficiencyFactors::kOperatorCompute8bitScale;
   std::vector<double> held_out, held_out_16, held_out_8, fit_errors, shipped_errors;
+  std::map<std::string, std::vector<double>> held_out_by_source;
   fmt::print("\n(b) by operator, end to end against published rows (8-bit GEMM scale fitted on the fit half: {:.3f}; "
              "shipped {:.3f})\n", fitted_scale, shipped_scale);
   for (size_t i : llm_rows) {
@@ -133,6 +143,7 @@ bool by_operator_within_budget(const std::vector<gw::Measurement>& ms, const std
     } else {
       held_out.push_back(std::fabs(e));
       (sixteen ? held_out_16 : held_out_8).push_back(std::fabs(e));
+      held_out_by_source[source_label(m.source)].push_back(std::fabs(e));
     }
     double roofline = gw::predict_latency_ms(m, models[i], *catalog.value().find_accelerator(m.accelerator),
                                              gw::default_efficiency(*catalog.value().find_accelerator(m.accelerator)));
@@ -140,6 +151,14 @@ bool by_operator_within_budget(const std::vector<gw::Measurement>& ms, const std
                "{:>10.2f} ms ({:+.1f}%), roofline {:>10.2f} ms ({:+.1f}%)\n",
                in_fit ? "fit" : "held", m.accelerator, m.model, gw::precision_name(m.precision), m.tensor_parallel, m.phase,
                m.batch, m.tokens, m.output_tokens, m.latency_ms, op_ms, 100 * e, roofline, 100 * (roofline / m.latency_ms - 1));
+  }
+  // Held out, by where the rows come from: engines of 2023 (TensorRT-LLM v0.5/v0.6.1) and of 2025
+  // (NIM 1.8, TensorRT-LLM v1.0) separately.
+  fmt::print("  held out by source:\n");
+  for (const auto& [label, errors] : held_out_by_source) {
+    auto [median, worst] = summarize(errors);
+    fmt::print("    {:<44} {:>2} rows: median |error| {:>5.1f}%, worst {:>5.1f}%\n", label, errors.size(), 100 * median,
+               100 * worst);
   }
   auto [h_median, h_worst] = summarize(held_out);
   auto [h16_median, h16_worst] = summarize(held_out_16);

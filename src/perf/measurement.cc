@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <limits>
 #include <map>
 
 #include "core/csv.h"
@@ -43,10 +44,12 @@ Result<std::vector<Measurement>> read_measurements(std::string_view text, const 
       if (!p) return Error{file, row.line, "precision", "'" + precision + "' is not one of " + precision_choices()};
       m.precision = *p;
     }
-    if (m.phase != "prefill" && m.phase != "decode" && m.phase != "static" && m.phase != "items")
-      return Error{file, row.line, "phase", "'" + m.phase + "' is not one of prefill, decode, static, items"};
-    if (m.phase == "static" && m.output_tokens < 1)
-      return Error{file, row.line, "output_tokens", "a static batch needs output_tokens >= 1"};
+    if (m.phase != "prefill" && m.phase != "decode" && m.phase != "static" && m.phase != "items" && m.phase != "throughput")
+      return Error{file, row.line, "phase", "'" + m.phase + "' is not one of prefill, decode, static, items, throughput"};
+    if ((m.phase == "static" || m.phase == "throughput") && m.output_tokens < 1)
+      return Error{file, row.line, "output_tokens", "a " + m.phase + " row needs output_tokens >= 1"};
+    if (m.phase == "throughput" && m.tokens < 1)
+      return Error{file, row.line, "tokens", "a throughput row needs tokens (input tokens per request) >= 1"};
     out.push_back(m);
   }
   if (out.empty()) return Error{file, 0, "", "no measurements"};
@@ -63,6 +66,16 @@ double predict_latency_ms(const Measurement& m, const ModelArch& arch, const Acc
   // Engines that run fp8 weights keep an fp8 KV cache (TensorRT-LLM --fp8_kv_cache).
   setup.kv_precision = m.precision == Precision::fp8 ? Precision::fp8 : Precision::bf16;
   setup.efficiency = factors;
+  if (m.phase == "throughput") {
+    // The replica's KV cache sized as plans size it; the engine admits at most `batch`.
+    double free = kv_cache_free_bytes(arch, accelerator, setup.weight_precision, setup.kv_precision, m.tensor_parallel);
+    InferenceMemoryOptions kv;
+    kv.tensor_parallel = m.tensor_parallel;
+    kv.kv_precision = setup.kv_precision;
+    double kv_bytes_per_token = estimate_inference(arch, kv).kv_cache_bytes_per_token;
+    Throughput t = continuous_max_throughput(arch, setup, kv_bytes_per_token, free, m.tokens, m.output_tokens, m.batch);
+    return t.tokens_per_s > 0 ? 1e3 / t.tokens_per_s : std::numeric_limits<double>::infinity();
+  }
   if (m.phase == "prefill") return prefill_step(arch, setup, m.batch, m.tokens).time_s * 1e3;
   if (m.phase == "decode") return decode_step(arch, setup, m.batch, m.tokens).time_s * 1e3;
   if (m.phase == "static")

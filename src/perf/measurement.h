@@ -18,10 +18,14 @@ struct Measurement {
   std::string model;        // preset name or config path
   Precision precision = Precision::bf16;
   int tensor_parallel = 1;
-  std::string phase;        // prefill, decode, static, items
+  // prefill, decode, static (a batch of `batch` requests run together, latency_ms for all of it),
+  // items, throughput (requests of `tokens` in and `output_tokens` out at maximum load with
+  // continuous batching, at most `batch` at once; latency_ms = 1,000 / output tokens per second of
+  // one tp-way replica)
+  std::string phase;
   double batch = 1;
-  double tokens = 0;         // prompt (prefill, static), context (decode), tokens per item (items)
-  double output_tokens = 0;  // static batches
+  double tokens = 0;         // prompt (prefill, static, throughput), context (decode), tokens per item (items)
+  double output_tokens = 0;  // static, throughput
   double latency_ms = 0;
   std::string source;
 };

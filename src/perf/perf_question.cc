@@ -65,17 +65,10 @@ std::optional<Error> llm_throughput(const ModelArch& arch, const Accelerator* ac
     if (arch.num_heads % layout_tp != 0) return std::nullopt;
     PerfSetup layout_setup = setup;
     layout_setup.tensor_parallel = layout_tp;
-    InferenceMemoryOptions memory;
-    memory.weight_precision = *precision;
-    memory.kv_precision = setup.kv_precision;
-    memory.tensor_parallel = layout_tp;
-    memory.context = 2048;
-    memory.batch = 1;
     Layout l;
     l.tp = layout_tp;
     l.replicas = o.count > 0 ? std::max(1, o.count / layout_tp) : 1;
-    l.memory = estimate_inference(arch, memory);
-    double free = accelerator->memory_bytes() * kUsableMemoryFraction - l.memory.weights_bytes - l.memory.activation_bytes - l.memory.overhead_bytes;
+    double free = kv_cache_free_bytes(arch, *accelerator, *precision, setup.kv_precision, layout_tp, &l.memory);
     if (free <= 0) return std::nullopt;
     l.throughput = continuous_max_throughput(arch, layout_setup, l.memory.kv_cache_bytes_per_token, free, o.input_tokens,
                                              o.output_tokens, o.max_batch);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/serving_defaults.h"
+
 namespace gw {
 
 Throughput static_batch_throughput(const ModelArch& arch, const PerfSetup& setup, double batch, double input_tokens,
@@ -21,6 +23,19 @@ Throughput static_batch_throughput(const ModelArch& arch, const PerfSetup& setup
   t.requests_per_s = batch / total;
   t.bound = steps * decode.time_s > prefill.time_s ? decode.bound : prefill.bound;
   return t;
+}
+
+double kv_cache_free_bytes(const ModelArch& arch, const Accelerator& accelerator, Precision weights, Precision kv,
+                           int tensor_parallel, MemoryEstimate* memory) {
+  InferenceMemoryOptions options;
+  options.weight_precision = weights;
+  options.kv_precision = kv;
+  options.tensor_parallel = tensor_parallel;
+  options.context = 2048;  // activations sized for a 2,048-token chunk
+  options.batch = 1;
+  MemoryEstimate e = estimate_inference(arch, options);
+  if (memory) *memory = e;
+  return accelerator.memory_bytes() * kUsableMemoryFraction - e.weights_bytes - e.activation_bytes - e.overhead_bytes;
 }
 
 Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& setup, double kv_bytes_per_token,

@@ -2,6 +2,7 @@
 // step together) and continuous batching at the largest batch the KV cache allows.
 #pragma once
 
+#include "model/memory.h"
 #include "perf/step_time.h"
 
 namespace gw {
@@ -21,6 +22,12 @@ struct Throughput {
 // output_tokens - 1 decode steps at a growing context.
 Throughput static_batch_throughput(const ModelArch& arch, const PerfSetup& setup, double batch, double input_tokens,
                                    double output_tokens);
+
+// The KV cache's room on each device of a tp-way replica: the usable share of device memory
+// (kUsableMemoryFraction) less weights, activations and runtime overhead, as plans size it;
+// <= 0 when the weights do not fit. memory: the estimate it came from.
+double kv_cache_free_bytes(const ModelArch& arch, const Accelerator& accelerator, Precision weights, Precision kv,
+                           int tensor_parallel, MemoryEstimate* memory = nullptr);
 
 // Continuous batching at the largest batch that fits: KV cache for batch x (input + output)
 // within free_bytes (device memory left after weights, activations and overhead), at most

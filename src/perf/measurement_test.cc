@@ -1,0 +1,86 @@
+#include "perf/measurement.h"
+
+#include <gtest/gtest.h>
+
+#include "model/presets.h"
+#include "perf/layer_operators.h"
+#include "perf/throughput.h"
+
+namespace gw {
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::embedded().value();
+  return c;
+}
+
+const char* kHeader = "accelerator,model,precision,tp,phase,batch,tokens,output_tokens,latency_ms\n";
+
+TEST(Measurements, ThroughputRowsReadWithTheirLengths) {
+  auto ms = read_measurements(std::string(kHeader) + "H100,llama-3.1-70b,fp8,2,throughput,4096,1000,2000,0.24\n",
+                              "m.csv", catalog());
+  ASSERT_TRUE(ms.ok()) << ms.error().to_string();
+  const Measurement& m = ms.value().front();
+  EXPECT_EQ(m.phase, "throughput");
+  EXPECT_EQ(m.tensor_parallel, 2);
+  EXPECT_DOUBLE_EQ(m.tokens, 1000);
+  EXPECT_DOUBLE_EQ(m.output_tokens, 2000);
+  EXPECT_DOUBLE_EQ(m.batch, 4096);
+}
+
+TEST(Measurements, ThroughputRowsWithoutLengthsNameTheLineAndField) {
+  auto no_output = read_measurements(std::string(kHeader) + "H100,llama-3.1-8b,fp8,1,throughput,4096,128,,0.04\n",
+                                     "m.csv", catalog());
+  ASSERT_FALSE(no_output.ok());
+  EXPECT_EQ(no_output.error().line, 2);
+  EXPECT_EQ(no_output.error().field, "output_tokens");
+  auto no_input = read_measurements(std::string(kHeader) + "H100,llama-3.1-8b,fp8,1,throughput,4096,0,128,0.04\n",
+                                    "m.csv", catalog());
+  ASSERT_FALSE(no_input.ok());
+  EXPECT_EQ(no_input.error().field, "tokens");
+  auto bad_phase = read_measurements(std::string(kHeader) + "H100,llama-3.1-8b,fp8,1,offline,4096,128,128,0.04\n",
+                                     "m.csv", catalog());
+  ASSERT_FALSE(bad_phase.ok());
+  EXPECT_NE(bad_phase.error().message.find("throughput"), std::string::npos) << bad_phase.error().message;
+}
+
+// A throughput row is predicted as continuous batching at the largest batch the replica's KV
+// cache holds, capped by the row's batch: milliseconds per output token of the replica.
+TEST(Measurements, ThroughputPredictionIsContinuousBatchingAtTheKvCacheLimit) {
+  const Accelerator& h100 = *catalog().find_accelerator("H100");
+  ModelArch arch = resolve_model("llama-3.1-8b").value();
+  auto row = [&](double batch_cap) {
+    Measurement m;
+    m.accelerator = h100.name;
+    m.model = "llama-3.1-8b";
+    m.precision = Precision::fp8;
+    m.phase = "throughput";
+    m.batch = batch_cap;
+    m.tokens = 128;
+    m.output_tokens = 2048;
+    m.latency_ms = 1;
+    return predict_latency_ms(m, arch, h100, default_efficiency(h100), true);
+  };
+  double uncapped = row(4096), capped = row(16), one = row(1);
+  // The KV cache holds a few hundred 2,176-token sequences on one H100 in fp8: far below 4,096.
+  double free = kv_cache_free_bytes(arch, h100, Precision::fp8, Precision::fp8, 1);
+  EXPECT_GT(free, 40e9);
+  EXPECT_LT(free, 80e9);
+  EXPECT_DOUBLE_EQ(row(100000), uncapped);  // beyond the cache's limit the cap no longer binds
+  // More sequences at once: more tokens per second, so fewer milliseconds per token.
+  EXPECT_LT(uncapped, capped / 4);
+  EXPECT_LT(capped, one / 4);
+  // One sequence at a time: a decode step per token, plus its prompt's share (a prefill of 128
+  // tokens every 2,048 steps), so about one batch-1 decode step.
+  PerfSetup setup;
+  setup.accelerator = &h100;
+  setup.weight_precision = Precision::fp8;
+  setup.kv_precision = Precision::fp8;
+  use_layer_operators(setup, nullptr);
+  setup.efficiency = default_efficiency(h100);
+  double decode_ms = decode_step(arch, setup, 1, 128 + 1024).time_s * 1e3;
+  EXPECT_NEAR(one / decode_ms, 1.0, 0.05);
+}
+
+}  // namespace
+}  // namespace gw
