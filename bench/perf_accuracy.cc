@@ -1,6 +1,6 @@
 // The step-time model's error against published measurements (bench/perf_measurements.csv):
-// uncalibrated (family defaults), and calibrated per accelerator with each measurement left out
-// of its own fit; then (b): the per-operator model end to end, held out. Prints every row, the
+// uncalibrated (family defaults), and calibrated per accelerator, cross-validated (each row
+// predicted by factors fitted without it); then (b): the per-operator model end to end, held out. Prints every row, the
 // median and worst absolute errors, and exits 1 when (b) misses its budget (median 12%, worst 35%).
 #include <algorithm>
 #include <cmath>
@@ -21,72 +21,85 @@ std::pair<double, double> summarize(std::vector<double> errors) {
   return std::make_pair(median, errors.back());
 }
 
-// (a) The roofline with the family defaults, and calibrated per accelerator with each row left
-// out of its own fit (over all rows, and within one engine's table).
+// Cross-validated predictions: rows are grouped by group(i); within a group, row k of n falls in
+// fold k mod min(5, n), and each fold is predicted with factors fitted on the group's other folds
+// (leave-one-out for groups of five rows or fewer). NaN where a group has fewer than 4 rows.
+template <class Group>
+std::vector<double> cross_validated_ms(const std::vector<gw::Measurement>& ms, const std::vector<gw::ModelArch>& models,
+                                       const gw::Result<gw::Catalog>& catalog, Group group) {
+  std::vector<double> predicted(ms.size(), std::nan(""));
+  std::map<std::string, std::vector<size_t>> groups;
+  for (size_t i = 0; i < ms.size(); ++i) groups[group(ms[i])].push_back(i);
+  for (const auto& [key, rows] : groups) {
+    if (rows.size() < 4) continue;
+    const size_t folds = std::min<size_t>(5, rows.size());
+    const gw::Accelerator& a = *catalog.value().find_accelerator(ms[rows.front()].accelerator);
+    for (size_t fold = 0; fold < folds; ++fold) {
+      std::vector<gw::Measurement> rest;
+      std::vector<gw::ModelArch> rest_models;
+      for (size_t k = 0; k < rows.size(); ++k)
+        if (k % folds != fold) {
+          rest.push_back(ms[rows[k]]);
+          rest_models.push_back(models[rows[k]]);
+        }
+      auto fit = gw::fit_efficiency(rest, rest_models, a, gw::default_efficiency(a));
+      for (size_t k = fold; k < rows.size(); k += folds)
+        predicted[rows[k]] = gw::predict_latency_ms(ms[rows[k]], models[rows[k]], a, fit.factors);
+    }
+  }
+  return predicted;
+}
+
+// (a) The roofline with the family defaults, and calibrated per accelerator, cross-validated (over
+// all its rows, and within one engine's table).
 void print_roofline_errors(const std::vector<gw::Measurement>& ms, const std::vector<gw::ModelArch>& models,
                            const gw::Result<gw::Catalog>& catalog) {
-  std::vector<double> raw_errors, loo_errors, engine_loo_errors;
-  fmt::print("{:<10} {:<14} {:<5} {:>2} {:<8} {:>5} {:>6} {:>5} {:>12} {:>12} {:>8} {:>12} {:>8} {:>8}\n", "gpu", "model",
-             "prec", "tp", "phase", "batch", "tokens", "out", "measured_ms", "model_ms", "error", "loo_cal_ms", "error", "same_src");
+  std::vector<double> raw_errors, cv_errors, engine_cv_errors;
+  std::vector<double> per_gpu = cross_validated_ms(ms, models, catalog, [](const gw::Measurement& m) { return m.accelerator; });
+  std::vector<double> per_table = cross_validated_ms(
+      ms, models, catalog, [](const gw::Measurement& m) { return m.accelerator + "|" + m.source; });
+  fmt::print("{:<10} {:<14} {:<5} {:>2} {:<10} {:>5} {:>6} {:>5} {:>12} {:>12} {:>8} {:>12} {:>8} {:>8}\n", "gpu", "model",
+             "prec", "tp", "phase", "batch", "tokens", "out", "measured_ms", "model_ms", "error", "cv_cal_ms", "error", "same_src");
   for (size_t i = 0; i < ms.size(); ++i) {
     const auto& m = ms[i];
     const gw::Accelerator& a = *catalog.value().find_accelerator(m.accelerator);
     double predicted = gw::predict_latency_ms(m, models[i], a, gw::default_efficiency(a));
     double raw = predicted / m.latency_ms - 1;
     raw_errors.push_back(std::fabs(raw));
-    // Leave-one-out: fit this accelerator's factors on its other measurements.
-    std::vector<gw::Measurement> rest;
-    std::vector<gw::ModelArch> rest_models;
-    for (size_t j = 0; j < ms.size(); ++j)
-      if (j != i && ms[j].accelerator == m.accelerator) {
-        rest.push_back(ms[j]);
-        rest_models.push_back(models[j]);
-      }
-    std::string loo_text = "-", loo_error = "-";
-    if (rest.size() >= 3) {
-      auto fit = gw::fit_efficiency(rest, rest_models, a, gw::default_efficiency(a));
-      double calibrated = gw::predict_latency_ms(m, models[i], a, fit.factors);
-      double loo = calibrated / m.latency_ms - 1;
-      loo_errors.push_back(std::fabs(loo));
-      loo_text = fmt::format("{:.2f}", calibrated);
-      loo_error = fmt::format("{:+.1f}%", loo * 100);
+    std::string cv_text = "-", cv_error = "-", engine_error = "-";
+    if (!std::isnan(per_gpu[i])) {
+      double e = per_gpu[i] / m.latency_ms - 1;
+      cv_errors.push_back(std::fabs(e));
+      cv_text = fmt::format("{:.2f}", per_gpu[i]);
+      cv_error = fmt::format("{:+.1f}%", e * 100);
     }
-    // Leave-one-out within one engine's table for this accelerator (one source), as a user
-    // calibrating on their own engine would.
-    std::vector<gw::Measurement> same;
-    std::vector<gw::ModelArch> same_models;
-    for (size_t j = 0; j < ms.size(); ++j)
-      if (j != i && ms[j].accelerator == m.accelerator && ms[j].source == m.source) {
-        same.push_back(ms[j]);
-        same_models.push_back(models[j]);
-      }
-    std::string engine_error = "-";
-    if (same.size() >= 3) {
-      auto fit = gw::fit_efficiency(same, same_models, a, gw::default_efficiency(a));
-      double e = gw::predict_latency_ms(m, models[i], a, fit.factors) / m.latency_ms - 1;
-      engine_loo_errors.push_back(std::fabs(e));
+    if (!std::isnan(per_table[i])) {
+      double e = per_table[i] / m.latency_ms - 1;
+      engine_cv_errors.push_back(std::fabs(e));
       engine_error = fmt::format("{:+.1f}%", e * 100);
     }
-    fmt::print("{:<10} {:<14} {:<5} {:>2} {:<8} {:>5} {:>6} {:>5} {:>12.2f} {:>12.2f} {:>+7.1f}% {:>12} {:>8} {:>8}\n",
+    fmt::print("{:<10} {:<14} {:<5} {:>2} {:<10} {:>5} {:>6} {:>5} {:>12.2f} {:>12.2f} {:>+7.1f}% {:>12} {:>8} {:>8}\n",
                m.accelerator, m.model, gw::precision_name(m.precision), m.tensor_parallel, m.phase, m.batch, m.tokens,
-               m.output_tokens, m.latency_ms, predicted, raw * 100, loo_text, loo_error, engine_error);
+               m.output_tokens, m.latency_ms, predicted, raw * 100, cv_text, cv_error, engine_error);
   }
   auto [raw_median, raw_worst] = summarize(raw_errors);
-  auto [loo_median, loo_worst] = summarize(loo_errors);
-  std::map<std::string, int> per_gpu;
-  for (const auto& m : ms) ++per_gpu[m.accelerator];
-  fmt::print("\n{} measurements on {} accelerators\n", ms.size(), per_gpu.size());
+  auto [cv_median, cv_worst] = summarize(cv_errors);
+  std::map<std::string, int> gpus;
+  for (const auto& m : ms) ++gpus[m.accelerator];
+  fmt::print("\n{} measurements on {} accelerators\n", ms.size(), gpus.size());
   fmt::print("uncalibrated (family defaults):        median |error| {:.1f}%, worst {:.1f}%  (target <= 15%)\n",
              raw_median * 100, raw_worst * 100);
-  fmt::print("calibrated per GPU, leave-one-out:      median |error| {:.1f}%, worst {:.1f}%  (target <= 5%)\n",
-             loo_median * 100, loo_worst * 100);
-  auto [engine_median, engine_worst] = summarize(engine_loo_errors);
-  fmt::print("calibrated per GPU on one engine's table, leave-one-out ({} rows): median |error| {:.1f}%, worst {:.1f}%  (target <= 5%)\n",
-             engine_loo_errors.size(), engine_median * 100, engine_worst * 100);
+  fmt::print("calibrated per GPU, 5-fold cross-validated ({} rows): median |error| {:.1f}%, worst {:.1f}%  (target <= 5%)\n",
+             cv_errors.size(), cv_median * 100, cv_worst * 100);
+  auto [engine_median, engine_worst] = summarize(engine_cv_errors);
+  fmt::print("calibrated per GPU on one engine's table, 5-fold cross-validated ({} rows): median |error| {:.1f}%, worst "
+             "{:.1f}%  (target <= 5%)\n",
+             engine_cv_errors.size(), engine_median * 100, engine_worst * 100);
 }
 
 // A published table's short name, from its source URL.
 std::string source_label(const std::string& source) {
+  if (source.find("v0.17 throughput") != std::string::npos) return "TensorRT-LLM v0.17 throughput (2025)";
   if (source.find("perf-overview") != std::string::npos) return "TensorRT-LLM v1.0 throughput (2025)";
   if (source.find("v0.6.1") != std::string::npos) return "TensorRT-LLM v0.6.1 static batches (2023)";
   if (source.find("0.5.0") != std::string::npos) return "TensorRT-LLM v0.5 first tokens (2023)";
@@ -129,6 +142,7 @@ bool by_operator_within_budget(const std::vector<gw::Measurement>& ms, const std
   double fitted_scale = (lo + hi) / 2, shipped_scale = gw::EfficiencyFactors::kOperatorCompute8bitScale;
   std::vector<double> held_out, held_out_16, held_out_8, fit_errors, shipped_errors;
   std::map<std::string, std::vector<double>> held_out_by_source;
+  std::vector<double> held_out_dense, held_out_moe;
   fmt::print("\n(b) by operator, end to end against published rows (8-bit GEMM scale fitted on the fit half: {:.3f}; "
              "shipped {:.3f})\n", fitted_scale, shipped_scale);
   for (size_t i : llm_rows) {
@@ -144,6 +158,7 @@ bool by_operator_within_budget(const std::vector<gw::Measurement>& ms, const std
       held_out.push_back(std::fabs(e));
       (sixteen ? held_out_16 : held_out_8).push_back(std::fabs(e));
       held_out_by_source[source_label(m.source)].push_back(std::fabs(e));
+      (models[i].is_moe() ? held_out_moe : held_out_dense).push_back(std::fabs(e));
     }
     double roofline = gw::predict_latency_ms(m, models[i], *catalog.value().find_accelerator(m.accelerator),
                                              gw::default_efficiency(*catalog.value().find_accelerator(m.accelerator)));
@@ -158,6 +173,15 @@ bool by_operator_within_budget(const std::vector<gw::Measurement>& ms, const std
   for (const auto& [label, errors] : held_out_by_source) {
     auto [median, worst] = summarize(errors);
     fmt::print("    {:<44} {:>2} rows: median |error| {:>5.1f}%, worst {:>5.1f}%\n", label, errors.size(), 100 * median,
+               100 * worst);
+  }
+  // Dense models are timed by operator; MoE layers have no operator model and take the
+  // whole-step roofline.
+  for (const auto& [label, errors] : {std::pair{"dense, by operator", &held_out_dense},
+                                      std::pair{"MoE, whole-step roofline", &held_out_moe}}) {
+    if (errors->empty()) continue;
+    auto [median, worst] = summarize(*errors);
+    fmt::print("    {:<44} {:>2} rows: median |error| {:>5.1f}%, worst {:>5.1f}%\n", label, errors->size(), 100 * median,
                100 * worst);
   }
   auto [h_median, h_worst] = summarize(held_out);

@@ -33,6 +33,7 @@ Result<std::vector<Measurement>> read_measurements(std::string_view text, const 
     m.output_tokens = record.optional_number("output_tokens", 0, 1e8).value_or(0);
     m.latency_ms = record.number("latency_ms", 1e-6, 1e9);
     m.tensor_parallel = static_cast<int>(record.optional_number("tp", 1, 1024).value_or(1));
+    m.kv_memory_fraction = record.optional_number("kv_memory_fraction", 0.01, 1).value_or(0);
     m.source = record.text("source");
     if (!record.ok()) return record.error();
     const Accelerator* a = catalog.find_accelerator(accelerator);
@@ -67,8 +68,10 @@ double predict_latency_ms(const Measurement& m, const ModelArch& arch, const Acc
   setup.kv_precision = m.precision == Precision::fp8 ? Precision::fp8 : Precision::bf16;
   setup.efficiency = factors;
   if (m.phase == "throughput") {
-    // The replica's KV cache sized as plans size it; the engine admits at most `batch`.
-    double free = kv_cache_free_bytes(arch, accelerator, setup.weight_precision, setup.kv_precision, m.tensor_parallel);
+    // The replica's KV cache sized as the row's engine sizes it (else as plans do); the engine
+    // admits at most `batch`.
+    double free = kv_cache_free_bytes(arch, accelerator, setup.weight_precision, setup.kv_precision, m.tensor_parallel,
+                                      nullptr, m.kv_memory_fraction);
     InferenceMemoryOptions kv;
     kv.tensor_parallel = m.tensor_parallel;
     kv.kv_precision = setup.kv_precision;

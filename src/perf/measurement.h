@@ -1,5 +1,5 @@
 // Measured latencies (CSV: accelerator, model, phase, batch, tokens, latency_ms, and optionally
-// precision, tp, output_tokens), the step-time model's prediction for each, and the fit of
+// precision, tp, output_tokens, kv_memory_fraction), the step-time model's prediction for each, and the fit of
 // per-accelerator efficiency factors to them (`gpuwise calibrate`).
 #pragma once
 
@@ -27,6 +27,9 @@ struct Measurement {
   double tokens = 0;         // prompt (prefill, static, throughput), context (decode), tokens per item (items)
   double output_tokens = 0;  // static, throughput
   double latency_ms = 0;
+  // Throughput rows: the share of the memory left after weights, activations and runtime that the
+  // engine gives its KV cache (TensorRT-LLM's kv_cache_free_gpu_mem_fraction); 0: as plans size it.
+  double kv_memory_fraction = 0;
   std::string source;
 };
 

@@ -67,6 +67,12 @@ TEST(Measurements, ThroughputPredictionIsContinuousBatchingAtTheKvCacheLimit) {
   EXPECT_GT(free, 40e9);
   EXPECT_LT(free, 80e9);
   EXPECT_DOUBLE_EQ(row(100000), uncapped);  // beyond the cache's limit the cap no longer binds
+  // An engine that gives its KV cache 95% of what the weights leave (TensorRT-LLM's
+  // kv_cache_free_gpu_mem_fraction) sizes it from the same estimate.
+  MemoryEstimate e;
+  double engine_free = kv_cache_free_bytes(arch, h100, Precision::fp8, Precision::fp8, 1, &e, 0.95);
+  EXPECT_NEAR(engine_free, 0.95 * (h100.memory_bytes() - e.weights_bytes - e.activation_bytes - e.overhead_bytes), 1);
+  EXPECT_GT(engine_free, free);  // 95% of what is left is more than 90% of the device less the weights
   // More sequences at once: more tokens per second, so fewer milliseconds per token.
   EXPECT_LT(uncapped, capped / 4);
   EXPECT_LT(capped, one / 4);

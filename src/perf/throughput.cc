@@ -26,7 +26,7 @@ Throughput static_batch_throughput(const ModelArch& arch, const PerfSetup& setup
 }
 
 double kv_cache_free_bytes(const ModelArch& arch, const Accelerator& accelerator, Precision weights, Precision kv,
-                           int tensor_parallel, MemoryEstimate* memory) {
+                           int tensor_parallel, MemoryEstimate* memory, double share_of_free) {
   InferenceMemoryOptions options;
   options.weight_precision = weights;
   options.kv_precision = kv;
@@ -35,7 +35,9 @@ double kv_cache_free_bytes(const ModelArch& arch, const Accelerator& accelerator
   options.batch = 1;
   MemoryEstimate e = estimate_inference(arch, options);
   if (memory) *memory = e;
-  return accelerator.memory_bytes() * kUsableMemoryFraction - e.weights_bytes - e.activation_bytes - e.overhead_bytes;
+  double taken = e.weights_bytes + e.activation_bytes + e.overhead_bytes;
+  if (share_of_free > 0) return share_of_free * (accelerator.memory_bytes() - taken);
+  return accelerator.memory_bytes() * kUsableMemoryFraction - taken;
 }
 
 Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& setup, double kv_bytes_per_token,

@@ -24,10 +24,12 @@ Throughput static_batch_throughput(const ModelArch& arch, const PerfSetup& setup
                                    double output_tokens);
 
 // The KV cache's room on each device of a tp-way replica: the usable share of device memory
-// (kUsableMemoryFraction) less weights, activations and runtime overhead, as plans size it;
-// <= 0 when the weights do not fit. memory: the estimate it came from.
+// (kUsableMemoryFraction) less weights, activations and runtime overhead, as plans size it; or,
+// with share_of_free > 0, that share of what weights, activations and overhead leave (how
+// TensorRT-LLM's kv_cache_free_gpu_mem_fraction sizes it). <= 0 when the weights do not fit.
+// memory: the estimate it came from.
 double kv_cache_free_bytes(const ModelArch& arch, const Accelerator& accelerator, Precision weights, Precision kv,
-                           int tensor_parallel, MemoryEstimate* memory = nullptr);
+                           int tensor_parallel, MemoryEstimate* memory = nullptr, double share_of_free = 0);
 
 // Continuous batching at the largest batch that fits: KV cache for batch x (input + output)
 // within free_bytes (device memory left after weights, activations and overhead), at most
