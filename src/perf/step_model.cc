@@ -22,6 +22,7 @@ LlmStepModel::LlmStepModel(const ModelArch& arch, const PerfSetup& setup) : arch
     layer_ = operators_->bind(setup.operator_device, layer_dims(arch, setup.tensor_parallel), nullptr,
                               layer_gemm_precision(setup));
     roofline_ = &operators_->roofline(setup.operator_device);
+    if (arch.is_moe()) moe_setup_ = std::make_unique<PerfSetup>(setup);
     head_shape_ = head_shape(arch, setup.tensor_parallel);
     flops_per_token_ = 0;  // the layer matrices, attention and head are the operators'
   }
@@ -77,15 +78,21 @@ double LlmStepModel::step_time_s(double decode_sequences, double context_sum, do
 
 namespace gw {
 
+double LlmStepModel::average_layer_time_s(double tokens) const {
+  // Dense: the bound layer; MoE: every layer by operator (experts at their share), averaged.
+  if (!moe_setup_) return layer_->time_s(tokens);
+  return layers_by_operator_s(*arch_, *moe_setup_, tokens) / arch_->num_layers;
+}
+
 double LlmStepModel::layer_time_s(double tokens) const {
   if (tokens < 1 || tokens >= static_cast<double>(kLayerCacheTokens) || tokens != std::floor(tokens))
-    return layer_->time_s(tokens);
+    return average_layer_time_s(tokens);
   std::call_once(layer_cache_once_, [this] { layer_cache_.reset(new std::atomic<double>[kLayerCacheTokens]()); });
   std::atomic<double>& slot = layer_cache_[static_cast<size_t>(tokens)];
   double cached = slot.load(std::memory_order_relaxed);
   if (cached > 0) return cached;
   // Threads that race here compute the same value; either store is the answer.
-  double seconds = layer_->time_s(tokens);
+  double seconds = average_layer_time_s(tokens);
   slot.store(seconds, std::memory_order_relaxed);
   return seconds;
 }

@@ -55,6 +55,7 @@ class LlmStepModel final : public LlmStepTimer {
   // One layer's operators at `tokens`, remembered per whole token count: a simulation's steps
   // repeat the same counts millions of times, and the answer depends on nothing else.
   double layer_time_s(double tokens) const;
+  double average_layer_time_s(double tokens) const;  // uncached
   static constexpr size_t kLayerCacheTokens = 16384;
   mutable std::once_flag layer_cache_once_;
   mutable std::unique_ptr<std::atomic<double>[]> layer_cache_;  // 0: not yet computed
@@ -77,6 +78,7 @@ class LlmStepModel final : public LlmStepTimer {
   std::shared_ptr<const LayerOperatorModel> operators_;
   std::optional<LayerOperatorModel::BoundLayer> layer_;
   const OperatorRoofline* roofline_ = nullptr;  // attention kernels and the head GEMM
+  std::unique_ptr<PerfSetup> moe_setup_;          // by operator, MoE: what layers_by_operator_s needs
   OperatorShape head_shape_;
   double tp_ = 1;
 };

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "catalog/catalog.h"
 #include "model/presets.h"
 #include "perf/layer_operators.h"
@@ -13,7 +15,8 @@ namespace {
 // the whole-step roofline alike, so plans and simulations agree.
 TEST(LlmStepModel, AgreesWithLlmStepByOperatorAndByRoofline) {
   auto catalog = Catalog::embedded();
-  auto arch = resolve_model("llama-3.1-8b");
+  for (const char* model_name : {"llama-3.1-8b", "mixtral-8x7b"}) {
+  auto arch = resolve_model(model_name);
   ASSERT_TRUE(arch.ok());
   for (const char* name : {"H100", "A100-80GB", "L4"}) {
     for (bool by_operator : {true, false}) {
@@ -31,12 +34,46 @@ TEST(LlmStepModel, AgreesWithLlmStepByOperatorAndByRoofline) {
             double context = 1500;
             StepTime t = llm_step(arch.value(), setup, decode, context, prefill, prefill > 0 ? 1 : 0, prefill);
             double fast = model.step_time_s(decode, decode * context, prefill, prefill * prefill / 2, decode + (prefill > 0));
-            EXPECT_NEAR(fast, t.time_s, 1e-9 * t.time_s) << name << " tp" << tp << " operators " << by_operator
-                                                           << " decode " << decode << " prefill " << prefill;
+            EXPECT_NEAR(fast, t.time_s, 1e-9 * t.time_s) << model_name << " on " << name << " tp" << tp << " operators "
+                                                           << by_operator << " decode " << decode << " prefill " << prefill;
           }
         }
       }
     }
+  }
+  }
+}
+
+// An MoE layer by operator: its attention side as a dense layer's, its routed experts each at
+// their share of the tokens. Mixtral 8x7B's experts have Mistral 7B's MLP shape and the two share
+// attention, so one token (two experts hit, one token each) costs about two Mistral MLPs, and a
+// large batch (every expert hit, a quarter of the tokens each) about two Mistral MLPs' work too.
+TEST(LlmStepModel, MoeLayersTimeEachRoutedExpertAtItsShareOfTheTokens) {
+  auto catalog = Catalog::embedded();
+  ModelArch mixtral = resolve_model("mixtral-8x7b").value(), mistral = resolve_model("mistral-7b").value();
+  PerfSetup setup;
+  setup.accelerator = catalog.value().find_accelerator("H100");
+  setup.efficiency = default_efficiency(*setup.accelerator);
+  use_layer_operators(setup, nullptr);
+  ASSERT_TRUE(uses_layer_operators(mixtral, setup));
+  std::array<bool, kLayerOperators> mlp{};
+  for (auto op : {LayerOperator::mlp_up_proj, LayerOperator::mlp_act, LayerOperator::mlp_down_proj})
+    mlp[static_cast<int>(op)] = true;
+  const LayerOperatorModel& model = *setup.layer_operators;
+  LayerDims dims = layer_dims(mistral, 1);
+  auto mistral_mlp = [&](double tokens) {
+    return model.layer_time(setup.operator_device, dims, tokens, &mlp, layer_gemm_precision(setup)).time_s;
+  };
+  for (double tokens : {1.0, 4096.0, 16384.0}) {
+    double extra_per_layer =
+        (layers_by_operator_s(mixtral, setup, tokens) - layers_by_operator_s(mistral, setup, tokens)) / mixtral.num_layers;
+    // Experts hit: 2 of 8 at one token; all 8 at thousands, each with tokens x 2 / 8.
+    double hit = 8 * (1 - std::pow(1 - 2.0 / 8, tokens));  // expected experts hit, each token picking 2 of 8
+    EXPECT_NEAR(hit, tokens == 1 ? 2.0 : 8.0, 1e-6);
+    double routed = hit * mistral_mlp(tokens * 2 / hit);
+    // Beyond Mistral's own MLP: the other routed expert's work and the router GEMM.
+    EXPECT_NEAR(extra_per_layer, routed - mistral_mlp(tokens), 0.05 * routed) << tokens << " tokens";
+    EXPECT_GT(extra_per_layer, 0.6 * mistral_mlp(tokens)) << tokens << " tokens";
   }
 }
 

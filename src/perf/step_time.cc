@@ -89,7 +89,56 @@ bool uses_layer_operators(const ModelArch& arch, const PerfSetup& setup) {
   Precision w = setup.weight_precision;
   bool by_operator = w == Precision::bf16 || w == Precision::fp16 || w == Precision::fp8 || w == Precision::int8 ||
                      w == Precision::int4 || w == Precision::fp4;
-  return setup.layer_operators && by_operator && !arch.is_moe() && !arch.mla && arch.kind == ModelKind::decoder;
+  return setup.layer_operators && by_operator && !arch.mla && arch.kind == ModelKind::decoder;
+}
+
+double layers_by_operator_s(const ModelArch& arch, const PerfSetup& setup, double tokens, int* measured, int* roofline) {
+  const LayerOperatorModel& model = *setup.layer_operators;
+  const std::string& device = setup.operator_device;
+  const GemmPrecision precision = layer_gemm_precision(setup);
+  const LayerDims dims = layer_dims(arch, setup.tensor_parallel);
+  auto count = [&](const LayerOperatorModel::LayerTime& t) {
+    if (measured) *measured += t.measured_operators;
+    if (roofline) *roofline += t.roofline_operators;
+  };
+  if (measured) *measured = 0;
+  if (roofline) *roofline = 0;
+  if (!arch.is_moe()) {
+    auto layer = model.layer_time(device, dims, tokens, nullptr, precision);
+    count(layer);
+    return layer.time_s * arch.num_layers;
+  }
+  std::array<bool, kLayerOperators> attention_side{}, mlp_side{};
+  for (int i = 0; i < kLayerOperators; ++i) {
+    auto op = static_cast<LayerOperator>(i);
+    bool mlp = op == LayerOperator::mlp_up_proj || op == LayerOperator::mlp_act || op == LayerOperator::mlp_down_proj;
+    attention_side[i] = !mlp;
+    mlp_side[i] = mlp;
+  }
+  auto attention = model.layer_time(device, dims, tokens, &attention_side, precision);
+  count(attention);
+  // Routed experts: each hit expert's MLP at its share of the tokens.
+  LayerDims expert = dims;
+  expert.ffn = arch.moe_intermediate_size > 0 ? arch.moe_intermediate_size : arch.intermediate_size;
+  double hit = std::max(1.0, distinct_experts(arch, tokens));
+  auto routed = model.layer_time(device, expert, tokens * arch.experts_per_token / hit, &mlp_side, precision);
+  count(routed);
+  double moe_mlp_s = hit * routed.time_s;
+  if (arch.num_shared_experts > 0) {
+    LayerDims shared = dims;
+    shared.ffn = arch.shared_expert_intermediate_size > 0 ? arch.shared_expert_intermediate_size
+                                                          : arch.num_shared_experts * expert.ffn;
+    moe_mlp_s += model.layer_time(device, shared, tokens, &mlp_side, precision).time_s;
+  }
+  OperatorShape router;  // every device scores every expert (16-bit)
+  router.n = arch.num_experts;
+  router.k = arch.hidden_size;
+  moe_mlp_s += model.roofline(device).gemm_time_s(router, tokens);
+  int moe_layers = 0;
+  for (int layer = 0; layer < arch.num_layers; ++layer) moe_layers += arch.is_moe_layer(layer);
+  double dense_mlp_s =
+      moe_layers < arch.num_layers ? model.layer_time(device, dims, tokens, &mlp_side, precision).time_s : 0.0;
+  return attention.time_s * arch.num_layers + moe_mlp_s * moe_layers + dense_mlp_s * (arch.num_layers - moe_layers);
 }
 
 GemmPrecision layer_gemm_precision(const PerfSetup& setup) {
@@ -157,12 +206,7 @@ StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_s
   const OperatorRoofline& roofline = model.roofline(setup.operator_device);
   StepTime t = finish(arch, setup, 0, tokens * kv_per_token, network_bytes, 2 * arch.num_layers);
   LayerDims dims = layer_dims(arch, setup.tensor_parallel);
-  if (tokens > 0) {
-    auto layer = model.layer_time(setup.operator_device, dims, tokens, nullptr, layer_gemm_precision(setup));
-    t.layer_operators_s = layer.time_s * arch.num_layers;
-    t.measured_operators = layer.measured_operators;
-    t.roofline_operators = layer.roofline_operators;
-  }
+  if (tokens > 0) t.layer_operators_s = layers_by_operator_s(arch, setup, tokens, &t.measured_operators, &t.roofline_operators);
   const double layers = arch.num_layers;
   double decode_attention_s = layers * roofline.attention.decode_time_s(decode_sequences, decode_sequences * attended(context_tokens),
                                                                         kv_per_token / layers, roofline.bandwidth_bytes_per_s);

@@ -49,9 +49,17 @@ struct StepTime {
 // them, int8 uses int8 (W8A8), 4-bit weights are dequantized to 16-bit (W4A16).
 double compute_peak_tflops(const Accelerator& accelerator, Precision weight_precision);
 
-// Whether llm_step times this model's layers by operator (setup has a model, dense LLM, 16-bit,
-// 8-bit or 4-bit weights).
+// Whether llm_step times this model's layers by operator (setup has a model, an LLM without
+// multi-head latent attention, 16-bit, 8-bit or 4-bit weights).
 bool uses_layer_operators(const ModelArch& arch, const PerfSetup& setup);
+// By operator: every layer's per-token operators at `tokens`, summed over the layers (needs
+// uses_layer_operators). A dense layer takes its nine operators at every token. An MoE layer
+// takes its attention side, router and shared experts at every token, and its routed experts
+// each at its share of the tokens: distinct_experts(tokens) experts hit, tokens x k / that many
+// tokens each (routing spread evenly), every expert's MLP split over the tensor-parallel group.
+// measured / roofline: of one layer's operators, how many a table answered, how many the roofline.
+double layers_by_operator_s(const ModelArch& arch, const PerfSetup& setup, double tokens, int* measured = nullptr,
+                            int* roofline = nullptr);
 // The layers' GEMM precision by operator (W8A8 where the device has 8-bit tensor cores).
 struct GemmPrecision;
 GemmPrecision layer_gemm_precision(const PerfSetup& setup);
