@@ -1,7 +1,8 @@
 // The step-time model's error against published measurements (bench/perf_measurements.csv):
 // uncalibrated (family defaults), and calibrated per accelerator, cross-validated (each row
-// predicted by factors fitted without it); then (b): the per-operator model end to end, held out. Prints every row, the
-// median and worst absolute errors, and exits 1 when (b) misses its budget (median 12%, worst 35%).
+// predicted by factors fitted without it); then (b): the per-operator model end to end, held out.
+// Prints every row, the median and worst absolute errors, and exits 1 when (b) misses its budget
+// (median 12%, worst 35%).
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -168,7 +169,7 @@ bool by_operator_within_budget(const std::vector<gw::Measurement>& ms, const std
                m.batch, m.tokens, m.output_tokens, m.latency_ms, op_ms, 100 * e, roofline, 100 * (roofline / m.latency_ms - 1));
   }
   // Held out, by where the rows come from: engines of 2023 (TensorRT-LLM v0.5/v0.6.1) and of 2025
-  // (NIM 1.8, TensorRT-LLM v1.0) separately.
+  // (NIM 1.8, TensorRT-LLM v0.17 and v1.0) separately.
   fmt::print("  held out by source:\n");
   for (const auto& [label, errors] : held_out_by_source) {
     auto [median, worst] = summarize(errors);

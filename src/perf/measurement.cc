@@ -70,13 +70,11 @@ double predict_latency_ms(const Measurement& m, const ModelArch& arch, const Acc
   if (m.phase == "throughput") {
     // The replica's KV cache sized as the row's engine sizes it (else as plans do); the engine
     // admits at most `batch`.
+    MemoryEstimate memory;
     double free = kv_cache_free_bytes(arch, accelerator, setup.weight_precision, setup.kv_precision, m.tensor_parallel,
-                                      nullptr, m.kv_memory_fraction);
-    InferenceMemoryOptions kv;
-    kv.tensor_parallel = m.tensor_parallel;
-    kv.kv_precision = setup.kv_precision;
-    double kv_bytes_per_token = estimate_inference(arch, kv).kv_cache_bytes_per_token;
-    Throughput t = continuous_max_throughput(arch, setup, kv_bytes_per_token, free, m.tokens, m.output_tokens, m.batch);
+                                      &memory, m.kv_memory_fraction);
+    Throughput t = continuous_max_throughput(arch, setup, memory.kv_cache_bytes_per_token, free, m.tokens,
+                                             m.output_tokens, m.batch);
     return t.tokens_per_s > 0 ? 1e3 / t.tokens_per_s : std::numeric_limits<double>::infinity();
   }
   if (m.phase == "prefill") return prefill_step(arch, setup, m.batch, m.tokens).time_s * 1e3;

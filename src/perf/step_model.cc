@@ -19,10 +19,13 @@ LlmStepModel::LlmStepModel(const ModelArch& arch, const PerfSetup& setup) : arch
   const bool by_operator = uses_layer_operators(arch, setup);
   if (by_operator) {
     operators_ = setup.layer_operators;
-    layer_ = operators_->bind(setup.operator_device, layer_dims(arch, setup.tensor_parallel), nullptr,
-                              layer_gemm_precision(setup));
+    if (arch.is_moe()) {
+      moe_setup_ = std::make_unique<PerfSetup>(setup);
+    } else {
+      layer_ = operators_->bind(setup.operator_device, layer_dims(arch, setup.tensor_parallel), nullptr,
+                                layer_gemm_precision(setup));
+    }
     roofline_ = &operators_->roofline(setup.operator_device);
-    if (arch.is_moe()) moe_setup_ = std::make_unique<PerfSetup>(setup);
     head_shape_ = head_shape(arch, setup.tensor_parallel);
     flops_per_token_ = 0;  // the layer matrices, attention and head are the operators'
   }

@@ -76,7 +76,7 @@ class LlmStepModel final : public LlmStepTimer {
   // By operator (PerfSetup::layer_operators): the layers' operators, the attention kernels and
   // the head GEMM answer per step; the new tokens' KV writes are the roofline's.
   std::shared_ptr<const LayerOperatorModel> operators_;
-  std::optional<LayerOperatorModel::BoundLayer> layer_;
+  std::optional<LayerOperatorModel::BoundLayer> layer_;  // dense models
   const OperatorRoofline* roofline_ = nullptr;  // attention kernels and the head GEMM
   std::unique_ptr<PerfSetup> moe_setup_;          // by operator, MoE: what layers_by_operator_s needs
   OperatorShape head_shape_;
