@@ -133,9 +133,9 @@ int main(int argc, char** argv) {
       (r.prefill ? prefill_errors : decode_errors).push_back(e);
     }
     fmt::print("attention {:<6} fitted on {} rows: decode {:.2f} of bandwidth, {:.1f} us + {:.2f} us/sequence; prefill "
-               "{:.2f} of peak, {:.1f} us + {:.1f} ns/token\n",
+               "{:.2f} of peak, {:.1f} us + {:.0f} pairs/token\n",
                device, fit_rows.size(), fit.decode_memory, fit.decode_launch_s * 1e6, fit.decode_per_sequence_s * 1e6,
-               fit.prefill_compute, fit.prefill_launch_s * 1e6, fit.prefill_per_token_s * 1e9);
+               fit.prefill_compute, fit.prefill_launch_s * 1e6, fit.prefill_pairs_per_token);
   }
   if (!rooflines_path.empty()) {
     std::FILE* out = std::fopen(rooflines_path.c_str(), "w");

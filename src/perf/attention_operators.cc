@@ -19,7 +19,7 @@ double AttentionRoofline::decode_time_s(double sequences, double kv_tokens, doub
 
 double AttentionRoofline::prefill_time_s(double tokens, double attended_pairs, double q_dim, double peak_flops) const {
   if (tokens <= 0) return 0;
-  return prefill_launch_s + 4 * q_dim * attended_pairs / (peak_flops * prefill_compute) + tokens * prefill_per_token_s;
+  return prefill_launch_s + 4 * q_dim * (attended_pairs + tokens * prefill_pairs_per_token) / (peak_flops * prefill_compute);
 }
 
 Result<std::vector<ProfiledAttention>> parse_vidur_attention_profile(std::string_view text, const std::string& path,
@@ -119,9 +119,9 @@ AttentionRoofline fit_attention_roofline(const std::vector<const ProfiledAttenti
       [](AttentionRoofline& t, const std::vector<double>& y) {
         t.decode_memory = y[0], t.decode_launch_s = y[1], t.decode_per_sequence_s = y[2];
       });
-  fit(true, {f.prefill_compute, f.prefill_launch_s, 1e-9}, {{0.02, 1.0}, {1e-7, 1e-3}, {1e-12, 1e-5}},
+  fit(true, {f.prefill_compute, f.prefill_launch_s, 64}, {{0.02, 1.0}, {1e-7, 1e-3}, {0, 1e5}},
       [](AttentionRoofline& t, const std::vector<double>& y) {
-        t.prefill_compute = y[0], t.prefill_launch_s = y[1], t.prefill_per_token_s = y[2];
+        t.prefill_compute = y[0], t.prefill_launch_s = y[1], t.prefill_pairs_per_token = y[2];
       });
   return f;
 }

@@ -16,9 +16,14 @@ namespace gw {
 struct AttentionRoofline {
   // Decode: launch + sequences x per_sequence + KV bytes read / (bandwidth x decode_memory).
   double decode_memory = 0.7, decode_launch_s = 15e-6, decode_per_sequence_s = 0;
-  // Prefill: launch + 4 x q_dim x attended pairs / (peak x prefill_compute) + tokens x per_token
-  // (causal: a chunk of c tokens after p done attends to c x p + c^2 / 2 pairs).
-  double prefill_compute = 0.4, prefill_launch_s = 8e-6, prefill_per_token_s = 0;
+  // Prefill: launch + 4 x q_dim x (attended pairs + tokens x pairs_per_token) / (peak x
+  // prefill_compute) (causal: a chunk of c tokens after p done attends to c x p + c^2 / 2 pairs).
+  // The per-token pairs are the kernel's work that grows with the chunk, not its square (whole
+  // tiles on the causal diagonal, each query row's softmax and output, the reshapes around it).
+  // It is work on each query head, so it scales with the device's heads and compute rate as
+  // the pairs do: a fixed time per token would charge a tp8 device for a tp2 device's heads and
+  // an H100 for an A100's rate.
+  double prefill_compute = 0.4, prefill_launch_s = 8e-6, prefill_pairs_per_token = 0;
 
   // One layer's decode attention on one device: `kv_tokens` summed over the sequences, each
   // token `kv_bytes_per_token` (K and V of the device's KV heads, at the cache's precision).

@@ -64,7 +64,7 @@ TEST(AttentionOperators, HeldOutContextLengthsArePredicted) {
 TEST(AttentionOperators, FitRecoversAKnownRoofline) {
   AttentionRoofline truth;
   truth.decode_memory = 0.6, truth.decode_launch_s = 12e-6, truth.decode_per_sequence_s = 0.2e-6;
-  truth.prefill_compute = 0.35, truth.prefill_launch_s = 9e-6, truth.prefill_per_token_s = 50e-9;
+  truth.prefill_compute = 0.35, truth.prefill_launch_s = 9e-6, truth.prefill_pairs_per_token = 600;
   const double peak = 312e12, bandwidth = 2039e9;
   std::vector<ProfiledAttention> rows;
   for (double batch : {1.0, 4.0, 32.0, 128.0})
@@ -83,12 +83,33 @@ TEST(AttentionOperators, FitRecoversAKnownRoofline) {
   EXPECT_NEAR(fit.decode_memory, 0.6, 0.01);
   EXPECT_NEAR(fit.decode_launch_s, 12e-6, 0.3e-6);
   EXPECT_NEAR(fit.prefill_compute, 0.35, 0.01);
-  EXPECT_NEAR(fit.prefill_per_token_s, 50e-9, 3e-9);
+  EXPECT_NEAR(fit.prefill_pairs_per_token, 600, 40);
   // Linear in the simulator's counts: two sequences' decode is one launch plus twice the rest.
   double one = truth.decode_time_s(1, 1000, 2048, bandwidth), two = truth.decode_time_s(2, 2000, 2048, bandwidth);
   EXPECT_NEAR(two - truth.decode_launch_s, 2 * (one - truth.decode_launch_s), 1e-15);
   EXPECT_EQ(truth.decode_time_s(0, 0, 2048, bandwidth), 0);
   EXPECT_EQ(truth.prefill_time_s(0, 0, 4096, peak), 0);
+}
+
+// Prefill attention's work beyond the launch is work on each query head: a tp8 device (a quarter
+// of a tp2 device's heads) does a quarter of it, and a device with three times the peak does it
+// in a third of the time; the per-token part included, at every chunk.
+TEST(AttentionOperators, PrefillWorkScalesWithTheDevicesQueryHeadsAndRate) {
+  AttentionRoofline shipped = embedded_rooflines().at("a100").attention;
+  ASSERT_GT(shipped.prefill_pairs_per_token, 0);
+  const double peak = 312e12;
+  for (double chunk : {16.0, 512.0, 8192.0}) {
+    double pairs = chunk * chunk / 2;
+    double tp2 = shipped.prefill_time_s(chunk, pairs, 4096, peak) - shipped.prefill_launch_s;
+    double tp8 = shipped.prefill_time_s(chunk, pairs, 1024, peak) - shipped.prefill_launch_s;
+    double faster = shipped.prefill_time_s(chunk, pairs, 4096, 3 * peak) - shipped.prefill_launch_s;
+    EXPECT_NEAR(tp8, tp2 / 4, 1e-12 * tp2) << chunk;
+    EXPECT_NEAR(faster, tp2 / 3, 1e-12 * tp2) << chunk;
+    // The per-token part matters most for short chunks: above the pairs' own time there.
+    if (chunk == 16) {
+      EXPECT_GT(tp2, 2 * 4 * 4096 * pairs / (peak * shipped.prefill_compute));
+    }
+  }
 }
 
 TEST(AttentionOperators, BadProfileNamesLineAndColumn) {
@@ -121,8 +142,8 @@ TEST(AttentionOperators, ShippedFactorsAreAFreshFit) {
     EXPECT_NEAR(roofline.attention.decode_memory, fresh.attention.decode_memory, 1e-4) << device;
     EXPECT_NEAR(roofline.attention.decode_launch_s, fresh.attention.decode_launch_s, 1e-4 * fresh.attention.decode_launch_s);
     EXPECT_NEAR(roofline.attention.prefill_compute, fresh.attention.prefill_compute, 1e-4) << device;
-    EXPECT_NEAR(roofline.attention.prefill_per_token_s, fresh.attention.prefill_per_token_s,
-                1e-4 * fresh.attention.prefill_per_token_s);
+    EXPECT_NEAR(roofline.attention.prefill_pairs_per_token, fresh.attention.prefill_pairs_per_token,
+                1e-4 * fresh.attention.prefill_pairs_per_token);
   }
 }
 

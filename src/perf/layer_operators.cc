@@ -232,7 +232,7 @@ std::string rooflines_to_csv(const std::map<std::string, OperatorRoofline>& by_d
     if (!is_gemm(static_cast<LayerOperator>(i)))
       out += fmt::format(",{0}_efficiency,{0}_launch_s,{0}_per_hidden_s", kNames[i]);
   out += ",attention_fitted_on,decode_memory,decode_launch_s,decode_per_sequence_s,prefill_compute,prefill_launch_s,"
-         "prefill_per_token_s\n";
+         "prefill_pairs_per_token\n";
   for (const auto& [device, r] : by_device) {
     out += fmt::format("{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}", device, r.peak_flops, r.bandwidth_bytes_per_s,
                        r.gemm_compute, r.gemm_tile_tokens, r.gemm_memory, r.gemm_launch_s);
@@ -244,7 +244,7 @@ std::string rooflines_to_csv(const std::map<std::string, OperatorRoofline>& by_d
     const AttentionRoofline& a = r.attention;
     out += fmt::format(",{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}\n", r.attention_fitted_on, a.decode_memory,
                        a.decode_launch_s, a.decode_per_sequence_s, a.prefill_compute, a.prefill_launch_s,
-                       a.prefill_per_token_s);
+                       a.prefill_pairs_per_token);
   }
   return out;
 }
@@ -277,7 +277,7 @@ Result<std::map<std::string, OperatorRoofline>> parse_rooflines_csv(std::string_
     f.attention.decode_per_sequence_s = r.number("decode_per_sequence_s", 0, 1);
     f.attention.prefill_compute = r.number("prefill_compute", 1e-3, 1);
     f.attention.prefill_launch_s = r.number("prefill_launch_s", 0, 1);
-    f.attention.prefill_per_token_s = r.number("prefill_per_token_s", 0, 1);
+    f.attention.prefill_pairs_per_token = r.number("prefill_pairs_per_token", 0, 1e6);
     if (!r.ok()) return r.error();
     out[device] = f;
   }

@@ -55,8 +55,17 @@ struct PrometheusServer {
     port = 20000 + (::getpid() * 7 + static_cast<int>(history.string().size())) % 20000;
     launch();
   }
-  // Starts the server on the folder's TSDB (again, after blocks were added to it).
+  // Starts the server on the folder's TSDB (again, after blocks were added to it). A port some
+  // other process holds makes Prometheus exit at once: the next port is tried, so that the probe
+  // never takes another server's answer for this one's.
   void launch() {
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      try_launch();
+      if (started || pid > 0) return;  // up, or running but never ready: no other port helps
+      port = 20000 + (port - 20000 + 7919) % 20000;
+    }
+  }
+  void try_launch() {
     started = false;
     pid = ::fork();
     if (pid == 0) {
@@ -71,8 +80,12 @@ struct PrometheusServer {
     if (pid < 0) return;
     httplib::Client probe("127.0.0.1", port);
     for (int i = 0; i < 150 && !started; ++i) {
+      if (::waitpid(pid, nullptr, WNOHANG) == pid) {  // exited: the port was taken
+        pid = 0;
+        return;
+      }
       auto response = probe.Get("/-/ready");
-      started = response && response->status == 200;
+      started = response && response->status == 200 && ::waitpid(pid, nullptr, WNOHANG) == 0;
       if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   }
@@ -517,6 +530,7 @@ TEST(PrometheusAudit, RecordedIdleFlagAnswersAsTheSubqueriesDo) {
     std::filesystem::rename(block.path(), dir / "tsdb" / block.path().filename());
   server.launch();
   ASSERT_TRUE(server.ready()) << "prometheus did not restart; see " << (dir / "prometheus.log");
+  query.url = fmt::format("http://127.0.0.1:{}", server.port);  // another port if its own was taken meanwhile
   audit(true, by_rule, rule_stats);
   // Hours 27-48 of the history from the rule; 1-26 and the 27th (the rule's first, in part) by subqueries.
   EXPECT_EQ(rule_stats.hours_by_rule, 21);
