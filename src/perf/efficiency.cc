@@ -9,7 +9,7 @@
 namespace gw {
 
 // Sourced and dated where declared (efficiency.h); defined here so that a refit rebuilds one file.
-const double EfficiencyFactors::kOperatorCompute8bitScale = 0.941;
+const double EfficiencyFactors::kOperatorCompute8bitScale = 0.950;
 
 EfficiencyFactors default_efficiency(const Accelerator& a) {
   EfficiencyFactors f;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "catalog/catalog.h"
 #include "model/presets.h"
@@ -71,10 +72,48 @@ TEST(LlmStepModel, MoeLayersTimeEachRoutedExpertAtItsShareOfTheTokens) {
     double hit = 8 * (1 - std::pow(1 - 2.0 / 8, tokens));  // expected experts hit, each token picking 2 of 8
     EXPECT_NEAR(hit, tokens == 1 ? 2.0 : 8.0, 1e-6);
     double routed = hit * mistral_mlp(tokens * 2 / hit);
-    // Beyond Mistral's own MLP: the other routed expert's work and the router GEMM.
+    // Beyond Mistral's own MLP: the other routed expert's work, the router GEMM, dispatch and combine.
     EXPECT_NEAR(extra_per_layer, routed - mistral_mlp(tokens), 0.05 * routed) << tokens << " tokens";
     EXPECT_GT(extra_per_layer, 0.6 * mistral_mlp(tokens)) << tokens << " tokens";
   }
+}
+
+// Dispatch and combine move every token's hidden state on every device (tensor parallelism
+// splits the experts' matrices, not the tokens): at tp8 they cost what they cost at tp1, and no
+// less than their bytes at the device's whole bandwidth.
+TEST(LlmStepModel, MoeDispatchAndCombineAreNotSplitByTensorParallelism) {
+  auto catalog = Catalog::embedded();
+  ModelArch mixtral = resolve_model("mixtral-8x7b").value();
+  const double tokens = 16384;
+  std::map<int, double> unsplit_s;
+  for (int tp : {1, 8}) {
+    PerfSetup setup;
+    setup.accelerator = catalog.value().find_accelerator("H100");
+    setup.efficiency = default_efficiency(*setup.accelerator);
+    setup.tensor_parallel = tp;
+    use_layer_operators(setup, nullptr);
+    ASSERT_TRUE(uses_layer_operators(mixtral, setup));
+    const LayerOperatorModel& model = *setup.layer_operators;
+    std::array<bool, kLayerOperators> attention_side{}, mlp{};
+    for (int i = 0; i < kLayerOperators; ++i) {
+      auto op = static_cast<LayerOperator>(i);
+      mlp[i] = op == LayerOperator::mlp_up_proj || op == LayerOperator::mlp_act || op == LayerOperator::mlp_down_proj;
+      attention_side[i] = !mlp[i];
+    }
+    LayerDims dims = layer_dims(mixtral, tp);
+    GemmPrecision precision = layer_gemm_precision(setup);
+    double attention = model.layer_time(setup.operator_device, dims, tokens, &attention_side, precision).time_s;
+    double experts = 8 * model.layer_time(setup.operator_device, dims, tokens * 2 / 8, &mlp, precision).time_s;
+    OperatorShape router;
+    router.n = 8;
+    router.k = mixtral.hidden_size;
+    double scoring = model.roofline(setup.operator_device).gemm_time_s(router, tokens);
+    unsplit_s[tp] = layers_by_operator_s(mixtral, setup, tokens) / mixtral.num_layers - attention - experts - scoring;
+    // Two passes over tokens x hidden x (1 + 2 experts), 16-bit.
+    double bytes = 2 * tokens * 2.0 * mixtral.hidden_size * 3;
+    EXPECT_GT(unsplit_s[tp], bytes / (setup.accelerator->memory_gb_per_s * 1e9)) << "tp" << tp;
+  }
+  EXPECT_NEAR(unsplit_s[8], unsplit_s[1], 1e-9 * unsplit_s[1]);
 }
 
 }  // namespace
