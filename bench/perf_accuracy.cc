@@ -179,7 +179,7 @@ bool by_operator_within_budget(const std::vector<gw::Measurement>& ms, const std
   // Dense and MoE models apart (an MoE layer's routed experts are timed at their share of the
   // tokens, layers_by_operator_s).
   for (const auto& [label, errors] : {std::pair{"dense models", &held_out_dense},
-                                      std::pair{"MoE models (Mixtral 8x7B)", &held_out_moe}}) {
+                                      std::pair{"MoE models (Mixtral 8x7B, 8x22B)", &held_out_moe}}) {
     if (errors->empty()) continue;
     auto [median, worst] = summarize(*errors);
     fmt::print("    {:<44} {:>2} rows: median |error| {:>5.1f}%, worst {:>5.1f}%\n", label, errors->size(), 100 * median,

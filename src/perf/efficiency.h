@@ -20,11 +20,8 @@ struct EfficiencyFactors {
   // By operator: 8-bit (W8A8) GEMMs' achieved share of their peak over 16-bit GEMMs' share of
   // theirs (the 16-bit share is fitted to measured profiles; there are no 8-bit profiles).
   // Fitted on the fit half of the published fp8 rows in bench/perf_measurements.csv (every other
-  // row, 179: TensorRT-LLM v0.5/v0.6.1 tables on H100 and L40S, 2023; NIM 1.8 on H100, 2025;
-  // TensorRT-LLM v0.17 and v1.0 throughput tables for Llama 3.x, Mistral and Mixtral on H100, H200,
-  // GH200 and L40S, 2025), measured on the other half there (bench/perf_accuracy.cc, 2026-12-02).
-  // Below 1: those engines' fp8 GEMMs reach a little less of their (doubled) peak than the
-  // PyTorch fp16 GEMMs profiled by Vidur reach of theirs.
+  // row) and measured on the other half there (bench/perf_accuracy.cc); the rows, the fit's date
+  // and the value are beside its definition in efficiency.cc.
   double operator_compute_8bit_scale = kOperatorCompute8bitScale;
   static const double kOperatorCompute8bitScale;  // efficiency.cc
   std::string source;                   // where the figures come from
