@@ -202,7 +202,8 @@ Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, 
     perf.explain += fmt::format("by operator: {}; the output head by the GEMM roofline, the KV writes by the roofline below{}\n",
                                 setup.operator_basis,
                                 arch.is_moe() ? "; MoE layers: each routed expert's MLP at its share of the tokens "
-                                                "(routing spread evenly), the router and shared experts at every token"
+                                                "(routing spread evenly), the router, shared experts, dispatch and "
+                                                "combine at every token"
                                               : "");
   perf.explain += fmt::format("efficiency: {} (compute {:.2f}, 8-bit {:.2f}, memory {:.2f}, {:.0f} us per layer)\n"
                               "peak {:.1f} TFLOPS, {:.0f} GB/s ({})\n",

@@ -56,7 +56,8 @@ bool uses_layer_operators(const ModelArch& arch, const PerfSetup& setup);
 // uses_layer_operators). A dense layer takes its nine operators at every token. An MoE layer
 // takes its attention side, router and shared experts at every token, and its routed experts
 // each at its share of the tokens: distinct_experts(tokens) experts hit, tokens x k / that many
-// tokens each (routing spread evenly), every expert's MLP split over the tensor-parallel group.
+// tokens each (routing spread evenly), every expert's MLP split over the tensor-parallel group;
+// its dispatch and combine (each token to its k experts and back) move every token on every device.
 // measured / roofline: of one layer's operators, how many a table answered, how many the roofline.
 double layers_by_operator_s(const ModelArch& arch, const PerfSetup& setup, double tokens, int* measured = nullptr,
                             int* roofline = nullptr);
