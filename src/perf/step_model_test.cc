@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -11,6 +12,16 @@
 
 namespace gw {
 namespace {
+
+// The MLP's operators (up, activation, down) and the rest of a layer (its attention side).
+std::array<bool, kLayerOperators> mlp_operators(bool mlp) {
+  std::array<bool, kLayerOperators> marked{};
+  for (int i = 0; i < kLayerOperators; ++i) {
+    auto op = static_cast<LayerOperator>(i);
+    marked[i] = mlp == (op == LayerOperator::mlp_up_proj || op == LayerOperator::mlp_act || op == LayerOperator::mlp_down_proj);
+  }
+  return marked;
+}
 
 // The simulator's step model and the planner's llm_step give the same time, by operator and by
 // the whole-step roofline alike, so plans and simulations agree.
@@ -57,9 +68,7 @@ TEST(LlmStepModel, MoeLayersTimeEachRoutedExpertAtItsShareOfTheTokens) {
   setup.efficiency = default_efficiency(*setup.accelerator);
   use_layer_operators(setup, nullptr);
   ASSERT_TRUE(uses_layer_operators(mixtral, setup));
-  std::array<bool, kLayerOperators> mlp{};
-  for (auto op : {LayerOperator::mlp_up_proj, LayerOperator::mlp_act, LayerOperator::mlp_down_proj})
-    mlp[static_cast<int>(op)] = true;
+  const auto mlp = mlp_operators(true);
   const LayerOperatorModel& model = *setup.layer_operators;
   LayerDims dims = layer_dims(mistral, 1);
   auto mistral_mlp = [&](double tokens) {
@@ -94,12 +103,7 @@ TEST(LlmStepModel, MoeDispatchAndCombineAreNotSplitByTensorParallelism) {
     use_layer_operators(setup, nullptr);
     ASSERT_TRUE(uses_layer_operators(mixtral, setup));
     const LayerOperatorModel& model = *setup.layer_operators;
-    std::array<bool, kLayerOperators> attention_side{}, mlp{};
-    for (int i = 0; i < kLayerOperators; ++i) {
-      auto op = static_cast<LayerOperator>(i);
-      mlp[i] = op == LayerOperator::mlp_up_proj || op == LayerOperator::mlp_act || op == LayerOperator::mlp_down_proj;
-      attention_side[i] = !mlp[i];
-    }
+    const auto mlp = mlp_operators(true), attention_side = mlp_operators(false);
     LayerDims dims = layer_dims(mixtral, tp);
     GemmPrecision precision = layer_gemm_precision(setup);
     double attention = model.layer_time(setup.operator_device, dims, tokens, &attention_side, precision).time_s;

@@ -130,17 +130,18 @@ double layers_by_operator_s(const ModelArch& arch, const PerfSetup& setup, doubl
                                                           : arch.num_shared_experts * expert.ffn;
     moe_mlp_s += model.layer_time(device, shared, tokens, &mlp_side, precision).time_s;
   }
+  const OperatorRoofline& fitted = model.roofline(device);
   OperatorShape router;  // every device scores every expert (16-bit)
   router.n = arch.num_experts;
   router.k = arch.hidden_size;
-  moe_mlp_s += model.roofline(device).gemm_time_s(router, tokens);
+  moe_mlp_s += fitted.gemm_time_s(router, tokens);
   // Dispatch and combine: each token's hidden state is copied once per expert it is routed to
   // (read once, written k times) and the experts' outputs summed back (read k times, written
   // once), 16-bit, on every device in full: tensor parallelism splits the experts' matrices,
   // not the tokens. Two elementwise kernels at the residual add's fitted rate.
   OperatorShape moves;
   moves.bytes_per_token = 2.0 * arch.hidden_size * (1 + arch.experts_per_token);
-  moe_mlp_s += 2 * model.roofline(device).time_s(LayerOperator::add, moves, tokens, arch.hidden_size);
+  moe_mlp_s += 2 * fitted.time_s(LayerOperator::add, moves, tokens, arch.hidden_size);
   int moe_layers = 0;
   for (int layer = 0; layer < arch.num_layers; ++layer) moe_layers += arch.is_moe_layer(layer);
   double dense_mlp_s =

@@ -79,14 +79,19 @@ struct PrometheusServer {
     }
     if (pid < 0) return;
     httplib::Client probe("127.0.0.1", port);
+    auto exited = [this] {  // reaped here, so that the next try starts clean
+      if (::waitpid(pid, nullptr, WNOHANG) != pid) return false;
+      pid = 0;
+      return true;
+    };
     for (int i = 0; i < 150 && !started; ++i) {
-      if (::waitpid(pid, nullptr, WNOHANG) == pid) {  // exited: the port was taken
-        pid = 0;
-        return;
-      }
+      if (exited()) return;  // the port was taken
       auto response = probe.Get("/-/ready");
-      started = response && response->status == 200 && ::waitpid(pid, nullptr, WNOHANG) == 0;
-      if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      bool answered = response && response->status == 200;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      // Ready only if this process is still up after answering: one that lost the port exits at once.
+      if (answered && exited()) return;
+      started = answered;
     }
   }
   bool ready() const { return started; }
