@@ -17,6 +17,31 @@ double AttentionRoofline::decode_time_s(double sequences, double kv_tokens, doub
          kv_tokens * kv_bytes_per_token / (bandwidth_bytes_per_s * decode_memory);
 }
 
+double AttentionRoofline::decode_per_query_head_time_s(double sequences, double kv_tokens, double kv_bytes_per_token,
+                                                       double query_heads_per_kv_head, double bandwidth_bytes_per_s,
+                                                       double l2_bytes_per_s) const {
+  double grouped = decode_time_s(sequences, kv_tokens, kv_bytes_per_token, bandwidth_bytes_per_s);
+  if (sequences <= 0 || query_heads_per_kv_head <= 1) return grouped;
+  if (l2_bytes_per_s <= 0) return decode_launch_s + (grouped - decode_launch_s) * query_heads_per_kv_head;
+  return std::max(grouped, decode_launch_s + sequences * decode_per_sequence_s +
+                               query_heads_per_kv_head * kv_tokens * kv_bytes_per_token / l2_bytes_per_s);
+}
+
+double measured_l2_read_bytes_per_s(std::string_view accelerator) {
+  // github.com/te42kyfo/gpu-benches, gpu-l2-cache (one block per SM, every block reading the same
+  // buffer): the median over its 4-25 MB data sets, which fit every one of these L2s. a100_80.txt,
+  // h200.txt and l40.txt at commit 3088b33 (2024-04-03), h100_pcie.txt at f54baaa (2023-11-02).
+  // H100 SXM and GH200 take H200's figure: the same GH100 configuration (132 SMs, 50 MB L2, 1,980
+  // MHz boost), differing in HBM; A100 40GB takes A100 80GB's: the same GA100 configuration (108
+  // SMs, 40 MB L2, 1,410 MHz). L40S takes L40's: the same AD102 configuration (142 SMs, 96 MB L2).
+  constexpr double kA100 = 5'403e9, kH200 = 9'920e9, kH100Pcie = 6'993e9, kL40 = 5'189e9;
+  if (accelerator == "A100-80GB" || accelerator == "A100-40GB") return kA100;
+  if (accelerator == "H200" || accelerator == "H100" || accelerator == "GH200") return kH200;
+  if (accelerator == "H100-PCIE") return kH100Pcie;
+  if (accelerator == "L40" || accelerator == "L40S") return kL40;
+  return 0;
+}
+
 double AttentionRoofline::prefill_time_s(double tokens, double attended_pairs, double q_dim, double peak_flops) const {
   if (tokens <= 0) return 0;
   return prefill_launch_s + 4 * q_dim * (attended_pairs + tokens * prefill_pairs_per_token) / (peak_flops * prefill_compute);

@@ -28,9 +28,22 @@ struct AttentionRoofline {
   // One layer's decode attention on one device: `kv_tokens` summed over the sequences, each
   // token `kv_bytes_per_token` (K and V of the device's KV heads, at the cache's precision).
   double decode_time_s(double sequences, double kv_tokens, double kv_bytes_per_token, double bandwidth_bytes_per_s) const;
+  // The same by a decode kernel that runs one thread block per query head (FasterTransformer's
+  // masked multi-head attention; TensorRT-LLM before its XQA kernels of 2024-01; see
+  // measured_l2_read_bytes_per_s): each of a KV head's `query_heads_per_kv_head` query heads reads
+  // that head's cache. The group's blocks run together, so memory serves each byte once and L2
+  // serves it once per query head: the longer of decode_time_s and the group's reads at
+  // `l2_bytes_per_s` (0, not measured: every read at memory bandwidth).
+  double decode_per_query_head_time_s(double sequences, double kv_tokens, double kv_bytes_per_token,
+                                      double query_heads_per_kv_head, double bandwidth_bytes_per_s,
+                                      double l2_bytes_per_s) const;
   // One layer's prefill attention on one device: `q_dim` = the device's query heads x head size.
   double prefill_time_s(double tokens, double attended_pairs, double q_dim, double peak_flops) const;
 };
+
+// The device's L2 read bandwidth where it is measured (every SM reading one L2-resident buffer),
+// bytes/s; 0 where it is not.
+double measured_l2_read_bytes_per_s(std::string_view accelerator);
 
 // One row of a Vidur attention.csv (fp16, FlashAttention): a decode of `batch` sequences each
 // `kv_tokens` long, or a prefill of a `chunk` after `kv_tokens` done; per-device sizes.

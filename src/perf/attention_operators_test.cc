@@ -112,6 +112,32 @@ TEST(AttentionOperators, PrefillWorkScalesWithTheDevicesQueryHeadsAndRate) {
   }
 }
 
+// A kernel with one thread block per query head reads each KV head once per query head: from
+// memory once, from L2 for the rest of the group. It costs what the grouped kernel costs while
+// memory binds (one query head per KV head, or L2 fast enough), the group's reads at the L2 rate
+// past that, and every read at memory bandwidth where no L2 rate is measured.
+TEST(AttentionOperators, PerQueryHeadDecodeReadsTheCacheOncePerQueryHead) {
+  AttentionRoofline shipped = embedded_rooflines().at("a100").attention;
+  const double bandwidth = 2.039e12, kv_tokens = 240 * 1152.0, bytes_per_token = 2 * 2 * 128 * 2;
+  double grouped = shipped.decode_time_s(240, kv_tokens, bytes_per_token, bandwidth);
+  double l2 = measured_l2_read_bytes_per_s("A100-80GB");
+  ASSERT_GT(l2, bandwidth);
+  EXPECT_DOUBLE_EQ(shipped.decode_per_query_head_time_s(240, kv_tokens, bytes_per_token, 1, bandwidth, l2), grouped);
+  EXPECT_DOUBLE_EQ(shipped.decode_per_query_head_time_s(240, kv_tokens, bytes_per_token, 2, bandwidth, 1e18), grouped);
+  double reads = shipped.decode_per_query_head_time_s(240, kv_tokens, bytes_per_token, 8, bandwidth, l2) -
+                 shipped.decode_launch_s - 240 * shipped.decode_per_sequence_s;
+  EXPECT_NEAR(reads, 8 * kv_tokens * bytes_per_token / l2, 1e-12);
+  EXPECT_GT(reads + shipped.decode_launch_s, grouped);
+  double unmeasured = shipped.decode_per_query_head_time_s(240, kv_tokens, bytes_per_token, 8, bandwidth, 0);
+  EXPECT_NEAR(unmeasured - shipped.decode_launch_s, 8 * (grouped - shipped.decode_launch_s), 1e-12);
+  EXPECT_GT(unmeasured, reads);
+  EXPECT_EQ(shipped.decode_per_query_head_time_s(0, 0, bytes_per_token, 8, bandwidth, l2), 0);
+  // Devices of one die configuration share a figure; devices nobody measured have none.
+  EXPECT_EQ(measured_l2_read_bytes_per_s("H100"), measured_l2_read_bytes_per_s("H200"));
+  EXPECT_GT(measured_l2_read_bytes_per_s("H100"), measured_l2_read_bytes_per_s("H100-PCIE"));
+  EXPECT_EQ(measured_l2_read_bytes_per_s("MI300X"), 0);
+}
+
 TEST(AttentionOperators, BadProfileNamesLineAndColumn) {
   std::string header =
       "time_stats.attn_decode.median,time_stats.attn_prefill.median,n_embd,n_q_head,n_kv_head,"

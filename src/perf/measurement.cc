@@ -45,6 +45,10 @@ Result<std::vector<Measurement>> read_measurements(std::string_view text, const 
       if (!p) return Error{file, row.line, "precision", "'" + precision + "' is not one of " + precision_choices()};
       m.precision = *p;
     }
+    std::string kernel = record.text("decode_attention");
+    if (kernel != "" && kernel != "grouped" && kernel != "per-query-head")
+      return Error{file, row.line, "decode_attention", "'" + kernel + "' is not one of grouped, per-query-head"};
+    m.decode_attention_per_query_head = kernel == "per-query-head";
     if (m.phase != "prefill" && m.phase != "decode" && m.phase != "static" && m.phase != "items" && m.phase != "throughput")
       return Error{file, row.line, "phase", "'" + m.phase + "' is not one of prefill, decode, static, items, throughput"};
     if ((m.phase == "static" || m.phase == "throughput") && m.output_tokens < 1)
@@ -67,6 +71,7 @@ double predict_latency_ms(const Measurement& m, const ModelArch& arch, const Acc
   // Engines that run fp8 weights keep an fp8 KV cache (TensorRT-LLM --fp8_kv_cache).
   setup.kv_precision = m.precision == Precision::fp8 ? Precision::fp8 : Precision::bf16;
   setup.efficiency = factors;
+  setup.decode_attention_per_query_head = m.decode_attention_per_query_head;
   if (m.phase == "throughput") {
     // The replica's KV cache sized as the row's engine sizes it (else as plans do); the engine
     // admits at most `batch`.

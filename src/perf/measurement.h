@@ -1,5 +1,5 @@
 // Measured latencies (CSV: accelerator, model, phase, batch, tokens, latency_ms, and optionally
-// precision, tp, output_tokens, kv_memory_fraction), the step-time model's prediction for each, and the fit of
+// precision, tp, output_tokens, kv_memory_fraction, decode_attention), the step-time model's prediction for each, and the fit of
 // per-accelerator efficiency factors to them (`gpuwise calibrate`).
 #pragma once
 
@@ -30,6 +30,9 @@ struct Measurement {
   // Throughput rows: the share of the memory left after weights, activations and runtime that the
   // engine gives its KV cache (TensorRT-LLM's kv_cache_free_gpu_mem_fraction); 0: as plans size it.
   double kv_memory_fraction = 0;
+  // The engine's decode attention kernel (decode_attention column): per-query-head or grouped
+  // (empty: grouped). See PerfSetup::decode_attention_per_query_head.
+  bool decode_attention_per_query_head = false;
   std::string source;
 };
 

@@ -44,6 +44,41 @@ TEST(Measurements, ThroughputRowsWithoutLengthsNameTheLineAndField) {
   EXPECT_NE(bad_phase.error().message.find("throughput"), std::string::npos) << bad_phase.error().message;
 }
 
+// A row names its engine's decode kernel; one that runs a block per query head makes a grouped-
+// query model's long decodes slower (each KV head read once per query head), and leaves a
+// multi-head model (one query head per KV head) as it was.
+TEST(Measurements, PerQueryHeadDecodeKernelSlowsGroupedQueryModelsOnly) {
+  std::string header = "accelerator,model,precision,tp,phase,batch,tokens,output_tokens,latency_ms,decode_attention\n";
+  auto ms = read_measurements(header + "A100-80GB,llama-2-70b,fp16,4,static,240,128,2048,234057,per-query-head\n"
+                                       "A100-80GB,llama-2-7b,fp16,1,static,60,128,2048,63734,per-query-head\n"
+                                       "A100-80GB,llama-2-70b,fp16,4,static,240,128,2048,234057,grouped\n"
+                                       "A100-80GB,llama-2-70b,fp16,4,static,240,128,2048,234057,\n",
+                              "m.csv", catalog());
+  ASSERT_TRUE(ms.ok()) << ms.error().to_string();
+  EXPECT_TRUE(ms.value()[0].decode_attention_per_query_head);
+  EXPECT_FALSE(ms.value()[2].decode_attention_per_query_head);
+  EXPECT_FALSE(ms.value()[3].decode_attention_per_query_head);
+  const Accelerator& a100 = *catalog().find_accelerator("A100-80GB");
+  EfficiencyFactors factors;
+  for (int i : {0, 1}) {
+    Measurement per_head = ms.value()[i], grouped = per_head;
+    grouped.decode_attention_per_query_head = false;
+    ModelArch arch = resolve_model(per_head.model).value();
+    double slow = predict_latency_ms(per_head, arch, a100, factors, true);
+    double fast = predict_latency_ms(grouped, arch, a100, factors, true);
+    if (arch.num_kv_heads < arch.num_heads) {
+      EXPECT_GT(slow, 1.1 * fast) << per_head.model;
+    } else {
+      EXPECT_DOUBLE_EQ(slow, fast) << per_head.model;
+    }
+  }
+  auto bad = read_measurements(header + "A100-80GB,llama-2-70b,fp16,4,static,240,128,2048,234057,xqa\n", "m.csv",
+                               catalog());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().line, 2);
+  EXPECT_EQ(bad.error().field, "decode_attention");
+}
+
 // A throughput row is predicted as continuous batching at the largest batch the replica's KV
 // cache holds, capped by the row's batch: milliseconds per output token of the replica.
 TEST(Measurements, ThroughputPredictionIsContinuousBatchingAtTheKvCacheLimit) {

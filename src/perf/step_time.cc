@@ -216,8 +216,15 @@ StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_s
   LayerDims dims = layer_dims(arch, setup.tensor_parallel);
   if (tokens > 0) t.layer_operators_s = layers_by_operator_s(arch, setup, tokens, &t.measured_operators, &t.roofline_operators);
   const double layers = arch.num_layers;
-  double decode_attention_s = layers * roofline.attention.decode_time_s(decode_sequences, decode_sequences * attended(context_tokens),
-                                                                        kv_per_token / layers, roofline.bandwidth_bytes_per_s);
+  const double decode_kv_tokens = decode_sequences * attended(context_tokens);
+  double decode_attention_s =
+      setup.decode_attention_per_query_head
+          ? layers * roofline.attention.decode_per_query_head_time_s(
+                         decode_sequences, decode_kv_tokens, kv_per_token / layers,
+                         double(arch.num_heads) / std::max(1, arch.num_kv_heads), roofline.bandwidth_bytes_per_s,
+                         measured_l2_read_bytes_per_s(setup.accelerator->name))
+          : layers * roofline.attention.decode_time_s(decode_sequences, decode_kv_tokens, kv_per_token / layers,
+                                                      roofline.bandwidth_bytes_per_s);
   double prefill_attention_s =
       layers * roofline.attention.prefill_time_s(prefill_tokens, prefill_attended, arch.q_dim() / tp, roofline.peak_flops);
   t.attention_s = decode_attention_s + prefill_attention_s;

@@ -28,6 +28,10 @@ struct PerfSetup {
   std::shared_ptr<const LayerOperatorModel> layer_operators;
   std::string operator_device;
   std::string operator_basis;  // what answers, for --explain
+  // Decode attention by a kernel that runs one thread block per query head (engines before
+  // grouped-query kernels: TensorRT-LLM before XQA, FasterTransformer); false: one read of each
+  // KV head per group, as FlashAttention, FlashInfer and XQA do.
+  bool decode_attention_per_query_head = false;
 };
 
 struct StepTime {
