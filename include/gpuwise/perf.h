@@ -23,6 +23,9 @@ struct PerfQuery {
   double input_tokens = 0, output_tokens = 0;  // per request, for max_throughput; 0: the defaults
   int max_batch = 256;
   std::string step_model = "operators";  // operators or roofline
+  // grouped (one read of each KV head per group: FlashAttention, FlashInfer, XQA) or
+  // per-query-head (a thread block per query head: TensorRT-LLM before XQA, FasterTransformer)
+  std::string decode_attention = "grouped";
   std::string calibration_path;      // from `gpuwise calibrate`; empty: the catalog's
 };
 

@@ -12,6 +12,7 @@ Answer perf(const Catalog& catalog, const PerfQuery& query) {
   o.kv_precision = query.kv_precision;
   o.phase = query.phase;
   o.step_model = query.step_model;
+  o.decode_attention = query.decode_attention;
   o.count = query.count;
   o.tp = query.tp;
   o.batch = query.batch;

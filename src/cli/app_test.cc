@@ -335,6 +335,35 @@ TEST(CliPerf, LayersByOperatorFromTheShippedProfiles) {
   EXPECT_NE(profiles["source"].get<std::string>().find("7d47513"), std::string::npos);
 }
 
+// --decode-attention per-query-head times an engine whose decode kernel runs a block per query
+// head: a grouped-query model's decode step grows (its KV heads read once per query head), a
+// multi-head model's does not, --explain says which kernel and at what L2 rate, and an unknown
+// kernel is an error naming the option.
+TEST(CliPerf, PerQueryHeadDecodeAttention) {
+  auto step = [](const std::string& model, const std::string& kernel) {
+    CliRun r = run({"perf", model, "--accelerator", "A100-80GB", "--tp", model == "llama-2-70b" ? "4" : "1", "--phase",
+                    "decode", "--batch", "64", "--context", "2048", "--format", "json", "--decode-attention", kernel});
+    EXPECT_EQ(r.code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["decode_attention"], kernel);
+    return j["step_time_s"].get<double>();
+  };
+  EXPECT_GT(step("llama-2-70b", "per-query-head"), 1.2 * step("llama-2-70b", "grouped"));
+  EXPECT_DOUBLE_EQ(step("llama-2-7b", "per-query-head"), step("llama-2-7b", "grouped"));
+  CliRun explain = run({"perf", "llama-2-70b", "--accelerator", "A100-80GB", "--tp", "4", "--phase", "decode",
+                        "--decode-attention", "per-query-head", "--explain"});
+  ASSERT_EQ(explain.code, 0) << explain.err;
+  EXPECT_NE(explain.out.find("decode attention: per query head, each KV head's cache read by its 8 query heads, from "
+                             "memory once and the rest from L2 at 5403 GB/s"),
+            std::string::npos)
+      << explain.out;
+  CliRun grouped = run({"perf", "llama-2-70b", "--accelerator", "A100-80GB", "--tp", "4", "--phase", "decode", "--explain"});
+  EXPECT_NE(grouped.out.find("decode attention: grouped"), std::string::npos) << grouped.out;
+  CliRun bad = run({"perf", "llama-2-70b", "--accelerator", "A100-80GB", "--decode-attention", "xqa"});
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("--decode-attention"), std::string::npos) << bad.err;
+}
+
 // A team's own profiles (Vidur's layout, the folder naming the accelerator): calibrate fits a
 // roofline to them, and --profiles has perf time that accelerator's layers from the tables.
 TEST(CliPerf, OwnOperatorProfilesCalibrateAndPlan) {

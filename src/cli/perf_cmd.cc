@@ -97,6 +97,11 @@ void add_perf_commands(CLI::App& app, CommandContext& context, Action& action) {
                    "operators: layers timed by operator from measured profiles (16-bit dense LLMs), "
                    "roofline: the whole-step roofline")
       ->check(CLI::IsMember({"operators", "roofline"}));
+  perf->add_option("--decode-attention", args->perf.decode_attention,
+                   "grouped: each KV head read once per group of query heads (FlashAttention, FlashInfer, "
+                   "TensorRT-LLM's XQA; the default); per-query-head: a thread block per query head, each "
+                   "reading its KV head's cache (TensorRT-LLM before XQA, FasterTransformer)")
+      ->check(CLI::IsMember({"grouped", "per-query-head"}));
   perf->callback([&context, &action, args] { action = [&context, args] { return run_perf(context, *args); }; });
 
   auto* calibrate_command = app.add_subcommand(

@@ -187,10 +187,13 @@ Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, 
                                                  : parse_precision(o.kv_precision).value_or(Precision::bf16);
   setup.efficiency = efficiency_for(*accelerator, o.calibration);
   if (o.step_model == "operators") use_layer_operators(setup, o.calibration);
+  if (o.decode_attention != "grouped" && o.decode_attention != "per-query-head")
+    return option_error("--decode-attention", "'" + o.decode_attention + "' is not one of grouped, per-query-head");
+  setup.decode_attention_per_query_head = o.decode_attention == "per-query-head";
   int replicas = o.count > 0 ? std::max(1, o.count / tp) : 1;
 
   perf.body = {{"model", arch.name}, {"accelerator", accelerator->name}, {"tensor_parallel", tp},
-               {"replicas", replicas}, {"precision", o.precision},
+               {"replicas", replicas}, {"precision", o.precision}, {"decode_attention", o.decode_attention},
                {"efficiency", {{"compute", setup.efficiency.compute}, {"compute_8bit", setup.efficiency.compute_8bit},
                                {"memory", setup.efficiency.memory}, {"overhead_per_layer_s", setup.efficiency.overhead_per_layer_s},
                                {"source", setup.efficiency.source}}}};
@@ -205,6 +208,23 @@ Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, 
                                                 "(routing spread evenly), the router, shared experts, dispatch and "
                                                 "combine at every token"
                                               : "");
+  if (uses_layer_operators(arch, setup)) {
+    double group = double(arch.num_heads) / std::max(1, arch.num_kv_heads);
+    double l2 = measured_l2_read_bytes_per_s(accelerator->name);
+    perf.explain +=
+        !setup.decode_attention_per_query_head
+            ? fmt::format("decode attention: grouped, each KV head's cache read once for its {:g} query heads "
+                          "(FlashAttention, FlashInfer, XQA; --decode-attention per-query-head for kernels with "
+                          "a thread block per query head)\n",
+                          group)
+        : l2 > 0 ? fmt::format("decode attention: per query head, each KV head's cache read by its {:g} query heads, "
+                               "from memory once and the rest from L2 at {:.0f} GB/s (measured: "
+                               "github.com/te42kyfo/gpu-benches gpu-l2-cache)\n",
+                               group, l2 / 1e9)
+                 : fmt::format("decode attention: per query head, each KV head's cache read by its {:g} query heads; "
+                               "no measured L2 bandwidth for {}, so every read at memory bandwidth\n",
+                               group, accelerator->name);
+  }
   perf.explain += fmt::format("efficiency: {} (compute {:.2f}, 8-bit {:.2f}, memory {:.2f}, {:.0f} us per layer)\n"
                               "peak {:.1f} TFLOPS, {:.0f} GB/s ({})\n",
                               setup.efficiency.source, setup.efficiency.compute, setup.efficiency.compute_8bit,
