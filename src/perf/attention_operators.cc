@@ -22,9 +22,9 @@ double AttentionRoofline::decode_per_query_head_time_s(double sequences, double 
                                                        double l2_bytes_per_s) const {
   double grouped = decode_time_s(sequences, kv_tokens, kv_bytes_per_token, bandwidth_bytes_per_s);
   if (sequences <= 0 || query_heads_per_kv_head <= 1) return grouped;
-  if (l2_bytes_per_s <= 0) return decode_launch_s + (grouped - decode_launch_s) * query_heads_per_kv_head;
-  return std::max(grouped, decode_launch_s + sequences * decode_per_sequence_s +
-                               query_heads_per_kv_head * kv_tokens * kv_bytes_per_token / l2_bytes_per_s);
+  double fixed = decode_launch_s + sequences * decode_per_sequence_s;
+  if (l2_bytes_per_s <= 0) return fixed + query_heads_per_kv_head * (grouped - fixed);
+  return std::max(grouped, fixed + query_heads_per_kv_head * kv_tokens * kv_bytes_per_token / l2_bytes_per_s);
 }
 
 double measured_l2_read_bytes_per_s(std::string_view accelerator) {

@@ -5,6 +5,7 @@
 // fitted to the profiles of that device. Attention and collectives are timed elsewhere.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <memory>
@@ -41,6 +42,10 @@ struct LayerDims {
   bool gated = true;               // SwiGLU-style MLP: the up projection is two matrices
   bool post_attention_norm = true;  // false where one norm feeds attention and MLP (phi-2, Falcon)
   int tensor_parallel = 1;
+  // A device's query heads per KV head it holds (KV heads replicate past tp = kv_heads).
+  double query_heads_per_kv_head() const {
+    return heads / tensor_parallel / std::max(1.0, kv_heads / tensor_parallel);
+  }
 };
 LayerDims layer_dims(const ModelArch& arch, int tensor_parallel);
 

@@ -65,6 +65,16 @@ TEST(LayerOperators, PresetShapesMatchTheProfiledModel) {
   EXPECT_FALSE(rows_of("a100", "microsoft/phi-2", true).front()->dims.post_attention_norm);
 }
 
+// A device's query heads per KV head: the model's group while tp divides the KV heads, fewer
+// once KV heads replicate (tp 16 on 8 KV heads: 4 query heads beside each device's one).
+TEST(LayerOperators, QueryHeadsPerKvHeadOnADevice) {
+  ModelArch arch = resolve_model("llama-2-70b").value();
+  EXPECT_EQ(layer_dims(arch, 1).query_heads_per_kv_head(), 8);
+  EXPECT_EQ(layer_dims(arch, 8).query_heads_per_kv_head(), 8);
+  EXPECT_EQ(layer_dims(arch, 16).query_heads_per_kv_head(), 4);
+  EXPECT_EQ(layer_dims(resolve_model("llama-2-7b").value(), 4).query_heads_per_kv_head(), 1);
+}
+
 // On a profiled model the tables answer (interpolated between token counts); on a model left
 // out of the fit and the tables, the fitted roofline (and the tables of models sharing a GEMM
 // shape) answer within 10% in the median.

@@ -209,7 +209,7 @@ Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, 
                                                 "combine at every token"
                                               : "");
   if (uses_layer_operators(arch, setup)) {
-    double group = double(arch.num_heads) / std::max(1, arch.num_kv_heads);
+    double group = layer_dims(arch, tp).query_heads_per_kv_head();
     double l2 = measured_l2_read_bytes_per_s(accelerator->name);
     perf.explain +=
         !setup.decode_attention_per_query_head
