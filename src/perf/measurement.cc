@@ -46,7 +46,7 @@ Result<std::vector<Measurement>> read_measurements(std::string_view text, const 
       m.precision = *p;
     }
     std::string kernel = record.text("decode_attention");
-    if (kernel != "" && kernel != "grouped" && kernel != "per-query-head")
+    if (!kernel.empty() && kernel != "grouped" && kernel != "per-query-head")
       return Error{file, row.line, "decode_attention", "'" + kernel + "' is not one of grouped, per-query-head"};
     m.decode_attention_per_query_head = kernel == "per-query-head";
     if (m.phase != "prefill" && m.phase != "decode" && m.phase != "static" && m.phase != "items" && m.phase != "throughput")

@@ -164,6 +164,25 @@ std::optional<Error> one_step(const ModelArch& arch, const Accelerator* accelera
   return std::nullopt;
 }
 
+// Which decode kernel a step assumes and, by query head, at what L2 rate.
+std::string decode_attention_explain(const ModelArch& arch, const Accelerator& accelerator, int tp, bool per_query_head) {
+  double group = layer_dims(arch, tp).query_heads_per_kv_head();
+  if (!per_query_head)
+    return fmt::format("decode attention: grouped, each KV head's cache read once for its {:g} query heads "
+                       "(FlashAttention, FlashInfer, XQA; --decode-attention per-query-head for kernels with a "
+                       "thread block per query head)\n",
+                       group);
+  double l2 = measured_l2_read_bytes_per_s(accelerator.name);
+  if (l2 <= 0)
+    return fmt::format("decode attention: per query head, each KV head's cache read by its {:g} query heads; no "
+                       "measured L2 bandwidth for {}, so every read at memory bandwidth\n",
+                       group, accelerator.name);
+  return fmt::format("decode attention: per query head, each KV head's cache read by its {:g} query heads, from "
+                     "memory once and the rest from L2 at {:.0f} GB/s (measured: github.com/te42kyfo/gpu-benches "
+                     "gpu-l2-cache)\n",
+                     group, l2 / 1e9);
+}
+
 }  // namespace
 
 Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, const PerfOptions& o) {
@@ -201,29 +220,14 @@ Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, 
                                : arch.kind != ModelKind::decoder ? classic_throughput(arch, accelerator, precision, setup, tp, replicas, o, perf)
                                                                  : llm_throughput(arch, accelerator, precision, setup, tp, replicas, o, perf);
   if (error) return *error;
-  if (uses_layer_operators(arch, setup))
+  if (uses_layer_operators(arch, setup)) {
     perf.explain += fmt::format("by operator: {}; the output head by the GEMM roofline, the KV writes by the roofline below{}\n",
                                 setup.operator_basis,
                                 arch.is_moe() ? "; MoE layers: each routed expert's MLP at its share of the tokens "
                                                 "(routing spread evenly), the router, shared experts, dispatch and "
                                                 "combine at every token"
                                               : "");
-  if (uses_layer_operators(arch, setup)) {
-    double group = layer_dims(arch, tp).query_heads_per_kv_head();
-    double l2 = measured_l2_read_bytes_per_s(accelerator->name);
-    perf.explain +=
-        !setup.decode_attention_per_query_head
-            ? fmt::format("decode attention: grouped, each KV head's cache read once for its {:g} query heads "
-                          "(FlashAttention, FlashInfer, XQA; --decode-attention per-query-head for kernels with "
-                          "a thread block per query head)\n",
-                          group)
-        : l2 > 0 ? fmt::format("decode attention: per query head, each KV head's cache read by its {:g} query heads, "
-                               "from memory once and the rest from L2 at {:.0f} GB/s (measured: "
-                               "github.com/te42kyfo/gpu-benches gpu-l2-cache)\n",
-                               group, l2 / 1e9)
-                 : fmt::format("decode attention: per query head, each KV head's cache read by its {:g} query heads; "
-                               "no measured L2 bandwidth for {}, so every read at memory bandwidth\n",
-                               group, accelerator->name);
+    perf.explain += decode_attention_explain(arch, *accelerator, tp, setup.decode_attention_per_query_head);
   }
   perf.explain += fmt::format("efficiency: {} (compute {:.2f}, 8-bit {:.2f}, memory {:.2f}, {:.0f} us per layer)\n"
                               "peak {:.1f} TFLOPS, {:.0f} GB/s ({})\n",
