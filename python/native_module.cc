@@ -283,6 +283,7 @@ PYBIND11_MODULE(_native, m) {
       .def_readwrite("max_batch", &PerfQuery::max_batch)
       .def_readwrite("step_model", &PerfQuery::step_model)
       .def_readwrite("decode_attention", &PerfQuery::decode_attention)
+      .def_readwrite("lengths", &PerfQuery::lengths_path)
       .def_readwrite("calibration", &PerfQuery::calibration_path);
   m.def("perf", [](const gpuwise::Catalog& c, const PerfQuery& q) { return interruptible([&] { return gpuwise::perf(c, q); }); });
 

@@ -21,6 +21,10 @@ struct PerfQuery {
   long long batch = 1, context_tokens = 1024;
   bool max_throughput = false;       // the best sustained output tokens/s on `count` devices
   double input_tokens = 0, output_tokens = 0;  // per request, for max_throughput; 0: the defaults
+  // For max_throughput, instead of input_tokens and output_tokens: a CSV of requests' lengths
+  // (input_length, output_length; or an Azure trace's ContextTokens, GeneratedTokens), whose mix
+  // the batch runs (long answers hold their slots longer than a mean-length request would).
+  std::string lengths_path;
   int max_batch = 256;
   std::string step_model = "operators";  // operators or roofline
   // grouped (one read of each KV head per group: FlashAttention, FlashInfer, XQA) or

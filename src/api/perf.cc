@@ -20,6 +20,7 @@ Answer perf(const Catalog& catalog, const PerfQuery& query) {
   o.max_throughput = query.max_throughput;
   o.input_tokens = query.input_tokens;
   o.output_tokens = query.output_tokens;
+  o.lengths_file = query.lengths_path;
   o.max_batch = query.max_batch;
   std::optional<gw::Calibration> calibration = gw::load_public_calibration(query.calibration_path);
   if (calibration) o.calibration = &*calibration;

@@ -364,6 +364,57 @@ TEST(CliPerf, PerQueryHeadDecodeAttention) {
   EXPECT_NE(bad.err.find("--decode-attention"), std::string::npos) << bad.err;
 }
 
+// --max-throughput over a file of requests' lengths (gpuwise's columns or an Azure trace's): the
+// batch runs their mix, long answers holding their slots longer than a mean-length request would.
+TEST(CliPerf, MaxThroughputOverRequestLengths) {
+  namespace fs = std::filesystem;
+  fs::path file = fs::temp_directory_path() / ("gpuwise_lengths_" + std::to_string(::getpid()) + ".csv");
+  {
+    std::ofstream f(file);
+    f << "input_length,output_length\n";
+    for (int i = 0; i < 20; ++i) f << "2000,100\n2000,1900\n";
+  }
+  auto throughput = [](std::vector<std::string> args) {
+    std::vector<std::string> all = {"perf", "llama-3.1-70b", "--accelerator", "H100", "--count", "2", "--tp", "2",
+                                    "--precision", "fp8", "--max-throughput", "--max-batch", "4096", "--format", "json"};
+    all.insert(all.end(), args.begin(), args.end());
+    CliRun r = run(all);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  auto mix = throughput({"--lengths", file.string()});
+  auto mean = throughput({"--input-tokens", "2000", "--output-tokens", "1000"});
+  EXPECT_EQ(mix["request_lengths"]["requests"], 40);
+  EXPECT_DOUBLE_EQ(mix["request_lengths"]["mean_output_tokens"].get<double>(), 1000);
+  EXPECT_EQ(mean["request_lengths"]["requests"], 0);
+  // Each slot reserves (100 x 2,100 + 1,900 x 3,900) / 2,000 tokens, not 3,000: fewer sequences fit.
+  EXPECT_DOUBLE_EQ(mix["request_lengths"]["slot_reserved_tokens"].get<double>(), (100.0 * 2100 + 1900.0 * 3900) / 2000);
+  EXPECT_LT(mix["batch"].get<double>(), 0.85 * mean["batch"].get<double>());
+  EXPECT_LT(mix["tokens_per_s"].get<double>(), mean["tokens_per_s"].get<double>());
+  CliRun explained = run({"perf", "llama-3.1-70b", "--accelerator", "H100", "--count", "2", "--precision", "fp8",
+                          "--max-throughput", "--lengths", file.string(), "--explain"});
+  ASSERT_EQ(explained.code, 0) << explained.err;
+  EXPECT_NE(explained.out.find("request lengths: 40 requests from"), std::string::npos) << explained.out;
+  CliRun both = run({"perf", "llama-3.1-70b", "--accelerator", "H100", "--count", "2", "--precision", "fp8",
+                     "--max-throughput", "--lengths", file.string(), "--input-tokens", "100"});
+  EXPECT_NE(both.code, 0);
+  EXPECT_NE(both.err.find("--lengths"), std::string::npos) << both.err;
+  {
+    std::ofstream f(file);
+    f << "input_length,output_length\n2000,100\n2000,x\n";
+  }
+  CliRun bad = run({"perf", "llama-3.1-70b", "--accelerator", "H100", "--count", "2", "--precision", "fp8",
+                    "--max-throughput", "--lengths", file.string()});
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find(file.string() + ":3"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("output_length"), std::string::npos) << bad.err;
+  fs::remove(file);
+  CliRun absent = run({"perf", "llama-3.1-70b", "--accelerator", "H100", "--count", "2", "--precision", "fp8",
+                       "--max-throughput", "--lengths", "/nonexistent/lengths.csv"});
+  EXPECT_NE(absent.code, 0);
+  EXPECT_NE(absent.err.find("/nonexistent/lengths.csv"), std::string::npos) << absent.err;
+}
+
 // A team's own profiles (Vidur's layout, the folder naming the accelerator): calibrate fits a
 // roofline to them, and --profiles has perf time that accelerator's layers from the tables.
 TEST(CliPerf, OwnOperatorProfilesCalibrateAndPlan) {

@@ -91,6 +91,9 @@ void add_perf_commands(CLI::App& app, CommandContext& context, Action& action) {
       ->transform(count_with_suffix())->check(CLI::Range(1.0, 1e7));
   perf->add_option("--output-tokens", args->perf.output_tokens, "Output tokens per request")
       ->transform(count_with_suffix())->check(CLI::Range(1.0, 1e7));
+  perf->add_option("--lengths", args->perf.lengths_file,
+                   "With --max-throughput, instead of --input-tokens/--output-tokens: a CSV of requests' lengths "
+                   "(input_length,output_length; or an Azure trace's ContextTokens,GeneratedTokens)");
   perf->add_option("--max-batch", args->perf.max_batch, "Most concurrent sequences")->check(CLI::Range(1, 1 << 20));
   perf->add_option("--calibration", args->calibration, "Efficiency factors from `gpuwise calibrate`");
   perf->add_option("--step-model", args->perf.step_model,

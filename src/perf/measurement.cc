@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/csv.h"
+#include "core/text.h"
 #include "model/presets.h"
 #include "perf/step_time.h"
 #include "perf/throughput.h"
@@ -21,6 +22,7 @@ Result<std::vector<Measurement>> read_measurements(std::string_view text, const 
   for (const auto& column : {"accelerator", "model", "phase", "batch", "tokens", "latency_ms"})
     if (table.value().column(column) < 0) return Error{file, 1, column, "missing column in the header"};
   std::vector<Measurement> out;
+  std::map<std::string, Result<RequestLengths>> lengths_files;  // read once however many rows name them
   for (const auto& row : table.value().rows) {
     CsvRecord record(table.value(), row);
     Measurement m;
@@ -55,6 +57,29 @@ Result<std::vector<Measurement>> read_measurements(std::string_view text, const 
       return Error{file, row.line, "output_tokens", "a " + m.phase + " row needs output_tokens >= 1"};
     if (m.phase == "throughput" && m.tokens < 1)
       return Error{file, row.line, "tokens", "a throughput row needs tokens (input tokens per request) >= 1"};
+    m.lengths_file = record.text("lengths");
+    if (!m.lengths_file.empty()) {
+      if (m.phase != "throughput")
+        return Error{file, row.line, "lengths", "request lengths apply to throughput rows, not " + m.phase};
+      auto found = lengths_files.find(m.lengths_file);
+      if (found == lengths_files.end()) {
+        std::string text, message;
+        Result<RequestLengths> read = read_file(m.lengths_file, text, message)
+                                          ? read_request_lengths(text, m.lengths_file)
+                                          : Result<RequestLengths>(Error{file, row.line, "lengths", m.lengths_file + ": " + message});
+        found = lengths_files.emplace(m.lengths_file, std::move(read)).first;
+      }
+      if (!found->second.ok()) return found->second.error();
+      m.lengths = found->second.value();
+      // The file's requests are the row's: their means are what the row states.
+      auto agrees = [](double mean, double stated) { return std::fabs(mean - stated) <= 0.02 * stated; };
+      if (!agrees(m.lengths.mean_input_tokens, m.tokens) || !agrees(m.lengths.mean_output_tokens, m.output_tokens))
+        return Error{file, row.line, "lengths",
+                     fmt::format("'{}' averages {:.2f} input and {:.2f} output tokens, not within 2% of the row's {} "
+                                 "and {}",
+                                 m.lengths_file, m.lengths.mean_input_tokens, m.lengths.mean_output_tokens, m.tokens,
+                                 m.output_tokens)};
+    }
     out.push_back(m);
   }
   if (out.empty()) return Error{file, 0, "", "no measurements"};
@@ -78,8 +103,8 @@ double predict_latency_ms(const Measurement& m, const ModelArch& arch, const Acc
     MemoryEstimate memory;
     double free = kv_cache_free_bytes(arch, accelerator, setup.weight_precision, setup.kv_precision, m.tensor_parallel,
                                       &memory, m.kv_memory_fraction);
-    Throughput t = continuous_max_throughput(arch, setup, memory.kv_cache_bytes_per_token, free, m.tokens,
-                                             m.output_tokens, m.batch);
+    RequestLengths lengths = m.lengths.requests > 0 ? m.lengths : RequestLengths::fixed(m.tokens, m.output_tokens);
+    Throughput t = continuous_max_throughput(arch, setup, memory.kv_cache_bytes_per_token, free, lengths, m.batch);
     return t.tokens_per_s > 0 ? 1e3 / t.tokens_per_s : std::numeric_limits<double>::infinity();
   }
   if (m.phase == "prefill") return prefill_step(arch, setup, m.batch, m.tokens).time_s * 1e3;

@@ -1,5 +1,5 @@
 // Measured latencies (CSV: accelerator, model, phase, batch, tokens, latency_ms, and optionally
-// precision, tp, output_tokens, kv_memory_fraction, decode_attention), the step-time model's prediction for each, and the fit of
+// precision, tp, output_tokens, kv_memory_fraction, decode_attention, lengths), the step-time model's prediction for each, and the fit of
 // per-accelerator efficiency factors to them (`gpuwise calibrate`).
 #pragma once
 
@@ -9,6 +9,7 @@
 #include "catalog/catalog.h"
 #include "model/model_arch.h"
 #include "perf/efficiency.h"
+#include "perf/request_lengths.h"
 
 namespace gw {
 
@@ -33,6 +34,12 @@ struct Measurement {
   // The engine's decode attention kernel (decode_attention column): per-query-head or grouped
   // (empty: grouped). See PerfSetup::decode_attention_per_query_head.
   bool decode_attention_per_query_head = false;
+  // Throughput rows: the requests' lengths (lengths column: a CSV of input_length, output_length
+  // per request, read relative to the working directory), whose means must agree with tokens and
+  // output_tokens within 2%; without it (requests == 0), every request has the row's tokens and
+  // output_tokens.
+  std::string lengths_file;
+  RequestLengths lengths;
   std::string source;
 };
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "model/presets.h"
 #include "perf/layer_operators.h"
 #include "perf/throughput.h"
@@ -77,6 +80,48 @@ TEST(Measurements, PerQueryHeadDecodeKernelSlowsGroupedQueryModelsOnly) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().line, 2);
   EXPECT_EQ(bad.error().field, "decode_attention");
+}
+
+// A throughput row can name its requests' lengths; where they vary, the running batch holds the
+// long answers longer, so each slot reserves and attends to more than a mean-length request and
+// the replica serves fewer tokens per second than at the mean lengths.
+TEST(Measurements, ThroughputRowsWithRequestLengths) {
+  auto path = std::filesystem::temp_directory_path() / "gpuwise_measurement_lengths.csv";
+  {
+    std::ofstream f(path);
+    f << "input_length,output_length\n";
+    for (int i = 0; i < 50; ++i) f << "2000,100\n2000,1900\n";  // mean 2,000 in, 1,000 out
+  }
+  std::string header = "accelerator,model,precision,tp,phase,batch,tokens,output_tokens,latency_ms,lengths\n";
+  // Llama 3.1 70B on two H100s holds a few hundred such sequences: the KV cache limits the batch.
+  auto ms = read_measurements(header + "H100,llama-3.1-70b,fp8,2,throughput,4096,2000,1000,0.5," + path.string() +
+                                  "\nH100,llama-3.1-70b,fp8,2,throughput,4096,2000,1000,0.5,\n",
+                              "m.csv", catalog());
+  ASSERT_TRUE(ms.ok()) << ms.error().to_string();
+  const Measurement& varied = ms.value()[0];
+  EXPECT_EQ(varied.lengths.requests, 100u);
+  EXPECT_EQ(ms.value()[1].lengths.requests, 0u);
+  const Accelerator& h100 = *catalog().find_accelerator("H100");
+  ModelArch arch = resolve_model("llama-3.1-70b").value();
+  double varied_ms = predict_latency_ms(varied, arch, h100, default_efficiency(h100), true);
+  double mean_ms = predict_latency_ms(ms.value()[1], arch, h100, default_efficiency(h100), true);
+  EXPECT_GT(varied_ms, 1.05 * mean_ms);
+  // The file's means must be the row's; the column is for throughput rows; the file must exist.
+  auto off = read_measurements(header + "H100,llama-3.1-8b,fp8,1,throughput,4096,2000,1500,0.05," + path.string() + "\n",
+                               "m.csv", catalog());
+  ASSERT_FALSE(off.ok());
+  EXPECT_EQ(off.error().line, 2);
+  EXPECT_EQ(off.error().field, "lengths");
+  auto decode = read_measurements(header + "H100,llama-3.1-8b,fp8,1,decode,16,2000,,0.05," + path.string() + "\n",
+                                  "m.csv", catalog());
+  ASSERT_FALSE(decode.ok());
+  EXPECT_EQ(decode.error().field, "lengths");
+  auto absent = read_measurements(header + "H100,llama-3.1-8b,fp8,1,throughput,4096,2000,1000,0.05,/nonexistent/l.csv\n",
+                                  "m.csv", catalog());
+  ASSERT_FALSE(absent.ok());
+  EXPECT_EQ(absent.error().field, "lengths");
+  EXPECT_EQ(absent.error().line, 2);
+  std::filesystem::remove(path);
 }
 
 // A throughput row is predicted as continuous batching at the largest batch the replica's KV

@@ -8,6 +8,7 @@
 
 #include "catalog/precision_support.h"
 #include "core/serving_defaults.h"
+#include "core/text.h"
 #include "model/memory.h"
 #include "perf/layer_operators.h"
 #include "perf/step_time.h"
@@ -51,8 +52,19 @@ std::optional<Error> llm_throughput(const ModelArch& arch, const Accelerator* ac
                             int /*replicas: per layout*/, const PerfOptions& o, PerfResult& perf) {
   json& result = perf.body;
   std::string& text = perf.text;
-  if (o.input_tokens <= 0 || o.output_tokens <= 0)
-    return option_error("--input-tokens", "--max-throughput needs --input-tokens and --output-tokens");
+  // The requests' lengths: one length each (--input-tokens, --output-tokens) or a file's mix.
+  RequestLengths lengths = RequestLengths::fixed(o.input_tokens, o.output_tokens);
+  if (!o.lengths_file.empty()) {
+    if (o.input_tokens > 0 || o.output_tokens > 0)
+      return option_error("--lengths", "give --lengths or --input-tokens and --output-tokens, not both");
+    std::string text, message;
+    if (!read_file(o.lengths_file, text, message)) return Error{o.lengths_file, 0, "--lengths", message};
+    auto read = read_request_lengths(text, o.lengths_file);
+    if (!read.ok()) return read.error();
+    lengths = read.value();
+  } else if (o.input_tokens <= 0 || o.output_tokens <= 0) {
+    return option_error("--input-tokens", "--max-throughput needs --input-tokens and --output-tokens (or --lengths)");
+  }
   // One layout: tp-way tensor parallel replicas on the devices, each at the largest batch
   // its KV cache (or --max-batch) allows.
   struct Layout {
@@ -70,8 +82,8 @@ std::optional<Error> llm_throughput(const ModelArch& arch, const Accelerator* ac
     l.replicas = o.count > 0 ? std::max(1, o.count / layout_tp) : 1;
     double free = kv_cache_free_bytes(arch, *accelerator, *precision, setup.kv_precision, layout_tp, &l.memory);
     if (free <= 0) return std::nullopt;
-    l.throughput = continuous_max_throughput(arch, layout_setup, l.memory.kv_cache_bytes_per_token, free, o.input_tokens,
-                                             o.output_tokens, o.max_batch);
+    l.throughput = continuous_max_throughput(arch, layout_setup, l.memory.kv_cache_bytes_per_token, free, lengths,
+                                             o.max_batch);
     if (l.throughput.batch < 1) return std::nullopt;
     return l;
   };
@@ -109,11 +121,26 @@ std::optional<Error> llm_throughput(const ModelArch& arch, const Accelerator* ac
                  {"batch", t.batch}, {"batch_limit", t.batch_limit}, {"kv_cache_batch", t.kv_cache_batch},
                  {"tokens_per_s", best.total_tokens_per_s()}, {"requests_per_s", t.requests_per_s * best.replicas},
                  {"bound", t.bound}, {"kv_cache_bytes_per_token", best.memory.kv_cache_bytes_per_token},
-                 {"layouts", alternatives}});
+                 {"layouts", alternatives},
+                 {"request_lengths", {{"file", o.lengths_file.empty() ? json(nullptr) : json(o.lengths_file)},
+                                      {"requests", lengths.requests},
+                                      {"mean_input_tokens", lengths.mean_input_tokens},
+                                      {"mean_output_tokens", lengths.mean_output_tokens},
+                                      {"slot_context_tokens", lengths.slot_context_tokens()},
+                                      {"slot_reserved_tokens", lengths.slot_reserved_tokens()}}}});
   text = fmt::format("{} on {}x {} ({} x tp{}): batch {} per replica ({}), step {:.2f} ms, {} output tokens/s, "
                      "{} requests/s ({}-bound)\n", arch.name, best.tp * best.replicas, accelerator->name, best.replicas,
                      best.tp, t.batch, limit, t.step_time_s * 1e3, format_number(best.total_tokens_per_s(), 0),
                      format_number(t.requests_per_s * best.replicas, 2), t.bound);
+  if (lengths.requests > 0)
+    perf.explain += fmt::format(
+        "request lengths: {} requests from {}, mean {:.1f} input and {:.1f} output tokens; a request holds its batch "
+        "slot for its output tokens, so a slot reserves {:.1f} KV tokens and attends to {:.1f} on average (at the mean "
+        "lengths: {:.1f} and {:.1f})\n",
+        lengths.requests, o.lengths_file, lengths.mean_input_tokens, lengths.mean_output_tokens,
+        lengths.slot_reserved_tokens(), lengths.slot_context_tokens(),
+        lengths.mean_input_tokens + lengths.mean_output_tokens,
+        lengths.mean_input_tokens + lengths.mean_output_tokens / 2);
   if (layouts.size() > 1) {
     text += "Layouts on these devices:\n";
     for (const auto& l : layouts)

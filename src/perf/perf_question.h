@@ -20,6 +20,7 @@ struct PerfOptions {
   long long batch = 1, context_tokens = 1024;
   bool max_throughput = false;
   double input_tokens = 0, output_tokens = 0;
+  std::string lengths_file;  // with max_throughput, instead of input/output tokens: a CSV of requests' lengths
   int max_batch = 256;
   const Calibration* calibration = nullptr;  // not owned; must outlive the call
 };

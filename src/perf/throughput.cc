@@ -42,8 +42,14 @@ double kv_cache_free_bytes(const ModelArch& arch, const Accelerator& accelerator
 
 Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& setup, double kv_bytes_per_token,
                                      double free_bytes, double input_tokens, double output_tokens, double max_batch) {
+  return continuous_max_throughput(arch, setup, kv_bytes_per_token, free_bytes,
+                                   RequestLengths::fixed(input_tokens, output_tokens), max_batch);
+}
+
+Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& setup, double kv_bytes_per_token,
+                                     double free_bytes, const RequestLengths& lengths, double max_batch) {
   Throughput t;
-  double per_sequence = kv_bytes_per_token * (input_tokens + output_tokens);
+  double per_sequence = kv_bytes_per_token * lengths.slot_reserved_tokens();
   double kv_batch = per_sequence > 0 ? std::floor(free_bytes / per_sequence) : 1e300;
   double batch = std::clamp(kv_batch, 0.0, max_batch);
   t.kv_cache_batch = kv_batch;
@@ -52,13 +58,14 @@ Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& set
   t.batch = batch;
   // In steady state every step finishes batch/output requests and admits as many, whose prompts
   // are prefilled (chunked) alongside the decode.
-  double admitted = batch / std::max(1.0, output_tokens);
-  StepTime step = llm_step(arch, setup, batch, input_tokens + output_tokens / 2.0, admitted * input_tokens, admitted,
-                           input_tokens);
+  double output_tokens = std::max(1.0, lengths.mean_output_tokens);
+  double admitted = batch / output_tokens;
+  StepTime step = llm_step(arch, setup, batch, lengths.slot_context_tokens(), admitted * lengths.mean_input_tokens,
+                           admitted, lengths.prefill_context_tokens());
   t.step_time_s = step.time_s;
   t.tokens_per_s = batch / step.time_s;
-  t.requests_per_s = t.tokens_per_s / std::max(1.0, output_tokens);
-  t.latency_s = output_tokens * step.time_s;
+  t.requests_per_s = t.tokens_per_s / output_tokens;
+  t.latency_s = lengths.mean_output_tokens * step.time_s;
   t.bound = step.bound;
   return t;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "model/memory.h"
+#include "perf/request_lengths.h"
 #include "perf/step_time.h"
 
 namespace gw {
@@ -37,5 +38,10 @@ double kv_cache_free_bytes(const ModelArch& arch, const Accelerator& accelerator
 // finished ones (input/output tokens per step).
 Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& setup, double kv_bytes_per_token,
                                      double free_bytes, double input_tokens, double output_tokens, double max_batch);
+// The same over requests whose lengths vary: each slot reserves and attends to its requests'
+// length-biased averages (RequestLengths), and prefill attention grows with the token-weighted
+// prompt length.
+Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& setup, double kv_bytes_per_token,
+                                     double free_bytes, const RequestLengths& lengths, double max_batch);
 
 }  // namespace gw
