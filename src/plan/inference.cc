@@ -128,6 +128,19 @@ ServiceLevel classic_level(const ModelSpec& model, const ServiceSpec& service, c
   return level;
 }
 
+// The requests' lengths as continuous batching sees them: a trace's own (input, output) pairs
+// (its sample), where long answers hold their batch slots longer; else the spec's means.
+RequestLengths service_lengths(const ServiceSpec& service, double input, double output) {
+  const auto& trace = service.traffic.trace;
+  if (!trace || trace->input_sample.empty() || trace->input_sample.size() != trace->output_sample.size())
+    return RequestLengths::fixed(input, output);
+  std::vector<std::pair<double, double>> pairs;
+  pairs.reserve(trace->input_sample.size());
+  for (size_t i = 0; i < trace->input_sample.size(); ++i)
+    pairs.emplace_back(trace->input_sample[i], std::max(1.0, trace->output_sample[i]));
+  return RequestLengths::from_pairs(pairs);
+}
+
 ServiceLevel llm_level(const ModelArch& arch, Precision precision, const ServiceSpec& service,
                        const Configuration& config, int replicas, double rate, const PlannerOptions& options) {
   ServiceLevel level;
@@ -171,13 +184,15 @@ ServiceLevel llm_level(const ModelArch& arch, Precision precision, const Service
     level.binding = "KV cache cannot hold one p99 request";
     return level;
   }
-  double kv_batch = std::floor(free / (kv_per_token * (input + output)));
+  const RequestLengths lengths = service_lengths(service, input, output);
+  const double slot_context = lengths.slot_context_tokens(), prompt_context = lengths.prefill_context_tokens();
+  double kv_batch = std::floor(free / (kv_per_token * lengths.slot_reserved_tokens()));
   double batch_cap = std::min<double>(kv_batch, config.max_batch);
   if (batch_cap < 1) {
     level.binding = "KV cache too small for one request";
     return level;
   }
-  Throughput max = continuous_max_throughput(arch, setup, kv_per_token, free, input, output, batch_cap);
+  Throughput max = continuous_max_throughput(arch, setup, kv_per_token, free, lengths, batch_cap);
   level.capacity_rps = max.requests_per_s;
   level.utilization = per_replica / std::max(1e-12, level.capacity_rps);
   if (per_replica >= level.capacity_rps) {
@@ -192,7 +207,7 @@ ServiceLevel llm_level(const ModelArch& arch, Precision precision, const Service
   for (int i = 0; i < 200; ++i) {
     double n = std::min(batch_cap, per_replica * output * tau);
     double admitted = per_replica * tau;
-    double next = llm_step(arch, setup, n, input + output / 2, admitted * input, admitted, input).time_s;
+    double next = llm_step(arch, setup, n, slot_context, admitted * input, admitted, prompt_context).time_s;
     if (std::fabs(next - tau) < 1e-9) break;
     tau = 0.5 * tau + 0.5 * next;
   }
@@ -202,15 +217,15 @@ ServiceLevel llm_level(const ModelArch& arch, Precision precision, const Service
   double arrivals99 = poisson_quantile(per_replica * tau, 0.99);
   double budget = std::max(1.0, chunk - sequences);
   double prefill99 = std::min(budget, arrivals99 * input);
-  double step99 = llm_step(arch, setup, sequences, input + output / 2, prefill99, std::min(arrivals99, 1.0 + arrivals99),
-                           input).time_s;
+  double step99 = llm_step(arch, setup, sequences, slot_context, prefill99, std::min(arrivals99, 1.0 + arrivals99),
+                           prompt_context).time_s;
   // TPOT is per request (its decode time over its tokens, as vLLM's benchmark reports it): an
   // average over ~output steps, so a slow step's excess shrinks by sqrt(output).
   level.tpot_p99_s = tau + (step99 - tau) / std::sqrt(std::max(1.0, output));
   // A p99 prompt is prefilled in chunks of the free token budget, one chunk per step; it may
   // first wait for the step in progress and, near the KV limit, for a free slot.
   double chunks = std::ceil(input99 / budget);
-  double chunk_step = llm_step(arch, setup, sequences, input + output / 2, std::min(budget, input99), 1, input99).time_s;
+  double chunk_step = llm_step(arch, setup, sequences, slot_context, std::min(budget, input99), 1, input99).time_s;
   double slot_wait = mgc_wait_quantile(static_cast<int>(batch_cap), per_replica, output * tau, 1.0, 0.99);
   level.ttft_p99_s = tau + chunks * chunk_step + (std::isfinite(slot_wait) ? slot_wait : kInfinity);
   level.latency_p99_s = level.ttft_p99_s + output99 * step99;

@@ -173,6 +173,48 @@ services:
   EXPECT_GE(plan.best->config.tensor_parallel, 2);  // 141 GB of weights fit none of these alone
 }
 
+// A trace's requests vary in length: its own (input, output) pairs, not one mean-length request,
+// size the continuous batch. Half short and half long answers hold the slots mostly with long
+// ones, so each slot reserves more KV cache and fewer sequences fit than at the means.
+TEST(InferencePlanner, ContinuousBatchingTakesATracesOwnLengths) {
+  auto spec = parse_spec(R"(
+constraints: {pricing: [on-demand], accelerators: [A100-80GB]}
+models: {m: {preset: llama-3.1-8b, precision: bf16}}
+services:
+  - name: chat
+    model: m
+    traffic: {rps: 5}
+    tokens: {input: 2000, output: 1000}
+    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}
+)", "chat.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  const ModelSpec& model = spec.value().models.at("m");
+  ServiceSpec fixed = spec.value().services[0];
+  ServiceSpec traced = fixed;
+  TraceSummary trace;
+  for (int i = 0; i < 50; ++i) {
+    trace.input_sample.insert(trace.input_sample.end(), {2000, 2000});
+    trace.output_sample.insert(trace.output_sample.end(), {100, 1900});
+  }
+  traced.traffic.trace = trace;
+  Catalog catalog = Catalog::embedded().value();
+  Configuration config{catalog.find_accelerator("A100-80GB"), 1, Batching::continuous, 4096};
+  ServiceLevel at_means = evaluate_service(model, fixed, config, 1, 0.5, PlannerOptions{});
+  ServiceLevel mixed = evaluate_service(model, traced, config, 1, 0.5, PlannerOptions{});
+  ASSERT_GT(at_means.capacity_rps, 0);
+  ASSERT_GT(mixed.capacity_rps, 0);
+  // (100 x 2,100 + 1,900 x 3,900) / 2,000 = 3,810 KV tokens a slot against 3,000: fewer sequences.
+  EXPECT_LT(mixed.capacity_rps, 0.95 * at_means.capacity_rps);
+  // A trace whose requests all have the means plans as the means do.
+  ServiceSpec even = fixed;
+  TraceSummary same;
+  same.input_sample.assign(10, 2000);
+  same.output_sample.assign(10, 1000);
+  even.traffic.trace = same;
+  EXPECT_NEAR(evaluate_service(model, even, config, 1, 0.5, PlannerOptions{}).capacity_rps, at_means.capacity_rps,
+              1e-9 * at_means.capacity_rps);
+}
+
 // Availability: a real-time service is never planned on one node, and spot only where the
 // service may lose a node, then as N+1 with an on-demand floor over two zones.
 TEST(InferencePlanner, ProductionServingHasNoSingleNodeAndNoSpotUnlessInterruptible) {
