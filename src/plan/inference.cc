@@ -130,10 +130,10 @@ ServiceLevel classic_level(const ModelSpec& model, const ServiceSpec& service, c
 
 // The requests' lengths as continuous batching sees them: a trace's own (input, output) pairs
 // (its sample), where long answers hold their batch slots longer; else the spec's means.
-RequestLengths service_lengths(const ServiceSpec& service, double input, double output) {
+RequestLengths service_lengths(const ServiceSpec& service) {
   const auto& trace = service.traffic.trace;
   if (!trace || trace->input_sample.empty() || trace->input_sample.size() != trace->output_sample.size())
-    return RequestLengths::fixed(input, output);
+    return RequestLengths::fixed(service.input_tokens.mean(), std::max(1.0, service.output_tokens.mean()));
   std::vector<std::pair<double, double>> pairs;
   pairs.reserve(trace->input_sample.size());
   for (size_t i = 0; i < trace->input_sample.size(); ++i)
@@ -141,8 +141,10 @@ RequestLengths service_lengths(const ServiceSpec& service, double input, double 
   return RequestLengths::from_pairs(pairs);
 }
 
+// lengths: service_lengths(service), worked out once per search.
 ServiceLevel llm_level(const ModelArch& arch, Precision precision, const ServiceSpec& service,
-                       const Configuration& config, int replicas, double rate, const PlannerOptions& options) {
+                       const RequestLengths& lengths, const Configuration& config, int replicas, double rate,
+                       const PlannerOptions& options) {
   ServiceLevel level;
   PerfSetup setup = setup_for(config, precision, options);
   const double input = service.input_tokens.mean(), output = std::max(1.0, service.output_tokens.mean());
@@ -184,7 +186,6 @@ ServiceLevel llm_level(const ModelArch& arch, Precision precision, const Service
     level.binding = "KV cache cannot hold one p99 request";
     return level;
   }
-  const RequestLengths lengths = service_lengths(service, input, output);
   const double slot_context = lengths.slot_context_tokens(), prompt_context = lengths.prefill_context_tokens();
   double kv_batch = std::floor(free / (kv_per_token * lengths.slot_reserved_tokens()));
   double batch_cap = std::min<double>(kv_batch, config.max_batch);
@@ -301,13 +302,18 @@ bool better(const PlanOption& a, const PlanOption& b) {
   return static_cast<int>(a.pricing) < static_cast<int>(b.pricing);
 }
 
+ServiceLevel evaluate_with(const ModelSpec& model, const ServiceSpec& service, const RequestLengths& lengths,
+                           const Configuration& config, int replicas, double rate_rps, const PlannerOptions& options) {
+  if (model.arch.kind == ModelKind::decoder)
+    return llm_level(model.arch, model.precision, service, lengths, config, replicas, rate_rps, options);
+  return classic_level(model, service, config, replicas, rate_rps, options);
+}
+
 }  // namespace
 
 ServiceLevel evaluate_service(const ModelSpec& model, const ServiceSpec& service, const Configuration& config,
                               int replicas, double rate_rps, const PlannerOptions& options) {
-  if (model.arch.kind == ModelKind::decoder)
-    return llm_level(model.arch, model.precision, service, config, replicas, rate_rps, options);
-  return classic_level(model, service, config, replicas, rate_rps, options);
+  return evaluate_with(model, service, service_lengths(service), config, replicas, rate_rps, options);
 }
 
 bool meets_slo(const ServiceLevel& level, const Slo& slo, double max_utilization, std::string* why) {
@@ -374,9 +380,10 @@ bool place_on_spot(PlanOption& option, const std::vector<const Offering*>& offer
 // What the search over configurations gathers for one service.
 struct PlanSearch {
   PlanSearch(const ModelSpec& model, const ServiceSpec& service, const PlannerOptions& options, const Spec& spec, ServicePlan& plan)
-      : model(model), service(service), options(options), spec(spec), plan(plan) {}
+      : model(model), service(service), lengths(service_lengths(service)), options(options), spec(spec), plan(plan) {}
   const ModelSpec& model;
   const ServiceSpec& service;
+  const RequestLengths lengths;  // the service's request lengths, worked out once
   const PlannerOptions& options;
   const Spec& spec;
   ServicePlan& plan;
@@ -393,7 +400,7 @@ struct PlanSearch {
 
 // How close a configuration comes to each SLO metric at the most replicas allowed.
 void record_best_achieved(PlanSearch& search, const Configuration& config) {
-  ServiceLevel floor = evaluate_service(search.model, search.service, config, search.options.max_replicas, search.peak, search.options);
+  ServiceLevel floor = evaluate_with(search.model, search.service, search.lengths, config, search.options.max_replicas, search.peak, search.options);
   std::string where = fmt::format("{} tp{}, {} batching", config.accelerator->name, config.tensor_parallel, batching_name(config.batching));
   auto record = [&](const char* key, double achieved) {
     if (!floor.feasible || !std::isfinite(achieved)) return;
@@ -414,7 +421,7 @@ std::optional<int> fewest_replicas(PlanSearch& search, const Configuration& conf
   const PlannerOptions& options = search.options;
   auto ok = [&](int replicas, std::string* why) {
     ++search.plan.candidates_evaluated;
-    ServiceLevel level = evaluate_service(search.model, search.service, config, replicas, search.peak, options);
+    ServiceLevel level = evaluate_with(search.model, search.service, search.lengths, config, replicas, search.peak, options);
     return meets_slo(level, search.service.slo, search.max_util, why);
   };
   const int base = std::max(1, static_cast<int>(std::floor(search.peak / (one.capacity_rps * search.max_util))));
@@ -434,7 +441,7 @@ std::optional<int> fewest_replicas(PlanSearch& search, const Configuration& conf
 
 // The configuration at that count on every offering and pricing the constraints allow.
 void add_priced_options(PlanSearch& search, const Configuration& config, int replicas, const std::vector<const Offering*>& offerings) {
-  ServiceLevel level = evaluate_service(search.model, search.service, config, replicas, search.peak, search.options);
+  ServiceLevel level = evaluate_with(search.model, search.service, search.lengths, config, replicas, search.peak, search.options);
   for (const Offering* offering : offerings) {
     for (Pricing pricing : search.spec.constraints.pricing) {
       if (!offering->usd_per_hour(pricing)) continue;
@@ -458,7 +465,7 @@ void add_priced_options(PlanSearch& search, const Configuration& config, int rep
       place_replicas(option, replicas);
       option.level = option.replicas == replicas
                          ? level
-                         : evaluate_service(search.model, search.service, config, option.replicas, search.peak, search.options);
+                         : evaluate_with(search.model, search.service, search.lengths, config, option.replicas, search.peak, search.options);
       search.all.push_back(option);
     }
   }
@@ -496,7 +503,7 @@ void search_configurations(PlanSearch& search, const Catalog& catalog, const std
       for (Batching batching : policies) {
         for (int limit : batch_limits(service, batching, search.llm)) {
           Configuration config{accelerator, tp, batching, limit};
-          ServiceLevel one = evaluate_service(model, service, config, 1, search.peak, search.options);
+          ServiceLevel one = evaluate_with(model, service, search.lengths, config, 1, search.peak, search.options);
           record_best_achieved(search, config);
           if (one.capacity_rps <= 0) continue;
           if (auto replicas = fewest_replicas(search, config, one)) add_priced_options(search, config, *replicas, offerings);
