@@ -133,11 +133,8 @@ Result<std::vector<RequestBucket>> request_buckets(const Catalog& catalog, const
   const ModelSpec& model = spec.models.at(service.model_key);
   if (model.arch.kind != ModelKind::decoder) return Error{spec.path, service.line, "fleet.bucket_mix.service", "buckets by prompt length apply to LLM services"};
   // Pairs of (input, output): the trace's own pairs when there is one.
-  std::vector<std::pair<double, double>> pairs;
-  if (service.traffic.trace && service.traffic.trace->input_sample.size() == service.traffic.trace->output_sample.size()) {
-    for (size_t i = 0; i < service.traffic.trace->input_sample.size(); ++i)
-      pairs.emplace_back(service.traffic.trace->input_sample[i], service.traffic.trace->output_sample[i]);
-  } else {
+  std::vector<std::pair<double, double>> pairs = trace_request_pairs(service);
+  if (pairs.empty()) {
     double output = service.output_tokens.mean();
     for (double in : service.input_tokens.sample) pairs.emplace_back(in, output);
   }

@@ -7,7 +7,6 @@
 #include <map>
 
 #include "core/csv.h"
-#include "core/text.h"
 #include "model/presets.h"
 #include "perf/step_time.h"
 #include "perf/throughput.h"
@@ -62,14 +61,9 @@ Result<std::vector<Measurement>> read_measurements(std::string_view text, const 
       if (m.phase != "throughput")
         return Error{file, row.line, "lengths", "request lengths apply to throughput rows, not " + m.phase};
       auto found = lengths_files.find(m.lengths_file);
-      if (found == lengths_files.end()) {
-        std::string text, message;
-        Result<RequestLengths> read = read_file(m.lengths_file, text, message)
-                                          ? read_request_lengths(text, m.lengths_file)
-                                          : Result<RequestLengths>(Error{file, row.line, "lengths", m.lengths_file + ": " + message});
-        found = lengths_files.emplace(m.lengths_file, std::move(read)).first;
-      }
-      if (!found->second.ok()) return found->second.error();
+      if (found == lengths_files.end())
+        found = lengths_files.emplace(m.lengths_file, read_request_lengths_file(m.lengths_file)).first;
+      if (!found->second.ok()) return Error{file, row.line, "lengths", found->second.error().to_string()};
       m.lengths = found->second.value();
       // The file's requests are the row's: their means are what the row states.
       auto agrees = [](double mean, double stated) { return std::fabs(mean - stated) <= 0.02 * stated; };

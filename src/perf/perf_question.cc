@@ -8,7 +8,6 @@
 
 #include "catalog/precision_support.h"
 #include "core/serving_defaults.h"
-#include "core/text.h"
 #include "model/memory.h"
 #include "perf/layer_operators.h"
 #include "perf/step_time.h"
@@ -57,9 +56,7 @@ std::optional<Error> llm_throughput(const ModelArch& arch, const Accelerator* ac
   if (!o.lengths_file.empty()) {
     if (o.input_tokens > 0 || o.output_tokens > 0)
       return option_error("--lengths", "give --lengths or --input-tokens and --output-tokens, not both");
-    std::string text, message;
-    if (!read_file(o.lengths_file, text, message)) return Error{o.lengths_file, 0, "--lengths", message};
-    auto read = read_request_lengths(text, o.lengths_file);
+    auto read = read_request_lengths_file(o.lengths_file);
     if (!read.ok()) return read.error();
     lengths = read.value();
   } else if (o.input_tokens <= 0 || o.output_tokens <= 0) {

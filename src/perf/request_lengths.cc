@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/csv.h"
+#include "core/text.h"
 
 namespace gw {
 
@@ -19,7 +20,8 @@ RequestLengths RequestLengths::fixed(double input_tokens, double output_tokens) 
 RequestLengths RequestLengths::from_pairs(const std::vector<std::pair<double, double>>& input_output) {
   RequestLengths l;
   if (input_output.empty()) return l;
-  for (const auto& [in, out] : input_output) {
+  for (const auto& [in, given_out] : input_output) {
+    const double out = std::max(1.0, given_out);  // a request decodes at least one token
     l.mean_input_tokens += in;
     l.mean_output_tokens += out;
     l.mean_input_squared += in * in;
@@ -76,6 +78,12 @@ Result<RequestLengths> read_request_lengths(std::string_view csv_text, const std
   }
   if (pairs.empty()) return Error{file, 0, "", "no requests"};
   return RequestLengths::from_pairs(pairs);
+}
+
+Result<RequestLengths> read_request_lengths_file(const std::string& path) {
+  std::string text, message;
+  if (!read_file(path, text, message)) return Error{path, 0, "", message};
+  return read_request_lengths(text, path);
 }
 
 }  // namespace gw

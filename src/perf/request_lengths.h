@@ -22,7 +22,7 @@ struct RequestLengths {
   size_t requests = 0;                 // 0: fixed lengths, not read from requests
 
   static RequestLengths fixed(double input_tokens, double output_tokens);
-  // The moments of (input, output) pairs. REQUIRES: every output >= 1 and input >= 0.
+  // The moments of (input, output) pairs, outputs below 1 counted as 1. REQUIRES: inputs >= 0.
   static RequestLengths from_pairs(const std::vector<std::pair<double, double>>& input_output);
 
   // The context a slot's sequence attends to in a decode step, averaged over the steps of every
@@ -40,5 +40,7 @@ struct RequestLengths {
 // trace's ContextTokens and GeneratedTokens; the error names the file, line and field of the first
 // bad row. Outputs must be >= 1, inputs >= 0.
 Result<RequestLengths> read_request_lengths(std::string_view csv_text, const std::string& file);
+// The same from a file; an unreadable file is an error naming it.
+Result<RequestLengths> read_request_lengths_file(const std::string& path);
 
 }  // namespace gw

@@ -131,13 +131,9 @@ ServiceLevel classic_level(const ModelSpec& model, const ServiceSpec& service, c
 // The requests' lengths as continuous batching sees them: a trace's own (input, output) pairs
 // (its sample), where long answers hold their batch slots longer; else the spec's means.
 RequestLengths service_lengths(const ServiceSpec& service) {
-  const auto& trace = service.traffic.trace;
-  if (!trace || trace->input_sample.empty() || trace->input_sample.size() != trace->output_sample.size())
+  std::vector<std::pair<double, double>> pairs = trace_request_pairs(service);
+  if (pairs.empty())
     return RequestLengths::fixed(service.input_tokens.mean(), std::max(1.0, service.output_tokens.mean()));
-  std::vector<std::pair<double, double>> pairs;
-  pairs.reserve(trace->input_sample.size());
-  for (size_t i = 0; i < trace->input_sample.size(); ++i)
-    pairs.emplace_back(trace->input_sample[i], std::max(1.0, trace->output_sample[i]));
   return RequestLengths::from_pairs(pairs);
 }
 
@@ -310,6 +306,15 @@ ServiceLevel evaluate_with(const ModelSpec& model, const ServiceSpec& service, c
 }
 
 }  // namespace
+
+std::vector<std::pair<double, double>> trace_request_pairs(const ServiceSpec& service) {
+  std::vector<std::pair<double, double>> pairs;
+  const auto& trace = service.traffic.trace;
+  if (!trace || trace->input_sample.size() != trace->output_sample.size()) return pairs;
+  pairs.reserve(trace->input_sample.size());
+  for (size_t i = 0; i < trace->input_sample.size(); ++i) pairs.emplace_back(trace->input_sample[i], trace->output_sample[i]);
+  return pairs;
+}
 
 ServiceLevel evaluate_service(const ModelSpec& model, const ServiceSpec& service, const Configuration& config,
                               int replicas, double rate_rps, const PlannerOptions& options) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/serving_defaults.h"
@@ -114,6 +115,10 @@ struct PlannerOptions {
   int max_replicas = 100000;
   int pareto_size = 8;
 };
+
+// A trace-driven service's own (input, output) token pairs (the trace's sample, one pair per
+// request); empty when the service has no trace.
+std::vector<std::pair<double, double>> trace_request_pairs(const ServiceSpec& service);
 
 // The model of one configuration at a rate: used by the search and by tests that brute-force it.
 ServiceLevel evaluate_service(const ModelSpec& model, const ServiceSpec& service, const Configuration& config,
