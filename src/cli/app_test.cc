@@ -359,6 +359,22 @@ TEST(CliPerf, PerQueryHeadDecodeAttention) {
       << explain.out;
   CliRun grouped = run({"perf", "llama-2-70b", "--accelerator", "A100-80GB", "--tp", "4", "--phase", "decode", "--explain"});
   EXPECT_NE(grouped.out.find("decode attention: grouped"), std::string::npos) << grouped.out;
+  // An fp8 cache: the grouped kernel reads half the bytes, the per-query-head one converts each
+  // element, so its L2 stream costs what a 16-bit cache's does and --explain says so.
+  auto attention_s = [](const std::string& kernel, const std::string& kv) {
+    CliRun r = run({"perf", "llama-2-70b", "--accelerator", "H100", "--tp", "2", "--precision", "fp8",
+                    "--kv-precision", kv, "--phase", "decode", "--batch", "64", "--context", "3072", "--format",
+                    "json", "--decode-attention", kernel});
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["attention_s"].get<double>();
+  };
+  EXPECT_LT(attention_s("grouped", "fp8"), 0.6 * attention_s("grouped", "bf16"));
+  EXPECT_NEAR(attention_s("per-query-head", "fp8"), attention_s("per-query-head", "bf16"),
+              0.02 * attention_s("per-query-head", "bf16"));
+  CliRun fp8 = run({"perf", "llama-2-70b", "--accelerator", "H100", "--tp", "2", "--precision", "fp8", "--phase",
+                    "decode", "--decode-attention", "per-query-head", "--explain"});
+  ASSERT_EQ(fp8.code, 0) << fp8.err;
+  EXPECT_NE(fp8.out.find("the fp8 cache's elements stream from L2 at the 16-bit rate"), std::string::npos) << fp8.out;
   CliRun bad = run({"perf", "llama-2-70b", "--accelerator", "A100-80GB", "--decode-attention", "xqa"});
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.err.find("--decode-attention"), std::string::npos) << bad.err;

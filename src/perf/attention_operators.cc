@@ -18,13 +18,19 @@ double AttentionRoofline::decode_time_s(double sequences, double kv_tokens, doub
 }
 
 double AttentionRoofline::decode_per_query_head_time_s(double sequences, double kv_tokens, double kv_bytes_per_token,
-                                                       double query_heads_per_kv_head, double bandwidth_bytes_per_s,
-                                                       double l2_bytes_per_s) const {
+                                                       double kv_bytes_per_element, double query_heads_per_kv_head,
+                                                       double bandwidth_bytes_per_s, double l2_bytes_per_s) const {
   double grouped = decode_time_s(sequences, kv_tokens, kv_bytes_per_token, bandwidth_bytes_per_s);
   if (sequences <= 0 || query_heads_per_kv_head <= 1) return grouped;
   double fixed = decode_launch_s + sequences * decode_per_sequence_s;
   if (l2_bytes_per_s <= 0) return fixed + query_heads_per_kv_head * (grouped - fixed);
-  return std::max(grouped, fixed + query_heads_per_kv_head * kv_tokens * kv_bytes_per_token / l2_bytes_per_s);
+  // Paced by the work per element (load, convert to fp32, multiply-add), which a narrower cache
+  // does not shrink: its elements are charged as 16-bit ones. Kernels that convert a cache on the
+  // fly gain nothing from fp8 elsewhere too: github.com/NVIDIA/TensorRT-LLM/issues/2372 (XQA on
+  // H100, 2024-10), github.com/flashinfer-ai/flashinfer/issues/1753 (fp8 KV 30% slower than bf16),
+  // github.com/vllm-project/vllm/pull/45829 (A100: 1.60x the 16-bit kernel's time).
+  double l2_bytes_per_token = kv_bytes_per_token * std::max(1.0, 2.0 / kv_bytes_per_element);
+  return std::max(grouped, fixed + query_heads_per_kv_head * kv_tokens * l2_bytes_per_token / l2_bytes_per_s);
 }
 
 double measured_l2_read_bytes_per_s(std::string_view accelerator) {

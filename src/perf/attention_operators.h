@@ -33,10 +33,13 @@ struct AttentionRoofline {
   // measured_l2_read_bytes_per_s): each of a KV head's `query_heads_per_kv_head` query heads reads
   // that head's cache. The group's blocks run together, so memory serves each byte once and L2
   // serves it once per query head: the longer of decode_time_s and the group's reads at
-  // `l2_bytes_per_s` (0, not measured: every read at memory bandwidth).
+  // `l2_bytes_per_s` (0, not measured: every read at memory bandwidth). That kernel converts each
+  // cached element to fp32 before its arithmetic, so its reads from L2 are paced per element: a
+  // cache narrower than 16 bits (`kv_bytes_per_element` < 2) streams from L2 at the 16-bit
+  // element rate, not faster (the "conversion" XQA removed; see measured_l2_read_bytes_per_s).
   double decode_per_query_head_time_s(double sequences, double kv_tokens, double kv_bytes_per_token,
-                                      double query_heads_per_kv_head, double bandwidth_bytes_per_s,
-                                      double l2_bytes_per_s) const;
+                                      double kv_bytes_per_element, double query_heads_per_kv_head,
+                                      double bandwidth_bytes_per_s, double l2_bytes_per_s) const;
   // One layer's prefill attention on one device: `q_dim` = the device's query heads x head size.
   double prefill_time_s(double tokens, double attended_pairs, double q_dim, double peak_flops) const;
 };

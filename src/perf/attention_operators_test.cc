@@ -122,17 +122,24 @@ TEST(AttentionOperators, PerQueryHeadDecodeReadsTheCacheOncePerQueryHead) {
   double grouped = shipped.decode_time_s(240, kv_tokens, bytes_per_token, bandwidth);
   double l2 = measured_l2_read_bytes_per_s("A100-80GB");
   ASSERT_GT(l2, bandwidth);
-  EXPECT_DOUBLE_EQ(shipped.decode_per_query_head_time_s(240, kv_tokens, bytes_per_token, 1, bandwidth, l2), grouped);
-  EXPECT_DOUBLE_EQ(shipped.decode_per_query_head_time_s(240, kv_tokens, bytes_per_token, 2, bandwidth, 1e18), grouped);
-  double reads = shipped.decode_per_query_head_time_s(240, kv_tokens, bytes_per_token, 8, bandwidth, l2) -
+  EXPECT_DOUBLE_EQ(shipped.decode_per_query_head_time_s(240, kv_tokens, bytes_per_token, 2, 1, bandwidth, l2), grouped);
+  EXPECT_DOUBLE_EQ(shipped.decode_per_query_head_time_s(240, kv_tokens, bytes_per_token, 2, 2, bandwidth, 1e18), grouped);
+  double reads = shipped.decode_per_query_head_time_s(240, kv_tokens, bytes_per_token, 2, 8, bandwidth, l2) -
                  shipped.decode_launch_s - 240 * shipped.decode_per_sequence_s;
   EXPECT_NEAR(reads, 8 * kv_tokens * bytes_per_token / l2, 1e-12);
   EXPECT_GT(reads + shipped.decode_launch_s, grouped);
-  double unmeasured = shipped.decode_per_query_head_time_s(240, kv_tokens, bytes_per_token, 8, bandwidth, 0);
+  double unmeasured = shipped.decode_per_query_head_time_s(240, kv_tokens, bytes_per_token, 2, 8, bandwidth, 0);
   double fixed = shipped.decode_launch_s + 240 * shipped.decode_per_sequence_s;
   EXPECT_NEAR(unmeasured - fixed, 8 * (grouped - fixed), 1e-12);
   EXPECT_GT(unmeasured, reads);
-  EXPECT_EQ(shipped.decode_per_query_head_time_s(0, 0, bytes_per_token, 8, bandwidth, l2), 0);
+  EXPECT_EQ(shipped.decode_per_query_head_time_s(0, 0, bytes_per_token, 2, 8, bandwidth, l2), 0);
+  // An 8-bit cache halves the bytes: memory serves them in half the time, but L2 streams its
+  // elements at the 16-bit rate (the kernel converts each), so the group's reads cost the same.
+  double fp8 = shipped.decode_per_query_head_time_s(240, kv_tokens, bytes_per_token / 2, 1, 8, bandwidth, l2);
+  EXPECT_NEAR(fp8 - fixed, reads, 1e-12);
+  EXPECT_LT(shipped.decode_time_s(240, kv_tokens, bytes_per_token / 2, bandwidth), grouped);
+  EXPECT_DOUBLE_EQ(shipped.decode_per_query_head_time_s(240, kv_tokens, bytes_per_token / 2, 1, 1, bandwidth, l2),
+                   shipped.decode_time_s(240, kv_tokens, bytes_per_token / 2, bandwidth));
   // Devices of one die configuration share a figure; devices nobody measured have none.
   EXPECT_EQ(measured_l2_read_bytes_per_s("H100"), measured_l2_read_bytes_per_s("H200"));
   EXPECT_GT(measured_l2_read_bytes_per_s("H100"), measured_l2_read_bytes_per_s("H100-PCIE"));

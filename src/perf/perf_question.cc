@@ -189,7 +189,8 @@ std::optional<Error> one_step(const ModelArch& arch, const Accelerator* accelera
 }
 
 // Which decode kernel a step assumes and, by query head, at what L2 rate.
-std::string decode_attention_explain(const ModelArch& arch, const Accelerator& accelerator, int tp, bool per_query_head) {
+std::string decode_attention_explain(const ModelArch& arch, const Accelerator& accelerator, int tp, bool per_query_head,
+                                     Precision kv_precision) {
   double group = layer_dims(arch, tp).query_heads_per_kv_head();
   if (!per_query_head)
     return fmt::format("decode attention: grouped, each KV head's cache read once for its {:g} query heads "
@@ -201,10 +202,15 @@ std::string decode_attention_explain(const ModelArch& arch, const Accelerator& a
     return fmt::format("decode attention: per query head, each KV head's cache read by its {:g} query heads; no "
                        "measured L2 bandwidth for {}, so every read at memory bandwidth\n",
                        group, accelerator.name);
+  std::string narrow = precision_bytes(kv_precision) < 2
+                           ? fmt::format("; the {} cache's elements stream from L2 at the 16-bit rate (the kernel "
+                                         "converts each before its arithmetic)",
+                                         precision_name(kv_precision))
+                           : "";
   return fmt::format("decode attention: per query head, each KV head's cache read by its {:g} query heads, from "
                      "memory once and the rest from L2 at {:.0f} GB/s (measured: github.com/te42kyfo/gpu-benches "
-                     "gpu-l2-cache)\n",
-                     group, l2 / 1e9);
+                     "gpu-l2-cache){}\n",
+                     group, l2 / 1e9, narrow);
 }
 
 }  // namespace
@@ -251,7 +257,7 @@ Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, 
                                                 "(routing spread evenly), the router, shared experts, dispatch and "
                                                 "combine at every token"
                                               : "");
-    perf.explain += decode_attention_explain(arch, *accelerator, tp, setup.decode_attention_per_query_head);
+    perf.explain += decode_attention_explain(arch, *accelerator, tp, setup.decode_attention_per_query_head, setup.kv_precision);
   }
   perf.explain += fmt::format("efficiency: {} (compute {:.2f}, 8-bit {:.2f}, memory {:.2f}, {:.0f} us per layer)\n"
                               "peak {:.1f} TFLOPS, {:.0f} GB/s ({})\n",

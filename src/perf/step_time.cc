@@ -221,7 +221,7 @@ StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_s
       setup.decode_attention_per_query_head
           ? layers * roofline.attention.decode_per_query_head_time_s(
                          decode_sequences, decode_kv_tokens, kv_per_token / layers,
-                         dims.query_heads_per_kv_head(), roofline.bandwidth_bytes_per_s,
+                         precision_bytes(setup.kv_precision), dims.query_heads_per_kv_head(), roofline.bandwidth_bytes_per_s,
                          measured_l2_read_bytes_per_s(setup.accelerator->name))
           : layers * roofline.attention.decode_time_s(decode_sequences, decode_kv_tokens, kv_per_token / layers,
                                                       roofline.bandwidth_bytes_per_s);
