@@ -114,15 +114,19 @@ bool by_operator_within_budget(const std::vector<gw::Measurement>& ms, const std
                                const gw::Result<gw::Catalog>& catalog) {
   // (b) By operator (dense LLMs): tables and the roofline fitted to Vidur's profiles. The one
   // figure no profile gives, 8-bit GEMMs' share of their peak relative to 16-bit GEMMs', is
-  // fitted on every other 8-bit row (the fit half) and measured on the rest (held out); nothing is
-  // fitted to the 16-bit rows.
+  // fitted on every other 8-bit row on an NVIDIA part (the fit half) and measured on the rest
+  // (held out); nothing is fitted to the 16-bit rows. It is NVIDIA's fp8 GEMMs' share against
+  // its fp16 GEMMs' (the profiles are NVIDIA parts); another vendor's parts take their share from
+  // the family defaults, so their rows cannot inform it and are all held out.
   std::vector<size_t> llm_rows, fit_half;
   int eight_bit_seen = 0;
   for (size_t i = 0; i < ms.size(); ++i) {
     if (models[i].kind != gw::ModelKind::decoder) continue;
     llm_rows.push_back(i);
     bool eight_bit = ms[i].precision == gw::Precision::fp8 || ms[i].precision == gw::Precision::int8;
-    if (eight_bit && eight_bit_seen++ % 2 == 0) fit_half.push_back(i);
+    const gw::Accelerator* a = catalog.value().find_accelerator(ms[i].accelerator);
+    bool nvidia = a && a->vendor == "nvidia";
+    if (eight_bit && nvidia && eight_bit_seen++ % 2 == 0) fit_half.push_back(i);
   }
   auto by_operator_ms = [&](size_t i, double scale) {
     const gw::Accelerator& a = *catalog.value().find_accelerator(ms[i].accelerator);

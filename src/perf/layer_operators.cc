@@ -552,12 +552,26 @@ AcceleratorOperators operators_for(const Accelerator& accelerator) {
   OperatorRoofline roofline = fitted(basis);
   roofline.peak_flops = sixteen > 0 ? sixteen : 1e12;
   roofline.bandwidth_bytes_per_s = accelerator.memory_gb_per_s * 1e9;
+  // The factors are CUDA kernels' shares of an NVIDIA part's peak and bandwidth. Another vendor's
+  // kernels reach another share: its peak and bandwidth count at the ratio of the two families'
+  // defaults (default_efficiency, with their sources), 1 for NVIDIA parts.
+  Accelerator nvidia;
+  nvidia.vendor = "nvidia";
+  const EfficiencyFactors own = default_efficiency(accelerator), cuda = default_efficiency(nvidia);
+  const double compute_share = own.compute / cuda.compute, memory_share = own.memory / cuda.memory;
+  roofline.peak_flops *= compute_share;
+  roofline.bandwidth_bytes_per_s *= memory_share;
   auto model = std::make_shared<LayerOperatorModel>();
   model->set_roofline(accelerator.name, roofline);
   out.model = model;
   out.device = accelerator.name;
+  std::string shares = compute_share == 1 && memory_share == 1
+                           ? std::string("'s own peak and bandwidth")
+                           : fmt::format("'s own peak x {:.3g} and bandwidth x {:.3g} (what its kernels reach of "
+                                         "them against what CUDA kernels reach: the ratio of the {} to NVIDIA's)",
+                                         compute_share, memory_share, own.source);
   out.basis = "a per-operator roofline with the factors fitted to " + profiled_accelerator(basis) +
-              " profiles (Vidur 7d47513), at " + accelerator.name + "'s own peak and bandwidth" + attention_basis(roofline);
+              " profiles (Vidur 7d47513), at " + accelerator.name + shares + attention_basis(roofline);
   return out;
 }
 

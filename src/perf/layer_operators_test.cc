@@ -9,6 +9,7 @@
 
 #include "catalog/catalog.h"
 #include "model/presets.h"
+#include "perf/efficiency.h"
 
 namespace gw {
 namespace {
@@ -212,6 +213,20 @@ TEST(LayerOperators, OperatorsForProfiledAndOtherAccelerators) {
   EXPECT_EQ(other.model->layer_time(other.device, dims, 512).measured_operators, 0);
   EXPECT_DOUBLE_EQ(other.model->roofline("L4").bandwidth_bytes_per_s, l4->memory_gb_per_s * 1e9);
   EXPECT_NE(other.basis.find("A40"), std::string::npos) << other.basis;  // GDDR: the A40's factors
+  EXPECT_EQ(other.basis.find(" x "), std::string::npos) << other.basis;  // NVIDIA: its own peak
+  // Another vendor's part takes the CUDA-fitted factors at the share of its peak and bandwidth its
+  // kernels reach against CUDA's (the family defaults' ratio), and says so.
+  const Accelerator* mi300x = catalog.value().find_accelerator("MI300X");
+  AcceleratorOperators amd = operators_for(*mi300x);
+  Accelerator nvidia;
+  nvidia.vendor = "nvidia";
+  const EfficiencyFactors rocm = default_efficiency(*mi300x), cuda = default_efficiency(nvidia);
+  ASSERT_LT(rocm.compute, cuda.compute);
+  EXPECT_DOUBLE_EQ(amd.model->roofline("MI300X").peak_flops,
+                   *mi300x->peak_tflops[static_cast<size_t>(Precision::bf16)] * 1e12 * rocm.compute / cuda.compute);
+  EXPECT_DOUBLE_EQ(amd.model->roofline("MI300X").bandwidth_bytes_per_s,
+                   mi300x->memory_gb_per_s * 1e9 * rocm.memory / cuda.memory);
+  EXPECT_NE(amd.basis.find("MI300X's own peak x 0.75 and bandwidth x 0.875"), std::string::npos) << amd.basis;
   // The bound layer answers as layer_time does.
   auto bound = profiled.model->bind(profiled.device, dims);
   for (double tokens : {1.0, 7.0, 300.0, 5000.0})
