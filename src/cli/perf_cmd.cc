@@ -8,6 +8,7 @@
 #include "cli/context.h"
 #include "core/text.h"
 #include "model/presets.h"
+#include "perf/decode_attention_kernel.h"
 #include "perf/layer_operators.h"
 #include "perf/measurement.h"
 #include "perf/perf_question.h"
@@ -104,7 +105,7 @@ void add_perf_commands(CLI::App& app, CommandContext& context, Action& action) {
                    "grouped: each KV head read once per group of query heads (FlashAttention, FlashInfer, "
                    "TensorRT-LLM's XQA; the default); per-query-head: a thread block per query head, each "
                    "reading its KV head's cache (TensorRT-LLM before XQA, FasterTransformer)")
-      ->check(CLI::IsMember({"grouped", "per-query-head"}));
+      ->check(CLI::IsMember(decode_attention_kernels()));
   perf->callback([&context, &action, args] { action = [&context, args] { return run_perf(context, *args); }; });
 
   auto* calibrate_command = app.add_subcommand(

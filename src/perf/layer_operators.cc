@@ -13,6 +13,7 @@
 #include "catalog/embedded.h"
 #include "core/text.h"
 #include "perf/efficiency.h"
+#include "perf/matmul_efficiency.h"
 #include "perf/step_time.h"
 #include "perf/vidur_files.h"
 
@@ -553,23 +554,34 @@ AcceleratorOperators operators_for(const Accelerator& accelerator) {
   roofline.peak_flops = sixteen > 0 ? sixteen : 1e12;
   roofline.bandwidth_bytes_per_s = accelerator.memory_gb_per_s * 1e9;
   // The factors are CUDA kernels' shares of an NVIDIA part's peak and bandwidth. Another vendor's
-  // kernels reach another share: its peak and bandwidth count at the ratio of the two families'
-  // defaults (default_efficiency, with their sources), 1 for NVIDIA parts.
+  // kernels reach another share: its peak counts at the ratio of the two parts' measured matmul
+  // shares (measured_matmul_share) where both were measured, else, as its bandwidth does, at the
+  // ratio of the two families' defaults (default_efficiency, with their sources); 1 for NVIDIA.
   Accelerator nvidia;
   nvidia.vendor = "nvidia";
   const EfficiencyFactors own = default_efficiency(accelerator), cuda = default_efficiency(nvidia);
-  const double compute_share = own.compute / cuda.compute, memory_share = own.memory / cuda.memory;
+  const auto own_matmul = measured_matmul_share(accelerator.name);
+  const auto basis_matmul = measured_matmul_share(profiled_accelerator(basis));
+  const bool matmul_measured = accelerator.vendor != "nvidia" && own_matmul && basis_matmul;
+  const double compute_share = matmul_measured ? *own_matmul / *basis_matmul : own.compute / cuda.compute;
+  const double memory_share = own.memory / cuda.memory;
   roofline.peak_flops *= compute_share;
   roofline.bandwidth_bytes_per_s *= memory_share;
   auto model = std::make_shared<LayerOperatorModel>();
   model->set_roofline(accelerator.name, roofline);
   out.model = model;
   out.device = accelerator.name;
+  std::string compute_basis =
+      matmul_measured ? fmt::format("the peak: its measured matmul share {:.1f}% against {}'s {:.1f}% "
+                                    "(Maximum Achievable Matmul FLOPS, github.com/stas00/ml-engineering); ",
+                                    *own_matmul * 100, profiled_accelerator(basis), *basis_matmul * 100)
+                      : std::string();
   std::string shares = compute_share == 1 && memory_share == 1
                            ? std::string("'s own peak and bandwidth")
                            : fmt::format("'s own peak x {:.3g} and bandwidth x {:.3g} (what its kernels reach of "
-                                         "them against what CUDA kernels reach: the ratio of the {} to NVIDIA's)",
-                                         compute_share, memory_share, own.source);
+                                         "them against what CUDA kernels reach: {}{}the ratio of the {} to NVIDIA's)",
+                                         compute_share, memory_share, compute_basis,
+                                         matmul_measured ? "the bandwidth: " : "", own.source);
   out.basis = "a per-operator roofline with the factors fitted to " + profiled_accelerator(basis) +
               " profiles (Vidur 7d47513), at " + accelerator.name + shares + attention_basis(roofline);
   return out;

@@ -10,6 +10,7 @@
 #include "model/presets.h"
 #include "perf/step_time.h"
 #include "perf/throughput.h"
+#include "perf/decode_attention_kernel.h"
 #include "perf/layer_operators.h"
 
 namespace gw {
@@ -47,9 +48,9 @@ Result<std::vector<Measurement>> read_measurements(std::string_view text, const 
       m.precision = *p;
     }
     std::string kernel = record.text("decode_attention");
-    if (!kernel.empty() && kernel != "grouped" && kernel != "per-query-head")
-      return Error{file, row.line, "decode_attention", "'" + kernel + "' is not one of grouped, per-query-head"};
-    m.decode_attention_per_query_head = kernel == "per-query-head";
+    auto per_query_head = kernel.empty() ? std::optional<bool>(false) : decode_attention_per_query_head(kernel);
+    if (!per_query_head) return Error{file, row.line, "decode_attention", unknown_decode_attention_message(kernel)};
+    m.decode_attention_per_query_head = *per_query_head;
     if (m.phase != "prefill" && m.phase != "decode" && m.phase != "static" && m.phase != "items" && m.phase != "throughput")
       return Error{file, row.line, "phase", "'" + m.phase + "' is not one of prefill, decode, static, items, throughput"};
     if ((m.phase == "static" || m.phase == "throughput") && m.output_tokens < 1)

@@ -9,6 +9,7 @@
 #include "catalog/precision_support.h"
 #include "core/serving_defaults.h"
 #include "model/memory.h"
+#include "perf/decode_attention_kernel.h"
 #include "perf/layer_operators.h"
 #include "perf/step_time.h"
 #include "perf/throughput.h"
@@ -236,9 +237,9 @@ Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, 
                                                  : parse_precision(o.kv_precision).value_or(Precision::bf16);
   setup.efficiency = efficiency_for(*accelerator, o.calibration);
   if (o.step_model == "operators") use_layer_operators(setup, o.calibration);
-  if (o.decode_attention != "grouped" && o.decode_attention != "per-query-head")
-    return option_error("--decode-attention", "'" + o.decode_attention + "' is not one of grouped, per-query-head");
-  setup.decode_attention_per_query_head = o.decode_attention == "per-query-head";
+  auto per_query_head = decode_attention_per_query_head(o.decode_attention);
+  if (!per_query_head) return option_error("--decode-attention", unknown_decode_attention_message(o.decode_attention));
+  setup.decode_attention_per_query_head = *per_query_head;
   int replicas = o.count > 0 ? std::max(1, o.count / tp) : 1;
 
   perf.body = {{"model", arch.name}, {"accelerator", accelerator->name}, {"tensor_parallel", tp},
