@@ -281,6 +281,7 @@ PYBIND11_MODULE(_native, m) {
       .def_readwrite("input_tokens", &PerfQuery::input_tokens)
       .def_readwrite("output_tokens", &PerfQuery::output_tokens)
       .def_readwrite("max_batch", &PerfQuery::max_batch)
+      .def_readwrite("tpot_ms", &PerfQuery::tpot_ms)
       .def_readwrite("step_model", &PerfQuery::step_model)
       .def_readwrite("decode_attention", &PerfQuery::decode_attention)
       .def_readwrite("lengths", &PerfQuery::lengths_path)

@@ -26,6 +26,7 @@ struct PerfQuery {
   // the batch runs (long answers hold their slots longer than a mean-length request would).
   std::string lengths_path;
   int max_batch = 256;
+  double tpot_ms = 0;                // for max_throughput: each step at most this (ms); 0: no bound
   std::string step_model = "operators";  // operators or roofline
   // grouped (one read of each KV head per group: FlashAttention, FlashInfer, XQA) or
   // per-query-head (a thread block per query head: TensorRT-LLM before XQA, FasterTransformer)

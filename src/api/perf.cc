@@ -22,6 +22,7 @@ Answer perf(const Catalog& catalog, const PerfQuery& query) {
   o.output_tokens = query.output_tokens;
   o.lengths_file = query.lengths_path;
   o.max_batch = query.max_batch;
+  o.tpot_ms = query.tpot_ms;
   std::optional<gw::Calibration> calibration = gw::load_public_calibration(query.calibration_path);
   if (calibration) o.calibration = &*calibration;
   auto result = std::make_shared<const gw::PerfResult>(

@@ -380,6 +380,37 @@ TEST(CliPerf, PerQueryHeadDecodeAttention) {
   EXPECT_NE(bad.err.find("--decode-attention"), std::string::npos) << bad.err;
 }
 
+// --max-throughput under a bound on the time per output token: the largest batch whose step fits,
+// said in the text and the JSON; a bound no batch meets is an error naming the option.
+TEST(CliPerf, MaxThroughputWithinATpotBound) {
+  auto json_of = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"perf", "llama-3.1-8b", "--accelerator", "H100", "--precision", "fp8",
+                                     "--max-throughput", "--input-tokens", "1000", "--output-tokens", "500",
+                                     "--max-batch", "4096", "--format", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    CliRun r = run(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  auto widest = json_of({});
+  EXPECT_TRUE(widest["tpot_limit_ms"].is_null());
+  double bound_ms = widest["step_time_s"].get<double>() * 1e3 / 2;
+  auto bounded = json_of({"--tpot-ms", std::to_string(bound_ms)});
+  EXPECT_EQ(bounded["batch_limit"], "TPOT");
+  EXPECT_DOUBLE_EQ(bounded["tpot_limit_ms"].get<double>(), std::stod(std::to_string(bound_ms)));
+  EXPECT_LE(bounded["step_time_s"].get<double>() * 1e3, bound_ms);
+  EXPECT_LT(bounded["batch"].get<double>(), widest["batch"].get<double>());
+  CliRun text = run({"perf", "llama-3.1-8b", "--accelerator", "H100", "--precision", "fp8", "--max-throughput",
+                     "--input-tokens", "1000", "--output-tokens", "500", "--max-batch", "4096", "--tpot-ms",
+                     std::to_string(bound_ms)});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("--tpot-ms limit"), std::string::npos) << text.out;
+  CliRun impossible = run({"perf", "llama-3.1-8b", "--accelerator", "H100", "--precision", "fp8", "--max-throughput",
+                           "--input-tokens", "1000", "--output-tokens", "500", "--tpot-ms", "0.01"});
+  EXPECT_NE(impossible.code, 0);
+  EXPECT_NE(impossible.err.find("--tpot-ms"), std::string::npos) << impossible.err;
+}
+
 // --max-throughput over a file of requests' lengths (gpuwise's columns or an Azure trace's): the
 // batch runs their mix, long answers holding their slots longer than a mean-length request would.
 TEST(CliPerf, MaxThroughputOverRequestLengths) {

@@ -96,6 +96,10 @@ void add_perf_commands(CLI::App& app, CommandContext& context, Action& action) {
                    "With --max-throughput, instead of --input-tokens/--output-tokens: a CSV of requests' lengths "
                    "(input_length,output_length; or an Azure trace's ContextTokens,GeneratedTokens)");
   perf->add_option("--max-batch", args->perf.max_batch, "Most concurrent sequences")->check(CLI::Range(1, 1 << 20));
+  perf->add_option("--tpot-ms", args->perf.tpot_ms,
+                   "With --max-throughput: every step (the time per output token) at most this many ms, as a "
+                   "latency-bounded server runs; the batch is the largest whose step fits")
+      ->check(CLI::Range(0.01, 1e6));
   perf->add_option("--calibration", args->calibration, "Efficiency factors from `gpuwise calibrate`");
   perf->add_option("--step-model", args->perf.step_model,
                    "operators: layers timed by operator from measured profiles (16-bit dense LLMs), "

@@ -36,6 +36,7 @@ Result<std::vector<Measurement>> read_measurements(std::string_view text, const 
     m.latency_ms = record.number("latency_ms", 1e-6, 1e9);
     m.tensor_parallel = static_cast<int>(record.optional_number("tp", 1, 1024).value_or(1));
     m.kv_memory_fraction = record.optional_number("kv_memory_fraction", 0.01, 1).value_or(0);
+    m.tpot_limit_ms = record.optional_number("tpot_ms", 0.01, 1e6).value_or(0);
     m.source = record.text("source");
     if (!record.ok()) return record.error();
     const Accelerator* a = catalog.find_accelerator(accelerator);
@@ -57,6 +58,9 @@ Result<std::vector<Measurement>> read_measurements(std::string_view text, const 
       return Error{file, row.line, "output_tokens", "a " + m.phase + " row needs output_tokens >= 1"};
     if (m.phase == "throughput" && m.tokens < 1)
       return Error{file, row.line, "tokens", "a throughput row needs tokens (input tokens per request) >= 1"};
+    if (m.tpot_limit_ms > 0 && m.phase != "throughput")
+      return Error{file, row.line, "tpot_ms", "a bound on the time per output token applies to throughput rows, not " +
+                                                  m.phase};
     m.lengths_file = record.text("lengths");
     if (!m.lengths_file.empty()) {
       if (m.phase != "throughput")
@@ -99,7 +103,10 @@ double predict_latency_ms(const Measurement& m, const ModelArch& arch, const Acc
     double free = kv_cache_free_bytes(arch, accelerator, setup.weight_precision, setup.kv_precision, m.tensor_parallel,
                                       &memory, m.kv_memory_fraction);
     RequestLengths lengths = m.lengths.requests > 0 ? m.lengths : RequestLengths::fixed(m.tokens, m.output_tokens);
-    Throughput t = continuous_max_throughput(arch, setup, memory.kv_cache_bytes_per_token, free, lengths, m.batch);
+    Throughput t = m.tpot_limit_ms > 0
+                       ? continuous_max_throughput_within_tpot(arch, setup, memory.kv_cache_bytes_per_token, free,
+                                                               lengths, m.batch, m.tpot_limit_ms * 1e-3)
+                       : continuous_max_throughput(arch, setup, memory.kv_cache_bytes_per_token, free, lengths, m.batch);
     return t.tokens_per_s > 0 ? 1e3 / t.tokens_per_s : std::numeric_limits<double>::infinity();
   }
   if (m.phase == "prefill") return prefill_step(arch, setup, m.batch, m.tokens).time_s * 1e3;

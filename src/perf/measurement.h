@@ -1,5 +1,5 @@
 // Measured latencies (CSV: accelerator, model, phase, batch, tokens, latency_ms, and optionally
-// precision, tp, output_tokens, kv_memory_fraction, decode_attention, lengths), the step-time model's prediction for each, and the fit of
+// precision, tp, output_tokens, kv_memory_fraction, decode_attention, lengths, tpot_ms), the step-time model's prediction for each, and the fit of
 // per-accelerator efficiency factors to them (`gpuwise calibrate`).
 #pragma once
 
@@ -40,6 +40,10 @@ struct Measurement {
   // output_tokens.
   std::string lengths_file;
   RequestLengths lengths;
+  // Throughput rows measured under a bound on the time between output tokens (tpot_ms column:
+  // MLPerf's Server scenario bounds its p99): the engine's batch is the largest whose step fits;
+  // 0: no bound (Offline, trtllm-bench).
+  double tpot_limit_ms = 0;
   std::string source;
 };
 

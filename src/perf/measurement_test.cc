@@ -116,6 +116,20 @@ TEST(Measurements, ThroughputRowsWithRequestLengths) {
                                   "m.csv", catalog());
   ASSERT_FALSE(decode.ok());
   EXPECT_EQ(decode.error().field, "lengths");
+  // A bound on the time per output token: the batch whose step fits it, so fewer tokens per
+  // second than the unbounded row's; for throughput rows only.
+  std::string bounded_header = "accelerator,model,precision,tp,phase,batch,tokens,output_tokens,latency_ms,tpot_ms\n";
+  auto bounded = read_measurements(bounded_header + "H100,llama-3.1-70b,fp8,2,throughput,4096,2000,1000,0.5,30\n" +
+                                       "H100,llama-3.1-70b,fp8,2,throughput,4096,2000,1000,0.5,\n",
+                                   "m.csv", catalog());
+  ASSERT_TRUE(bounded.ok()) << bounded.error().to_string();
+  EXPECT_DOUBLE_EQ(bounded.value()[0].tpot_limit_ms, 30);
+  EXPECT_GT(predict_latency_ms(bounded.value()[0], arch, h100, default_efficiency(h100), true),
+            1.05 * predict_latency_ms(bounded.value()[1], arch, h100, default_efficiency(h100), true));
+  auto bounded_decode = read_measurements(bounded_header + "H100,llama-3.1-8b,fp8,1,decode,16,2000,,0.05,30\n", "m.csv",
+                                          catalog());
+  ASSERT_FALSE(bounded_decode.ok());
+  EXPECT_EQ(bounded_decode.error().field, "tpot_ms");
   auto absent = read_measurements(header + "H100,llama-3.1-8b,fp8,1,throughput,4096,2000,1000,0.05,/nonexistent/l.csv\n",
                                   "m.csv", catalog());
   ASSERT_FALSE(absent.ok());

@@ -80,8 +80,11 @@ std::optional<Error> llm_throughput(const ModelArch& arch, const Accelerator* ac
     l.replicas = o.count > 0 ? std::max(1, o.count / layout_tp) : 1;
     double free = kv_cache_free_bytes(arch, *accelerator, *precision, setup.kv_precision, layout_tp, &l.memory);
     if (free <= 0) return std::nullopt;
-    l.throughput = continuous_max_throughput(arch, layout_setup, l.memory.kv_cache_bytes_per_token, free, lengths,
-                                             o.max_batch);
+    l.throughput = o.tpot_ms > 0 ? continuous_max_throughput_within_tpot(arch, layout_setup,
+                                                                         l.memory.kv_cache_bytes_per_token, free,
+                                                                         lengths, o.max_batch, o.tpot_ms * 1e-3)
+                                 : continuous_max_throughput(arch, layout_setup, l.memory.kv_cache_bytes_per_token,
+                                                             free, lengths, o.max_batch);
     if (l.throughput.batch < 1) return std::nullopt;
     return l;
   };
@@ -96,6 +99,9 @@ std::optional<Error> llm_throughput(const ModelArch& arch, const Accelerator* ac
   } else if (auto l = layout(tp)) {
     layouts.push_back(*l);
   }
+  if (layouts.empty() && o.tpot_ms > 0)
+    return option_error("--tpot-ms", fmt::format("no layout on {}x {} steps within {:g} ms even at batch 1",
+                                                 std::max(1, o.count), accelerator->name, o.tpot_ms));
   if (layouts.empty()) {
     InferenceMemoryOptions memory;
     memory.weight_precision = *precision;
@@ -107,8 +113,9 @@ std::optional<Error> llm_throughput(const ModelArch& arch, const Accelerator* ac
   }
   const Layout& best = layouts.front();
   const Throughput& t = best.throughput;
-  std::string limit = t.batch_limit == "KV cache"
-                          ? "KV-cache limit"
+  std::string limit = t.batch_limit == "KV cache" ? "KV-cache limit"
+                      : t.batch_limit == "TPOT"
+                          ? fmt::format("--tpot-ms limit: a larger batch steps past {:g} ms", o.tpot_ms)
                           : fmt::format("--max-batch limit; the KV cache would hold {}", format_number(t.kv_cache_batch, 0));
   json alternatives = json::array();
   for (const auto& l : layouts)
@@ -119,7 +126,7 @@ std::optional<Error> llm_throughput(const ModelArch& arch, const Accelerator* ac
                  {"batch", t.batch}, {"batch_limit", t.batch_limit}, {"kv_cache_batch", t.kv_cache_batch},
                  {"tokens_per_s", best.total_tokens_per_s()}, {"requests_per_s", t.requests_per_s * best.replicas},
                  {"bound", t.bound}, {"kv_cache_bytes_per_token", best.memory.kv_cache_bytes_per_token},
-                 {"layouts", alternatives},
+                 {"layouts", alternatives}, {"tpot_limit_ms", o.tpot_ms > 0 ? json(o.tpot_ms) : json(nullptr)},
                  {"request_lengths", {{"file", o.lengths_file.empty() ? json(nullptr) : json(o.lengths_file)},
                                       {"requests", lengths.requests},
                                       {"mean_input_tokens", lengths.mean_input_tokens},

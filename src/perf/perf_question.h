@@ -22,6 +22,7 @@ struct PerfOptions {
   double input_tokens = 0, output_tokens = 0;
   std::string lengths_file;  // with max_throughput, instead of input/output tokens: a CSV of requests' lengths
   int max_batch = 256;
+  double tpot_ms = 0;  // with max_throughput: every step (time per output token) at most this; 0: no bound
   const Calibration* calibration = nullptr;  // not owned; must outlive the call
 };
 

@@ -70,4 +70,37 @@ Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& set
   return t;
 }
 
+Throughput continuous_max_throughput_within_tpot(const ModelArch& arch, const PerfSetup& setup,
+                                                 double kv_bytes_per_token, double free_bytes,
+                                                 const RequestLengths& lengths, double max_batch, double max_step_s) {
+  Throughput widest = continuous_max_throughput(arch, setup, kv_bytes_per_token, free_bytes, lengths, max_batch);
+  if (widest.batch < 1 || widest.step_time_s <= max_step_s) return widest;
+  // A step grows with the batch (more decodes, more prompts admitted), so the largest batch
+  // within the bound is found by bisection over whole sequences.
+  auto at = [&](double batch) {
+    return continuous_max_throughput(arch, setup, kv_bytes_per_token, free_bytes, lengths, batch);
+  };
+  Throughput fits = at(1);
+  if (fits.step_time_s > max_step_s) {
+    Throughput none = widest;
+    none.batch = none.tokens_per_s = none.requests_per_s = 0;
+    none.batch_limit = "TPOT";
+    return none;
+  }
+  double lo = 1, hi = widest.batch;  // step(lo) fits, step(hi) does not
+  while (hi - lo > 1) {
+    double mid = std::floor((lo + hi) / 2);
+    Throughput t = at(mid);
+    if (t.step_time_s <= max_step_s) {
+      lo = mid;
+      fits = t;
+    } else {
+      hi = mid;
+    }
+  }
+  fits.batch_limit = "TPOT";
+  fits.kv_cache_batch = widest.kv_cache_batch;
+  return fits;
+}
+
 }  // namespace gw
