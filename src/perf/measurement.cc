@@ -103,10 +103,8 @@ double predict_latency_ms(const Measurement& m, const ModelArch& arch, const Acc
     double free = kv_cache_free_bytes(arch, accelerator, setup.weight_precision, setup.kv_precision, m.tensor_parallel,
                                       &memory, m.kv_memory_fraction);
     RequestLengths lengths = m.lengths.requests > 0 ? m.lengths : RequestLengths::fixed(m.tokens, m.output_tokens);
-    Throughput t = m.tpot_limit_ms > 0
-                       ? continuous_max_throughput_within_tpot(arch, setup, memory.kv_cache_bytes_per_token, free,
-                                                               lengths, m.batch, m.tpot_limit_ms * 1e-3)
-                       : continuous_max_throughput(arch, setup, memory.kv_cache_bytes_per_token, free, lengths, m.batch);
+    Throughput t = continuous_max_throughput_within_tpot(arch, setup, memory.kv_cache_bytes_per_token, free, lengths,
+                                                         m.batch, m.tpot_limit_ms * 1e-3);
     return t.tokens_per_s > 0 ? 1e3 / t.tokens_per_s : std::numeric_limits<double>::infinity();
   }
   if (m.phase == "prefill") return prefill_step(arch, setup, m.batch, m.tokens).time_s * 1e3;

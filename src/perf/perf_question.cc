@@ -71,6 +71,7 @@ std::optional<Error> llm_throughput(const ModelArch& arch, const Accelerator* ac
     MemoryEstimate memory;
     double total_tokens_per_s() const { return throughput.tokens_per_s * replicas; }
   };
+  bool weights_fit = false;  // on some layout: then only the --tpot-ms bound can leave none
   auto layout = [&](int layout_tp) -> std::optional<Layout> {
     if (arch.num_heads % layout_tp != 0) return std::nullopt;
     PerfSetup layout_setup = setup;
@@ -80,11 +81,9 @@ std::optional<Error> llm_throughput(const ModelArch& arch, const Accelerator* ac
     l.replicas = o.count > 0 ? std::max(1, o.count / layout_tp) : 1;
     double free = kv_cache_free_bytes(arch, *accelerator, *precision, setup.kv_precision, layout_tp, &l.memory);
     if (free <= 0) return std::nullopt;
-    l.throughput = o.tpot_ms > 0 ? continuous_max_throughput_within_tpot(arch, layout_setup,
-                                                                         l.memory.kv_cache_bytes_per_token, free,
-                                                                         lengths, o.max_batch, o.tpot_ms * 1e-3)
-                                 : continuous_max_throughput(arch, layout_setup, l.memory.kv_cache_bytes_per_token,
-                                                             free, lengths, o.max_batch);
+    weights_fit = true;
+    l.throughput = continuous_max_throughput_within_tpot(arch, layout_setup, l.memory.kv_cache_bytes_per_token, free,
+                                                         lengths, o.max_batch, o.tpot_ms * 1e-3);
     if (l.throughput.batch < 1) return std::nullopt;
     return l;
   };
@@ -99,7 +98,7 @@ std::optional<Error> llm_throughput(const ModelArch& arch, const Accelerator* ac
   } else if (auto l = layout(tp)) {
     layouts.push_back(*l);
   }
-  if (layouts.empty() && o.tpot_ms > 0)
+  if (layouts.empty() && weights_fit && o.tpot_ms > 0)
     return option_error("--tpot-ms", fmt::format("no layout on {}x {} steps within {:g} ms even at batch 1",
                                                  std::max(1, o.count), accelerator->name, o.tpot_ms));
   if (layouts.empty()) {

@@ -74,7 +74,7 @@ Throughput continuous_max_throughput_within_tpot(const ModelArch& arch, const Pe
                                                  double kv_bytes_per_token, double free_bytes,
                                                  const RequestLengths& lengths, double max_batch, double max_step_s) {
   Throughput widest = continuous_max_throughput(arch, setup, kv_bytes_per_token, free_bytes, lengths, max_batch);
-  if (widest.batch < 1 || widest.step_time_s <= max_step_s) return widest;
+  if (widest.batch < 1 || max_step_s <= 0 || widest.step_time_s <= max_step_s) return widest;
   // A step grows with the batch (more decodes, more prompts admitted), so the largest batch
   // within the bound is found by bisection over whole sequences.
   auto at = [&](double batch) {

@@ -46,7 +46,7 @@ Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& set
 // The same with every step, the time between a request's output tokens (TPOT), at most
 // max_step_s: the largest batch whose steady-state step fits, as a server bounded on TPOT runs
 // (MLPerf's Server scenario bounds its p99). batch_limit "TPOT" where that binds; batch 0 where
-// even one sequence's step is longer.
+// even one sequence's step is longer; max_step_s <= 0: no bound (continuous_max_throughput).
 Throughput continuous_max_throughput_within_tpot(const ModelArch& arch, const PerfSetup& setup,
                                                  double kv_bytes_per_token, double free_bytes,
                                                  const RequestLengths& lengths, double max_batch, double max_step_s);
