@@ -105,6 +105,7 @@ std::string source_label(const std::string& source) {
   if (source.find("v0.6.1") != std::string::npos) return "TensorRT-LLM v0.6.1 static batches (2023)";
   if (source.find("0.5.0") != std::string::npos) return "TensorRT-LLM v0.5 first tokens (2023)";
   if (source.find("nim") != std::string::npos) return "NIM 1.8 at concurrency 1 (2025)";
+  if (source.find("buildkite.com/vllm") != std::string::npos) return "vLLM CI latency, batch 8 (2024)";
   if (source.find("inference_results_v5.0") != std::string::npos)
     return source.find("/Server/") != std::string::npos ? "MLPerf Inference v5.0 Server (2025)"
                                                         : "MLPerf Inference v5.0 Offline (2025)";
