@@ -109,6 +109,9 @@ std::string source_label(const std::string& source) {
   if (source.find("inference_results_v5.0") != std::string::npos)
     return source.find("/Server/") != std::string::npos ? "MLPerf Inference v5.0 Server (2025)"
                                                         : "MLPerf Inference v5.0 Offline (2025)";
+  if (source.find("inference_results_v5.1") != std::string::npos)
+    return source.find("/Server/") != std::string::npos ? "MLPerf Inference v5.1 Server (2025)"
+                                                        : "MLPerf Inference v5.1 Offline (2025)";
   return source.substr(0, 44);
 }
 
