@@ -106,12 +106,10 @@ std::string source_label(const std::string& source) {
   if (source.find("0.5.0") != std::string::npos) return "TensorRT-LLM v0.5 first tokens (2023)";
   if (source.find("nim") != std::string::npos) return "NIM 1.8 at concurrency 1 (2025)";
   if (source.find("buildkite.com/vllm") != std::string::npos) return "vLLM CI latency, batch 8 (2024)";
-  if (source.find("inference_results_v5.0") != std::string::npos)
-    return source.find("/Server/") != std::string::npos ? "MLPerf Inference v5.0 Server (2025)"
-                                                        : "MLPerf Inference v5.0 Offline (2025)";
-  if (source.find("inference_results_v5.1") != std::string::npos)
-    return source.find("/Server/") != std::string::npos ? "MLPerf Inference v5.1 Server (2025)"
-                                                        : "MLPerf Inference v5.1 Offline (2025)";
+  for (const char* round : {"v5.0", "v5.1"})
+    if (source.find(std::string("inference_results_") + round) != std::string::npos)
+      return fmt::format("MLPerf Inference {} {} (2025)", round,
+                         source.find("/Server/") != std::string::npos ? "Server" : "Offline");
   return source.substr(0, 44);
 }
 
