@@ -12,9 +12,9 @@ namespace gw {
 // on every other fp8 row on an NVIDIA part of bench/perf_measurements.csv (197 rows: TensorRT-LLM v0.5/v0.6.1
 // tables on H100 and L40S, Llama 2 and Falcon 180B, 2023; NIM 1.8 on H100, 2025; TensorRT-LLM v0.17 and v1.0 throughput
 // tables for Llama 3.x, Mistral 7B, Mixtral 8x7B and 8x22B on H100, H200, GH200 and L40S, 2025; MLPerf
-// Inference v5.0 Offline and Server, Llama 2 70B and Mixtral 8x7B on H200 and H100, and v5.1 Offline,
-// Llama 3.1 8B on H100 (vLLM) and H200, 2025), after the 2023 engines' decode kernel was charged its fp8
-// cache's elements at the 16-bit rate.
+// Inference v5.0 Offline and Server, Llama 2 70B and Mixtral 8x7B on H200 and H100, and v5.1, Llama 3.1 8B
+// Offline on H100 (vLLM) and Server on H200, 2025), after the 2023 engines' decode kernel was charged its
+// fp8 cache's elements at the 16-bit rate.
 // Below 1: those engines' fp8 GEMMs reach a little less of their (doubled) peak than the PyTorch
 // fp16 GEMMs profiled by Vidur reach of theirs.
 const double EfficiencyFactors::kOperatorCompute8bitScale = 0.935;
