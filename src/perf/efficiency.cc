@@ -19,16 +19,16 @@ namespace gw {
 // fp16 GEMMs profiled by Vidur reach of theirs.
 const double EfficiencyFactors::kOperatorCompute8bitScale = 0.935;
 
-EfficiencyFactors default_efficiency(const Accelerator& a) {
+EfficiencyFactors vendor_default_efficiency(std::string_view vendor) {
   EfficiencyFactors f;
-  if (a.vendor == "amd") {
+  if (vendor == "amd") {
     // ROCm kernels reach a lower share of MI300X peak than CUDA on H100 (SemiAnalysis, "MI300X vs
     // H100 vs H200 benchmark", 2024-12: ~45% of bf16 peak in GEMM-heavy training, ~60-70% of HBM).
     f.compute = 0.45;
     f.compute_8bit = 0.35;
     f.memory = 0.70;
     f.source = "family default (AMD Instinct): compute 0.45 (8-bit 0.35), memory 0.70";
-  } else if (a.vendor == "intel") {
+  } else if (vendor == "intel") {
     // No measurement of whole models on Gaudi backs these. Matmuls alone reach more: Maximum
     // Achievable Matmul FLOPS (github.com/stas00/ml-engineering, its older v1 table) measured
     // Gaudi 2 at 429.3 of 432 bf16 TFLOPS (99.4%) and Gaudi 3 at 1,288.8 of 1,677 (76.8%), against
@@ -37,7 +37,7 @@ EfficiencyFactors default_efficiency(const Accelerator& a) {
     f.compute_8bit = 0.40;
     f.memory = 0.70;
     f.source = "family default (Intel Gaudi): compute 0.50 (8-bit 0.40), memory 0.70";
-  } else if (a.vendor == "google") {
+  } else if (vendor == "google") {
     // MaxText's published training MFU: Llama2-70B 57% on v5e-256 and 65% on v5p-128 (getting
     // started/Run_Llama2.md); 16B-128B models 56-67% on one v5e-256 (configs/v5e).
     f.compute = 0.55;
@@ -53,6 +53,8 @@ EfficiencyFactors default_efficiency(const Accelerator& a) {
   }
   return f;
 }
+
+EfficiencyFactors default_efficiency(const Accelerator& a) { return vendor_default_efficiency(a.vendor); }
 
 Result<Calibration> Calibration::load(const std::string& path) {
   std::string text, message;

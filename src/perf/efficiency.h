@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "catalog/accelerator.h"
 #include "core/error.h"
@@ -27,7 +28,9 @@ struct EfficiencyFactors {
   std::string source;                   // where the figures come from
 };
 
-// Defaults by family, with their sources (documented in src/perf/README.md).
+// Defaults by family (the catalog's vendor: nvidia, amd, intel, google), with their sources
+// (documented in src/perf/README.md); an accelerator's are its vendor's.
+EfficiencyFactors vendor_default_efficiency(std::string_view vendor);
 EfficiencyFactors default_efficiency(const Accelerator& accelerator);
 
 // Per-accelerator factors fitted from measurements.

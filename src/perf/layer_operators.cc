@@ -557,9 +557,7 @@ AcceleratorOperators operators_for(const Accelerator& accelerator) {
   // kernels reach another share: its peak counts at the ratio of the two parts' measured matmul
   // shares (measured_matmul_share) where both were measured, else, as its bandwidth does, at the
   // ratio of the two families' defaults (default_efficiency, with their sources); 1 for NVIDIA.
-  Accelerator nvidia;
-  nvidia.vendor = "nvidia";
-  const EfficiencyFactors own = default_efficiency(accelerator), cuda = default_efficiency(nvidia);
+  const EfficiencyFactors own = default_efficiency(accelerator), cuda = vendor_default_efficiency("nvidia");
   const auto own_matmul = measured_matmul_share(accelerator.name);
   const auto basis_matmul = measured_matmul_share(profiled_accelerator(basis));
   const bool matmul_measured = accelerator.vendor != "nvidia" && own_matmul && basis_matmul;

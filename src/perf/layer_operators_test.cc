@@ -219,9 +219,7 @@ TEST(LayerOperators, OperatorsForProfiledAndOtherAccelerators) {
   // kernels reach against CUDA's (the family defaults' ratio), and says so.
   const Accelerator* mi300x = catalog.value().find_accelerator("MI300X");
   AcceleratorOperators amd = operators_for(*mi300x);
-  Accelerator nvidia;
-  nvidia.vendor = "nvidia";
-  const EfficiencyFactors rocm = default_efficiency(*mi300x), cuda = default_efficiency(nvidia);
+  const EfficiencyFactors rocm = default_efficiency(*mi300x), cuda = vendor_default_efficiency("nvidia");
   ASSERT_LT(rocm.compute, cuda.compute);
   // Its peak at the ratio of the two parts' measured matmul shares, its bandwidth at the families'.
   EXPECT_DOUBLE_EQ(amd.model->roofline("MI300X").peak_flops,
