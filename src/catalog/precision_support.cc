@@ -1,6 +1,66 @@
 #include "catalog/precision_support.h"
 
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "catalog/embedded.h"
+#include "core/csv.h"
+
 namespace gw {
+
+namespace {
+
+struct SupportRow {
+  std::string family;  // "*" for every family
+  Precision precision = Precision::fp16;
+  PrecisionEngine engine = PrecisionEngine::serving;
+  PrecisionSupport::Level level = PrecisionSupport::Level::runs;
+  std::optional<Precision> requires_peak;
+  std::string note, source;
+};
+
+// The shipped table, parsed once. It is part of the binary, so a malformed row is a build
+// defect that the tests catch, not user input.
+const std::vector<SupportRow>& support_rows() {
+  static const std::vector<SupportRow> rows = [] {
+    const std::string file = "<embedded>/precision_support.csv";
+    auto table = parse_csv(embedded_catalog_file("precision_support.csv"), file);
+    if (!table.ok()) throw std::logic_error(table.error().to_string());
+    std::vector<SupportRow> out;
+    for (const CsvRow& row : table.value().rows) {
+      CsvRecord r(table.value(), row);
+      SupportRow s;
+      s.family = r.required_text("family");
+      auto precision = parse_precision(r.required_text("precision"));
+      const std::string engine = r.required_text("engine"), level = r.required_text("support");
+      const std::string peak = r.text("requires_peak");
+      if (!precision || (engine != "vllm" && engine != "training") || (level != "yes" && level != "as" && level != "no") ||
+          (!peak.empty() && !parse_precision(peak)) || !r.ok())
+        throw std::logic_error(fmt::format("{}:{}: malformed precision support row", file, row.line));
+      s.precision = *precision;
+      s.engine = engine == "vllm" ? PrecisionEngine::serving : PrecisionEngine::training;
+      s.level = level == "yes" ? PrecisionSupport::Level::runs
+                : level == "as" ? PrecisionSupport::Level::runs_as
+                                : PrecisionSupport::Level::none;
+      if (!peak.empty()) s.requires_peak = parse_precision(peak);
+      s.note = r.text("note");
+      s.source = r.text("source");
+      out.push_back(std::move(s));
+    }
+    return out;
+  }();
+  return rows;
+}
+
+// How a family is named in reasons: the architecture for NVIDIA, the part otherwise.
+std::string reason_subject(const Accelerator& a) {
+  const std::string arch = nvidia_architecture(a);
+  return arch.empty() ? a.name : arch;
+}
+
+}  // namespace
 
 std::string nvidia_architecture(const Accelerator& a) {
   if (a.vendor != "nvidia") return "";
@@ -10,47 +70,43 @@ std::string nvidia_architecture(const Accelerator& a) {
   return "Pascal/Volta";
 }
 
-std::optional<std::string> unsupported_precision(const Accelerator& a, Precision weights) {
-  const std::string arch = nvidia_architecture(a);
-  const std::string on = arch.empty() ? a.name : arch;
+std::string accelerator_family(const Accelerator& a) {
   if (a.vendor == "nvidia") {
-    const bool ampere_or_newer = arch == "Ampere" || arch == "Ada/Hopper/Blackwell";
-    const bool volta_or_older = arch == "Pascal/Volta";
-    switch (weights) {
-      case Precision::fp8:
-        // W8A8 needs fp8 tensor cores (Ada, Hopper); weight-only fp8 runs in Marlin (Ampere+).
-        if (!ampere_or_newer)
-          return on + " has no fp8 kernels: fp8 W8A8 needs Ada, Hopper or newer, weight-only fp8 (Marlin) Ampere";
-        break;
-      case Precision::int8:
-        if (volta_or_older) return on + " has no int8 W8A8 kernels: they need Turing or newer";
-        break;
-      case Precision::int4:
-        // GPTQ kernels run from Volta; nothing older.
-        if (volta_or_older && !a.peak(Precision::fp16).value_or(0))
-          return on + " has no 4-bit weight kernels: GPTQ needs Volta or newer";
-        break;
-      case Precision::fp4:
-        if (!a.peak(Precision::fp4)) return on + " has no fp4 tensor cores (Blackwell)";
-        break;
-      default: break;
-    }
-  } else if (a.vendor == "amd") {
-    if (weights == Precision::int8) return "AMD GPUs have no int8 W8A8 kernels in vLLM (fp8 W8A8 runs on MI300)";
-    if (weights == Precision::int4) return "AMD GPUs have no AWQ/GPTQ 4-bit kernels in vLLM (fp8 W8A8 runs on MI300)";
-    if (weights == Precision::fp8 && !a.peak(Precision::fp8)) return on + " has no fp8 tensor cores";
+    std::string arch = nvidia_architecture(a);
+    if (arch == "Ada/Hopper/Blackwell") return "nvidia-ada-hopper-blackwell";
+    if (arch == "Ampere") return "nvidia-ampere";
+    if (arch == "Turing") return "nvidia-turing";
+    return "nvidia-pascal-volta";
   }
+  if (a.vendor == "amd") return "amd-instinct";
+  if (a.vendor == "google") return "google-tpu";
+  if (a.vendor == "intel") return "intel-gaudi";
+  return a.vendor;
+}
+
+PrecisionSupport precision_support(const Accelerator& a, Precision weights, PrecisionEngine engine) {
+  const std::string family = accelerator_family(a);
+  for (const SupportRow& row : support_rows()) {
+    if (row.engine != engine || row.precision != weights || (row.family != family && row.family != "*")) continue;
+    PrecisionSupport s;
+    s.source = row.source;
+    s.level = row.level;
+    if (row.requires_peak && !a.peak(*row.requires_peak).value_or(0)) s.level = PrecisionSupport::Level::none;
+    if (s.level != PrecisionSupport::Level::runs) s.note = reason_subject(a) + " has " + row.note;
+    return s;
+  }
+  return {};
+}
+
+std::optional<std::string> unsupported_precision(const Accelerator& a, Precision weights, PrecisionEngine engine) {
+  PrecisionSupport s = precision_support(a, weights, engine);
+  if (s.level == PrecisionSupport::Level::none) return s.note;
   return std::nullopt;
 }
 
-std::string precision_note(const Accelerator& a, Precision weights) {
-  const std::string arch = nvidia_architecture(a);
-  if (arch.empty()) return "";
-  if (weights == Precision::bf16 && !a.peak(Precision::bf16))
-    return arch + " has no bf16 tensor cores: the weights run as fp16, same size";
-  if (weights == Precision::fp8 && arch == "Ampere")
-    return "Ampere has no fp8 tensor cores: fp8 weights run weight-only (Marlin W8A16), 16-bit compute";
-  return "";
+std::string precision_note(const Accelerator& a, Precision weights, PrecisionEngine engine) {
+  PrecisionSupport s = precision_support(a, weights, engine);
+  return s.level == PrecisionSupport::Level::runs_as ? s.note : "";
 }
 
 }  // namespace gw

@@ -42,8 +42,43 @@ TEST(PrecisionSupport, RefusedOrFlaggedByArchitecture) {
   EXPECT_EQ(precision_note(a("A10G"), Precision::bf16), "");
   EXPECT_TRUE(unsupported_precision(a("H100"), Precision::fp4));
   EXPECT_FALSE(unsupported_precision(a("B200"), Precision::fp4));
-  // Engines of their own (TPU, Gaudi) are not judged by vLLM's GPU table.
+  // TPUs and Gaudi by their own columns of the table: int8 W8A8 on TPU, fp8 on Gaudi.
   EXPECT_FALSE(unsupported_precision(a("TPU-v5e"), Precision::int8));
+  EXPECT_TRUE(unsupported_precision(a("TPU-v6e"), Precision::int4));
+  EXPECT_TRUE(unsupported_precision(a("TPU-v6e"), Precision::fp8));
+  EXPECT_NE(precision_note(a("TPU-v5e"), Precision::fp16).find("bf16"), std::string::npos);
+  EXPECT_FALSE(unsupported_precision(a("Gaudi2"), Precision::fp8));
+  EXPECT_TRUE(unsupported_precision(a("Gaudi3"), Precision::int4));
+  EXPECT_TRUE(unsupported_precision(a("MI300X"), Precision::int4));
+}
+
+TEST(PrecisionSupport, TrainingHasItsOwnColumn) {
+  auto catalog = Catalog::embedded();
+  auto a = [&](const char* name) -> const Accelerator& { return *catalog.value().find_accelerator(name); };
+  const auto training = PrecisionEngine::training;
+  EXPECT_TRUE(unsupported_precision(a("A100-80GB"), Precision::fp8, training));  // serving runs it weight-only
+  EXPECT_FALSE(unsupported_precision(a("A100-80GB"), Precision::fp8));
+  EXPECT_FALSE(unsupported_precision(a("H100"), Precision::fp8, training));
+  EXPECT_FALSE(unsupported_precision(a("MI300X"), Precision::fp8, training));
+  EXPECT_TRUE(unsupported_precision(a("H100"), Precision::int4, training));
+  EXPECT_NE(precision_note(a("V100-32GB"), Precision::bf16, training).find("loss scaling"), std::string::npos);
+}
+
+TEST(PrecisionSupport, EveryRuleCarriesItsSourceAndQuantizationNamesParse) {
+  auto catalog = Catalog::embedded();
+  for (const auto& accelerator : catalog.value().accelerators())
+    for (int p = 0; p < kPrecisionCount; ++p)
+      for (auto engine : {PrecisionEngine::serving, PrecisionEngine::training}) {
+        PrecisionSupport s = precision_support(accelerator, static_cast<Precision>(p), engine);
+        if (s.level != PrecisionSupport::Level::runs) {
+          EXPECT_NE(s.source, "") << accelerator.name;
+          EXPECT_NE(s.note, "") << accelerator.name;
+        }
+      }
+  EXPECT_EQ(parse_precision("AWQ"), Precision::int4);
+  EXPECT_EQ(parse_precision("gptq"), Precision::int4);
+  EXPECT_EQ(parse_precision("w8a8"), Precision::int8);
+  EXPECT_EQ(accelerator_family(*catalog.value().find_accelerator("TPU-v5p")), "google-tpu");
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ void write_manifests(CommandContext& context, const PlanResult& result, const Pl
   for (const auto& m : manifests.value()) {
     std::string path = (std::filesystem::path(args.emit_k8s) / m.file_name).string();
     if (auto e = write_file_atomically(path, m.yaml)) throw InputError{*e};
-    context.note("wrote " + path);
+    context.note("wrote " + path + (context.options.explain && !m.summary.empty() ? ": " + m.summary : ""));
   }
 }
 

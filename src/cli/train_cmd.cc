@@ -67,7 +67,7 @@ void add_train_command(CLI::App& app, CommandContext& context, Action& action) {
   train->add_option("--pricing", args->choices.pricing, "on-demand, spot, reserved-1y, reserved-3y");
   train->add_option("--deadline-days", args->train.deadline_days, "Finish within this many days (exit 3 when impossible)");
   train->add_option("--sequence-length", args->train.sequence_length, "Tokens per sequence")->check(CLI::Range(1LL, 1LL << 24));
-  train->add_option("--global-batch-tokens", args->train.global_batch_tokens, "Tokens per optimizer step")->check(CLI::Range(1.0, 1e12));
+  train->add_option("--global-batch-tokens", args->train.global_batch_tokens, "Tokens per optimizer step, run as asked (default: the critical batch for the run's compute, DeepSeek LLM's fit)")->check(CLI::Range(1.0, 1e12));
   train->add_option("--preemption-rate", args->train.preemptions_per_hour, "Spot preemptions per hour (exponential model)");
   train->add_option("--spot-trace", args->train.spot_trace, "Replay a spot availability trace (skypilot spot-traces JSON)");
   train->add_option("--checkpoint-storage-gbps", args->train.storage_gbps, "Checkpoint bandwidth per node (Gbps)")

@@ -22,6 +22,9 @@ std::optional<Precision> parse_precision(std::string_view text) {
   if (lower == "float32") lower = "fp32";
   if (lower == "float16" || lower == "half") lower = "fp16";
   if (lower == "bfloat16") lower = "bf16";
+  // Quantization formats by their usual names: AWQ and GPTQ store 4-bit weights (W4A16).
+  if (lower == "awq" || lower == "gptq" || lower == "w4a16") lower = "int4";
+  if (lower == "w8a8" || lower == "int8-w8a8") lower = "int8";
   for (size_t i = 0; i < kNames.size(); ++i)
     if (lower == kNames[i]) return static_cast<Precision>(i);
   return std::nullopt;
@@ -47,7 +50,7 @@ std::string precision_choices() {
     if (!out.empty()) out += ", ";
     out += name;
   }
-  return out;
+  return out + " (awq, gptq: int4)";
 }
 
 }  // namespace gw

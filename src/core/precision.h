@@ -11,7 +11,8 @@ enum class Precision { fp32, tf32, fp16, bf16, fp8, int8, fp4, int4 };
 inline constexpr int kPrecisionCount = 8;
 
 std::string_view precision_name(Precision precision);
-// Accepts the names above, case-insensitive, plus "float32", "float16", "bfloat16", "half".
+// Accepts the names above, case-insensitive, plus "float32", "float16", "bfloat16", "half", and the
+// quantization formats "awq", "gptq", "w4a16" (int4) and "w8a8" (int8).
 std::optional<Precision> parse_precision(std::string_view text);
 // Bytes per stored element: tf32 is stored as fp32; 4-bit types pack two per byte.
 double precision_bytes(Precision precision);

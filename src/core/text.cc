@@ -115,6 +115,17 @@ std::string closest_match(std::string_view text, const std::vector<std::string>&
   std::string best;
   size_t best_distance = std::string::npos;
   std::string needle = to_lower(text);
+  // A typo of one character names that candidate; otherwise the name's first token ("h100" of
+  // "H100-80G") is what a person is surest of: a candidate that is exactly that token (the
+  // family) wins over a closer string of another family ("A100-80GB").
+  const std::string head = needle.substr(0, needle.find_first_of("-_ ./"));
+  std::string family;
+  for (const auto& candidate : candidates) {
+    const std::string lower = to_lower(candidate);
+    if (edit_distance(needle, lower) <= 1) return candidate;
+    if (head.size() >= 2 && head.size() < needle.size() && lower == head) family = candidate;
+  }
+  if (!family.empty()) return family;
   for (const auto& candidate : candidates) {
     size_t distance = edit_distance(needle, to_lower(candidate));
     if (distance < best_distance) {

@@ -107,6 +107,9 @@ std::string deployment(const ManifestInput& in, const std::string& name) {
                                                   : "services[].scaling.model_uri");
   out += fmt::format("# Startup probe: up to {} s ({} x {} s), twice the {:.0f} s container start and model load the plan assumed.\n",
                      startup_failures * period_s, startup_failures, period_s, in.startup_s);
+  if (!in.why_resources.empty()) out += fmt::format("# Requests: {}.\n", in.why_resources);
+  out += fmt::format("# /dev/shm: {:.0f} GiB of the {:.0f} GiB memory limit (a memory-backed volume counts against it).\n",
+                     shm_gib(in.memory_gib_per_replica), std::floor(in.memory_gib_per_replica));
   out += fmt::format("# Spread: at least {} node(s){}; tolerates the NodePool's nvidia.com/gpu taint.\n", in.min_nodes,
                      in.spot_floor ? fmt::format(", zones, and at least {} replica(s) on on-demand nodes (the floor)", in.floor_replicas) : "");
   std::string args;
@@ -180,15 +183,85 @@ std::string deployment(const ManifestInput& in, const std::string& name) {
       "            preStop: {{sleep: {{seconds: 5}}}}\n"
       "      volumes:\n"
       "        - {{name: weights, emptyDir: {{}}}}\n"
-      "        - {{name: shm, emptyDir: {{medium: Memory, sizeLimit: 16Gi}}}}\n",
+      "        - {{name: shm, emptyDir: {{medium: Memory, sizeLimit: {13}Gi}}}}\n",
       name, in.replicas, static_cast<long long>(std::ceil(in.termination_grace_s)),
       spread.empty() ? "" : "      topologySpreadConstraints:\n" + spread, weights_init_container(uri, target), quoted(image), args,
       quantity(in.cpu_per_replica), static_cast<long long>(std::floor(in.memory_gib_per_replica)), in.gpus_per_replica,
-      in.llm ? "/health" : "/v2/health/ready", period_s, startup_failures);
+      in.llm ? "/health" : "/v2/health/ready", period_s, startup_failures,
+      static_cast<long long>(shm_gib(in.memory_gib_per_replica)));
+  return out;
+}
+
+std::string service(const ManifestInput& in, const std::string& name) {
+  std::string out = header(in, "Service (v1): the replicas' endpoint");
+  out += in.min_replicas == 0
+             ? "# Clients reach it through the KEDA HTTP add-on's interceptor (see the HTTPScaledObject), never directly:\n"
+               "# at zero replicas this Service has no endpoints and refuses connections.\n"
+             : "# Clients call it directly, or through your ingress or gateway.\n";
+  out += fmt::format(
+      "apiVersion: v1\n"
+      "kind: Service\n"
+      "metadata:\n"
+      "  name: {0}\n"
+      "  labels: {{app.kubernetes.io/managed-by: gpuwise, gpuwise.dev/service: {0}}}\n"
+      "spec:\n"
+      "  type: ClusterIP\n"
+      "  selector: {{gpuwise.dev/service: {0}}}\n"
+      "  ports:\n"
+      "    - {{name: http, port: 8000, targetPort: http, protocol: TCP}}\n",
+      name);
+  return out;
+}
+
+// Scale to zero and back: the interceptor counts requests in flight (its own metric, there at
+// zero replicas), holds new ones until a replica is ready, and KEDA scales on that count.
+std::string http_scaled_object(const ManifestInput& in, const std::string& name) {
+  const double wait_s = std::max(60.0, std::ceil(2 * std::max(in.cold_start_s, in.startup_s)));
+  const long long concurrency = std::max(1LL, static_cast<long long>(std::floor(in.queue_threshold)));
+  std::string out = header(in, "KEDA HTTP add-on HTTPScaledObject (http.keda.sh/v1alpha1): scale to zero and back");
+  out += fmt::format("# Why: minReplicaCount 0: {}.\n", in.why_min);
+  out += "# At zero replicas no pod exports vLLM's queue gauges and the Service has no endpoints, so a Prometheus\n"
+         "# trigger could never wake the service. The add-on's interceptor is in the request path instead: it counts\n"
+         "# requests in flight whether or not a replica runs, holds new ones until one is ready, and KEDA scales on\n"
+         "# that count. Send clients (or your ingress / gateway route) to\n";
+  out += fmt::format("#   http://keda-add-ons-http-interceptor-proxy.keda:8080 with the header Host: {}\n", name);
+  out += fmt::format("# Concurrency target: {} requests in flight per replica ({}).\n", concurrency, in.why_threshold);
+  out += fmt::format("# conditionWait {:.0f} s: twice the {:.0f} s cold start (node, image, weights), so held requests wait\n"
+                     "# for the first replica instead of failing; responseHeader 300 s: a non-streaming completion sends its\n"
+                     "# headers only when it is done. Source: {}.\n",
+                     wait_s, in.cold_start_s, kKedaHttpAddOnSource);
+  out += fmt::format(
+      "apiVersion: http.keda.sh/v1alpha1\n"
+      "kind: HTTPScaledObject\n"
+      "metadata:\n"
+      "  name: {0}\n"
+      "  labels: {{app.kubernetes.io/managed-by: gpuwise, gpuwise.dev/service: {0}}}\n"
+      "spec:\n"
+      "  hosts: [{0}]\n"
+      "  pathPrefixes: [/]\n"
+      "  scaleTargetRef:\n"
+      "    apiVersion: apps/v1\n"
+      "    kind: Deployment\n"
+      "    name: {0}\n"
+      "    service: {0}\n"
+      "    port: 8000\n"
+      "  replicas:\n"
+      "    min: 0\n"
+      "    max: {1}\n"
+      "  scaledownPeriod: {2}\n"
+      "  scalingMetric:\n"
+      "    concurrency:\n"
+      "      targetValue: {3}\n"
+      "  timeouts:\n"
+      "    conditionWait: {4}\n"
+      "    responseHeader: 300s\n",
+      name, in.max_replicas, static_cast<long long>(std::ceil(in.cooldown_s)), concurrency, duration(wait_s));
   return out;
 }
 
 }  // namespace
+
+double shm_gib(double memory_gib) { return std::clamp(std::floor(std::floor(memory_gib) / 2), 1.0, 16.0); }
 
 std::string dns_label(const std::string& name) {
   std::string out;
@@ -207,36 +280,47 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
   const std::string name = dns_label(in.service);
   const bool waiting_only = !in.llm;
   std::vector<Manifest> out;
-  out.push_back({name + "-deployment.yaml", deployment(in, name)});
-
-  std::string keda = header(in, "KEDA ScaledObject (keda.sh/v1alpha1)");
-  keda += fmt::format("# Threshold: {}.\n", in.why_threshold);
-  keda += fmt::format("# minReplicaCount {}: {}.\n", in.min_replicas, in.why_min);
-  keda += fmt::format("# cooldownPeriod {:.0f} s: scale to zero after this long idle (a cold start bills {:.0f} s of a node).\n",
-                      in.cooldown_s, in.cold_start_s);
-  keda += fmt::format(
-      "apiVersion: keda.sh/v1alpha1\n"
-      "kind: ScaledObject\n"
-      "{0}"
-      "  pollingInterval: {1}\n"
-      "  cooldownPeriod: {2}\n"
-      "  minReplicaCount: {3}\n"
-      "  maxReplicaCount: {4}\n"
-      "  advanced:\n"
-      "    horizontalPodAutoscalerConfig:\n"
-      "{5}"
-      "  triggers:\n"
-      "    - type: prometheus\n"
-      "      metricType: AverageValue\n"
-      "      metadata:\n"
-      "        serverAddress: {6}\n"
-      "        query: {7}\n"
-      "        threshold: {8}\n"
-      "        activationThreshold: \"0\"\n",
-      metadata_and_target(name), static_cast<long long>(in.polling_interval_s), static_cast<long long>(std::ceil(in.cooldown_s)), in.min_replicas,
-      in.max_replicas, behavior(in, "      "), quoted(in.prometheus_url), quoted(backlog_query(in, name)),
-      quoted(fmt::format("{:.3g}", in.queue_threshold)));
-  out.push_back({name + "-keda-scaledobject.yaml", keda});
+  out.push_back({name + "-deployment.yaml", deployment(in, name),
+                 fmt::format("{} replica(s) of {} x {}; requests {} CPU, {:.0f} GiB{}", in.replicas, in.gpus_per_replica, in.accelerator,
+                             quantity(in.cpu_per_replica), std::floor(in.memory_gib_per_replica),
+                             in.why_resources.empty() ? "" : " (" + in.why_resources + ")")});
+  out.push_back({name + "-service.yaml", service(in, name), "ClusterIP Service on port 8000"});
+  if (in.min_replicas == 0) {
+    out.push_back({name + "-keda-httpscaledobject.yaml", http_scaled_object(in, name),
+                   fmt::format("scales 0..{} on requests in flight at the KEDA HTTP add-on's interceptor, which holds requests "
+                               "while the first replica starts ({})", in.max_replicas, kKedaHttpAddOnSource)});
+  } else {
+    std::string keda = header(in, "KEDA ScaledObject (keda.sh/v1alpha1)");
+    keda += fmt::format("# Threshold: {}.\n", in.why_threshold);
+    keda += fmt::format("# minReplicaCount {}: {}.\n", in.min_replicas, in.why_min);
+    keda += fmt::format("# Kept warm: scaling to zero would need the HTTP add-on's interceptor in the request path (a cold start\n"
+                        "# takes {:.0f} s); cooldownPeriod {:.0f} s applies only to zero.\n",
+                        in.cold_start_s, in.cooldown_s);
+    keda += fmt::format(
+        "apiVersion: keda.sh/v1alpha1\n"
+        "kind: ScaledObject\n"
+        "{0}"
+        "  pollingInterval: {1}\n"
+        "  cooldownPeriod: {2}\n"
+        "  minReplicaCount: {3}\n"
+        "  maxReplicaCount: {4}\n"
+        "  advanced:\n"
+        "    horizontalPodAutoscalerConfig:\n"
+        "{5}"
+        "  triggers:\n"
+        "    - type: prometheus\n"
+        "      metricType: AverageValue\n"
+        "      metadata:\n"
+        "        serverAddress: {6}\n"
+        "        query: {7}\n"
+        "        threshold: {8}\n"
+        "        activationThreshold: \"0\"\n",
+        metadata_and_target(name), static_cast<long long>(in.polling_interval_s), static_cast<long long>(std::ceil(in.cooldown_s)), in.min_replicas,
+        in.max_replicas, behavior(in, "      "), quoted(in.prometheus_url), quoted(backlog_query(in, name)),
+        quoted(fmt::format("{:.3g}", in.queue_threshold)));
+    out.push_back({name + "-keda-scaledobject.yaml", keda,
+                   fmt::format("scales {}..{} on the replicas' queue depth (Prometheus)", in.min_replicas, in.max_replicas)});
+  }
 
   std::string hpa = header(in, "HorizontalPodAutoscaler (autoscaling/v2) on an external metric, the alternative without KEDA");
   hpa += fmt::format("# The metric comes from prometheus-adapter with this query: {}\n", backlog_query(in, name));
@@ -260,7 +344,7 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
       "{5}",
       name, std::max(1, in.min_replicas), in.max_replicas, waiting_only ? "requests_pending" : "requests_waiting_or_running",
       quoted(quantity(in.queue_threshold)), behavior(in, "  "), metadata_and_target(name));
-  out.push_back({name + "-hpa.yaml", hpa});
+  out.push_back({name + "-hpa.yaml", hpa, "the same queue-depth signal without KEDA (never below 1 replica)"});
 
   std::string group = "karpenter.k8s.aws", kind = "EC2NodeClass";
   std::string note;
@@ -307,7 +391,7 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
       "  limits:\n"
       "    nvidia.com/gpu: {6}\n",
       name, group, kind, capacity, types, duration(in.cooldown_s), in.max_replicas * in.gpus_per_replica);
-  out.push_back({name + "-karpenter-nodepool.yaml", pool});
+  out.push_back({name + "-karpenter-nodepool.yaml", pool, fmt::format("nodes of {} for up to {} GPU(s)", types, in.max_replicas * in.gpus_per_replica)});
   return out;
 }
 

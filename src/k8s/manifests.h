@@ -1,9 +1,13 @@
 // Kubernetes manifests for a planned service: the Deployment (serving image, GPU requests,
-// the toleration for the NodePool's taint, weights pulled from object storage at start-up, a
-// startup probe as long as the cold start the plan assumed), a KEDA ScaledObject (Prometheus trigger on queue
-// depth, threshold from the plan's capacity at the SLO), an HPA v2 on the same signal as an
-// external metric (the alternative without KEDA), and a Karpenter NodePool for the plan's
-// instances. Each file is commented with the figures it came from.
+// CPU and memory within the node's allocatable share, the toleration for the NodePool's taint,
+// weights pulled from object storage at start-up, a startup probe as long as the cold start the
+// plan assumed) and its Service; the scaler: a KEDA ScaledObject (Prometheus trigger on queue
+// depth, threshold from the plan's capacity at the SLO) for a service kept warm, or, for one
+// scaled to zero, a KEDA HTTP add-on HTTPScaledObject, whose interceptor holds requests while
+// the first replica starts (at zero replicas no pod exports a queue metric and a Service
+// without endpoints refuses connections, so a Prometheus trigger would never wake it); an HPA
+// v2 on the same signal as an external metric (the alternative without KEDA); and a Karpenter
+// NodePool for the plan's instances. Each file is commented with the figures it came from.
 #pragma once
 
 #include "core/serving_defaults.h"
@@ -48,7 +52,8 @@ struct ManifestInput {
   int token_budget = kStepTokenBudget;
   double gpu_memory_utilization = kUsableMemoryFraction;
   double cpu_per_replica = 4;          // cores requested
-  double memory_gib_per_replica = 16;  // host memory requested
+  double memory_gib_per_replica = 16;  // host memory requested (the shm volume counts against it)
+  std::string why_resources;           // how the requests were sized against the node's allocatable
   double startup_s = 0;                // container start + model load, as the plan assumed
   double termination_grace_s = 30;     // what a replica may take to finish in-flight requests
 };
@@ -56,7 +61,17 @@ struct ManifestInput {
 struct Manifest {
   std::string file_name;  // e.g. chat-keda-scaledobject.yaml
   std::string yaml;
+  std::string summary;    // one line on what it does and why (plan --emit-k8s --explain)
 };
+
+// Where the scale-from-zero path comes from, for comments and --explain.
+inline constexpr const char* kKedaHttpAddOnSource =
+    "KEDA HTTP add-on, HTTPScaledObject http.keda.sh/v1alpha1 (github.com/kedacore/http-add-on, "
+    "docs/ref and config/crd/bases/http.keda.sh_httpscaledobjects.yaml, read 2026-12-04)";
+
+// Size of the /dev/shm volume: a memory-backed emptyDir counts against the container's memory
+// limit, so it takes at most half of it (16 GiB at most, 1 GiB at least).
+double shm_gib(double memory_gib);
 
 // A DNS-1123 label from a free-form name (lowercase letters, digits and '-', at most 63).
 std::string dns_label(const std::string& name);

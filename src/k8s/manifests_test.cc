@@ -99,7 +99,9 @@ class ManifestSchemas : public ::testing::Test {
   }
 
   static std::string schema_for(const std::string& file) {
+    if (file.find("httpscaledobject") != std::string::npos) return "keda-httpscaledobject-v1alpha1.schema.json";
     if (file.find("keda") != std::string::npos) return "keda-scaledobject-v1alpha1.schema.json";
+    if (file.find("-service.yaml") != std::string::npos) return "service-v1.schema.json";
     if (file.find("hpa") != std::string::npos) return "hpa-autoscaling-v2.schema.json";
     if (file.find("deployment") != std::string::npos) return "deployment-apps-v1.schema.json";
     return "karpenter-nodepool-v1.schema.json";
@@ -126,7 +128,7 @@ TEST_F(ManifestSchemas, EveryManifestValidates) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 12);
+  EXPECT_EQ(checked, 15);
 }
 
 TEST_F(ManifestSchemas, MisspeltFieldsAndBadValuesFail) {
@@ -137,15 +139,27 @@ TEST_F(ManifestSchemas, MisspeltFieldsAndBadValuesFail) {
   deployment = to_json(YAML::Load(manifests[0].yaml));
   deployment["spec"]["template"]["spec"]["containers"][0]["resource"] = deployment["spec"]["template"]["spec"]["containers"][0]["resources"];
   EXPECT_NE(validate(deployment, schema_for(manifests[0].file_name)), 0);
-  nlohmann::json keda = to_json(YAML::Load(manifests[1].yaml));
+  nlohmann::json http = to_json(YAML::Load(manifests[2].yaml));
+  http["spec"]["scaleTargetRef"].erase("port");  // neither port nor portName
+  EXPECT_NE(validate(http, schema_for(manifests[2].file_name)), 0);
+  http = to_json(YAML::Load(manifests[2].yaml));
+  http["spec"]["replicas"]["minimum"] = 0;
+  EXPECT_NE(validate(http, schema_for(manifests[2].file_name)), 0);
+  nlohmann::json service = to_json(YAML::Load(manifests[1].yaml));
+  service["spec"]["ports"][0]["protocol"] = "HTTP";
+  EXPECT_NE(validate(service, schema_for(manifests[1].file_name)), 0);
+  ManifestInput warm = llm_input();
+  warm.min_replicas = 2;
+  auto kept = service_manifests(warm);
+  nlohmann::json keda = to_json(YAML::Load(kept[2].yaml));
   keda["spec"]["minReplicas"] = 0;  // HPA's name, not KEDA's
-  EXPECT_NE(validate(keda, schema_for(manifests[1].file_name)), 0);
-  nlohmann::json hpa = to_json(YAML::Load(manifests[2].yaml));
+  EXPECT_NE(validate(keda, schema_for(kept[2].file_name)), 0);
+  nlohmann::json hpa = to_json(YAML::Load(manifests[3].yaml));
   hpa["spec"]["metrics"][0]["external"]["target"]["averageValue"] = "twenty";
-  EXPECT_NE(validate(hpa, schema_for(manifests[2].file_name)), 0);
-  nlohmann::json pool = to_json(YAML::Load(manifests[3].yaml));
+  EXPECT_NE(validate(hpa, schema_for(manifests[3].file_name)), 0);
+  nlohmann::json pool = to_json(YAML::Load(manifests[4].yaml));
   pool["spec"]["disruption"]["consolidationPolicy"] = "WhenUnderutilized";  // the pre-v1 name
-  EXPECT_NE(validate(pool, schema_for(manifests[3].file_name)), 0);
+  EXPECT_NE(validate(pool, schema_for(manifests[4].file_name)), 0);
 }
 
 TEST(Manifests, NamesAndFigures) {
@@ -153,18 +167,37 @@ TEST(Manifests, NamesAndFigures) {
   EXPECT_EQ(dns_label("--"), "service");
   EXPECT_EQ(dns_label(std::string(80, 'a')).size(), 63u);
   auto manifests = service_manifests(llm_input());
-  ASSERT_EQ(manifests.size(), 4u);
-  EXPECT_EQ(manifests[1].file_name, "chat-service-prod-keda-scaledobject.yaml");
-  YAML::Node keda = YAML::Load(manifests[1].yaml);
-  EXPECT_EQ(keda["spec"]["minReplicaCount"].as<int>(), 0);
-  EXPECT_EQ(keda["spec"]["cooldownPeriod"].as<int>(), 210);
+  ASSERT_EQ(manifests.size(), 5u);
+  // Scaled to zero: no Prometheus trigger on the replicas' own gauges (none exist at zero);
+  // the HTTP add-on's interceptor holds requests and wakes the Deployment through its Service.
+  for (const auto& m : manifests) EXPECT_EQ(m.file_name.find("keda-scaledobject"), std::string::npos) << m.file_name;
+  EXPECT_EQ(manifests[1].file_name, "chat-service-prod-service.yaml");
+  EXPECT_EQ(manifests[2].file_name, "chat-service-prod-keda-httpscaledobject.yaml");
+  YAML::Node service = YAML::Load(manifests[1].yaml);
+  YAML::Node http = YAML::Load(manifests[2].yaml);
+  EXPECT_EQ(http["spec"]["replicas"]["min"].as<int>(), 0);
+  EXPECT_EQ(http["spec"]["replicas"]["max"].as<int>(), 8);
+  EXPECT_EQ(http["spec"]["scaledownPeriod"].as<int>(), 210);
+  EXPECT_EQ(http["spec"]["scalingMetric"]["concurrency"]["targetValue"].as<int>(), 21);
+  EXPECT_EQ(http["spec"]["scaleTargetRef"]["service"].as<std::string>(), service["metadata"]["name"].as<std::string>());
+  EXPECT_EQ(http["spec"]["scaleTargetRef"]["port"].as<int>(), service["spec"]["ports"][0]["port"].as<int>());
+  EXPECT_EQ(http["spec"]["timeouts"]["conditionWait"].as<std::string>(), "362s");  // twice the 181 s cold start
+  EXPECT_EQ(service["spec"]["selector"]["gpuwise.dev/service"].as<std::string>(), "chat-service-prod");
+  // Kept warm: the Prometheus trigger on the replicas' queue depth.
+  ManifestInput warm = llm_input();
+  warm.min_replicas = 2;
+  auto kept = service_manifests(warm);
+  ASSERT_EQ(kept.size(), 5u);
+  EXPECT_EQ(kept[2].file_name, "chat-service-prod-keda-scaledobject.yaml");
+  YAML::Node keda = YAML::Load(kept[2].yaml);
+  EXPECT_EQ(keda["spec"]["minReplicaCount"].as<int>(), 2);
   EXPECT_EQ(keda["spec"]["triggers"][0]["metadata"]["threshold"].as<std::string>(), "21.7");
   EXPECT_NE(keda["spec"]["triggers"][0]["metadata"]["query"].as<std::string>().find("vllm:num_requests_waiting{service=\"chat-service-prod\"}"),
             std::string::npos);
-  YAML::Node hpa = YAML::Load(manifests[2].yaml);
+  YAML::Node hpa = YAML::Load(manifests[3].yaml);
   EXPECT_EQ(hpa["spec"]["minReplicas"].as<int>(), 1);  // an HPA cannot go to zero
   EXPECT_EQ(hpa["spec"]["metrics"][0]["external"]["target"]["averageValue"].as<std::string>(), "21740m");
-  YAML::Node pool = YAML::Load(manifests[3].yaml);
+  YAML::Node pool = YAML::Load(manifests[4].yaml);
   EXPECT_EQ(pool["spec"]["limits"]["nvidia.com/gpu"].as<int>(), 16);  // 8 replicas x 2 GPUs
   // The Deployment lands on the pool's nodes and tolerates its taint, asks for the replica's
   // GPUs, loads the weights from object storage (not the image) and waits out the cold start.
@@ -189,6 +222,12 @@ TEST(Manifests, NamesAndFigures) {
   EXPECT_TRUE(hostname_spread);
   EXPECT_EQ(pool["spec"]["template"]["spec"]["requirements"][0]["values"].size(), 2u);
   EXPECT_EQ(pool["spec"]["disruption"]["consolidateAfter"].as<std::string>(), "210s");
+  // The shm volume fits inside the memory limit it counts against.
+  ManifestInput small = llm_input();
+  small.memory_gib_per_replica = 12.3;
+  YAML::Node small_pod = YAML::Load(service_manifests(small)[0].yaml)["spec"]["template"]["spec"];
+  EXPECT_EQ(small_pod["containers"][0]["resources"]["limits"]["memory"].as<std::string>(), "12Gi");
+  EXPECT_EQ(small_pod["volumes"][1]["emptyDir"]["sizeLimit"].as<std::string>(), "6Gi");
   // The service's own name appears only quoted in comments: a name with YAML syntax stays inert.
   ManifestInput odd = llm_input();
   odd.service = "x: {y: [z]} # \"q\"";

@@ -61,6 +61,24 @@ TEST(Fit, PrecisionsTheHardwareCannotRunAreRefused) {
   EXPECT_FALSE(row(sixteen, "T4").precision_unsupported);
 }
 
+// TPUs run vLLM's TPU backend: int8 W8A8 only, no fp8 and no AWQ/GPTQ (the table's source).
+TEST(Fit, TpusRefuseFp8AndFourBitWeights) {
+  Catalog catalog = Catalog::embedded().value();
+  ModelArch arch = load_preset("llama-3.1-8b").value();
+  FitRequest request;
+  request.accelerators = {"TPU-v6e", "TPU-v5e"};
+  for (Precision p : {Precision::fp8, Precision::int4}) {
+    request.inference.weight_precision = p;
+    for (const char* name : {"TPU-v6e", "TPU-v5e"}) {
+      auto fits = fit_accelerators(catalog, arch, request);
+      EXPECT_FALSE(row(fits, name).fits) << name << " " << precision_name(p);
+      EXPECT_TRUE(row(fits, name).precision_unsupported) << name;
+    }
+  }
+  request.inference.weight_precision = Precision::int8;
+  EXPECT_TRUE(row(fit_accelerators(catalog, arch, request), "TPU-v6e").fits);
+}
+
 TEST(Fit, MaxBatchAndContextAreTheLargestThatFit) {
   Catalog catalog = Catalog::embedded().value();
   ModelArch arch = load_preset("llama-3.1-8b").value();

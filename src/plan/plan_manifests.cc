@@ -8,6 +8,7 @@
 #include "core/formatting.h"
 #include "core/money.h"
 #include "core/numbers.h"
+#include "k8s/node_allocatable.h"
 #include "plan/cold_start.h"
 #include "plan/scaling_plan.h"
 #include "plan/spot.h"
@@ -44,11 +45,13 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     in.queue_threshold = queue.target;
     in.peak_replicas = r.plan.replicas;
     in.max_replicas = queue.max_replicas;
-    bool zero_pays = zero.meets_slo && zero.usd < 0.99 * queue.usd;
-    in.min_replicas = zero_pays ? 0 : std::max(1, service.scaling.min_replicas);
+    bool zero_pays = zero.meets_slo && !zero.below_min_replicas && zero.usd < 0.99 * queue.usd;
+    in.min_replicas = zero_pays ? 0 : queue.min_replicas;
     in.why_min = zero_pays ? fmt::format("scaling to zero met the SLO ({:.2f}%) for {}/month against {}/month kept warm, over {:.0f} h of "
                                          "this service's traffic", zero.slo_attainment * 100, format_usd(zero.usd_per_month),
                                          format_usd(queue.usd_per_month), r.duration_s / 3600)
+                           : zero.below_min_replicas ? fmt::format("the service's min_replicas is {} (availability): it does not scale "
+                                                                   "to zero", service.min_replicas)
                            : zero.meets_slo ? fmt::format("scaling to zero saved under 1% ({}/month against {}/month)",
                                                           format_usd(zero.usd_per_month), format_usd(queue.usd_per_month))
                                             : fmt::format("scaling to zero missed the SLO ({:.2f}% within it) over {:.0f} h of this service's traffic",
@@ -88,9 +91,29 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     in.max_batch = best.config.max_batch;
     in.token_budget = verify.prefill_chunk_tokens;
     in.gpu_memory_utilization = plan_options.usable_fraction;
-    // A replica's share of its node, less a tenth for the kubelet and daemons.
-    in.cpu_per_replica = std::max(1.0, std::floor(best.offering->vcpus / per_node * 0.9));
-    in.memory_gib_per_replica = std::max(4.0, best.offering->host_memory_gib / per_node * 0.9);
+    // A replica's share of what the node leaves for pods: capacity less the cloud's kubelet and
+    // system reservations, the eviction threshold and the GPU DaemonSets; never more, or the pod
+    // stays Pending.
+    const NodeAllocatable node = node_allocatable(best.offering->cloud, best.offering->vcpus, best.offering->host_memory_gib);
+    if (best.offering->vcpus <= 0 || best.offering->host_memory_gib <= 0) {
+      // GPUs attached to a VM the user picks (GCP's n1 + GPU): the catalog does not know the host.
+      in.cpu_per_replica = 4;
+      in.memory_gib_per_replica = 16;
+      in.why_resources = fmt::format("{} names GPUs, not the host VM: give its node pool a machine type whose allocatable share per "
+                                     "replica ({} per node) covers 4 CPU and 16 GiB", best.offering->instance_type, per_node);
+    } else {
+      in.cpu_per_replica = std::floor(node.cpu_for_pods / per_node * 10) / 10;
+      in.memory_gib_per_replica = std::floor(node.memory_gib_for_pods / per_node);
+      if (in.cpu_per_replica < 1 || in.memory_gib_per_replica < 4)
+        return Error{spec.path, service.line, "services." + service.name,
+                     fmt::format("{} leaves {:.1f} CPU and {:.1f} GiB for pods per replica ({} per node; {}): too little to run a "
+                                 "serving replica (1 CPU and 4 GiB at least)",
+                                 best.offering->instance_type, node.cpu_for_pods / per_node, node.memory_gib_for_pods / per_node, per_node,
+                                 node.formula)};
+      in.why_resources = fmt::format("{} has {} vCPU and {} GiB; {:.2f} CPU and {:.2f} GiB allocatable ({}); {} replica(s) per node",
+                                     best.offering->instance_type, best.offering->vcpus, best.offering->host_memory_gib, node.cpu,
+                                     node.memory_gib, node.formula, per_node);
+    }
     in.startup_s = r.warm_start_s;
     in.termination_grace_s = best.spot_with_floor() ? std::max(30.0, reclaim_notice(best.offering->cloud).seconds) : 60;
     for (auto& m : service_manifests(in)) manifests.push_back(std::move(m));

@@ -1,8 +1,11 @@
 #include "plan/plan_spec.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
+#include "catalog/precision_support.h"
 #include "core/parallel.h"
 #include "plan/spec_names.h"
 #include "plan/spot.h"
@@ -46,9 +49,8 @@ Result<TrainingPlan> plan_training_job(const Catalog& catalog, const Spec& spec,
     auto named = catalog.accelerator_named(name);
     if (!named.ok()) return Error{spec.path, t.line, "training." + t.name + ".accelerators", named.error().message};
     const Accelerator* a = named.value();
-    if (t.precision == Precision::fp8 && !a->peak(Precision::fp8))
-      return Error{spec.path, t.precision_line, "training." + t.name + ".precision",
-                   a->name + " has no FP8 tensor cores: FP8 training needs Hopper, Ada, Blackwell, MI300 or newer"};
+    if (auto why = unsupported_precision(*a, t.precision, PrecisionEngine::training))
+      return Error{spec.path, t.precision_line, "training." + t.name + ".precision", fmt::format("{} ({})", *why, a->name)};
     search.accelerators.push_back(a);
   }
   SpotSettings spot;
@@ -106,8 +108,27 @@ VerifyOptions verify_options(const PlanSpecOptions& options) {
   return verify;
 }
 
+// A typical request longer than the model's context cannot be served at any price: say so,
+// rather than plan it to a missed SLO. (A trace's longest few may run over: engines reject or
+// truncate those, and the rest is planned.)
+static std::optional<Error> check_contexts(const Spec& spec) {
+  for (const auto& service : spec.services) {
+    const ModelArch& arch = spec.models.at(service.model_key).arch;
+    if (arch.kind != ModelKind::decoder || arch.max_position_embeddings <= 0 || service.input_tokens.sample.empty()) continue;
+    const double input = service.input_tokens.quantile(0.5);
+    const double output = service.output_tokens.sample.empty() ? 0 : service.output_tokens.quantile(0.5);
+    if (input + output > arch.max_position_embeddings)
+      return Error{spec.path, service.line, "services." + service.name + ".tokens",
+                   fmt::format("the median prompt ({:.0f}) and completion ({:.0f}) tokens are over the model's {}-token context "
+                               "(max_position_embeddings of {})",
+                               input, output, arch.max_position_embeddings, service.model_key)};
+  }
+  return std::nullopt;
+}
+
 Result<PlanResult> plan_spec(const Catalog& catalog, const Spec& spec, const PlanSpecOptions& options) {
   if (auto missing = require_slos(spec, "plan")) return *missing;
+  if (auto too_long = check_contexts(spec)) return *too_long;
   if (auto bad_name = check_spec_names(spec, catalog, spec.path)) return *bad_name;
   PlanResult result;
   result.spec = spec;

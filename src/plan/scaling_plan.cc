@@ -94,7 +94,9 @@ PolicyRun configure_policy(const LayoutContext& layout, const std::string& name,
   PolicyRun run;
   ScalerConfig& c = run.c;
   PolicyOutcome& outcome = run.outcome;
-  c.min_replicas = scaling.min_replicas;
+  // The metric policies keep the replicas the service's availability asks for (what plan
+  // enforces); only the scale-to-zero policy goes under it, recommended only where that is 1.
+  c.min_replicas = std::min(layout.max_replicas, std::max(scaling.min_replicas, layout.service.min_replicas));
   c.max_replicas = layout.max_replicas;
   c.scale_up_window_s = scaling.scale_up_window_s;
   c.scale_down_window_s = scaling.scale_down_window_s;
@@ -131,6 +133,10 @@ PolicyRun configure_policy(const LayoutContext& layout, const std::string& name,
     outcome.signal = fmt::format("queue depth as above, to zero after {:.0f} s without a request", scaling.keep_alive_s);
   }
   if (c.policy != ScalePolicy::static_peak) outcome.target = c.target;
+  // Scale-to-zero is the one policy under the floor: fit for a service that may go down
+  // (min_replicas 1, a dev endpoint), never recommended for one that asks for more.
+  outcome.below_min_replicas = name == "scale-to-zero" ? layout.service.min_replicas > 1
+                                                       : c.policy != ScalePolicy::static_peak && c.min_replicas < layout.service.min_replicas;
   outcome.min_replicas = c.policy == ScalePolicy::static_peak ? layout.static_replicas : c.min_replicas;
   outcome.max_replicas = c.policy == ScalePolicy::static_peak ? layout.static_replicas : layout.max_replicas;
   return run;
@@ -195,7 +201,14 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
   const SimResult& r = result.value();
   outcome.replica_hours = r.billed_node_s / 3600;
   outcome.gpu_hours = outcome.replica_hours * report.gpus_per_replica;
-  outcome.usd = outcome.replica_hours * report.usd_per_replica_hour;
+  // Billed as the cloud bills it: a reservation covers its floor every hour of the span, used or
+  // not; replicas above the floor run on demand.
+  const double span_h = report.duration_s / 3600;
+  outcome.reserved_replicas = report.reserved ? outcome.min_replicas : 0;
+  outcome.burst_replica_hours = std::max(0.0, outcome.replica_hours - outcome.reserved_replicas * span_h);
+  outcome.usd = report.reserved ? outcome.reserved_replicas * span_h * report.usd_per_replica_hour +
+                                      outcome.burst_replica_hours * report.burst_usd_per_replica_hour
+                                : outcome.replica_hours * report.usd_per_replica_hour;
   outcome.usd_per_month = outcome.usd * kHoursPerMonth * 3600 / report.duration_s;
   outcome.slo_attainment = r.slo_attainment;
   // The plan's rule: every p99 target of the SLO (attainment, the share of requests within all
@@ -230,6 +243,13 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
   a.push_back(fmt::format("replica: {} x {} (tp {}), {} batching, ${:.4g} per replica-hour ({} {}, {})", 1,
                           best.config.accelerator->name, best.config.tensor_parallel, batching_name(best.config.batching),
                           report.usd_per_replica_hour, best.offering->cloud, best.offering->instance_type, pricing_name(best.pricing)));
+  if (report.reserved)
+    a.push_back(fmt::format("billing: a {} reservation is paid every hour whether used or not; each policy reserves its floor "
+                            "(min replicas) at ${:.4g} per replica-hour and runs replicas above it on demand at ${:.4g}",
+                            pricing_name(best.pricing), report.usd_per_replica_hour, report.burst_usd_per_replica_hour));
+  a.push_back(fmt::format("floor: the metric policies keep at least {} replica(s), the service's min_replicas (plan's availability "
+                          "rule); scale-to-zero goes under it and is recommended only where min_replicas is 1",
+                          service.min_replicas));
   a.push_back(fmt::format("static-peak: {} replicas, the plan's count at peak {:.3g}/s with utilization at most {:.0f}%",
                           best.replicas, service.traffic.peak_rps, max_utilization * 100));
   a.push_back(fmt::format("traffic: {}; simulated {:.1f} h, seed {}", report.traffic, report.duration_s / 3600, options.seed));
@@ -290,6 +310,12 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   const PlanOption& best = report.plan;
   report.gpus_per_replica = best.config.tensor_parallel;
   report.usd_per_replica_hour = best.usd_per_hour / std::max(1, best.replicas);
+  report.reserved = best.pricing == Pricing::reserved_1y || best.pricing == Pricing::reserved_3y;
+  report.burst_usd_per_replica_hour =
+      report.reserved ? best.offering->usd_per_hour(Pricing::on_demand).value_or(report.usd_per_replica_hour * best.replicas_per_node()) /
+                            best.replicas_per_node()
+                      : report.usd_per_replica_hour;
+  report.service_min_replicas = service.min_replicas;
   report.capacity_rps_per_replica = best.level.capacity_rps;
 
   Deployment deployment = deployment_of(best, llm, verify.prefill_chunk_tokens);
@@ -345,7 +371,8 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   }
   for (size_t i = 0; i < report.policies.size(); ++i) {
     const auto& p = report.policies[i];
-    if (p.meets_slo && (report.recommended < 0 || p.usd < report.policies[static_cast<size_t>(report.recommended)].usd))
+    if (p.meets_slo && !p.below_min_replicas &&
+        (report.recommended < 0 || p.usd < report.policies[static_cast<size_t>(report.recommended)].usd))
       report.recommended = static_cast<int>(i);
   }
   add_assumptions(report, service, options, targets, max_utilization, start.load_gbps);

@@ -25,11 +25,14 @@ struct PolicyOutcome {
   int min_replicas = 0, max_replicas = 0;
   double replica_hours = 0;       // billed nodes x hours
   double gpu_hours = 0;
-  double usd = 0;                 // over the simulated span
+  double usd = 0;                 // over the simulated span, as billed: a reserved floor every hour, the rest burst
+  double reserved_replicas = 0;   // replicas priced at the plan's reserved rate around the clock (0: none reserved)
+  double burst_replica_hours = 0; // replica-hours above that floor, at the burst rate
   double usd_per_month = 0;       // scaled to 730 hours
   std::optional<double> weekend_usd;  // Saturday and Sunday, when the traffic is a weekly profile
   double slo_attainment = 0;
   bool meets_slo = false;
+  bool below_min_replicas = false;  // scales under the service's min_replicas (scale-to-zero): never recommended then
   long long requests = 0, cold_starts = 0, held_requests = 0, scale_events = 0;
   long long timed_out = 0;        // given up by their clients before service started (traffic.client_timeout_s)
   double latency_p99_s = 0, ttft_p99_s = 0;
@@ -42,7 +45,12 @@ struct PolicyOutcome {
 struct ScalingReport {
   std::string service;
   PlanOption plan;                // the replica type and its peak-provisioned count
-  double usd_per_replica_hour = 0;
+  double usd_per_replica_hour = 0;        // at the plan's pricing
+  // A reserved or committed plan pays its reservation every hour whether replicas run or not:
+  // each policy reserves its floor (min replicas) and bursts above it at this rate (on demand).
+  bool reserved = false;
+  double burst_usd_per_replica_hour = 0;
+  int service_min_replicas = 1;            // the availability floor plan enforces
   int gpus_per_replica = 1;
   double duration_s = 0;          // simulated span
   std::string traffic;            // where the demand came from

@@ -38,6 +38,7 @@ json candidate_json(const TrainingCandidate& c) {
           {"mfu", e.mfu},
           {"tokens_per_s", e.tokens_per_s},
           {"step_time_s", e.step_time_s},
+          {"global_batch_tokens", e.global_batch_tokens},
           {"checkpoint_interval_s", c.checkpoint_interval_s},
           {"checkpoint_write_s", c.checkpoint_s},
           {"restart_s", c.restart_s},
@@ -139,6 +140,18 @@ std::string assumptions_text(const TrainResult& r) {
     out += fmt::format("  - large training GEMMs reach {:.0f}% of that peak at this width{}\n", r.gemm_efficiency.value_or(0) * 100,
                        r.calibrated ? " (calibrated)" : " (Megatron-LM's measurements; bench/training_measurements.csv)");
   }
+  const double sequence = static_cast<double>(r.options.sequence_length);
+  out += fmt::format("  - global batch: {} tokens per step ({:.0f} sequences of {}){}\n", format_number(e.global_batch_tokens, 0),
+                     e.global_batch_tokens / sequence, r.options.sequence_length,
+                     r.options.global_batch_tokens > 0
+                         ? (e.global_batch_tokens < r.options.global_batch_tokens - 0.5
+                                ? fmt::format(", {:.1f}% under the {} asked for: the data-parallel ranks x micro-batch divide it",
+                                              (1 - e.global_batch_tokens / r.options.global_batch_tokens) * 100,
+                                              format_number(r.options.global_batch_tokens, 0))
+                                : ", as asked")
+                         : fmt::format(", the critical batch for this run's compute ({}); --global-batch-tokens to set it",
+                                       kCriticalBatchSource));
+  if (!r.plan.choice.empty()) out += "  - choice: " + r.plan.choice + "\n";
   out += "  - step = compute + tensor-parallel collectives + pipeline sends + pipeline bubble + exposed data-parallel traffic "
          "+ optimizer step\n";
   out += fmt::format("  - data parallel: {} per rank per step (ZeRO-{}{}){}\n", gigabytes(e.dp_rank_bytes), e.layout.zero_stage,
@@ -218,6 +231,7 @@ nlohmann::json to_json(const TrainResult& r) {
   document["spot_policies"] = policies_json(r);
   document["candidates_evaluated"] = plan.candidates;
   document["candidates_skipped_no_fabric"] = plan.skipped_no_fabric;
+  document["choice"] = plan.choice;
   return json_document("train", document);
 }
 

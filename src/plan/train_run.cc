@@ -1,5 +1,7 @@
 #include "plan/train_run.h"
 
+#include "catalog/precision_support.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,9 +29,8 @@ Result<TrainingPlan> plan_offering(const Catalog& catalog, const ModelArch& arch
       chosen = &offering;
   if (!chosen) return option_error("--offering", "no offering '" + o.offering + "' with a " + std::string(pricing_name(o.pricing)) + " price");
   const Accelerator* a = catalog.find_accelerator(chosen->accelerator);
-  if (o.precision == Precision::fp8 && !a->peak(Precision::fp8))
-    return option_error("--precision", fmt::format("{} ({}) has no FP8 tensor cores: FP8 training needs Hopper, Ada, Blackwell, MI300 or "
-                                                   "newer (use bf16)", o.offering, a->name));
+  if (auto why = unsupported_precision(*a, o.precision, PrecisionEngine::training))
+    return option_error("--precision", fmt::format("{} ({}): {}", o.offering, a->name, *why));
   int devices = o.count > 0 ? o.count : chosen->accelerator_count;
   TrainingCandidate c;
   c.offering = chosen;
@@ -164,9 +165,8 @@ Result<TrainResult> train_run(const Catalog& catalog, const ModelArch& arch, con
     if (!named.ok()) return option_error("--accelerator", named.error().message);
     const Accelerator* a = named.value();
     search.accelerators = {a};
-    if (o.precision == Precision::fp8 && !a->peak(Precision::fp8))
-      return option_error("--precision", fmt::format("{} has no FP8 tensor cores: FP8 training needs Hopper, Ada, Blackwell, MI300 or newer "
-                                                     "(use bf16)", a->name));
+    if (auto why = unsupported_precision(*a, o.precision, PrecisionEngine::training))
+      return option_error("--precision", fmt::format("{} ({})", *why, a->name));
   }
   if (o.count > 0) search.device_counts = {o.count};
 

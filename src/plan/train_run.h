@@ -29,7 +29,7 @@ struct TrainOptions {
   bool cross_zone = false;
   double deadline_days = 0;           // 0: none
   long long sequence_length = 4096;
-  double global_batch_tokens = 4.0 * 1024 * 1024;
+  double global_batch_tokens = 0;  // tokens per step; 0: the critical batch for the run's compute (critical_batch_tokens)
   double preemptions_per_hour = -1;   // per node; -1: assumed (or the trace's)
   std::string spot_trace;             // skypilot spot-traces JSON, replayed
   double storage_gbps = 10;           // checkpoint bandwidth per node

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "catalog/precision_support.h"
 #include "perf/step_time.h"
 
 namespace gw {
@@ -101,6 +102,18 @@ Placement place(const TrainingHardware& hw, int tp, int pp, int dp) {
 
 }  // namespace
 
+double critical_batch_tokens(const ModelArch& arch, double tokens, long long sequence_length) {
+  if (arch.kind == ModelKind::generic) return 256;
+  const double compute_flops = model_flops_per_token(arch, sequence_length) * std::max(tokens, 1.0);
+  const double batch = 0.2920 * std::pow(compute_flops, 0.3271);
+  const double sequence = static_cast<double>(std::max(1LL, sequence_length));
+  return std::max(1.0, std::round(batch / sequence)) * sequence;
+}
+
+double global_batch_tokens_of(const TrainingJob& job) {
+  return job.global_batch_tokens > 0 ? job.global_batch_tokens : critical_batch_tokens(*job.arch, job.tokens, job.sequence_length);
+}
+
 double data_parallel_bytes_per_rank(double shard_bytes, int ranks, int zero_stage, int micro_batches) {
   if (ranks <= 1 || shard_bytes <= 0) return 0;
   double ring = static_cast<double>(ranks - 1) / ranks;
@@ -197,8 +210,29 @@ TrainingEstimate estimate_training_layout(const TrainingJob& job, const Training
     return e;
   }
   e.nodes = placement.nodes;
-  if (job.precision == Precision::fp8 && !a.peak(Precision::fp8)) {
-    e.reason = fmt::format("{} has no FP8 tensor cores", a.name);
+  // The global batch is the batch run: data-parallel ranks x micro-batch x micro-batches of whole
+  // sequences, at most 5% below what was asked (never above: a bigger batch flatters throughput
+  // and changes the training recipe).
+  const double tokens_per_item = arch.kind == ModelKind::generic ? 1.0 : static_cast<double>(job.sequence_length);
+  const double asked_tokens = global_batch_tokens_of(job);
+  const double batch_items = std::max(1.0, std::floor(asked_tokens / tokens_per_item + 1e-9));
+  const double items_per_pass = static_cast<double>(layout.micro_batch) * dp;
+  if (items_per_pass > batch_items) {
+    e.reason = fmt::format("{} data-parallel ranks x micro-batch {} take {:.0f} sequences per step, more than the global batch of {:.0f}",
+                           dp, layout.micro_batch, items_per_pass, batch_items);
+    return e;
+  }
+  const int micro_batches = static_cast<int>(std::floor(batch_items / items_per_pass));
+  const double step_tokens = micro_batches * items_per_pass * tokens_per_item;
+  if (step_tokens < 0.95 * batch_items * tokens_per_item) {
+    e.reason = fmt::format("{} data-parallel ranks x micro-batch {} divide the global batch of {:.0f} sequences only into {:.0f} "
+                           "({:.1f}% less)", dp, layout.micro_batch, batch_items, micro_batches * items_per_pass,
+                           (1 - micro_batches * items_per_pass / batch_items) * 100);
+    return e;
+  }
+  e.global_batch_tokens = step_tokens;
+  if (auto why = unsupported_precision(a, job.precision, PrecisionEngine::training)) {
+    e.reason = *why;
     return e;
   }
   TrainingMemoryOptions memory;
@@ -220,9 +254,6 @@ TrainingEstimate estimate_training_layout(const TrainingJob& job, const Training
     e.reason = fmt::format("needs {:.1f} GiB per device", m.total_bytes_per_device / (1u << 30));
     return e;
   }
-  const double tokens_per_item = arch.kind == ModelKind::generic ? 1.0 : static_cast<double>(job.sequence_length);
-  const double step_tokens = std::max(job.global_batch_tokens, tokens_per_item * layout.micro_batch * dp);
-  const int micro_batches = std::max(1, static_cast<int>(std::round(step_tokens / (tokens_per_item * layout.micro_batch * dp))));
   e.layout.micro_batches = micro_batches;
   const double layers_here = arch.kind == ModelKind::generic ? 1.0 : std::ceil(static_cast<double>(arch.num_layers) / pp);
 

@@ -23,7 +23,9 @@ struct TrainingJob {
   const ModelArch* arch = nullptr;
   double tokens = 0;
   long long sequence_length = 4096;
-  double global_batch_tokens = 4.0 * 1024 * 1024;  // tokens per optimizer step
+  // Tokens per optimizer step, run as asked (whole sequences, rounded down by at most 5% to a
+  // multiple of the data-parallel ranks x micro-batch); 0: the critical batch for the run's compute.
+  double global_batch_tokens = 0;
   Precision precision = Precision::bf16;
   Optimizer optimizer = Optimizer::adamw;
   std::optional<int> zero_stage;          // pinned by the user, else searched
@@ -53,6 +55,18 @@ double data_parallel_bytes_per_rank(double shard_bytes, int ranks, int zero_stag
 // times (src/plan/README or training.cc for the sources).
 double intra_node_collective_s(const Accelerator& accelerator, double bus_bytes);
 
+// The batch a run of this compute trains well at, in tokens per step (whole sequences):
+// DeepSeek LLM's fit of the near-optimal batch to compute, B = 0.2920 x C^0.3271 tokens with C =
+// non-embedding FLOPs per token x training tokens (DeepSeek-AI 2024, arXiv:2401.02954, sec. 3.1):
+// ~7.5M tokens for a 7B model on 1T tokens. Beyond it, more data parallelism buys little. Generic
+// (non-token) models: 256 samples.
+double critical_batch_tokens(const ModelArch& arch, double tokens, long long sequence_length);
+inline constexpr const char* kCriticalBatchSource =
+    "DeepSeek LLM (arXiv:2401.02954, sec. 3.1): B_opt = 0.2920 x C^0.3271 tokens";
+
+// The global batch a job runs: the one asked for, or the critical batch when none was.
+double global_batch_tokens_of(const TrainingJob& job);
+
 struct TrainingLayout {
   int tensor_parallel = 1, pipeline_parallel = 1, data_parallel = 1;
   int zero_stage = 0;
@@ -73,6 +87,7 @@ struct TrainingEstimate {
   double network_bytes_per_s = 0;  // a node's usable network bandwidth
   int nodes = 1;
   std::string runner_up;         // the next-best layout and why it lost (search only)
+  double global_batch_tokens = 0;  // tokens per optimizer step as run
   double tokens_per_s = 0;
   double time_s = 0;
   double gpu_hours = 0;

@@ -40,9 +40,19 @@ struct TrainingCandidate {
 // hour it was available.
 double node_preemptions_per_hour(const SpotSettings& spot);
 
+// Node counts searched when none are given: every count to 16 nodes, then eight steps per
+// doubling (16, 17, 19, 21, 23, 25, 27, 29, 32, ...), up to max_nodes; the deadline search then
+// fills in every count between the last that misses the deadline and the first that meets it.
+std::vector<int> node_count_grid(int max_nodes);
+
+// Runs whose expected cost is within this share of the cheapest count as equal: of those, the
+// one on the fewest nodes wins (less to fail, less to start).
+inline constexpr double kEqualCostTolerance = 0.01;
+
 struct TrainingPlan {
   bool feasible = false;
   std::string binding;
+  std::string choice;                      // why the best won when it was not the cheapest
   std::optional<TrainingCandidate> best;
   std::vector<TrainingCandidate> pareto;  // time-cost frontier, cheapest first
   long long candidates = 0;
@@ -55,7 +65,8 @@ struct TrainingSearch {
   std::vector<Pricing> pricing = {Pricing::on_demand};
   bool interruptible = false;                     // spot allowed
   std::optional<double> deadline_s;
-  std::vector<int> device_counts;                 // empty: 1, 2, 4, ... 4096
+  std::vector<int> device_counts;                 // empty: whole nodes by node_count_grid, up to max_devices
+  int max_devices = 4096;
   const Calibration* calibration = nullptr;
   // Multi-node jobs on offerings without an RDMA-class fabric (EFA, InfiniBand, RoCE, TCPX) or a
   // TPU slice's ICI: off unless asked for (they exist, but the network dominates).

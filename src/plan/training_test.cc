@@ -179,7 +179,7 @@ TEST(Fp8Training, FasterOnHopperAndRefusedWithoutFp8TensorCores) {
   EXPECT_GT(fp8.compute_s, bf16.compute_s * 0.4);  // never the full 2x: attention and the rest stay bf16
   TrainingEstimate a100 = estimate_training_run(job, cluster("A100-80GB", 64, 1600, "infiniband"), nullptr);
   EXPECT_FALSE(a100.feasible);
-  EXPECT_NE(a100.reason.find("no FP8 tensor cores"), std::string::npos) << a100.reason;
+  EXPECT_NE(a100.reason.find("no fp8 tensor cores"), std::string::npos) << a100.reason;
 }
 
 TEST(TrainingMemory, Fp8KeepsBf16WeightsWithAnFp8Copy) {
@@ -250,6 +250,82 @@ TEST(TrainingPlanClusters, MultiNodeJobsRunOnAFabricOrATpuSlice) {
   TrainingPlan open = plan_training(catalog(), job, search, spot);
   EXPECT_EQ(open.skipped_no_fabric, 0);
   EXPECT_GT(open.candidates, 0);
+}
+
+// The batch asked for is the batch run: 4,096 H100s with a 4M-token batch of 4,096-token
+// sequences hold at most 1,024 data-parallel ranks, not 4,096 x 4,096 tokens per step.
+TEST(TrainingBatch, TheGlobalBatchAskedForIsTheBatchRun) {
+  ModelArch arch = model("llama-2-7b");
+  TrainingJob job = job_of(arch, 1e12, 4096, 1024);
+  TrainingEstimate e = estimate_training_run(job, cluster("H100", 4096, 3200, "infiniband"), nullptr);
+  ASSERT_TRUE(e.feasible) << e.reason;
+  EXPECT_DOUBLE_EQ(e.global_batch_tokens, 4194304);
+  EXPECT_LE(e.layout.data_parallel * e.layout.micro_batch * e.layout.micro_batches, 1024);
+  EXPECT_GE(e.layout.tensor_parallel * e.layout.pipeline_parallel, 4);
+  // A layout that cannot split the batch is refused, naming why.
+  TrainingLayout wide{1, 1, 4096, 1, Recompute::full, 1, 1};
+  TrainingEstimate refused = estimate_training_layout(job, cluster("H100", 4096, 3200, "infiniband"), wide, nullptr);
+  EXPECT_FALSE(refused.feasible);
+  EXPECT_NE(refused.reason.find("more than the global batch of 1024"), std::string::npos) << refused.reason;
+  // 17 nodes: 136 ranks do not divide 1,024 sequences within 5%; tp2 gives 68 x 15 = 1,020.
+  TrainingEstimate odd = estimate_training_run(job, cluster("H100", 136, 3200, "infiniband"), nullptr);
+  ASSERT_TRUE(odd.feasible) << odd.reason;
+  EXPECT_LE(odd.global_batch_tokens, 4194304);
+  EXPECT_GE(odd.global_batch_tokens, 0.95 * 4194304);
+}
+
+// With no batch given, the critical batch for the run's compute (DeepSeek LLM's fit): ~7.5M
+// tokens for a 7B model on 1T tokens, more for more compute, whole sequences.
+TEST(TrainingBatch, DefaultIsTheCriticalBatchForTheCompute) {
+  ModelArch seven = model("llama-2-7b");
+  double b = critical_batch_tokens(seven, 1e12, 4096);
+  EXPECT_GT(b, 6e6);
+  EXPECT_LT(b, 9e6);
+  EXPECT_DOUBLE_EQ(std::fmod(b, 4096), 0.0);
+  EXPECT_GT(critical_batch_tokens(model("llama-2-70b"), 2e12, 4096), b);
+  TrainingJob job;
+  job.arch = &seven;
+  job.tokens = 1e12;
+  EXPECT_DOUBLE_EQ(global_batch_tokens_of(job), b);
+}
+
+TEST(TrainingPlanCounts, NodeCountsBeyondPowersOfTwo) {
+  std::vector<int> grid = node_count_grid(512);
+  EXPECT_EQ(grid.front(), 1);
+  EXPECT_EQ(grid.back(), 512);
+  for (int n : {3, 5, 12, 17, 19, 23, 27, 45, 181, 362}) EXPECT_NE(std::find(grid.begin(), grid.end(), n), grid.end()) << n;
+  EXPECT_LT(grid.size(), 80u);
+  EXPECT_TRUE(std::is_sorted(grid.begin(), grid.end()));
+}
+
+// A deadline search settles on the fewest nodes that meet it, whatever the count, and a deadline
+// no single node meets says that multi-node runs were left out for want of a fabric.
+TEST(TrainingPlanCounts, TheDeadlineFindsTheFewestNodesThatMeetIt) {
+  ModelArch arch = model("llama-2-7b");
+  TrainingJob job = job_of(arch, 1e12, 4096, 1024);
+  TrainingSearch search;
+  search.accelerators = {catalog().find_accelerator("A100-80GB")};
+  search.clouds = {"gcp"};
+  search.deadline_s = 30 * 86400.0;
+  search.allow_unfabric_clusters = true;
+  SpotSettings spot;
+  TrainingPlan plan = plan_training(catalog(), job, search, spot);
+  ASSERT_TRUE(plan.best) << plan.binding;
+  EXPECT_LE(plan.best->expected_time_s, 30 * 86400.0);
+  // One node fewer misses the deadline (or does not fit the batch).
+  const int nodes = plan.best->instances;
+  ASSERT_GT(nodes, 1);
+  TrainingEstimate fewer = estimate_training_run(
+      job, hardware_of(*plan.best->offering, *catalog().find_accelerator("A100-80GB"), (nodes - 1) * plan.best->offering->accelerator_count),
+      nullptr);
+  if (fewer.feasible) {
+    EXPECT_GT(fewer.time_s, 30 * 86400.0 / (1 + plan.best->checkpoint_s / plan.best->checkpoint_interval_s) * 0.99);
+  }
+  search.allow_unfabric_clusters = false;
+  TrainingPlan closed = plan_training(catalog(), job, search, spot);
+  ASSERT_FALSE(closed.best);
+  EXPECT_NE(closed.binding.find("left out"), std::string::npos) << closed.binding;
+  EXPECT_NE(closed.binding.find("--allow-tcp-clusters"), std::string::npos) << closed.binding;
 }
 
 }  // namespace

@@ -1019,9 +1019,11 @@ Result<Spec> parse_spec(const std::string& text, const std::string& path) {
           std::string key = cloud.first.as<std::string>();
           std::string where = "constraints.quotas." + key;
           if (!cloud.second.IsMap()) r.fail(cloud.second, where, "a mapping of quota family to amount, e.g. {running-on-demand-p-instances-vcpu: 96}");
-          for (const auto& family : cloud.second)
+          for (const auto& family : cloud.second) {
             spec.constraints.quotas[key][family.first.as<std::string>()] =
                 r.number(family.second, where + "." + family.first.as<std::string>(), 0, 1e9);
+            spec.constraints.quota_lines[key][family.first.as<std::string>()] = family.first.Mark().line + 1;
+          }
         }
       }
     }

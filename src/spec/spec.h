@@ -176,6 +176,7 @@ struct Constraints {
   double max_utilization = 0.80;  // 1 - headroom: replicas run at most this busy at peak
   // What the account has: cloud (or "cloud/region") -> quota family -> amount in its unit.
   std::map<std::string, std::map<std::string, double>> quotas;
+  std::map<std::string, std::map<std::string, int>> quota_lines;  // the same keys: the spec line of each amount
 };
 
 // A training job: a model, its work (tokens, or items for non-LLM models), a deadline, and
@@ -189,7 +190,7 @@ struct TrainingSpec {
   bool interruptible = false;
   double runs_per_month = 0;         // recurring jobs (a nightly fine-tune: 30)
   long long sequence_length = 4096;
-  double global_batch_tokens = 4.0 * 1024 * 1024;
+  double global_batch_tokens = 0;  // tokens per step; 0: the critical batch for the run's compute (critical_batch_tokens)
   std::vector<std::string> accelerators;  // empty: the spec's constraints
   std::vector<int> counts;                // empty: 1, 2, 4, ... 4096
   double storage_gbps = 10;
