@@ -921,17 +921,20 @@ TEST(CliPlan, EmitK8sWritesManifestsWithTheirFigures) {
   std::filesystem::remove_all(dir);
 }
 
-// A quota of zero for the family the plan needs: exit 3, the request to file named on stderr,
-// and the shortfall in the JSON.
+// A quota of zero for every family that could serve it: exit 3, the request to file named on
+// stderr, and the shortfall in the JSON.
+std::string spec_with_quotas(const std::string& quotas) {
+  std::string path = temp_path("quota.yaml");
+  std::ifstream in(std::string(GPUWISE_SOURCE_DIR) + "/examples/dev-endpoint-weekdays.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const std::string line = "  pricing: [on-demand]";
+  text.replace(text.find(line), line.size(), line + "\n  quotas:\n    aws: {" + quotas + "}");
+  std::ofstream(path) << text;
+  return path;
+}
+
 TEST(CliPlan, AQuotaOfZeroIsAClearMessage) {
-  std::string path = temp_path("quota0.yaml");
-  {
-    std::ifstream in(std::string(GPUWISE_SOURCE_DIR) + "/examples/dev-endpoint-weekdays.yaml");
-    std::string text((std::istreambuf_iterator<char>(in)), {});
-    const std::string line = "  pricing: [on-demand]";
-    text.replace(text.find(line), line.size(), line + "\n  quotas:\n    aws: {running-on-demand-g-and-vt-instances-vcpu: 0}");
-    std::ofstream(path) << text;
-  }
+  std::string path = spec_with_quotas("running-on-demand-g-and-vt-instances-vcpu: 0, running-on-demand-p-instances-vcpu: 0");
   CliRun r = run({"plan", path, "--format", "json"});
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.err.find("needs 4 vCPUs of running-on-demand-g-and-vt-instances-vcpu in aws us-east-1 (dev-assistant); the account has 0"),
@@ -939,6 +942,23 @@ TEST(CliPlan, AQuotaOfZeroIsAClearMessage) {
   auto doc = nlohmann::json::parse(r.out);
   ASSERT_EQ(doc["quota_needed"].size(), 1u);
   EXPECT_EQ(doc["quota_needed"][0]["short_by"], 4);
+  std::filesystem::remove(path);
+}
+
+// Where a quota rules out the cheapest option, the cheapest verified one within quota is the
+// plan, and what the missing quota would save is named.
+TEST(CliPlan, AQuotaThatRulesOutTheCheapestPicksTheCheapestWithin) {
+  std::string path = spec_with_quotas("running-on-demand-g-and-vt-instances-vcpu: 0, running-on-demand-p-instances-vcpu: 192");
+  CliRun r = run({"plan", path, "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  const auto& service = doc["services"][0];
+  EXPECT_EQ(service["best"]["instance_type"].get<std::string>().rfind("p", 0), 0u) << service["best"];
+  EXPECT_TRUE(service["best"]["simulated"]["meets_slo"].get<bool>());
+  const std::string choice = service["quota_choice"];
+  EXPECT_NE(choice.find("g6.xlarge"), std::string::npos) << choice;
+  EXPECT_NE(choice.find("4 more would save"), std::string::npos) << choice;
+  for (const auto& need : doc["quota_needed"]) EXPECT_EQ(need["short_by"], 0) << need;
   std::filesystem::remove(path);
 }
 

@@ -100,6 +100,7 @@ struct ServicePlan {
   std::vector<PlanOption> pareto;       // cost-latency frontier, cheapest first
   std::vector<PlanOption> ranked;       // cheapest distinct configurations, for verification
   std::vector<std::string> dropped;     // cheaper candidates the simulation rejected, and why
+  std::string quota_choice;             // the cheapest option was over the account's quota: what was chosen, what more quota saves
   std::optional<PlanOption> no_batching;
   long long candidates_evaluated = 0;
   double average_rps = 0, peak_rps = 0;

@@ -87,6 +87,7 @@ json service_json(const ServicePlan& p, const ServiceSpec& s, const Spec& spec) 
             {"assumptions", p.assumptions},
             {"dropped_after_simulation", p.dropped}};
   if (!p.feasible) j["binding_constraint"] = p.binding;
+  if (!p.quota_choice.empty()) j["quota_choice"] = p.quota_choice;
   if (p.best && p.no_batching) j["batching_saves_usd_per_month"] = p.no_batching->usd_per_month() - p.best->usd_per_month();
   if (!s.traffic.trace_path.empty()) j["trace"] = s.traffic.trace_path;
   return j;

@@ -133,6 +133,7 @@ class PlanReportBuilder {
                        latency_text(b, llm), b.level.utilization * 100);
     add_simulated(b, s, llm);
     for (const auto& dropped : p.dropped) out_ += "  dropped after simulation: " + dropped + "\n";
+    if (!p.quota_choice.empty()) out_ += "  within quota: " + p.quota_choice + "\n";
     out_ += fmt::format("  cost: {}/hour, {}/month, {} per 1k inferences{}\n", format_usd(b.usd_per_hour),
                         format_usd(b.usd_per_month()), format_usd(usd_per_1k_inferences(b, p)),
                         llm ? fmt::format(", {} per 1M tokens", format_usd(usd_per_million_tokens(b, p))) : "");

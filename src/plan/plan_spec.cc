@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "catalog/precision_support.h"
+#include "core/formatting.h"
 #include "core/parallel.h"
 #include "plan/spec_names.h"
 #include "plan/spot.h"
@@ -126,6 +127,60 @@ static std::optional<Error> check_contexts(const Spec& spec) {
   return std::nullopt;
 }
 
+namespace {
+
+void add_uses(std::vector<QuotaUse>& uses, const PlanOption& option, const std::string& by) {
+  for (const NodeGroup& g : option.nodes) uses.push_back({g.offering, g.pricing, g.instances, by});
+}
+
+const QuotaNeed* first_shortfall(const std::vector<QuotaNeed>& needs) {
+  for (const auto& n : needs)
+    if (n.short_of_quota()) return &n;
+  return nullptr;
+}
+
+// Where the account's quotas rule out a service's cheapest option, the cheapest verified one
+// within them (services in order, each against what the ones before it took), and what the
+// missing quota would save.
+void choose_within_quotas(PlanResult& result, const Spec& spec, bool simulated) {
+  const QuotaLimits& limits = spec.constraints.quotas;
+  if (limits.empty()) return;
+  std::vector<QuotaUse> taken;
+  for (ServicePlan& p : result.services) {
+    if (!p.best) continue;
+    std::vector<QuotaUse> with = taken;
+    add_uses(with, *p.best, p.service);
+    const std::vector<QuotaNeed> needs = quota_needs(with, limits);
+    if (const QuotaNeed* shortfall = first_shortfall(needs)) {
+      const PlanOption* alternative = nullptr;
+      for (const auto* options : {&p.pareto, &p.ranked})
+        for (const PlanOption& o : *options) {
+          if (simulated && (!o.simulated || !o.simulated->meets)) continue;
+          std::vector<QuotaUse> trial = taken;
+          add_uses(trial, o, p.service);
+          if (first_shortfall(quota_needs(trial, limits))) continue;
+          if (!alternative || o.usd_per_month() < alternative->usd_per_month()) alternative = &o;
+        }
+      if (alternative) {
+        const PlanOption& cheapest = *p.best;
+        p.quota_choice = fmt::format(
+            "{} x {} on {} {} ({}/month) instead of the cheapest, {} x {} on {} {} ({}/month), which needs {:.0f} {} of {} in {} {} "
+            "(the account has {:.0f}): {:.0f} more would save {}/month (lead time: {})",
+            alternative->replicas, alternative->config.accelerator->name, alternative->offering->cloud,
+            alternative->offering->instance_type, format_usd(alternative->usd_per_month()), cheapest.replicas,
+            cheapest.config.accelerator->name, cheapest.offering->cloud, cheapest.offering->instance_type,
+            format_usd(cheapest.usd_per_month()), shortfall->needed, shortfall->unit, shortfall->family, shortfall->cloud,
+            shortfall->region, *shortfall->have, shortfall->needed - *shortfall->have,
+            format_usd(alternative->usd_per_month() - cheapest.usd_per_month()), shortfall->lead_time);
+        p.best = *alternative;
+      }
+    }
+    add_uses(taken, *p.best, p.service);
+  }
+}
+
+}  // namespace
+
 Result<PlanResult> plan_spec(const Catalog& catalog, const Spec& spec, const PlanSpecOptions& options) {
   if (auto missing = require_slos(spec, "plan")) return *missing;
   if (auto too_long = check_contexts(spec)) return *too_long;
@@ -157,6 +212,7 @@ Result<PlanResult> plan_spec(const Catalog& catalog, const Spec& spec, const Pla
     result.training.push_back(std::move(plan.value()));
   }
 
+  choose_within_quotas(result, spec, options.simulate);
   for (const auto& p : result.services)
     if (p.best) result.total_usd_per_month += p.best->usd_per_month();
   for (size_t i = 0; i < result.training.size(); ++i) {
@@ -170,8 +226,7 @@ Result<PlanResult> plan_spec(const Catalog& catalog, const Spec& spec, const Pla
 
   std::vector<QuotaUse> uses;
   for (const auto& p : result.services)
-    if (p.best)
-      for (const NodeGroup& g : p.best->nodes) uses.push_back({g.offering, g.pricing, g.instances, p.service});
+    if (p.best) add_uses(uses, *p.best, p.service);
   for (size_t i = 0; i < result.training.size(); ++i)
     if (result.training[i].best)
       uses.push_back({result.training[i].best->offering, result.training[i].best->pricing, result.training[i].best->instances,
