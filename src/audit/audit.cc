@@ -189,13 +189,23 @@ Finding utilization_finding(const SeriesAggregate& a, const SeriesReport& s, con
                             AuditReport& report, double& underused_util) {
   Finding f;
   f.scope = scope_of(s);
-  if (a.util_samples > 0 && s.coverage_hours < o.min_coverage_hours) {
+  if (a.util_samples == 0) {
+    // Memory alone says nothing of how busy the GPU is: no mean, no idle or under-used verdict.
+    f.kind = "insufficient_data";
+    f.evidence = "memory samples only: no duty cycle (DCGM_FI_DEV_GPU_UTIL or nvidia-smi utilization.gpu) was recorded";
+    f.recommendation = "record the duty cycle too; the memory figures still size the VRAM";
+    f.confidence = "low";
+    return f;
+  }
+  if (s.coverage_hours < o.min_coverage_hours) {
     f.kind = "insufficient_data";
     f.evidence = fmt::format("{:.2f} hours of data, below the {:.0f} needed{}", s.coverage_hours, o.min_coverage_hours,
                              s.gaps > 0 ? fmt::format(" ({} gap{} totalling {:.2f} h not counted)", s.gaps,
                                                       s.gaps == 1 ? "" : "s", s.gap_hours)
                                         : std::string());
-    f.recommendation = "collect more telemetry before acting";
+    f.recommendation = fmt::format("collect more telemetry before acting, or lower the bar with --min-coverage-hours (now {:.0f}): a "
+                                   "finding on {:.1f} hours judges that stretch only",
+                                   o.min_coverage_hours, s.coverage_hours);
     f.confidence = "low";
     return f;
   }
@@ -330,8 +340,14 @@ void summarize(AuditReport& report, std::map<std::string, Attribution>& groups, 
       "right-sizing: a smaller accelerator must hold the peak memory + 20% on each device, and enough of them carry the "
       "compute (tensor or SM activity where measured, else the duty cycle, x the fp16 peaks' ratio) and the memory "
       "traffic (DRAM activity where measured, else the duty cycle, x the bandwidths' ratio) at {:.0f}% busy", o.target_util_pct));
-  report.assumptions.push_back(fmt::format("a month is {:.0f} hours; findings need {:.0f} hours of data", kHoursPerMonth,
-                                           o.min_coverage_hours));
+  report.assumptions.push_back(fmt::format("a month is {:.0f} hours; findings need {:.0f} hours of data (--min-coverage-hours)",
+                                           kHoursPerMonth, o.min_coverage_hours));
+  if (report.scheduled_gpus > 0)
+    report.assumptions.push_back(fmt::format(
+        "billed hours: {} GPU(s) reported for under {:.0f}% of the log's {:.1f} h (jobs on a schedule): each is priced for the "
+        "share of the log it reported, extrapolated to the month, not 730 h; --always-on prices them around the clock (a VM "
+        "left up between runs)",
+        report.scheduled_gpus, o.scheduled_below_share * 100, report.log_span_hours));
 }
 
 }  // namespace
@@ -345,6 +361,12 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
   }
   FleetTotals totals;
   std::map<std::string, Attribution> groups;
+  // The log's span: the first to the last sample of any series.
+  double log_first_s = 1e300, log_last_s = -1e300;
+  for (const auto& [id, a] : telemetry.series())
+    if (a.timed_samples > 0) log_first_s = std::min(log_first_s, a.first_s), log_last_s = std::max(log_last_s, a.last_s);
+  const double log_span_h = log_last_s > log_first_s ? (log_last_s - log_first_s) / 3600.0 : 0;
+  report.log_span_hours = log_span_h;
   // Host CPU series (node_exporter) by host name, joined to the GPUs on that host.
   std::map<std::string, const SeriesAggregate*> hosts;
   for (const auto& [id, a] : telemetry.series())
@@ -366,7 +388,9 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     s.mean_util_pct = a.mean_util();
     s.idle_fraction = a.idle_fraction();
     s.peak_memory_bytes = a.memory_peak;
-    s.p95_memory_bytes = a.memory.quantile(0.95) * kGiB;
+    // The p95 comes from a log-bucketed sketch: never above the exact peak.
+    s.p95_memory_bytes = std::min(a.memory.quantile(0.95) * kGiB, s.peak_memory_bytes);
+    s.util_measured = a.util_samples > 0;
     s.coverage_hours = a.coverage_hours();
     s.gaps = a.gaps();
     s.gap_hours = a.gap_hours();
@@ -389,7 +413,12 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     join_host(a, hosts, s);
     for (size_t h = 0; h < 168; ++h)
       s.hour_of_week_util_pct.push_back(a.hour_count[h] ? a.hour_sum[h] / static_cast<double>(a.hour_count[h]) : -1);
-    s.usd_per_month = price.value_or(0) * kHoursPerMonth;
+    // Billed for the hours it runs: a series that reported for a share of the log (a nightly job)
+    // is priced for that share of the month, the rest around the clock.
+    if (!o.always_on && log_span_h > 0 && s.coverage_hours < o.scheduled_below_share * log_span_h)
+      s.billed_share = std::clamp(s.coverage_hours / log_span_h, 0.0, 1.0);
+    if (s.billed_share < 1) ++report.scheduled_gpus;
+    s.usd_per_month = price.value_or(0) * kHoursPerMonth * s.billed_share;
     if (a.requests_samples > 0 && a.requests_sum > 0 && price) {
       double rps = a.requests_sum / a.requests_samples;
       s.usd_per_1k_inferences = *price / (rps * 3600) * 1000;

@@ -24,6 +24,10 @@ struct AuditOptions {
   double starved_cpu_pct = 80;             // host CPU (not waiting on I/O) above this starves the GPU
   double starved_iowait_pct = 10;          // host CPU time waiting on I/O above this starves the GPU
   double host_cpu_headroom_pct = 80;       // how busy a right-sized host's CPUs may run
+  // A series that reports for under this share of the log's span runs on a schedule (a nightly
+  // job): its GPU is billed for the hours it reported, extrapolated to a month, unless always_on.
+  double scheduled_below_share = 0.9;
+  bool always_on = false;                  // price every GPU around the clock (a VM left up between runs)
 };
 
 struct Finding {
@@ -43,7 +47,9 @@ struct SeriesReport {
   long long gaps = 0;               // intervals longer than 3x the series' median spacing
   double gap_hours = 0;             // their total length: not counted as observed
   long long out_of_range_samples = 0;
-  double usd_per_month = 0;
+  double usd_per_month = 0;          // over the hours it is billed (billed_share of a 730-hour month)
+  double billed_share = 1;           // of the month: 1 around the clock, else the share of the log it reported
+  bool util_measured = true;         // false: memory samples only, no duty cycle (mean_util_pct means nothing)
   std::optional<double> usd_per_1k_inferences;  // when request rates are given
   std::optional<double> mean_sm_active, mean_tensor_active, mean_dram_active, mean_power_w;
   std::string price_source;                      // "p4de.24xlarge on demand", "given", or the catalog fallback
@@ -74,6 +80,8 @@ struct AuditReport {
   int underused_gpus = 0;         // under-used (not idle) GPUs with enough data
   int underused_fit_on = 0;       // how many GPUs their work needs at the target utilization
   int priced_by_fallback = 0;     // series priced at the catalog's cheapest offering, not what runs
+  int scheduled_gpus = 0;         // priced for the share of the log they reported (jobs on a schedule)
+  double log_span_hours = 0;      // first to last sample of the input
   std::vector<std::string> assumptions;
 };
 

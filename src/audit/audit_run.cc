@@ -178,7 +178,8 @@ nlohmann::json to_json(const AuditRun& run) {
     o["id"] = s.id;
     o["labels"] = std::move(labels);
     o["accelerator"] = s.accelerator;
-    o["mean_util_pct"] = s.mean_util_pct;
+    o["mean_util_pct"] = s.util_measured ? json(s.mean_util_pct) : json(nullptr);
+    o["billed_share"] = s.billed_share;
     o["idle_fraction"] = s.idle_fraction;
     o["peak_memory_bytes"] = s.peak_memory_bytes;
     o["p95_memory_bytes"] = s.p95_memory_bytes;

@@ -38,6 +38,80 @@ TelemetryAggregator fleet() {
   return aggregator;
 }
 
+// A nightly job on a T4 (4 hours a night for a week, busy at 60%), a GPU that only recorded
+// memory, and a short log: priced for the hours that ran, no mean for a metric never sampled,
+// a p95 never above the peak, and the flag that lowers the data bar named.
+TelemetryAggregator nightly_and_memory_only(int nights, double hours_per_night) {
+  static std::vector<std::pair<std::string, Labels>> ids;
+  ids.clear();
+  ids.reserve(4);
+  ids.emplace_back("nightly", Labels{{"gpu", "nightly"}, {"model", "Tesla T4"}});
+  ids.emplace_back("memory", Labels{{"gpu", "memory"}, {"model", "Tesla T4"}});
+  TelemetryAggregator aggregator;
+  TelemetrySample sample;
+  for (int night = 0; night < nights; ++night)
+    for (double t = 0; t < hours_per_night * 3600; t += 60) {
+      sample.time_s = 1700000000 + night * 86400.0 + 2 * 3600 + t;
+      sample.series = &ids[0].first;
+      sample.labels = &ids[0].second;
+      sample.metric = Metric::gpu_util_pct;
+      sample.value = 60;
+      aggregator.add(sample);
+      sample.metric = Metric::memory_used_bytes;
+      sample.value = (4.0 + std::fmod(t, 7.0)) * 1024 * 1024 * 1024;
+      aggregator.add(sample);
+      sample.series = &ids[1].first;
+      sample.labels = &ids[1].second;
+      aggregator.add(sample);
+    }
+  return aggregator;
+}
+
+TEST(Audit, JobsOnAScheduleArePricedForTheHoursTheyRan) {
+  Catalog catalog = Catalog::embedded().value();
+  AuditOptions options;
+  options.usd_per_gpu_hour = 0.35;
+  auto report = run_audit(nightly_and_memory_only(7, 4), catalog, options);
+  ASSERT_TRUE(report.ok()) << report.error().to_string();
+  const SeriesReport* nightly = nullptr;
+  const SeriesReport* memory = nullptr;
+  for (const auto& s : report.value().series) (s.id.find("nightly") != std::string::npos ? nightly : memory) = &s;
+  ASSERT_TRUE(nightly && memory);
+  // 28 hours of a 6 day 4 hour log: 19.4% of the month, about $50, not $255.50 for 730 hours.
+  const double span_h = 6 * 24 + 4 - 1.0 / 60;
+  EXPECT_NEAR(nightly->billed_share, nightly->coverage_hours / span_h, 1e-9);
+  EXPECT_NEAR(nightly->usd_per_month, 0.35 * 730 * nightly->coverage_hours / span_h, 1e-6);
+  EXPECT_LT(nightly->usd_per_month, 60);
+  EXPECT_GT(nightly->usd_per_month, 40);
+  for (const auto& f : report.value().findings) {
+    if (f.scope.find("nightly") != std::string::npos) {
+      EXPECT_LE(f.waste_usd_per_month, nightly->usd_per_month + 1e-9);
+    }
+  }
+  // Memory only: measured as such, judged on nothing it did not measure.
+  EXPECT_FALSE(memory->util_measured);
+  EXPECT_EQ(report.value().underused_gpus, 0);
+  for (const auto& f : report.value().findings) {
+    if (f.scope.find("memory") != std::string::npos) {
+      EXPECT_EQ(f.kind, "insufficient_data") << f.evidence;
+    }
+  }
+  EXPECT_LE(memory->p95_memory_bytes, memory->peak_memory_bytes);
+  EXPECT_LE(nightly->p95_memory_bytes, nightly->peak_memory_bytes);
+  // A VM kept up between runs: priced around the clock when asked.
+  options.always_on = true;
+  auto always = run_audit(nightly_and_memory_only(7, 4), catalog, options);
+  ASSERT_TRUE(always.ok());
+  for (const auto& s : always.value().series) EXPECT_NEAR(s.usd_per_month, 0.35 * 730, 1e-6) << s.id;
+  // One 4-hour night: too little data, and the flag that lowers the bar is named.
+  options.always_on = false;
+  auto short_log = run_audit(nightly_and_memory_only(1, 4), catalog, options);
+  ASSERT_TRUE(short_log.ok());
+  bool named = false;
+  for (const auto& f : short_log.value().findings) named |= f.recommendation.find("--min-coverage-hours") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
 TEST(Audit, FindsEachKindWithDollars) {
   Catalog catalog = Catalog::embedded().value();
   AuditOptions options;

@@ -18,7 +18,7 @@ struct AuditArgs {
   std::string accelerator, group_by, prometheus, range = "14d", end, selector, offering;
   double usd_per_gpu_hour = 0;
   double min_coverage_hours = 30;
-  bool allow_partial = false, print_recording_rules = false;
+  bool allow_partial = false, print_recording_rules = false, always_on = false;
   int top = 20;
   PrometheusQueryOptions query;  // timeouts, retries and size limits of the push-down
 };
@@ -49,6 +49,7 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
   }
   for (const auto& entry : args.files) context.add_input(file_and_metric(entry).first);
   in.options.min_coverage_hours = args.min_coverage_hours;
+  in.options.always_on = args.always_on;
   if (args.usd_per_gpu_hour > 0) in.options.usd_per_gpu_hour = args.usd_per_gpu_hour;
   in.options.accelerator = args.accelerator;
   in.options.offering = args.offering;
@@ -95,6 +96,8 @@ void add_audit_command(CLI::App& app, CommandContext& context, Action& action) {
   audit->add_option("--group-by", args->group_by, "Attribute cost to this label (namespace, team, job, pod, ...)");
   audit->add_flag("--allow-partial", args->allow_partial,
                   "Exit 0 when Prometheus answered only in part (default: exit 4, the report says what is missing)");
+  audit->add_flag("--always-on", args->always_on,
+                  "Price every GPU around the clock, also those that report only while a job runs (a VM left up between runs)");
   audit->add_option("--min-coverage-hours", args->min_coverage_hours, "Hours of data a finding needs")->check(CLI::Range(0.0, 1e6));
   audit->add_option("--top", args->top, "Findings to show")->check(CLI::Range(1, 100000));
   audit->add_option("--prometheus-timeout", args->query.timeout_s, "Seconds to wait for one Prometheus answer")
