@@ -299,6 +299,16 @@ def test_ctrl_c_interrupts_a_long_simulation(spec_file):
     assert child.returncode == 0
 
 
+def test_readme_sweep_runs_every_row():
+    # The README's example, as written there: a plan-only spec swept over accelerators and batches.
+    table = gpuwise.sweep(os.path.join(EXAMPLES, "chat-azure.yaml"),
+                          {"services.chat.deployment.accelerator": ["A100-80GB", "H100"],
+                           "services.chat.deployment.replicas": [2],
+                           "services.chat.deployment.max_batch": [32, 64, 128]}, requests=1000)
+    assert len(table) == 6 and all(row["error"] is None for row in table), [row["error"] for row in table]
+    assert all(row["usd_per_month"] > 0 for row in table)
+
+
 def test_sweep_equals_single_runs(spec_file):
     grid = {"services.classify.deployment.max_batch": [8, 32], "services.0.deployment.replicas": [1, 2]}
     base = gpuwise.specs.to_dict(spec_file)[0]
@@ -311,6 +321,10 @@ def test_sweep_equals_single_runs(spec_file):
         one["services"][0]["deployment"]["replicas"] = row["services.0.deployment.replicas"]
         assert result == gpuwise.simulate(one, requests=2000, seed=5)
         assert row["latency_p99_s"] == result["services"][0]["latency_s"]["p99"]
+        # What it costs: two replicas cost twice one (whole one-GPU instances).
+        assert row["usd_per_month"] == result["services"][0]["usd_per_month"] > 0
+    by_replicas = {row["services.0.deployment.replicas"]: row["usd_per_month"] for row in table}
+    assert by_replicas[2] == pytest.approx(2 * by_replicas[1])
     # A configuration the simulator refuses is a row with its error, not a failed sweep.
     failed = gpuwise.sweep(base, {"services.0.deployment.accelerator": ["T4", "NoSuchGPU"]}, requests=500)
     assert failed[0]["error"] is None and "NoSuchGPU" in failed[1]["error"]

@@ -36,6 +36,8 @@ def _row(values, service):
         "latency_p99_s": service.get("latency_s", {}).get("p99"),
         "ttft_p99_s": service.get("ttft_s", {}).get("p99"),
         "tpot_p99_s": service.get("tpot_s", {}).get("p99"),
+        "usd_per_month": service.get("usd_per_month"),
+        "usd_per_1k_inferences": service.get("usd_per_1k_inferences"),
         "error": None,
     })
     return row

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/money.h"
 #include "report/json_document.h"
 #include "report/table.h"
 
@@ -133,6 +134,11 @@ json service_json(const ServiceRun& run, uint64_t seed) {
             {"wait_s", summary_json(r.wait)},
             {"replicas", replica_list},
             {"timeseries", series}};
+  j["usd_per_hour"] = run.usd_per_hour ? json(*run.usd_per_hour) : json(nullptr);
+  j["usd_per_month"] = run.usd_per_hour ? json(*run.usd_per_hour * kHoursPerMonth) : json(nullptr);
+  j["usd_per_1k_inferences"] =
+      run.usd_per_hour && r.throughput_rps > 0 ? json(*run.usd_per_hour / (r.throughput_rps * 3600) * 1000) : json(nullptr);
+  j["priced_on"] = run.priced_on;
   if (run.llm) {
     j["ttft_s"] = summary_json(r.ttft);
     j["tpot_s"] = summary_json(r.tpot);

@@ -103,6 +103,34 @@ Result<Deployment> deployment_for(const Catalog& catalog, const Spec& spec, cons
   return deployment_of(*plan.best, llm, planner.prefill_chunk_tokens);
 }
 
+// Each group on the cheapest offering the spec allows: whole instances of replicas that fit one.
+void price_deployment(const Catalog& catalog, const Spec& spec, ServiceRun& run) {
+  double total = 0;
+  for (const auto& g : run.deployment.groups) {
+    const Accelerator* a = catalog.find_accelerator(g.accelerator);
+    if (!a) return;
+    const Offering* cheapest = nullptr;
+    Pricing cheapest_pricing = Pricing::on_demand;
+    double cheapest_usd = 0;
+    int cheapest_instances = 0;
+    for (const Offering* offering : allowed_offerings(catalog, spec.constraints, *a, g.tensor_parallel)) {
+      const int per_node = std::max(1, offering->accelerator_count / std::max(1, g.tensor_parallel));
+      const int instances = (g.count + per_node - 1) / per_node;
+      for (Pricing pricing : spec.constraints.pricing) {
+        auto price = offering->usd_per_hour(pricing);
+        if (!price || pricing == Pricing::spot) continue;  // a simulated fleet is not reclaimed
+        if (!cheapest || *price * instances < cheapest_usd)
+          cheapest = offering, cheapest_pricing = pricing, cheapest_usd = *price * instances, cheapest_instances = instances;
+      }
+    }
+    if (!cheapest) return;
+    total += cheapest_usd;
+    run.priced_on.push_back(fmt::format("{} x {} ({} {}, {})", cheapest_instances, cheapest->instance_type, cheapest->cloud,
+                                        cheapest->region, pricing_name(cheapest_pricing)));
+  }
+  run.usd_per_hour = total;
+}
+
 Result<ServiceRun> run_service(const Catalog& catalog, const Spec& spec, const ServiceSpec& service, const SimulateSpecOptions& o) {
   const ModelSpec& model = spec.models.at(service.model_key);
   ServiceRun run;
@@ -153,6 +181,7 @@ Result<ServiceRun> run_service(const Catalog& catalog, const Spec& spec, const S
   if (run.llm && !r.step_samples.empty()) run.step_error = step_error_of(r, replicas.value());
   if (run.llm && !replicas.value().empty()) run.engine = engine_text(replicas.value().front());
   run.assumptions = assumptions_of(catalog, model, service, run, replicas.value(), build, o.seed);
+  price_deployment(catalog, spec, run);
   return run;
 }
 

@@ -39,6 +39,10 @@ struct ServiceRun {
   bool meets = true;           // 99% of requests within the SLO, or no SLO given
   std::string engine;          // an LLM replica's scheduler and KV cache, in words; empty otherwise
   std::optional<StepErrorSummary> step_error;
+  // What the deployment costs on the cheapest offering the spec allows for each group (whole
+  // instances at the spec's pricing); nullopt when a group has no priced offering.
+  std::optional<double> usd_per_hour;
+  std::vector<std::string> priced_on;  // "2 x g6.xlarge (aws us-east-1, on-demand)"
   std::vector<std::string> assumptions;
 };
 
