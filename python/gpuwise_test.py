@@ -257,6 +257,17 @@ def test_errors_carry_file_line_and_field(tmp_path):
     assert caught.value.field == "--columns"
     with pytest.raises(TypeError, match="unexpected keyword argument 'contxt'"):
         gpuwise.fit("llama-3.1-8b", contxt=4096)
+    # A dict has no lines: its errors name the field, not a file and line that point nowhere.
+    as_dict = gpuwise.specs.to_dict(str(bad))[0]
+    with pytest.raises(gpuwise.BadInputError) as caught:
+        gpuwise.plan(as_dict)
+    assert caught.value.line is None and caught.value.field == "services.classify.slo"
+    assert str(caught.value).startswith("the spec dict: field 'services.classify.slo'"), str(caught.value)
+    as_dict["constraints"] = {"accelerators": ["H100-80G"]}
+    as_dict["services"][0]["slo"] = {"latency_p99_s": 0.5}
+    with pytest.raises(gpuwise.BadInputError) as caught:
+        gpuwise.plan(as_dict)
+    assert ":1:" not in str(caught.value) and "did you mean 'H100'" in str(caught.value), str(caught.value)
 
 
 def test_a_long_call_releases_the_gil(spec_file):

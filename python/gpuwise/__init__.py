@@ -16,6 +16,7 @@ import json
 
 from . import _native
 from .errors import BadInputError, Error, InfeasibleError, from_native
+from .specs import dict_error
 from .results import Result
 from .specs import to_native as _spec
 from .sweep import SweepTable, sweep
@@ -36,7 +37,7 @@ def _translated(function):
         try:
             return function(*args, **kwargs)
         except _native.NativeError as e:
-            raise from_native(e.args) from None
+            raise from_native(dict_error(e.args)) from None
     return call
 
 

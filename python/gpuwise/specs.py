@@ -6,6 +6,20 @@ import os
 from . import _native
 
 
+# A dict goes to the library as one line of JSON under its path plus this mark, so that errors
+# about it (at parse or plan time) are told apart: their file and line would point nowhere.
+DICT_MARK = "#dict"
+
+
+def dict_error(fields):
+    """A native error's fields, with a dict spec's file and line replaced by what the field path says."""
+    kind, file, line, field, message, text = fields
+    if not (file and file.endswith(DICT_MARK)):
+        return fields
+    prefix = f"{file}:{line}: " if line else f"{file}: "
+    return (kind, None, None, field, message, text.replace(prefix, "the spec dict: ", 1))
+
+
 def to_native(spec, path=None):
     """A _native.Spec. Relative trace and config paths resolve against the spec file's folder;
     for text or a dict, against `path`'s folder (default: the working directory)."""
@@ -14,7 +28,7 @@ def to_native(spec, path=None):
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)
     if isinstance(spec, dict):
-        return _native.Spec.parse(json.dumps(spec), path or "spec.yaml")
+        return _native.Spec.parse(json.dumps(spec), (path or "spec.yaml") + DICT_MARK)
     if not isinstance(spec, str):
         raise TypeError(f"a spec is a path, YAML text or a dict, not {type(spec).__name__}")
     if "\n" not in spec and not spec.lstrip().startswith("{") and (os.path.exists(spec) or ":" not in spec):

@@ -9,7 +9,7 @@ import os
 from . import _native
 from .errors import from_native
 from .results import frame
-from .specs import set_path, to_dict
+from .specs import DICT_MARK, dict_error, set_path, to_dict
 
 
 class SweepTable(list):
@@ -64,7 +64,7 @@ def sweep(spec, grid, *, catalog=None, path=None, threads=None, seed=1, requests
         config = copy.deepcopy(document)
         for key, value in zip(keys, combo):
             set_path(config, key, value)
-        texts.append((json.dumps(config), path))
+        texts.append((json.dumps(config), path + DICT_MARK))
         chosen.append(dict(zip(keys, combo)))
     options = _native.SimulateOptions()
     options.seed, options.requests, options.duration_s = seed, requests, duration_s
@@ -74,7 +74,7 @@ def sweep(spec, grid, *, catalog=None, path=None, threads=None, seed=1, requests
     for values, outcome in zip(chosen, outcomes):
         if isinstance(outcome, tuple):
             results.append(None)
-            rows.append(dict(values, service=None, error=str(from_native(outcome))))
+            rows.append(dict(values, service=None, error=str(from_native(dict_error(outcome)))))
             continue
         answer = json.loads(outcome)
         results.append(answer)

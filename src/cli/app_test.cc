@@ -921,6 +921,19 @@ TEST(CliPlan, EmitK8sWritesManifestsWithTheirFigures) {
   std::filesystem::remove_all(dir);
 }
 
+// Buy vs rent with the accelerator named: power and colocation for the whole server (an 8-GPU
+// server draws ~1.8x its GPUs' TDP, DGX H100's 10.2 kW for 5.6 kW of GPUs), not the GPUs alone.
+TEST(CliFleet, BuyVsRentPowersTheWholeServer) {
+  CliRun r = run({"fleet", std::string(GPUWISE_SOURCE_DIR) + "/examples/fleet-shared-pool.yaml", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  double colocation = -1;
+  for (const auto& line : doc["buy_vs_rent"]["owned_lines"])
+    if (line["name"] == "colocation") colocation = line["usd_per_month"].get<double>();
+  // 8 L40S x 350 W x 10.2/5.6 = 5.1 kW at $180/kW-month.
+  EXPECT_NEAR(colocation, 8 * 0.350 * 10.2 / 5.6 * 180, 1e-6);
+}
+
 // A quota of zero for every family that could serve it: exit 3, the request to file named on
 // stderr, and the shortfall in the JSON.
 std::string spec_with_quotas(const std::string& quotas) {

@@ -107,8 +107,8 @@ Result<BuyVsRentReport> buy_vs_rent(const BuyVsRentInput& in) {
   for (const auto& l : r.owned_lines)
     a.push_back(fmt::format("owning, {}: ${:.0f}/month = {}", l.name, l.usd_per_month, l.formula));
   if (!lump)
-    a.push_back("power counts busy hours at the GPUs' rated watts (idle draw and the host's share left out unless watts_per_gpu "
-                "includes them); colocation bills the provisioned IT kW; defaults for PUE (1.5, Uptime Institute 2023 survey: "
+    a.push_back("power counts busy hours at the server's watts per GPU (the GPU's TDP x 1.82 for the rest of an HGX server when "
+                "the accelerator is named; watts_per_gpu as given otherwise; idle draw left out); colocation bills the provisioned IT kW; defaults for PUE (1.5, Uptime Institute 2023 survey: "
                 "1.58 average), power ($0.08/kWh, US EIA industrial average), colocation ($180/kW-month, CBRE wholesale asking "
                 "rents), networking (10%), staff ($35/GPU-month), cost of capital (8%) and resale (15%) are overridable");
   a.push_back(fmt::format("renting on demand pays only busy hours: {} GPUs x 730 h x {:.0f}% x ${:.3g}", in.gpus, in.utilization * 100,

@@ -16,6 +16,13 @@
 
 namespace gw {
 
+// A GPU server's power per watt of its GPUs' TDP: an 8-GPU HGX/DGX server draws far more than
+// its GPUs (CPUs, memory, NICs, NVSwitches, fans). DGX H100: 10.2 kW maximum for 8 x 700 W
+// GPUs = 1.82x (DGX A100: 6.5 kW for 8 x 400 W = 2.03x; the lower is used).
+inline constexpr double kServerWattsPerGpuWatt = 10.2 / 5.6;
+inline constexpr const char* kServerWattsSource =
+    "NVIDIA DGX H100 datasheet: system power ~10.2 kW max with 8 x 700 W H100 SXM (DGX A100: 6.5 kW with 8 x 400 W)";
+
 struct BuyVsRentInput : BuyVsRentTerms {
   double utilization = 0.5;        // share of hours the GPUs are busy
   std::vector<DemandInterval> demand;  // optional: GPUs by hour, for the hybrid

@@ -246,8 +246,10 @@ void add_buy_vs_rent(FleetReport& report, const FleetInputs& inputs, const BuyVs
       if (!named.value()->tdp_watts)
         throw InputError{Error{inputs.spec.path, b.line, "fleet.buy_vs_rent.watts_per_gpu",
                                named.value()->name + " has no TDP in the catalog: give watts_per_gpu"}};
-      in.watts_per_gpu = *named.value()->tdp_watts;
-      watts_source = named.value()->name + "'s TDP (" + named.value()->source + ")";
+      // A GPU server draws more than its GPUs: CPUs, memory, NICs, NVSwitches and fans.
+      in.watts_per_gpu = *named.value()->tdp_watts * kServerWattsPerGpuWatt;
+      watts_source = fmt::format("{}'s TDP of {:.0f} W ({}) x {:.2f} for the rest of the server ({})", named.value()->name,
+                                 *named.value()->tdp_watts, named.value()->source, kServerWattsPerGpuWatt, kServerWattsSource);
     }
   }
   std::string utilization_source = "given";

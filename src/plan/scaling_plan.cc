@@ -51,6 +51,16 @@ void shape_traffic(ServiceSpec& service, ArrivalOptions& arrivals, ScalingReport
     report.duration_s = service.traffic.profile.size() * 3600.0;
     report.traffic = fmt::format("average {:.3g}/s on a {}-hour profile (peak {:.3g}/s)", service.traffic.average_rps,
                                  service.traffic.profile.size(), service.traffic.peak_rps);
+    // Say what a weekly shape does at the weekend: profiles differ there most (weekdays-only
+    // drops it, weekday-business-hours keeps a trickle).
+    const auto& profile = service.traffic.profile;
+    if (profile.size() == 168) {
+      double week = 0, weekend = 0;
+      for (size_t h = 0; h < 168; ++h) (h >= 120 ? weekend : week) += profile[h];
+      week += weekend;
+      if (week > 0)
+        report.traffic += fmt::format("; Saturday and Sunday carry {:.1f}% of the week's requests", weekend / week * 100);
+    }
   } else if (arrivals.process == "series") {
     report.duration_s = service.traffic.rates->duration_s;
     report.traffic = fmt::format("measured rates {} ({} points every {:.0f} s, mean {:.3g}/s, peak {:.3g}/s)",

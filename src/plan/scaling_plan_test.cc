@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 namespace gw {
 namespace {
 
@@ -147,6 +149,15 @@ TEST(ScalingPlan, WeekdayDevEndpointPaysNothingAtTheWeekendWhenScaledToZero) {
   EXPECT_EQ(zero.cold_starts, 5);
   EXPECT_LT(zero.usd, 0.5 * fixed.usd);
   EXPECT_EQ(r.policies[static_cast<size_t>(r.recommended)].name, "scale-to-zero");
+  // The weekly shape says what it does at the weekend; weekday-business-hours keeps 9.5% there.
+  EXPECT_NE(r.traffic.find("Saturday and Sunday carry 0.0% of the week's requests"), std::string::npos) << r.traffic;
+  std::ifstream in(std::string(GPUWISE_SOURCE_DIR) + "/examples/dev-endpoint-weekdays.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  text.replace(text.find("profile: weekdays-only"), 22, "profile: weekday-business-hours");
+  auto business = parse_spec(text, std::string(GPUWISE_SOURCE_DIR) + "/examples/business.yaml");
+  ASSERT_TRUE(business.ok()) << business.error().to_string();
+  business.value().services.front().scaling.policies = {"static-peak"};
+  EXPECT_NE(run(business.value(), business.value().services.front()).traffic.find("carry 9.5%"), std::string::npos);
 }
 
 // A reservation is paid every hour: a reserved plan's policies pay their floor around the clock
