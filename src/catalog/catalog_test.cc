@@ -200,5 +200,25 @@ TEST(Catalog, AFamilyNameIsAmbiguousATypoGetsASuggestion) {
   EXPECT_EQ(catalog.find_accelerator("A100")->name, "A100-40GB");
 }
 
+// The host CPU a serving image must be built for: Graviton (g5g) and Grace (GH200) are arm64,
+// and a spec can keep to x86 hosts.
+TEST(Catalog, HostCpuArchitectures) {
+  Catalog catalog = Catalog::embedded().value();
+  int arm = 0;
+  for (const auto& o : catalog.offerings()) {
+    if (o.instance_type.rfind("g5g.", 0) == 0 || o.accelerator == "GH200") {
+      EXPECT_EQ(cpu_architecture(o), "arm64") << o.instance_type;
+    }
+    if (o.instance_type.rfind("g5.", 0) == 0 || o.instance_type.rfind("p4d", 0) == 0) {
+      EXPECT_EQ(cpu_architecture(o), "x86_64") << o.instance_type;
+    }
+    arm += cpu_architecture(o) == "arm64";
+  }
+  EXPECT_GT(arm, 0);
+  EXPECT_EQ(parse_cpu_architecture("aarch64"), "arm64");
+  EXPECT_EQ(parse_cpu_architecture("amd64"), "x86_64");
+  EXPECT_FALSE(parse_cpu_architecture("riscv"));
+}
+
 }  // namespace
 }  // namespace gw

@@ -1,5 +1,7 @@
 #include "catalog/offering.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "core/text.h"
@@ -100,6 +102,26 @@ std::string offerings_to_csv(const std::vector<Offering>& offerings) {
                        o.gpu_only_price ? "gpu-only" : "instance", csv_quote(o.source), csv_quote(o.as_of), csv_quote(o.notes));
   }
   return out;
+}
+
+std::string_view cpu_architecture(const Offering& o) {
+  if (o.accelerator == "GH200" || o.accelerator == "GB200") return "arm64";
+  if (o.cloud == "aws") {
+    // Family, generation, then attributes: g5g, c7gn, m7g; 'g' right after the generation is Graviton.
+    const std::string& type = o.instance_type;
+    size_t i = 0;
+    while (i < type.size() && std::isalpha(static_cast<unsigned char>(type[i]))) ++i;
+    size_t digits = i;
+    while (i < type.size() && std::isdigit(static_cast<unsigned char>(type[i]))) ++i;
+    if (i > digits && i < type.size() && type[i] == 'g') return "arm64";
+  }
+  return "x86_64";
+}
+
+std::optional<std::string_view> parse_cpu_architecture(std::string_view text) {
+  if (text == "x86_64" || text == "amd64" || text == "x86-64") return std::string_view("x86_64");
+  if (text == "arm64" || text == "aarch64") return std::string_view("arm64");
+  return std::nullopt;
 }
 
 }  // namespace gw

@@ -42,6 +42,13 @@ struct Offering {
   std::string key() const;
 };
 
+// The host CPU's architecture, which the serving image must be built for: "arm64" for Grace
+// hosts (GH200, GB200) and AWS's Graviton families (a 'g' after the generation: g5g), else
+// "x86_64".
+std::string_view cpu_architecture(const Offering& offering);
+// "x86_64" or "arm64" from the names people use (amd64, aarch64 too); nullopt otherwise.
+std::optional<std::string_view> parse_cpu_architecture(std::string_view text);
+
 const std::vector<std::string>& offering_columns();
 
 // Reads one row of offerings.csv (accelerator names are resolved by the Catalog).

@@ -921,6 +921,32 @@ TEST(CliPlan, EmitK8sWritesManifestsWithTheirFigures) {
   std::filesystem::remove_all(dir);
 }
 
+std::string spec_with_constraints(const std::string& lines) {
+  std::string path = temp_path("constraints.yaml");
+  std::ifstream in(std::string(GPUWISE_SOURCE_DIR) + "/examples/dev-endpoint-weekdays.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const std::string line = "  pricing: [on-demand]";
+  text.replace(text.find(line), line.size(), line + "\n" + lines);
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The host CPU is shown where it matters (Graviton, Grace) and selectable.
+TEST(CliPlan, HostCpuArchitectureIsShownAndSelectable) {
+  std::string path = spec_with_constraints("  accelerators: [T4]");
+  CliRun arm = run({"plan", path, "--no-simulate", "--format", "json"});
+  ASSERT_EQ(arm.code, 0) << arm.err;
+  EXPECT_EQ(nlohmann::json::parse(arm.out)["services"][0]["best"]["cpu_architecture"], "arm64");
+  EXPECT_NE(run({"plan", path, "--no-simulate"}).out.find("linux/arm64"), std::string::npos);
+  path = spec_with_constraints("  accelerators: [T4]\n  cpu_architectures: [amd64]");
+  CliRun x86 = run({"plan", path, "--no-simulate", "--format", "json"});
+  ASSERT_EQ(x86.code, 0) << x86.err;
+  auto doc = nlohmann::json::parse(x86.out);
+  EXPECT_EQ(doc["services"][0]["best"]["cpu_architecture"], "x86_64");
+  for (const auto& option : doc["services"][0]["pareto"]) EXPECT_EQ(option["cpu_architecture"], "x86_64");
+  std::filesystem::remove(path);
+}
+
 // Buy vs rent with the accelerator named: power and colocation for the whole server (an 8-GPU
 // server draws ~1.8x its GPUs' TDP, DGX H100's 10.2 kW for 5.6 kW of GPUs), not the GPUs alone.
 TEST(CliFleet, BuyVsRentPowersTheWholeServer) {

@@ -85,9 +85,11 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
   t.columns = {"pool", "accelerator", "GPUs", "models", "peak GPU share", "memory GiB", "per month"};
   t.align = {Align::left, Align::left, Align::right, Align::left, Align::right, Align::right, Align::right};
   json pools = json::array(), per_model = json::array();
+  std::string arm_pools;
   for (size_t i = 0; i < r.pools.size(); ++i) {
     const auto& p = r.pools[i];
     std::string names;
+    std::string pool_host, pool_arch;
     json members = json::array();
     for (int m : p.models) {
       const ModelDemand& d = models[static_cast<size_t>(m)];
@@ -100,16 +102,21 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
       double share = c && p.peak_gpus > 0 ? c->peak_gpus / p.peak_gpus : 0;
       double usd = p.usd_per_month * share;
       double requests = d.average_rps * kHoursPerMonth * 3600;
-      bool serverless = c && c->average_gpus < 0.1;
+      bool low = c && c->average_gpus < 0.1;
+      if (c && pool_host.empty()) pool_host = c->instance_type, pool_arch = c->cpu_architecture;
       per_model.push_back({{"service", d.service}, {"pool", i + 1}, {"accelerator", p.accelerator}, {"usd_per_month", usd},
                            {"usd_per_1k_requests", requests > 0 ? json(usd / requests * 1000) : json(nullptr)},
-                           {"average_gpus", c ? c->average_gpus : 0}, {"serverless_candidate", serverless && d.latency_tolerant},
-                           {"low_traffic", serverless}});
+                           {"average_gpus", c ? c->average_gpus : 0},
+                           {"serverless_candidate", low && d.latency_tolerant && d.scale_to_zero_fits}, {"low_traffic", low},
+                           {"scale_to_zero", d.scale_to_zero_fits}, {"scale_to_zero_why", d.scale_to_zero_why}});
     }
     t.add_row({std::to_string(i + 1), p.accelerator, std::to_string(p.gpus), names, format_number(p.peak_gpus, 2),
                format_number(p.vram_gib, 1), format_usd(p.usd_per_month)});
     pools.push_back({{"accelerator", p.accelerator}, {"gpus", p.gpus}, {"models", members}, {"peak_gpus", p.peak_gpus},
-                     {"vram_gib", p.vram_gib}, {"usd_per_month", p.usd_per_month}});
+                     {"vram_gib", p.vram_gib}, {"usd_per_month", p.usd_per_month}, {"instance_type", pool_host},
+                     {"cpu_architecture", pool_arch}});
+    if (pool_arch == "arm64")
+      arm_pools += fmt::format("{}pool {} ({} on {})", arm_pools.empty() ? "" : ", ", i + 1, p.accelerator, pool_host);
   }
   Table m;
   m.columns = {"model", "pool", "per month", "per 1k requests", "average GPUs", "note"};
@@ -118,9 +125,9 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
     m.add_row({x["service"].get<std::string>(), std::to_string(x["pool"].get<int>()), format_usd(x["usd_per_month"].get<double>()),
                x["usd_per_1k_requests"].is_null() ? "-" : fmt::format("${:.4f}", x["usd_per_1k_requests"].get<double>()),
                format_number(x["average_gpus"].get<double>(), 3),
-               x["serverless_candidate"].get<bool>() ? "low traffic, latency-tolerant: serverless or scale to zero"
-               : x["low_traffic"].get<bool>()        ? "low traffic: scale to zero if a cold start fits its SLO"
-                                                     : ""});
+               x["serverless_candidate"].get<bool>() ? "low traffic, latency-tolerant: serverless; " + x["scale_to_zero_why"].get<std::string>()
+               : x["low_traffic"].get<bool>() || x["scale_to_zero"].get<bool>() ? x["scale_to_zero_why"].get<std::string>()
+                                                                                  : ""});
   std::string headline = fmt::format("{} models on shared pools: {}/month in {} pool(s) ({}), against {}/month with one pool per "
                                      "model ({:.0f}% less).",
                                      models.size(), format_usd(r.usd_per_month), r.pools.size(), r.method,
@@ -134,6 +141,12 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
       "the planner (tensor parallel 1); time-sharing assumed work-conserving",
       PlannerOptions{}.usable_fraction * 100, spec.constraints.max_utilization * 100));
   report.doc.assumptions.push_back("per model: the pool's cost shared by peak GPU share, per 1k requests at the model's average rate");
+  report.doc.assumptions.push_back("scale to zero: advised only where the traffic pauses for longer than the keep-alive (a profile's "
+                                   "hours at zero, or Poisson gaps at the average rate) and a cold start meets at most 1% of "
+                                   "requests or fits the SLO");
+  if (!arm_pools.empty())
+    report.doc.assumptions.push_back("host CPU arm64 (Graviton or Grace) for " + arm_pools +
+                                     ": build the serving images for linux/arm64, or set constraints.cpu_architectures: [x86_64]");
   report.out["shared_pools"] = {{"pools", pools}, {"models", per_model}, {"pool_usd_per_month", r.usd_per_month},
                                 {"one_pool_per_model_usd_per_month", separate.usd_per_month}, {"method", r.method}};
 }

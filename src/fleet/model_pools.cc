@@ -9,6 +9,7 @@
 #include "core/money.h"
 #include "core/milp.h"
 #include "model/memory.h"
+#include "plan/cold_start.h"
 #include "plan/inference.h"
 
 namespace gw {
@@ -40,10 +41,12 @@ std::optional<ModelPool> best_pool(const std::vector<ModelDemand>& models, const
     }
     double peak = *std::max_element(load.begin(), load.end());
     if (!all || vram > first.usable_vram_gib + 1e-9) continue;
+    int floor = 1;
+    for (int m : members) floor = std::max(floor, models[static_cast<size_t>(m)].min_replicas);
     ModelPool pool;
     pool.accelerator = first.accelerator_name;
     pool.models = members;
-    pool.gpus = gpus_for(peak, max_utilization);
+    pool.gpus = std::max(floor, gpus_for(peak, max_utilization));
     pool.usd_per_month = pool.gpus * first.usd_per_gpu_hour * kHoursPerMonth;
     pool.vram_gib = vram;
     pool.peak_gpus = peak;
@@ -160,11 +163,13 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
         milp.add_at_most(compute, 0);
       }
       milp.add_at_most(memory, type_info[types[static_cast<size_t>(a)]]->usable_vram_gib);  // a copy of each fits
-      // A pool in use has at least one GPU (a model's share can round to zero otherwise).
-      for (auto [col, coef] : memory) {
-        (void)coef;
-        milp.add_at_most({{col, 1.0}, {pool_gpus, -1.0}}, 0);
-      }
+      // A pool in use has at least one GPU (a model's share can round to zero otherwise), and as
+      // many as each of its models' min_replicas (replicas on that many GPUs, as plan enforces).
+      for (int s = p; s < n; ++s)
+        if (u.count({s, p, a}))
+          milp.add_at_most({{u[{s, p, a}], std::max(1.0, static_cast<double>(models[static_cast<size_t>(s)].min_replicas))},
+                            {pool_gpus, -1.0}},
+                           0);
     }
   std::string why;
   if (!milp.solve(&why)) return Error{"", 0, "services", "the pool optimizer found no assignment (" + why + ")"};
@@ -193,6 +198,41 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
   return result;
 }
 
+std::pair<bool, std::string> scale_to_zero_advice(const ServiceSpec& service, double cold_start_s) {
+  const double keep_alive_s = service.scaling.keep_alive_s;
+  const auto& profile = service.traffic.profile;
+  double pauses_per_week = 0, cold_share = 0;
+  if (!profile.empty()) {
+    // A pause: a run of hours with no traffic (a profile factor of zero), ending in a cold start.
+    double weekly_factor = 0;
+    const double repeat = 168.0 / static_cast<double>(profile.size());
+    for (size_t h = 0; h < profile.size(); ++h) {
+      weekly_factor += profile[h] * repeat;
+      if (profile[h] <= 0 && profile[(h + 1) % profile.size()] > 0) pauses_per_week += repeat;
+    }
+    const double requests_per_week = service.traffic.average_rps * 3600 * 168;
+    cold_share = requests_per_week > 0 && weekly_factor > 0 ? pauses_per_week / requests_per_week : 0;
+  } else {
+    // Poisson arrivals at the average rate: a gap longer than the keep-alive comes with
+    // probability exp(-rate x keep-alive) after each request; the next request starts cold.
+    const double rate = service.traffic.average_rps;
+    cold_share = std::exp(-rate * keep_alive_s);
+    pauses_per_week = rate * 3600 * 168 * cold_share;
+  }
+  double tightest = 1e9;
+  for (const auto& v : {service.slo.latency_p99_s, service.slo.latency_p50_s, service.slo.ttft_p99_s, service.slo.e2e_p99_s})
+    if (v) tightest = std::min(tightest, *v);
+  if (pauses_per_week < 1)
+    return {false, fmt::format("keep warm: at {:.3g} requests/s traffic never pauses for the {:.0f} s keep-alive, so scaling to zero "
+                               "saves nothing", service.traffic.average_rps, keep_alive_s)};
+  if (cold_start_s > tightest && cold_share > 0.01)
+    return {false, fmt::format("keep warm: a {:.0f} s cold start would meet {:.1f}% of requests, over the 1% its {:.3g} s p99 SLO allows",
+                               cold_start_s, cold_share * 100, tightest)};
+  return {true, fmt::format("scale to zero: traffic pauses ~{:.0f} times a week; a {:.0f} s cold start meets {:.2f}% of requests{}",
+                            pauses_per_week, cold_start_s, cold_share * 100,
+                            cold_start_s <= tightest ? " (within its SLO)" : ", within the 1% its p99 SLO allows")};
+}
+
 Result<std::vector<ModelDemand>> model_demands(const Catalog& catalog, const Spec& spec, const Calibration* calibration) {
   std::vector<ModelDemand> out;
   PlannerOptions planner;
@@ -206,7 +246,9 @@ Result<std::vector<ModelDemand>> model_demands(const Catalog& catalog, const Spe
     for (const auto& v : {slo.latency_p99_s, slo.latency_p50_s, slo.ttft_p99_s, slo.e2e_p99_s})
       if (v) tightest = std::min(tightest, *v);
     d.latency_tolerant = tightest >= 1.0;
+    d.min_replicas = service.min_replicas;
     const ModelSpec& model = spec.models.at(service.model_key);
+    std::tie(d.scale_to_zero_fits, d.scale_to_zero_why) = scale_to_zero_advice(service, cold_start(model, service.scaling).start_s);
     for (const Accelerator* a : allowed_accelerators(catalog, spec.constraints)) {
       Spec one = spec;
       one.constraints.accelerators_include = {a->name};
@@ -223,6 +265,8 @@ Result<std::vector<ModelDemand>> model_demands(const Catalog& catalog, const Spe
       c.accelerator = a;
       c.accelerator_name = a->name;
       c.usd_per_gpu_hour = best->usd_per_hour / best->replicas;
+      c.instance_type = best->offering->instance_type;
+      c.cpu_architecture = std::string(cpu_architecture(*best->offering));
       c.peak_gpus = service.traffic.peak_rps / best->level.capacity_rps;
       c.average_gpus = service.traffic.average_rps / best->level.capacity_rps;
       // A daily or weekly profile gives the day's shape: each hour at its busiest day's factor,

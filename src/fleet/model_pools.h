@@ -9,6 +9,8 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "catalog/catalog.h"
@@ -27,6 +29,8 @@ struct PoolCandidate {
   double vram_gib = 0;       // one copy: weights, working set at the operating batch, overhead
   double usable_vram_gib = 0;
   std::vector<double> hourly_gpus;  // 24: the share at each hour of the day (a daily shape); empty: peak all day
+  std::string instance_type;        // the offering the planner priced it on
+  std::string cpu_architecture;     // its host CPU (x86_64, arm64): what the serving image is built for
 };
 
 struct ModelDemand {
@@ -34,7 +38,15 @@ struct ModelDemand {
   std::vector<PoolCandidate> candidates;  // one per accelerator type it can run on at its SLO (tp 1)
   double average_rps = 0;
   bool latency_tolerant = false;          // SLO of a second or more
+  int min_replicas = 1;                   // the service's availability floor: its pool has at least this many GPUs
+  // Scale to zero fits only where the traffic pauses for longer than the keep-alive and the
+  // requests that meet a cold start stay within the SLO's 1% (or the cold start within the SLO).
+  bool scale_to_zero_fits = false;
+  std::string scale_to_zero_why;
 };
+
+// Whether a service may scale to zero, and why (the ModelDemand fields above).
+std::pair<bool, std::string> scale_to_zero_advice(const ServiceSpec& service, double cold_start_s);
 
 struct ModelPool {
   std::string accelerator;

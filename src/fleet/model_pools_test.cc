@@ -19,6 +19,7 @@ TEST(ModelPools, MilpEqualsBruteForceOnRandomCases) {
     std::vector<ModelDemand> models(static_cast<size_t>(n));
     for (int m = 0; m < n; ++m) {
       models[static_cast<size_t>(m)].service = "m" + std::to_string(m);
+      models[static_cast<size_t>(m)].min_replicas = 1 + static_cast<int>(random() % 3);
       for (int t = 0; t < 4; ++t) {
         if (random() % 4 == 0) continue;  // not every model runs on every type
         PoolCandidate c;
@@ -33,7 +34,7 @@ TEST(ModelPools, MilpEqualsBruteForceOnRandomCases) {
         models[static_cast<size_t>(m)].candidates.push_back(c);
       }
       if (models[static_cast<size_t>(m)].candidates.empty()) {
-        PoolCandidate c{nullptr, "A100", 3.67, 0.5, 0.2, 10, 72, {}};
+        PoolCandidate c{nullptr, "A100", 3.67, 0.5, 0.2, 10, 72, {}, "", ""};
         models[static_cast<size_t>(m)].candidates.push_back(c);
       }
     }
@@ -54,7 +55,7 @@ TEST(ModelPools, MilpEqualsBruteForceOnRandomCases) {
 
 TEST(ModelPools, MemoryKeepsBigModelsApart) {
   std::vector<ModelDemand> models(2);
-  for (auto& m : models) m.candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 15, 21.6, {}});
+  for (auto& m : models) m.candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 15, 21.6, {}, "", ""});
   auto r = assign_pools_exact(models, 0.8);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.value().pools.size(), 2u);  // 15 + 15 GiB do not fit one 21.6 GiB GPU
@@ -74,13 +75,43 @@ TEST(ModelPools, FiveModelExampleSharesAndNamesTheBaseline) {
   EXPECT_EQ(separate.pools.size(), 5u);
   EXPECT_LT(shared.value().usd_per_month, 0.5 * separate.usd_per_month);
   EXPECT_NEAR(shared.value().usd_per_month, assign_pools_brute_force(demands.value(), 0.8).usd_per_month, 1e-6);
+  // Every pool keeps the replicas its models' availability asks for (min_replicas 2 by default),
+  // as plan does: five models on one T4 would be a layout plan rejects.
+  for (const auto& pool : shared.value().pools)
+    for (int m : pool.models) EXPECT_GE(pool.gpus, demands.value()[static_cast<size_t>(m)].min_replicas) << pool.accelerator;
+  for (const auto& pool : separate.pools) EXPECT_GE(pool.gpus, 2);
+}
+
+// Scale to zero where traffic pauses and a cold start fits: never for a constant 30 requests/s
+// (no gap outlasts the keep-alive), yes for a weekday dev endpoint, no when the cold start meets
+// more than 1% of a tight SLO's requests.
+TEST(ModelPools, ScaleToZeroOnlyWhereTrafficPausesAndTheColdStartFits) {
+  ServiceSpec constant;
+  constant.traffic.average_rps = constant.traffic.peak_rps = 30;
+  constant.slo.latency_p99_s = 0.150;
+  auto [fits, why] = scale_to_zero_advice(constant, 180);
+  EXPECT_FALSE(fits);
+  EXPECT_NE(why.find("never pauses"), std::string::npos) << why;
+  ServiceSpec dev = constant;
+  dev.traffic.average_rps = 0.18;
+  dev.slo.latency_p99_s.reset();
+  dev.slo.ttft_p99_s = 5.0;
+  for (int day = 0; day < 7; ++day)
+    for (int h = 0; h < 24; ++h) dev.traffic.profile.push_back(day < 5 && h >= 8 && h < 20 ? 2.8 : 0.0);
+  std::tie(fits, why) = scale_to_zero_advice(dev, 180);
+  EXPECT_TRUE(fits) << why;  // five cold starts a week in ~39,000 requests
+  ServiceSpec sparse = constant;
+  sparse.traffic.average_rps = 0.001;  // a request every ~17 minutes: most meet a cold start
+  std::tie(fits, why) = scale_to_zero_advice(sparse, 180);
+  EXPECT_FALSE(fits);
+  EXPECT_NE(why.find("cold start"), std::string::npos) << why;
 }
 
 TEST(ModelPools, ModelsPeakingAtDifferentHoursNetOut) {
   // A daytime model and a nightly one, each 1.5 GPUs at its peak and 0.1 off it.
   std::vector<ModelDemand> models(2);
   for (int m = 0; m < 2; ++m) {
-    PoolCandidate c{nullptr, "L4", 0.8, 1.5, 0.5, 4, 21.6, {}};
+    PoolCandidate c{nullptr, "L4", 0.8, 1.5, 0.5, 4, 21.6, {}, "", ""};
     for (int h = 0; h < 24; ++h) c.hourly_gpus.push_back((h >= 9 && h < 18) == (m == 0) ? 1.5 : 0.1);
     models[static_cast<size_t>(m)].service = m == 0 ? "day" : "night";
     models[static_cast<size_t>(m)].candidates.push_back(c);
@@ -101,7 +132,7 @@ TEST(ModelPools, ModelsPeakingAtDifferentHoursNetOut) {
 TEST(ModelPools, AModelThatFitsNowhereIsAClearError) {
   std::vector<ModelDemand> models(2);
   models[0].service = "small";
-  models[0].candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 2, 21.6, {}});
+  models[0].candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 2, 21.6, {}, "", ""});
   models[1].service = "huge";
   auto r = assign_pools_exact(models, 0.8);
   ASSERT_FALSE(r.ok());

@@ -359,8 +359,13 @@ std::vector<const Offering*> allowed_offerings(const Catalog& catalog, const Con
   filter.accelerators = {accelerator.name};
   filter.complete_prices_only = true;  // a GPU-only price would undercut every whole instance
   std::vector<const Offering*> out;
-  for (const Offering* o : catalog.select(filter))
-    if (o->accelerator_count >= min_count) out.push_back(o);
+  for (const Offering* o : catalog.select(filter)) {
+    if (o->accelerator_count < min_count) continue;
+    if (!c.cpu_architectures.empty() &&
+        std::find(c.cpu_architectures.begin(), c.cpu_architectures.end(), cpu_architecture(*o)) == c.cpu_architectures.end())
+      continue;
+    out.push_back(o);
+  }
   return out;
 }
 

@@ -19,6 +19,7 @@ json option_json(const PlanOption& o, const ServicePlan& p, bool llm) {
             {"cloud", o.offering->cloud},
             {"region", o.offering->region},
             {"instance_type", o.offering->instance_type},
+            {"cpu_architecture", std::string(cpu_architecture(*o.offering))},
             {"instances", o.instances},
             {"pricing", std::string(pricing_name(o.pricing))},
             {"gpus", o.instances * o.offering->accelerator_count},

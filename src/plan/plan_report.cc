@@ -134,6 +134,9 @@ class PlanReportBuilder {
     add_simulated(b, s, llm);
     for (const auto& dropped : p.dropped) out_ += "  dropped after simulation: " + dropped + "\n";
     if (!p.quota_choice.empty()) out_ += "  within quota: " + p.quota_choice + "\n";
+    if (cpu_architecture(*b.offering) == "arm64")
+      out_ += fmt::format("  host CPU: arm64 ({}): the serving image must be built for linux/arm64 (constraints.cpu_architectures: "
+                          "[x86_64] keeps to x86 hosts)\n", b.offering->instance_type);
     out_ += fmt::format("  cost: {}/hour, {}/month, {} per 1k inferences{}\n", format_usd(b.usd_per_hour),
                         format_usd(b.usd_per_month()), format_usd(usd_per_1k_inferences(b, p)),
                         llm ? fmt::format(", {} per 1M tokens", format_usd(usd_per_million_tokens(b, p))) : "");

@@ -971,7 +971,7 @@ Result<Spec> parse_spec(const std::string& text, const std::string& path) {
     if (root["name"]) spec.name = r.text(root["name"], "name");
     if (const YAML::Node c = root["constraints"]) {
       r.check_keys(c, "constraints", {"clouds", "regions", "accelerators", "pricing", "budget_usd_per_month",
-                                      "headroom", "max_utilization", "quotas"});
+                                      "headroom", "max_utilization", "quotas", "cpu_architectures"});
       // Each entry's line, for the checks against the catalog (plan/spec_names.h).
       auto lines = [](const YAML::Node& list) {
         std::vector<int> out;
@@ -1006,6 +1006,14 @@ Result<Spec> parse_spec(const std::string& text, const std::string& path) {
           auto pricing = parse_pricing(r.text(item, "constraints.pricing"));
           if (!pricing) r.fail(item, "constraints.pricing", "one of on-demand, spot, reserved-1y, reserved-3y");
           spec.constraints.pricing.push_back(*pricing);
+        }
+      }
+      if (c["cpu_architectures"]) {
+        const YAML::Node list = c["cpu_architectures"];
+        for (const auto& item : list.IsSequence() ? list : YAML::Node(std::vector<YAML::Node>{list})) {
+          auto arch = parse_cpu_architecture(r.text(item, "constraints.cpu_architectures"));
+          if (!arch) r.fail(item, "constraints.cpu_architectures", "one of x86_64 (amd64), arm64 (aarch64)");
+          spec.constraints.cpu_architectures.emplace_back(*arch);
         }
       }
       if (c["budget_usd_per_month"])

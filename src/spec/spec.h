@@ -172,6 +172,7 @@ struct Constraints {
   std::vector<int> cloud_lines, region_lines, accelerator_include_lines, accelerator_exclude_lines;
   bool accelerators_as_mapping = false;  // {include, exclude} rather than a list
   std::vector<Pricing> pricing = {Pricing::on_demand};
+  std::vector<std::string> cpu_architectures;  // x86_64, arm64: the host CPUs the serving images are built for (empty: any)
   std::optional<double> budget_usd_per_month;
   double max_utilization = 0.80;  // 1 - headroom: replicas run at most this busy at peak
   // What the account has: cloud (or "cloud/region") -> quota family -> amount in its unit.
