@@ -372,6 +372,8 @@ PYBIND11_MODULE(_native, m) {
       .def_readwrite("prometheus_concurrency", &AuditQuery::prometheus_concurrency)
       .def_readwrite("use_recording_rules", &AuditQuery::use_recording_rules)
       .def_readwrite("usd_per_gpu_hour", &AuditQuery::usd_per_gpu_hour)
+      .def_readwrite("host_usd_per_hour", &AuditQuery::host_usd_per_hour)
+      .def_readwrite("always_on", &AuditQuery::always_on)
       .def_readwrite("accelerator", &AuditQuery::accelerator)
       .def_readwrite("offering", &AuditQuery::offering)
       .def_readwrite("group_by", &AuditQuery::group_by)

@@ -31,6 +31,8 @@ struct AuditQuery {
   std::optional<int> prometheus_concurrency;    // queries in flight at once (4)
   bool use_recording_rules = false;   // fresh and idle minutes from gpuwise's recorded idle flag
   std::optional<double> usd_per_gpu_hour;       // default: the catalog's
+  std::optional<double> host_usd_per_hour;      // the host VM's price, shared by the GPUs on each host
+  bool always_on = false;             // price GPUs that report only while a job runs around the clock
   std::string accelerator;            // when the telemetry does not name the GPU model
   std::string offering;               // the instance type that runs, for its price per GPU
   std::string group_by;               // attribute cost to this label (namespace, team, ...)

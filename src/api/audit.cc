@@ -30,6 +30,8 @@ Answer audit(const Catalog& catalog, const AuditQuery& query) {
   }
   in.options.min_coverage_hours = query.min_coverage_hours;
   if (query.usd_per_gpu_hour && *query.usd_per_gpu_hour > 0) in.options.usd_per_gpu_hour = query.usd_per_gpu_hour;
+  if (query.host_usd_per_hour && *query.host_usd_per_hour > 0) in.options.host_usd_per_hour = query.host_usd_per_hour;
+  in.options.always_on = query.always_on;
   in.options.accelerator = query.accelerator;
   in.options.offering = query.offering;
   in.options.group_by = query.group_by;

@@ -141,8 +141,10 @@ struct SeriesPrice {
   std::optional<double> usd_per_gpu_hour;
 };
 
+std::string host_of(const SeriesAggregate& a) { return a.label("hostname").empty() ? a.label("host") : a.label("hostname"); }
+
 Result<SeriesPrice> price_series(const SeriesAggregate& a, const Catalog& catalog, const AuditOptions& o,
-                                 const Accelerator* fallback, SeriesReport& s, AuditReport& report) {
+                                 const Accelerator* fallback, int gpus_on_host, SeriesReport& s, AuditReport& report) {
   SeriesPrice out;
   const Accelerator*& accelerator = out.accelerator;
   std::optional<double>& price = out.usd_per_gpu_hour;
@@ -166,6 +168,14 @@ Result<SeriesPrice> price_series(const SeriesAggregate& a, const Catalog& catalo
   } else if (price) {
     s.price_source = "given";
   }
+  if (price && o.host_usd_per_hour) {
+    // The host VM's price, shared by the GPUs on it.
+    *price += *o.host_usd_per_hour / std::max(1, gpus_on_host);
+    s.price_source += fmt::format(" + the host VM's ${:.4g}/h shared by {} GPU(s)", *o.host_usd_per_hour, std::max(1, gpus_on_host));
+  } else if (running && running->gpu_only_price) {
+    ++report.gpu_only_prices;
+    s.price_source += " (the GPU alone: its host VM is priced apart; --host-usd-per-hour adds it)";
+  }
   if (accelerator) s.accelerator = accelerator->name;
   return out;
 }
@@ -174,7 +184,7 @@ Result<SeriesPrice> price_series(const SeriesAggregate& a, const Catalog& catalo
 void join_host(const SeriesAggregate& a, const std::map<std::string, const SeriesAggregate*>& hosts, SeriesReport& s) {
   const SeriesAggregate* host = &a;
   if (a.cpu_samples == 0 && a.iowait_samples == 0) {
-    std::string name = a.label("hostname").empty() ? a.label("host") : a.label("hostname");
+    std::string name = host_of(a);
     auto it = hosts.find(name);
     host = it == hosts.end() || name.empty() ? nullptr : it->second;
   }
@@ -287,7 +297,7 @@ std::optional<Finding> vram_finding(const SeriesReport& s, const Accelerator& ac
   v.scope = scope_of(s);
   v.evidence = fmt::format("peak memory {:.1f} GiB of {:.1f} GiB, {:.0f}% busy", s.peak_memory_bytes / kGiB,
                            accelerator.reported_gib(), s.mean_util_pct);
-  v.waste_usd_per_month = (price - cheaper_total) * kHoursPerMonth;
+  v.waste_usd_per_month = (price - cheaper_total) * kHoursPerMonth * s.billed_share;
   v.recommendation = fmt::format(
       "move to {} x {} ({:.1f} GiB each, ${:.2f}/hour each: ${:.2f}/hour against ${:.2f}/hour for {}){}", cheaper_count,
       cheaper->name, cheaper->reported_gib(), cheaper_price, cheaper_total, price, s.price_source,
@@ -296,6 +306,49 @@ std::optional<Finding> vram_finding(const SeriesReport& s, const Accelerator& ac
                         : std::string());
   v.confidence = s.coverage_hours >= o.min_coverage_hours * 2 ? "high" : "medium";
   return v;
+}
+
+// A busy job on a schedule: what a run costs, and what it would cost on the accelerator that
+// runs it for least (its compute and memory traffic scaled by the peaks, the idle share of the
+// run unchanged). A finding when that is at least 10% cheaper; otherwise the figures go into the
+// healthy finding's evidence.
+struct RunCost {
+  double hours = 0, usd = 0, runs_per_month = 0;
+  const Accelerator* alternative = nullptr;
+  double alternative_hours = 0, alternative_usd = 0, alternative_price = 0;
+};
+
+std::optional<RunCost> run_cost(const SeriesReport& s, const Accelerator& accelerator, double price, const Catalog& catalog,
+                                double log_span_h) {
+  if (!s.util_measured || s.billed_share >= 1 || log_span_h <= 0) return std::nullopt;
+  RunCost r;
+  const double runs = static_cast<double>(s.gaps + 1);
+  r.hours = s.coverage_hours / runs;
+  r.usd = price * r.hours;
+  r.runs_per_month = runs / log_span_h * kHoursPerMonth;
+  const double busy = s.mean_util_pct / 100;
+  const double need_gib = s.peak_memory_bytes / kGiB * 1.2;
+  for (const auto& candidate : catalog.accelerators()) {
+    if (&candidate == &accelerator || candidate.reported_gib() < need_gib) continue;
+    auto p = catalog_price(catalog, candidate);
+    auto needed = devices_needed(s, accelerator, candidate, 1.0);
+    if (!p || !needed || *needed >= 1e6) continue;
+    const double hours = r.hours * ((1 - busy) + *needed);
+    // Ties go to the name: the finding must not depend on the catalog's order.
+    if (!r.alternative || *p * hours < r.alternative_usd - 1e-12 ||
+        (std::abs(*p * hours - r.alternative_usd) <= 1e-12 && candidate.name < r.alternative->name))
+      r.alternative = &candidate, r.alternative_hours = hours, r.alternative_usd = *p * hours, r.alternative_price = *p;
+  }
+  return r;
+}
+
+std::string run_cost_text(const RunCost& r, const Accelerator& accelerator) {
+  std::string out = fmt::format("{:.2f} h and ${:.2f} per run on {} ({:.1f} runs a month)", r.hours, r.usd, accelerator.name,
+                                r.runs_per_month);
+  if (r.alternative)
+    out += fmt::format("; on {} (${:.2f}/h) a run would take {:.2f} h and cost ${:.2f}", r.alternative->name, r.alternative_price,
+                       r.alternative_hours, r.alternative_usd);
+  return out;
 }
 
 // The fleet's sums over its series.
@@ -342,6 +395,13 @@ void summarize(AuditReport& report, std::map<std::string, Attribution>& groups, 
       "traffic (DRAM activity where measured, else the duty cycle, x the bandwidths' ratio) at {:.0f}% busy", o.target_util_pct));
   report.assumptions.push_back(fmt::format("a month is {:.0f} hours; findings need {:.0f} hours of data (--min-coverage-hours)",
                                            kHoursPerMonth, o.min_coverage_hours));
+  if (report.gpu_only_prices > 0)
+    report.assumptions.push_back(fmt::format(
+        "{} GPU(s) priced without their host VM (GPUs attached to a VM, as GCP's N1 + T4): --host-usd-per-hour adds the VM, "
+        "shared by the GPUs on each host", report.gpu_only_prices));
+  if (o.host_usd_per_hour)
+    report.assumptions.push_back(fmt::format("host VM: ${:.4g} per hour, shared by the GPUs on each host (hostname or host label; "
+                                             "a GPU without one has its own)", *o.host_usd_per_hour));
   if (report.scheduled_gpus > 0)
     report.assumptions.push_back(fmt::format(
         "billed hours: {} GPU(s) reported for under {:.0f}% of the log's {:.1f} h (jobs on a schedule): each is priced for the "
@@ -366,6 +426,10 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
   for (const auto& [id, a] : telemetry.series())
     if (a.timed_samples > 0) log_first_s = std::min(log_first_s, a.first_s), log_last_s = std::max(log_last_s, a.last_s);
   const double log_span_h = log_last_s > log_first_s ? (log_last_s - log_first_s) / 3600.0 : 0;
+  // GPUs per host, to share a host VM's price among them.
+  std::map<std::string, int> gpus_per_host;
+  for (const auto& [id, a] : telemetry.series())
+    if (a.util_samples > 0 || a.memory.count() > 0) ++gpus_per_host[host_of(a)];
   report.log_span_hours = log_span_h;
   // Host CPU series (node_exporter) by host name, joined to the GPUs on that host.
   std::map<std::string, const SeriesAggregate*> hosts;
@@ -395,7 +459,8 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     s.gaps = a.gaps();
     s.gap_hours = a.gap_hours();
     s.out_of_range_samples = a.out_of_range;
-    auto priced = price_series(a, catalog, o, fallback, s, report);
+    const std::string host = host_of(a);
+    auto priced = price_series(a, catalog, o, fallback, host.empty() ? 1 : gpus_per_host[host], s, report);
     if (!priced.ok()) return priced.error();
     const Accelerator* accelerator = priced.value().accelerator;
     const std::optional<double> price = priced.value().usd_per_gpu_hour;
@@ -443,6 +508,25 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     if (f.kind == "insufficient_data") {
       report.findings.push_back(f);
       continue;
+    }
+    if (accelerator && price && (f.kind == "healthy" || f.kind == "inefficient")) {
+      if (auto run = run_cost(s, *accelerator, *price, catalog, log_span_h)) {
+        if (run->alternative && run->alternative_usd < 0.9 * run->usd) {
+          Finding faster;
+          faster.kind = "cheaper_per_run";
+          faster.scope = f.scope;
+          faster.evidence = fmt::format("a job on a schedule, {:.0f}% busy while it runs: {}", s.mean_util_pct,
+                                        run_cost_text(*run, *accelerator));
+          faster.waste_usd_per_month = (run->usd - run->alternative_usd) * run->runs_per_month;
+          faster.recommendation = fmt::format("run it on {}: each run {:.0f}% cheaper{}", run->alternative->name,
+                                              (1 - run->alternative_usd / run->usd) * 100,
+                                              run->alternative_hours < run->hours ? " and sooner" : "");
+          faster.confidence = "medium";
+          report.findings.push_back(faster);
+          continue;
+        }
+        f.evidence += "; " + run_cost_text(*run, *accelerator);
+      }
     }
     if (accelerator && price && s.peak_memory_bytes > 0 && !impossible_peak && f.kind != "idle") {
       if (auto v = vram_finding(s, *accelerator, *price, catalog, o);

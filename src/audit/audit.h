@@ -15,6 +15,9 @@ namespace gw {
 struct AuditOptions {
   double min_coverage_hours = 30;          // AWS Compute Optimizer's minimum
   std::optional<double> usd_per_gpu_hour;  // overrides the catalog price
+  // The host VM's own price per hour, shared by the GPUs on that host (by the hostname or host
+  // label): GPUs attached to a VM (GCP's N1 + T4) are priced apart from it.
+  std::optional<double> host_usd_per_hour;
   std::string accelerator;                 // when the telemetry does not name the GPU model
   std::string offering;                    // the instance type that runs (p4de.24xlarge): its price, per GPU
                                            // (else each series' instance_type label, else the catalog's cheapest)
@@ -31,7 +34,7 @@ struct AuditOptions {
 };
 
 struct Finding {
-  std::string kind;       // idle, idle_schedule, starved, underused, vram_oversized, inefficient, insufficient_data,
+  std::string kind;       // idle, idle_schedule, starved, underused, vram_oversized, cheaper_per_run, inefficient, insufficient_data,
                           // bad_exporter, healthy
   std::string scope;      // the series or group
   std::string evidence;
@@ -81,6 +84,7 @@ struct AuditReport {
   int underused_fit_on = 0;       // how many GPUs their work needs at the target utilization
   int priced_by_fallback = 0;     // series priced at the catalog's cheapest offering, not what runs
   int scheduled_gpus = 0;         // priced for the share of the log they reported (jobs on a schedule)
+  int gpu_only_prices = 0;        // priced per GPU without the host VM the GPU is attached to (and no --host-usd-per-hour)
   double log_span_hours = 0;      // first to last sample of the input
   std::vector<std::string> assumptions;
 };

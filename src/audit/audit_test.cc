@@ -71,6 +71,7 @@ TEST(Audit, JobsOnAScheduleArePricedForTheHoursTheyRan) {
   Catalog catalog = Catalog::embedded().value();
   AuditOptions options;
   options.usd_per_gpu_hour = 0.35;
+  options.min_coverage_hours = 24;  // a week of 4-hour nights has 28
   auto report = run_audit(nightly_and_memory_only(7, 4), catalog, options);
   ASSERT_TRUE(report.ok()) << report.error().to_string();
   const SeriesReport* nightly = nullptr;
@@ -98,6 +99,20 @@ TEST(Audit, JobsOnAScheduleArePricedForTheHoursTheyRan) {
   }
   EXPECT_LE(memory->p95_memory_bytes, memory->peak_memory_bytes);
   EXPECT_LE(nightly->p95_memory_bytes, nightly->peak_memory_bytes);
+  // Busy while it runs: the cost of a run, and a run elsewhere where it is at least 10% cheaper
+  // (a T4 at 60% on the catalog's prices: an L4 or newer part runs it faster for less).
+  bool per_run = false;
+  std::string nightly_findings;
+  for (const auto& f : report.value().findings)
+    if (f.scope.find("nightly") != std::string::npos) {
+      nightly_findings += f.kind + ": " + f.evidence + "\n";
+      per_run |= f.evidence.find("per run on T4") != std::string::npos;
+      if (f.kind == "cheaper_per_run") {
+        EXPECT_GT(f.waste_usd_per_month, 0);
+        EXPECT_LE(f.waste_usd_per_month, nightly->usd_per_month);
+      }
+    }
+  EXPECT_TRUE(per_run) << nightly_findings;
   // A VM kept up between runs: priced around the clock when asked.
   options.always_on = true;
   auto always = run_audit(nightly_and_memory_only(7, 4), catalog, options);
@@ -110,6 +125,37 @@ TEST(Audit, JobsOnAScheduleArePricedForTheHoursTheyRan) {
   bool named = false;
   for (const auto& f : short_log.value().findings) named |= f.recommendation.find("--min-coverage-hours") != std::string::npos;
   EXPECT_TRUE(named);
+}
+
+// GPUs attached to a VM (GCP's N1 + T4) are priced apart from it: --host-usd-per-hour adds the
+// VM, shared by the GPUs on each host.
+TEST(Audit, TheHostVmIsSharedByItsGpus) {
+  static std::vector<std::pair<std::string, Labels>> ids;
+  ids = {{"a", Labels{{"gpu", "0"}, {"hostname", "h1"}}}, {"b", Labels{{"gpu", "1"}, {"hostname", "h1"}}},
+         {"c", Labels{{"gpu", "0"}, {"hostname", "h2"}}}};
+  TelemetryAggregator aggregator;
+  TelemetrySample sample;
+  for (auto& [id, labels] : ids)
+    for (double t = 0; t < 2 * 86400; t += 300) {
+      sample.series = &id;
+      sample.labels = &labels;
+      sample.time_s = 1700000000 + t;
+      sample.metric = Metric::gpu_util_pct;
+      sample.value = 90;
+      aggregator.add(sample);
+    }
+  Catalog catalog = Catalog::embedded().value();
+  AuditOptions options;
+  options.usd_per_gpu_hour = 0.35;
+  options.host_usd_per_hour = 0.38;
+  auto report = run_audit(aggregator, catalog, options);
+  ASSERT_TRUE(report.ok()) << report.error().to_string();
+  for (const auto& s : report.value().series) {
+    bool shared = false;
+    for (const auto& [k, v] : s.labels) shared |= k == "hostname" && v == "h1";
+    EXPECT_NEAR(s.usd_per_month, (0.35 + 0.38 / (shared ? 2 : 1)) * 730, 1e-6) << s.id;
+  }
+  EXPECT_NEAR(report.value().fleet_usd_per_month, (3 * 0.35 + 2 * 0.38) * 730, 1e-6);
 }
 
 TEST(Audit, FindsEachKindWithDollars) {

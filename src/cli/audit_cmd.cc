@@ -16,7 +16,7 @@ struct AuditArgs {
   std::vector<std::string> files;
   AuditReadText read;  // format, timestamps, a long CSV's columns
   std::string accelerator, group_by, prometheus, range = "14d", end, selector, offering;
-  double usd_per_gpu_hour = 0;
+  double usd_per_gpu_hour = 0, host_usd_per_hour = 0;
   double min_coverage_hours = 30;
   bool allow_partial = false, print_recording_rules = false, always_on = false;
   int top = 20;
@@ -51,6 +51,7 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
   in.options.min_coverage_hours = args.min_coverage_hours;
   in.options.always_on = args.always_on;
   if (args.usd_per_gpu_hour > 0) in.options.usd_per_gpu_hour = args.usd_per_gpu_hour;
+  if (args.host_usd_per_hour > 0) in.options.host_usd_per_hour = args.host_usd_per_hour;
   in.options.accelerator = args.accelerator;
   in.options.offering = args.offering;
   in.options.group_by = args.group_by;
@@ -89,6 +90,9 @@ void add_audit_command(CLI::App& app, CommandContext& context, Action& action) {
                     "requests_per_s, cpu_util_pct, ...); FILE@metric sets it per file");
   audit->add_option("--label-columns", args->read.label_columns, "Long CSV columns to keep as labels (comma-separated)");
   audit->add_option("--usd-per-gpu-hour", args->usd_per_gpu_hour, "Price per GPU-hour (default: the catalog's)")->check(CLI::Range(0.0, 1e5));
+  audit->add_option("--host-usd-per-hour", args->host_usd_per_hour,
+                    "The host VM's price per hour (n1-standard-8 for a GCP N1 + T4), shared by the GPUs on each host")
+      ->check(CLI::Range(0.0, 1e5));
   audit->add_option("--accelerator", args->accelerator, "The GPU model when the telemetry does not name it");
   audit->add_option("--offering", args->offering,
                     "The instance type that runs (p4de.24xlarge): prices per GPU from it (default: each series' "
