@@ -106,6 +106,7 @@ std::string source_label(const std::string& source) {
   if (source.find("0.5.0") != std::string::npos) return "TensorRT-LLM v0.5 first tokens (2023)";
   if (source.find("nim") != std::string::npos) return "NIM 1.8 at concurrency 1 (2025)";
   if (source.find("buildkite.com/vllm") != std::string::npos) return "vLLM CI latency, batch 8 (2024)";
+  if (source.find("SGLang v0.5.7") != std::string::npos) return "SGLang v0.5.7 concurrency sweep (2026)";
   for (const char* round : {"v5.0", "v5.1"})
     if (source.find(std::string("inference_results_") + round) != std::string::npos)
       return fmt::format("MLPerf Inference {} {} (2025)", round,
@@ -188,7 +189,7 @@ bool by_operator_within_budget(const std::vector<gw::Measurement>& ms, const std
   // Dense and MoE models apart (an MoE layer's routed experts are timed at their share of the
   // tokens, layers_by_operator_s).
   for (const auto& [label, errors] : {std::pair{"dense models", &held_out_dense},
-                                      std::pair{"MoE models (Mixtral 8x7B, 8x22B)", &held_out_moe}}) {
+                                      std::pair{"MoE models (Mixtral 8x7B, 8x22B, DeepSeek-V3)", &held_out_moe}}) {
     if (errors->empty()) continue;
     auto [median, worst] = summarize(*errors);
     fmt::print("    {:<44} {:>2} rows: median |error| {:>5.1f}%, worst {:>5.1f}%\n", label, errors->size(), 100 * median,

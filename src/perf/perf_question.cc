@@ -199,6 +199,10 @@ std::optional<Error> one_step(const ModelArch& arch, const Accelerator* accelera
 std::string decode_attention_explain(const ModelArch& arch, const Accelerator& accelerator, int tp, bool per_query_head,
                                      Precision kv_precision) {
   double group = layer_dims(arch, tp).query_heads_per_kv_head();
+  if (arch.mla)
+    return fmt::format("decode attention: the layer's compressed latent ({} + {} rotary elements per token) read once "
+                       "for the device's {:g} query heads (FlashMLA, FlashInfer MLA)\n",
+                       arch.kv_lora_rank, arch.qk_rope_head_dim, static_cast<double>(arch.num_heads) / std::max(1, tp));
   if (!per_query_head)
     return fmt::format("decode attention: grouped, each KV head's cache read once for its {:g} query heads "
                        "(FlashAttention, FlashInfer, XQA; --decode-attention per-query-head for kernels with a "
@@ -260,10 +264,16 @@ Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, 
   if (uses_layer_operators(arch, setup)) {
     perf.explain += fmt::format("by operator: {}; the output head by the GEMM roofline, the KV writes by the roofline below{}\n",
                                 setup.operator_basis,
-                                arch.is_moe() ? "; MoE layers: each routed expert's MLP at its share of the tokens "
-                                                "(routing spread evenly), the router, shared experts, dispatch and "
-                                                "combine at every token"
-                                              : "");
+                                std::string(arch.is_moe() ? "; MoE layers: the experts some token picked (routing spread "
+                                                            "evenly), each at its share of the tokens, in one fused kernel "
+                                                            "per matrix, the router, shared experts, dispatch and combine "
+                                                            "at every token"
+                                                          : "") +
+                                    (arch.mla ? "; multi-head latent attention as vLLM and SGLang decode it: fused query and "
+                                                "latent down-projections (replicated on every device), the query "
+                                                "up-projection, the key and value up-projections absorbed (16-bit batched "
+                                                "GEMMs), attention over the compressed cache, the output projection"
+                                              : ""));
     perf.explain += decode_attention_explain(arch, *accelerator, tp, setup.decode_attention_per_query_head, setup.kv_precision);
   }
   perf.explain += fmt::format("efficiency: {} (compute {:.2f}, 8-bit {:.2f}, memory {:.2f}, {:.0f} us per layer)\n"

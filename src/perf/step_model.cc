@@ -19,7 +19,7 @@ LlmStepModel::LlmStepModel(const ModelArch& arch, const PerfSetup& setup) : arch
   const bool by_operator = uses_layer_operators(arch, setup);
   if (by_operator) {
     operators_ = setup.layer_operators;
-    if (arch.is_moe()) {
+    if (arch.is_moe() || arch.mla) {
       moe_setup_ = std::make_unique<PerfSetup>(setup);
     } else {
       layer_ = operators_->bind(setup.operator_device, layer_dims(arch, setup.tensor_parallel), nullptr,

@@ -103,11 +103,19 @@ TEST(LlmStepModel, MoeDispatchAndCombineAreNotSplitByTensorParallelism) {
     use_layer_operators(setup, nullptr);
     ASSERT_TRUE(uses_layer_operators(mixtral, setup));
     const LayerOperatorModel& model = *setup.layer_operators;
-    const auto mlp = mlp_operators(true), attention_side = mlp_operators(false);
+    const auto attention_side = mlp_operators(false);
     LayerDims dims = layer_dims(mixtral, tp);
     GemmPrecision precision = layer_gemm_precision(setup);
     double attention = model.layer_time(setup.operator_device, dims, tokens, &attention_side, precision).time_s;
-    double experts = 8 * model.layer_time(setup.operator_device, dims, tokens * 2 / 8, &mlp, precision).time_s;
+    // The eight experts in one fused kernel per matrix (one launch each), one activation.
+    std::array<bool, kLayerOperators> gemms{}, act{};
+    gemms[static_cast<size_t>(LayerOperator::mlp_up_proj)] = gemms[static_cast<size_t>(LayerOperator::mlp_down_proj)] = true;
+    act[static_cast<size_t>(LayerOperator::mlp_act)] = true;
+    LayerDims expert = dims;
+    expert.ffn = mixtral.moe_intermediate_size > 0 ? mixtral.moe_intermediate_size : mixtral.intermediate_size;
+    double experts = 8 * model.layer_time(setup.operator_device, expert, tokens * 2 / 8, &gemms, precision).time_s -
+                     7 * 2 * model.roofline(setup.operator_device).gemm_launch_s +
+                     model.layer_time(setup.operator_device, expert, tokens * 2, &act, precision).time_s;
     OperatorShape router;
     router.n = 8;
     router.k = mixtral.hidden_size;

@@ -5,6 +5,7 @@
 
 #include "model/memory.h"
 #include "perf/layer_operators.h"
+#include "perf/mla_layer.h"
 
 namespace gw {
 
@@ -89,7 +90,7 @@ bool uses_layer_operators(const ModelArch& arch, const PerfSetup& setup) {
   Precision w = setup.weight_precision;
   bool by_operator = w == Precision::bf16 || w == Precision::fp16 || w == Precision::fp8 || w == Precision::int8 ||
                      w == Precision::int4 || w == Precision::fp4;
-  return setup.layer_operators && by_operator && !arch.mla && arch.kind == ModelKind::decoder;
+  return setup.layer_operators && by_operator && arch.kind == ModelKind::decoder;
 }
 
 double layers_by_operator_s(const ModelArch& arch, const PerfSetup& setup, double tokens, int* measured, int* roofline) {
@@ -103,7 +104,7 @@ double layers_by_operator_s(const ModelArch& arch, const PerfSetup& setup, doubl
   };
   if (measured) *measured = 0;
   if (roofline) *roofline = 0;
-  if (!arch.is_moe()) {
+  if (!arch.is_moe() && !arch.mla) {
     auto layer = model.layer_time(device, dims, tokens, nullptr, precision);
     count(layer);
     return layer.time_s * arch.num_layers;
@@ -115,22 +116,43 @@ double layers_by_operator_s(const ModelArch& arch, const PerfSetup& setup, doubl
     attention_side[i] = !mlp;
     mlp_side[i] = mlp;
   }
-  auto attention = model.layer_time(device, dims, tokens, &attention_side, precision);
-  count(attention);
-  // Routed experts: each hit expert's MLP at its share of the tokens.
+  double attention_s = 0;
+  if (arch.mla) {
+    attention_s = mla_attention_side_s(arch, setup, tokens, precision, measured, roofline);
+  } else {
+    auto attention = model.layer_time(device, dims, tokens, &attention_side, precision);
+    count(attention);
+    attention_s = attention.time_s;
+  }
+  if (!arch.is_moe()) {
+    auto mlp = model.layer_time(device, dims, tokens, &mlp_side, precision);
+    count(mlp);
+    return (attention_s + mlp.time_s) * arch.num_layers;
+  }
+  // Routed experts: every expert some token picked, each at its share of the routed rows (as
+  // measured or by the roofline), in one fused kernel per matrix (vLLM's fused_moe,
+  // TensorRT-LLM's grouped GEMM): the GEMMs' launch is paid once, not once per expert, and one
+  // activation runs over every routed row.
   LayerDims expert = dims;
   expert.ffn = arch.moe_intermediate_size > 0 ? arch.moe_intermediate_size : arch.intermediate_size;
-  double hit = std::max(1.0, distinct_experts(arch, tokens));
-  auto routed = model.layer_time(device, expert, tokens * arch.experts_per_token / hit, &mlp_side, precision);
-  count(routed);
-  double moe_mlp_s = hit * routed.time_s;
+  const double hit = std::max(1.0, distinct_experts(arch, tokens));
+  const double routed_rows = tokens * arch.experts_per_token;
+  const OperatorRoofline& fitted = model.roofline(device);
+  std::array<bool, kLayerOperators> gemms{}, act{};
+  gemms[static_cast<size_t>(LayerOperator::mlp_up_proj)] = gemms[static_cast<size_t>(LayerOperator::mlp_down_proj)] = true;
+  act[static_cast<size_t>(LayerOperator::mlp_act)] = true;
+  auto per_expert = model.layer_time(device, expert, routed_rows / hit, &gemms, precision);
+  count(per_expert);
+  auto activation = model.layer_time(device, expert, routed_rows, &act, precision);
+  count(activation);
+  double moe_mlp_s = std::max(per_expert.time_s, hit * per_expert.time_s - (hit - 1) * 2 * fitted.gemm_launch_s) +
+                     activation.time_s;
   if (arch.num_shared_experts > 0) {
     LayerDims shared = dims;
     shared.ffn = arch.shared_expert_intermediate_size > 0 ? arch.shared_expert_intermediate_size
                                                           : arch.num_shared_experts * expert.ffn;
     moe_mlp_s += model.layer_time(device, shared, tokens, &mlp_side, precision).time_s;
   }
-  const OperatorRoofline& fitted = model.roofline(device);
   OperatorShape router;  // every device scores every expert (16-bit)
   router.n = arch.num_experts;
   router.k = arch.hidden_size;
@@ -146,7 +168,7 @@ double layers_by_operator_s(const ModelArch& arch, const PerfSetup& setup, doubl
   for (int layer = 0; layer < arch.num_layers; ++layer) moe_layers += arch.is_moe_layer(layer);
   double dense_mlp_s =
       moe_layers < arch.num_layers ? model.layer_time(device, dims, tokens, &mlp_side, precision).time_s : 0.0;
-  return attention.time_s * arch.num_layers + moe_mlp_s * moe_layers + dense_mlp_s * (arch.num_layers - moe_layers);
+  return attention_s * arch.num_layers + moe_mlp_s * moe_layers + dense_mlp_s * (arch.num_layers - moe_layers);
 }
 
 GemmPrecision layer_gemm_precision(const PerfSetup& setup) {
@@ -234,8 +256,15 @@ StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_s
   t.bytes = bytes;
   double rest = std::max(t.compute_s, t.memory_s);
   t.time_s = t.layer_operators_s + t.attention_s + t.head_s + t.overhead_s + rest + t.network_s;
-  bool layers_compute_bound =
-      roofline.gemm_compute_bound(operator_shape(LayerOperator::mlp_up_proj, dims), tokens, layer_gemm_precision(setup));
+  // Whether the layers' largest GEMM runs compute-bound: the MLP's, or an expert's at its share.
+  LayerDims mlp_dims = dims;
+  double mlp_tokens = tokens;
+  if (arch.is_moe()) {
+    mlp_dims.ffn = arch.moe_intermediate_size > 0 ? arch.moe_intermediate_size : arch.intermediate_size;
+    mlp_tokens = tokens * arch.experts_per_token / std::max(1.0, distinct_experts(arch, tokens));
+  }
+  bool layers_compute_bound = roofline.gemm_compute_bound(operator_shape(LayerOperator::mlp_up_proj, mlp_dims), mlp_tokens,
+                                                          layer_gemm_precision(setup));
   double largest = std::max({t.layer_operators_s, t.attention_s, t.head_s, t.network_s});
   t.bound = largest == t.network_s          ? "network"
             : largest == t.layer_operators_s ? (layers_compute_bound ? "compute" : "memory")
