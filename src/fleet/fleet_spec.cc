@@ -6,6 +6,7 @@
 
 #include "core/money.h"
 #include "fleet/bucket_mix.h"
+#include "fleet/colocated_pool.h"
 #include "fleet/buy_vs_rent.h"
 #include "fleet/model_pools.h"
 #include "fleet/shared_pool.h"
@@ -13,6 +14,7 @@
 #include "plan/inference.h"
 #include "plan/spec_names.h"
 #include "plan/verify.h"
+#include "sim/deployment.h"
 #include "report/json_document.h"
 
 namespace gw {
@@ -68,6 +70,81 @@ struct FleetInputs {
   const FleetSpecOptions& options;
 };
 
+// Requests simulated per pool check: enough for a p99 of every model with a share of 5% or more.
+constexpr long long kColocatedRequests = 40000;
+constexpr int kColocatedExtraGpus = 8;  // GPUs a pool may gain before its check gives up
+
+// A pool's models together on its GPUs, each at its rate in the pool's busiest hour (the hour
+// its GPU count was sized for); GPUs are added one at a time until every model meets its SLO.
+// Returns the check's JSON per model; sets the pool's GPUs and cost to what passed.
+json verify_pool(const FleetInputs& in, const std::vector<ModelDemand>& models, ModelPool& pool, std::string& note) {
+  const Spec& spec = in.spec;
+  std::vector<ColocatedModel> colocated;
+  std::vector<double> busiest(24, 0);
+  for (int m : pool.models)
+    for (const auto& c : models[static_cast<size_t>(m)].candidates)
+      if (c.accelerator_name == pool.accelerator)
+        for (int h = 0; h < 24; ++h) busiest[static_cast<size_t>(h)] += c.hourly_gpus.empty() ? c.peak_gpus : c.hourly_gpus[static_cast<size_t>(h)];
+  const int hour = static_cast<int>(std::max_element(busiest.begin(), busiest.end()) - busiest.begin());
+  for (int m : pool.models) {
+    const ModelDemand& d = models[static_cast<size_t>(m)];
+    const ServiceSpec& service = *std::find_if(spec.services.begin(), spec.services.end(),
+                                               [&](const ServiceSpec& s) { return s.name == d.service; });
+    const PoolCandidate* c = nullptr;
+    for (const auto& x : d.candidates)
+      if (x.accelerator_name == pool.accelerator) c = &x;
+    Deployment deployment = service.deployment ? *service.deployment : Deployment{};
+    deployment.groups = {DeploymentGroup{pool.accelerator, 1, 1}};
+    ReplicaBuildOptions build;
+    build.calibration = in.options.calibration;
+    auto replicas = build_replicas(in.catalog, spec.models.at(service.model_key), service, deployment, build);
+    if (!replicas.ok()) throw InputError{replicas.error()};
+    ColocatedModel cm;
+    cm.service = d.service;
+    cm.spec = &service;
+    cm.replica = replicas.value().front();
+    const double share_now = c && !c->hourly_gpus.empty() && c->peak_gpus > 0 ? c->hourly_gpus[static_cast<size_t>(hour)] / c->peak_gpus : 1.0;
+    cm.rate_rps = service.traffic.peak_rps * share_now;
+    colocated.push_back(cm);
+  }
+  const int sized = pool.gpus;
+  Result<ColocatedResult> check = simulate_colocated(colocated, pool.gpus, kColocatedRequests, in.options.seed);
+  while (check.ok() && !check.value().all_met() && pool.gpus < sized + kColocatedExtraGpus) {
+    ++pool.gpus;
+    check = simulate_colocated(colocated, pool.gpus, kColocatedRequests, in.options.seed);
+  }
+  if (!check.ok()) throw InputError{check.error()};
+  pool.usd_per_month = pool.usd_per_month / sized * pool.gpus;
+  json out = json::array();
+  std::string missed;
+  for (const auto& m : check.value().models) {
+    out.push_back({{"service", m.service}, {"requests", m.requests}, {"metric", m.binding_metric},
+                   {"target_s", m.binding_target_s}, {"simulated_s", m.binding_simulated_s}, {"slo_met", m.slo_met},
+                   {"latency_p99_s", m.latency_p99_s}});
+    if (!m.slo_met) missed += fmt::format("{}{} ({} {} against {})", missed.empty() ? "" : ", ", m.service, m.binding_metric,
+                                          fmt::format("{:.0f} ms", m.binding_simulated_s * 1e3), fmt::format("{:.0f} ms", m.binding_target_s * 1e3));
+  }
+  if (!missed.empty())
+    note = fmt::format("pool on {}: even {} GPUs miss {}; serve those models apart", pool.accelerator, pool.gpus, missed);
+  else if (pool.gpus > sized)
+    note = fmt::format("pool on {}: {} GPUs by the shares, {} once its models were simulated together on them", pool.accelerator,
+                       sized, pool.gpus);
+  return out;
+}
+
+json simulated_entry(const json& checks, const std::string& service) {
+  for (const auto& c : checks)
+    if (c["service"] == service) return c;
+  return nullptr;
+}
+
+// "12 ms / 50 ms" (simulated p99 against the SLO's tightest target), or "-".
+std::string simulated_cell(const json& c) {
+  if (c.is_null() || c["metric"].get<std::string>().empty()) return "-";
+  return fmt::format("{:.0f} / {:.0f} ms {}{}", c["simulated_s"].get<double>() * 1e3, c["target_s"].get<double>() * 1e3,
+                     c["metric"].get<std::string>(), c["slo_met"].get<bool>() ? "" : " MISSED");
+}
+
 void add_shared_pools(FleetReport& report, const FleetInputs& in) {
   const Spec& spec = in.spec;
   auto demands = model_demands(in.catalog, spec, in.options.calibration);
@@ -80,7 +157,17 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
     throw InputError{e};
   }
   PoolAssignment separate = one_pool_per_model(models, spec.constraints.max_utilization);
-  const PoolAssignment& r = shared.value();
+  PoolAssignment r = shared.value();
+  // Every pool checked by simulating its models together on its GPUs.
+  std::vector<json> pool_checks;
+  std::vector<std::string> pool_notes;
+  r.usd_per_month = 0;
+  for (auto& p : r.pools) {
+    std::string note;
+    pool_checks.push_back(verify_pool(in, models, p, note));
+    if (!note.empty()) pool_notes.push_back(note);
+    r.usd_per_month += p.usd_per_month;
+  }
   Table t;
   t.columns = {"pool", "accelerator", "GPUs", "models", "peak GPU share", "memory GiB", "per month"};
   t.align = {Align::left, Align::left, Align::right, Align::left, Align::right, Align::right, Align::right};
@@ -108,23 +195,24 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
                            {"usd_per_1k_requests", requests > 0 ? json(usd / requests * 1000) : json(nullptr)},
                            {"average_gpus", c ? c->average_gpus : 0},
                            {"serverless_candidate", low && d.latency_tolerant && d.scale_to_zero_fits}, {"low_traffic", low},
-                           {"scale_to_zero", d.scale_to_zero_fits}, {"scale_to_zero_why", d.scale_to_zero_why}});
+                           {"scale_to_zero", d.scale_to_zero_fits}, {"scale_to_zero_why", d.scale_to_zero_why},
+                           {"simulated", simulated_entry(pool_checks[i], d.service)}});
     }
     t.add_row({std::to_string(i + 1), p.accelerator, std::to_string(p.gpus), names, format_number(p.peak_gpus, 2),
                format_number(p.vram_gib, 1), format_usd(p.usd_per_month)});
     pools.push_back({{"accelerator", p.accelerator}, {"gpus", p.gpus}, {"models", members}, {"peak_gpus", p.peak_gpus},
                      {"vram_gib", p.vram_gib}, {"usd_per_month", p.usd_per_month}, {"instance_type", pool_host},
-                     {"cpu_architecture", pool_arch}});
+                     {"cpu_architecture", pool_arch}, {"simulated", pool_checks[i]}});
     if (pool_arch == "arm64")
       arm_pools += fmt::format("{}pool {} ({} on {})", arm_pools.empty() ? "" : ", ", i + 1, p.accelerator, pool_host);
   }
   Table m;
-  m.columns = {"model", "pool", "per month", "per 1k requests", "average GPUs", "note"};
-  m.align = {Align::left, Align::right, Align::right, Align::right, Align::right, Align::left};
+  m.columns = {"model", "pool", "per month", "per 1k requests", "average GPUs", "p99 shared / SLO", "note"};
+  m.align = {Align::left, Align::right, Align::right, Align::right, Align::right, Align::right, Align::left};
   for (const auto& x : per_model)
     m.add_row({x["service"].get<std::string>(), std::to_string(x["pool"].get<int>()), format_usd(x["usd_per_month"].get<double>()),
                x["usd_per_1k_requests"].is_null() ? "-" : fmt::format("${:.4f}", x["usd_per_1k_requests"].get<double>()),
-               format_number(x["average_gpus"].get<double>(), 3),
+               format_number(x["average_gpus"].get<double>(), 3), simulated_cell(x["simulated"]),
                x["serverless_candidate"].get<bool>() ? "low traffic, latency-tolerant: serverless; " + x["scale_to_zero_why"].get<std::string>()
                : x["low_traffic"].get<bool>() || x["scale_to_zero"].get<bool>() ? x["scale_to_zero_why"].get<std::string>()
                                                                                   : ""});
@@ -133,13 +221,18 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
                                      models.size(), format_usd(r.usd_per_month), r.pools.size(), r.method,
                                      format_usd(separate.usd_per_month),
                                      separate.usd_per_month > 0 ? 100 * (1 - r.usd_per_month / separate.usd_per_month) : 0);
-  report.add_section("Models on shared pools", {headline}, {t, m});
+  std::vector<std::string> paragraphs = {headline};
+  for (const auto& n : pool_notes) paragraphs.push_back(n);
+  report.add_section("Models on shared pools", paragraphs, {t, m});
   report.doc.assumptions.push_back(fmt::format(
       "pools: every GPU of a pool hosts each of its models (weights and working set at the operating batch must fit in {:.0f}% "
       "of its memory); GPUs = ceil(the busiest hour's sum of the models' GPU shares / {:.0f}%), hours from each model's daily or "
       "weekly profile (its peak all day without one); a share is the model's peak rate over its capacity per GPU at its SLO from "
-      "the planner (tensor parallel 1); time-sharing assumed work-conserving",
-      PlannerOptions{}.usable_fraction * 100, spec.constraints.max_utilization * 100));
+      "the planner (tensor parallel 1); each pool then simulated with its models together on its GPUs (each GPU runs one "
+      "model's step at a time, the models with work taking turns; requests to the GPU with the fewest outstanding; every "
+      "model Poisson at its rate in the pool's busiest hour, {} requests, seeded) and GPUs added until every model's p99 "
+      "meets its SLO",
+      PlannerOptions{}.usable_fraction * 100, spec.constraints.max_utilization * 100, kColocatedRequests));
   report.doc.assumptions.push_back("per model: the pool's cost shared by peak GPU share, per 1k requests at the model's average rate");
   report.doc.assumptions.push_back("scale to zero: advised only where the traffic pauses for longer than the keep-alive (a profile's "
                                    "hours at zero, or Poisson gaps at the average rate) and a cold start meets at most 1% of "
