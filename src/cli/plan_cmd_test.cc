@@ -1,0 +1,191 @@
+// The CLI end to end: simulate's measured service times, mix, plan's manifests, host CPUs and quotas, fleet's buy versus rent.
+#include "cli/app.h"
+
+#include "perf/layer_operators.h"
+#include "plan/queueing.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unistd.h>
+#include "cli/cli_test_run.h"
+
+namespace gw {
+namespace {
+
+TEST(CliSimulate, MeasuredServiceTimeDistributionsFromTheSpec) {
+  // M/M/4 from a spec: exponential service with a 1 s mean, one shared queue, 3.2 requests/s.
+  std::string path = temp_path("mmc.yaml");
+  std::ofstream(path) << R"(
+models:
+  m: {params: 1e6, service_time: {accelerator: T4, batch_ms: {1: 1000}, distribution: exponential}}
+services:
+  - name: queue
+    model: m
+    traffic: {rps: 3.2}
+    slo: {latency_p99_s: 100}
+    deployment: {replicas: 4, accelerator: T4, batching: none, router: shared-queue}
+)";
+  CliRun r = run({"simulate", path, "--requests", "300000", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  double wait = doc["services"][0]["wait_s"]["mean"].get<double>();
+  double theory = erlang_c(4, 3.2) / (4.0 - 3.2);  // Erlang C / (c mu - lambda) = 0.7455 s
+  EXPECT_NEAR(wait, theory, theory * 0.03);
+  EXPECT_FALSE(doc["services"][0]["replicas"][0]["batch_size_distribution"].empty());
+}
+
+// The issue's worked prices on the example week: the documented keys and their arithmetic.
+TEST(CliMix, ExampleWeekWithTheWorkedPrices) {
+  std::string csv = std::string(GPUWISE_SOURCE_DIR) + "/examples/demand-week.csv";
+  CliRun r = run({"mix", csv, "--on-demand", "4", "--reserved-1y", "2.5", "--reserved-3y", "1.8", "--spot", "1.2", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  for (const char* key : {"reserved_1y", "reserved_3y", "on_demand_unit_hours", "spot_unit_hours", "usd_per_month", "all_on_demand_usd_per_month"})
+    EXPECT_TRUE(doc.contains(key)) << key;
+  EXPECT_EQ(doc["reserved_3y"], 10);
+  EXPECT_EQ(doc["reserved_1y"], 0);
+  // 10 units x $1.80 x 168 h + the weekday peak's 4 extra units x 75 h x $4.00, scaled to 730 h.
+  double week = 10 * 1.8 * 168 + 4 * 75 * 4.0;
+  EXPECT_NEAR(doc["usd_per_month"].get<double>(), week * 730 / 168, 1e-6);
+  double all_on_demand = 4.0 * (63 * 6 + 75 * 14 + 30 * 8) + 4.0 * 63 * 4;  // batch work on demand too
+  EXPECT_NEAR(doc["all_on_demand_usd_per_month"].get<double>(), all_on_demand * 730 / 168, 1e-6);
+  // Over one year, 3-year terms cost three times their rate: 1-year units and spot instead.
+  r = run({"mix", csv, "--on-demand", "4", "--reserved-1y", "2.5", "--reserved-3y", "1.8", "--spot", "1.2", "--horizon-months", "12",
+           "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["reserved_3y"], 0);
+  EXPECT_EQ(doc["reserved_1y"], 8);
+  // The night's 4 batch units: 2 fit on reserved units firm demand (6) leaves idle, 2 go to spot.
+  EXPECT_DOUBLE_EQ(doc["spot_unit_hours"].get<double>(), 63 * 2);
+}
+
+TEST(CliMix, NeedsPrices) {
+  CliRun r = run({"mix", std::string(GPUWISE_SOURCE_DIR) + "/examples/demand-week.csv"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--on-demand"), std::string::npos) << r.err;
+}
+
+
+// --emit-k8s: five manifests per service; scale to zero where the simulation says it pays
+// (the weekday dev endpoint, woken by the HTTP add-on's interceptor, since no replica exports a
+// queue metric at zero), not where traffic never stops (the image service: a Prometheus trigger).
+TEST(CliPlan, EmitK8sWritesManifestsWithTheirFigures) {
+  std::string dir = temp_path("k8s");
+  std::filesystem::remove_all(dir);
+  CliRun r = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/dev-endpoint-weekdays.yaml", "--emit-k8s", dir, "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* file : {"dev-assistant-deployment.yaml", "dev-assistant-service.yaml", "dev-assistant-keda-httpscaledobject.yaml",
+                           "dev-assistant-hpa.yaml", "dev-assistant-karpenter-nodepool.yaml"})
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / file)) << file;
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(dir) / "dev-assistant-keda-scaledobject.yaml"));
+  YAML::Node http = YAML::LoadFile((std::filesystem::path(dir) / "dev-assistant-keda-httpscaledobject.yaml").string());
+  EXPECT_EQ(http["spec"]["replicas"]["min"].as<int>(), 0);
+  EXPECT_EQ(http["spec"]["scaledownPeriod"].as<int>(), 600);  // the spec's keep_alive_s
+  EXPECT_EQ(http["spec"]["scaleTargetRef"]["service"].as<std::string>(), "dev-assistant");
+  // Requests within the node's allocatable memory (the comment shows the arithmetic), shm inside the limit.
+  YAML::Node pod = YAML::LoadFile((std::filesystem::path(dir) / "dev-assistant-deployment.yaml").string())["spec"]["template"]["spec"];
+  double memory_gib = std::stod(pod["containers"][0]["resources"]["requests"]["memory"].as<std::string>());
+  double shm = std::stod(pod["volumes"][1]["emptyDir"]["sizeLimit"].as<std::string>());
+  EXPECT_LE(shm * 2, memory_gib);
+  std::ifstream deployment_file((std::filesystem::path(dir) / "dev-assistant-deployment.yaml").string());
+  std::string deployment_text((std::istreambuf_iterator<char>(deployment_file)), {});
+  EXPECT_NE(deployment_text.find("allocatable"), std::string::npos);
+  r = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/sd-serving-alibaba.yaml", "--emit-k8s", dir, "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  YAML::Node keda = YAML::LoadFile((std::filesystem::path(dir) / "image-generation-keda-scaledobject.yaml").string());
+  EXPECT_GE(keda["spec"]["minReplicaCount"].as<int>(), 1);
+  // No keep_alive_s in that spec: the cooldown is the cold start rounded up to 30 s (167 s -> 180 s).
+  EXPECT_EQ(keda["spec"]["cooldownPeriod"].as<int>(), 180);
+  std::filesystem::remove_all(dir);
+}
+
+std::string spec_with_constraints(const std::string& lines) {
+  std::string path = temp_path("constraints.yaml");
+  std::ifstream in(std::string(GPUWISE_SOURCE_DIR) + "/examples/dev-endpoint-weekdays.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const std::string line = "  pricing: [on-demand]";
+  text.replace(text.find(line), line.size(), line + "\n" + lines);
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The host CPU is shown where it matters (Graviton, Grace) and selectable.
+TEST(CliPlan, HostCpuArchitectureIsShownAndSelectable) {
+  std::string path = spec_with_constraints("  accelerators: [T4]");
+  CliRun arm = run({"plan", path, "--no-simulate", "--format", "json"});
+  ASSERT_EQ(arm.code, 0) << arm.err;
+  EXPECT_EQ(nlohmann::json::parse(arm.out)["services"][0]["best"]["cpu_architecture"], "arm64");
+  EXPECT_NE(run({"plan", path, "--no-simulate"}).out.find("linux/arm64"), std::string::npos);
+  path = spec_with_constraints("  accelerators: [T4]\n  cpu_architectures: [amd64]");
+  CliRun x86 = run({"plan", path, "--no-simulate", "--format", "json"});
+  ASSERT_EQ(x86.code, 0) << x86.err;
+  auto doc = nlohmann::json::parse(x86.out);
+  EXPECT_EQ(doc["services"][0]["best"]["cpu_architecture"], "x86_64");
+  for (const auto& option : doc["services"][0]["pareto"]) EXPECT_EQ(option["cpu_architecture"], "x86_64");
+  std::filesystem::remove(path);
+}
+
+// Buy vs rent with the accelerator named: power and colocation for the whole server (an 8-GPU
+// server draws ~1.8x its GPUs' TDP, DGX H100's 10.2 kW for 5.6 kW of GPUs), not the GPUs alone.
+TEST(CliFleet, BuyVsRentPowersTheWholeServer) {
+  CliRun r = run({"fleet", std::string(GPUWISE_SOURCE_DIR) + "/examples/fleet-shared-pool.yaml", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  double colocation = -1;
+  for (const auto& line : doc["buy_vs_rent"]["owned_lines"])
+    if (line["name"] == "colocation") colocation = line["usd_per_month"].get<double>();
+  // 8 L40S x 350 W x 10.2/5.6 = 5.1 kW at $180/kW-month.
+  EXPECT_NEAR(colocation, 8 * 0.350 * 10.2 / 5.6 * 180, 1e-6);
+}
+
+// A quota of zero for every family that could serve it: exit 3, the request to file named on
+// stderr, and the shortfall in the JSON.
+std::string spec_with_quotas(const std::string& quotas) {
+  std::string path = temp_path("quota.yaml");
+  std::ifstream in(std::string(GPUWISE_SOURCE_DIR) + "/examples/dev-endpoint-weekdays.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const std::string line = "  pricing: [on-demand]";
+  text.replace(text.find(line), line.size(), line + "\n  quotas:\n    aws: {" + quotas + "}");
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(CliPlan, AQuotaOfZeroIsAClearMessage) {
+  std::string path = spec_with_quotas("running-on-demand-g-and-vt-instances-vcpu: 0, running-on-demand-p-instances-vcpu: 0");
+  CliRun r = run({"plan", path, "--format", "json"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("needs 4 vCPUs of running-on-demand-g-and-vt-instances-vcpu in aws us-east-1 (dev-assistant); the account has 0"),
+            std::string::npos) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["quota_needed"].size(), 1u);
+  EXPECT_EQ(doc["quota_needed"][0]["short_by"], 4);
+  std::filesystem::remove(path);
+}
+
+// Where a quota rules out the cheapest option, the cheapest verified one within quota is the
+// plan, and what the missing quota would save is named.
+TEST(CliPlan, AQuotaThatRulesOutTheCheapestPicksTheCheapestWithin) {
+  std::string path = spec_with_quotas("running-on-demand-g-and-vt-instances-vcpu: 0, running-on-demand-p-instances-vcpu: 192");
+  CliRun r = run({"plan", path, "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  const auto& service = doc["services"][0];
+  EXPECT_EQ(service["best"]["instance_type"].get<std::string>().rfind("p", 0), 0u) << service["best"];
+  EXPECT_TRUE(service["best"]["simulated"]["meets_slo"].get<bool>());
+  const std::string choice = service["quota_choice"];
+  EXPECT_NE(choice.find("g6.xlarge"), std::string::npos) << choice;
+  EXPECT_NE(choice.find("4 more would save"), std::string::npos) << choice;
+  for (const auto& need : doc["quota_needed"]) EXPECT_EQ(need["short_by"], 0) << need;
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace gw
+

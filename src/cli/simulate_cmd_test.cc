@@ -1,0 +1,198 @@
+// The CLI end to end: simulate, unit suffixes, precisions plan refuses.
+#include "cli/app.h"
+
+#include "perf/layer_operators.h"
+#include "plan/queueing.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unistd.h>
+#include "cli/cli_test_run.h"
+
+namespace gw {
+namespace {
+
+TEST(CliSimulate, ReportsPercentilesAndIsByteForByteDeterministic) {
+  std::string path = temp_path("sim.yaml");
+  std::ofstream(path) << R"(
+models: {chat: {preset: llama-3.1-8b}}
+services:
+  - name: chat
+    model: chat
+    traffic: {rps: 20, process: gamma, cv: 2}
+    tokens: {input: {mean: 800, p99: 3000}, output: {mean: 150, p99: 600}}
+    slo: {ttft_p99_s: 2, tpot_p99_s: 0.1}
+    deployment: {replicas: 2, accelerator: H100, batching: continuous, router: least-outstanding-tokens}
+)";
+  CliRun a = run({"simulate", path, "--seed", "7", "--requests", "3000", "--format", "json"});
+  CliRun b = run({"simulate", path, "--seed", "7", "--requests", "3000", "--format", "json"});
+  CliRun c = run({"simulate", path, "--seed", "8", "--requests", "3000", "--format", "json"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out, c.out);
+  auto doc = nlohmann::json::parse(a.out);
+  const auto& s = doc["services"][0];
+  EXPECT_EQ(s["requests"], 3000);
+  for (const char* key : {"requests", "throughput_rps", "slo_attainment", "latency_s", "wait_s", "ttft_s", "tpot_s"})
+    EXPECT_TRUE(s.contains(key)) << key;
+  for (const char* key : {"mean", "p50", "p90", "p99", "p999"}) EXPECT_TRUE(s["ttft_s"].contains(key)) << key;
+  EXPECT_LE(s["ttft_s"]["p50"].get<double>(), s["ttft_s"]["p99"].get<double>());
+  EXPECT_EQ(s["replicas"].size(), 2u);
+}
+
+// A simulation that ran exits 0 whatever it found; pipelines ask for exit 3 on a missed SLO.
+// The slo is optional for a given deployment, the whole trace runs unless cut, and the engine,
+// KV capacity, verdict and preemptions are reported.
+// Token counts and context lengths as people write them: 2T is 2e12, 8Ki is 8,192.
+TEST(CliCounts, UnitSuffixesMeanTheNumbers) {
+  CliRun a = run({"train", "llama-2-7b", "--tokens", "2T", "--deadline-days", "30", "--format", "json"});
+  CliRun b = run({"train", "llama-2-7b", "--tokens", "2e12", "--deadline-days", "30", "--format", "json"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  CliRun c = run({"fit", "llama-3.1-8b", "--context", "8Ki", "--format", "json"});
+  CliRun d = run({"fit", "llama-3.1-8b", "--context", "8192", "--format", "json"});
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(c.out, d.out);
+  std::string path = temp_path("train_suffix.yaml");
+  std::ofstream(path) << "models: {m: {preset: llama-2-7b}}\ntraining:\n  - name: j\n    model: m\n    tokens: 500B\n"
+                         "    deadline_days: 30\n    sequence_length: 4Ki\n";
+  CliRun e = run({"plan", path, "--format", "json"});
+  ASSERT_EQ(e.code, 0) << e.err;
+  std::string plain = temp_path("train_plain.yaml");
+  std::ofstream(plain) << "models: {m: {preset: llama-2-7b}}\ntraining:\n  - name: j\n    model: m\n    tokens: 5e11\n"
+                          "    deadline_days: 30\n    sequence_length: 4096\n";
+  CliRun f = run({"plan", plain, "--format", "json"});
+  ASSERT_EQ(f.code, 0) << f.err;
+  auto je = nlohmann::json::parse(e.out), jf = nlohmann::json::parse(f.out);
+  je.erase("spec");
+  jf.erase("spec");
+  EXPECT_EQ(je, jf);
+}
+
+// A spec's precision is planned only where kernels run it: fp8 weights never land on a T4, and
+// the plan says why it was left out.
+TEST(CliPlan, PrecisionsTheHardwareCannotRunAreNotPlanned) {
+  std::string path = temp_path("fp8_t4.yaml");
+  auto spec = [&](const std::string& accelerators) {
+    std::ofstream(path) << "constraints: {accelerators: [" << accelerators << "]}\n"
+                        << "models: {chat: {preset: llama-3.2-1b, precision: fp8}}\n"
+                        << "services:\n  - name: chat\n    model: chat\n    traffic: {rps: 1}\n"
+                        << "    tokens: {input: 300, output: 100}\n    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}\n";
+  };
+  spec("T4, L4");
+  CliRun r = run({"plan", path, "--explain", "--no-simulate"});
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("not considered: T4: Turing has no fp8 kernels"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1x L4 (tp1"), std::string::npos) << r.out;
+  spec("T4");
+  CliRun none = run({"plan", path, "--no-simulate"});
+  EXPECT_NE(none.code, 0);
+}
+
+// On the Azure conversation hour, --explain says what the step times' error rests on: each sampled
+// step's parts times their held-out errors; the simulation itself is the same with or without it.
+TEST(CliSimulate, ExplainGivesTheStepErrorContributionOnTheAzureTrace) {
+  std::string spec = std::string(GPUWISE_SOURCE_DIR) + "/examples/chat-azure.yaml";
+  CliRun plain = run({"simulate", spec, "--format", "json"});
+  CliRun explained = run({"simulate", spec, "--format", "json", "--explain"});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  ASSERT_EQ(explained.code, 0) << explained.err;
+  auto a = nlohmann::json::parse(plain.out)["services"][0], b = nlohmann::json::parse(explained.out)["services"][0];
+  EXPECT_EQ(a["ttft_s"], b["ttft_s"]);
+  EXPECT_EQ(a["tpot_s"], b["tpot_s"]);
+  EXPECT_FALSE(a.contains("step_error"));
+  ASSERT_TRUE(b.contains("step_error"));
+  const auto& e = b["step_error"];
+  EXPECT_GT(e["sampled_steps"].get<long long>(), 1000);
+  // Between the smallest and largest part error (3.2% layers, 12.6% prefill attention).
+  EXPECT_GT(e["mean"].get<double>(), 0.02);
+  EXPECT_LT(e["mean"].get<double>(), 0.126);
+  EXPECT_GE(e["p99"].get<double>(), e["mean"].get<double>());
+  EXPECT_EQ(e["dominant"], "layers");
+  EXPECT_GT(e["mean_contribution"]["decode attention"].get<double>(), 0);
+  CliRun text = run({"simulate", spec, "--explain"});
+  EXPECT_NE(text.out.find("step-time error contribution over"), std::string::npos) << text.out;
+}
+
+TEST(CliSimulate, RunsWithoutSloExitsZeroOnAMissAndSaysWhatItRan) {
+  std::string path = temp_path("sim_pressure.yaml");
+  std::string trace = std::string(GPUWISE_SOURCE_DIR) + "/examples/traces/azure-llm-2023-conv.csv";
+  auto spec = [&](const std::string& slo, const std::string& extra) {
+    std::ofstream(path) << "models: {llama: {preset: llama-2-70b}}\nservices:\n  - name: conv\n    model: llama\n"
+                        << "    traffic: {trace: " << trace << "}\n" << slo
+                        << "    deployment: {replicas: 1, accelerator: A100-80GB, tp: 2, batching: continuous, max_batch: 128, "
+                        << "token_budget: 4096" << extra << "}\n";
+  };
+  spec("", ", chunked_prefill: false");
+  CliRun r = run({"simulate", path, "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  const auto& s = doc["services"][0];
+  // The whole trace, not 100,000 or fewer: each request served, rejected or given up by its client.
+  EXPECT_EQ(s["requests"].get<long long>() + s["rejected"].get<long long>() + s["timed_out"].get<long long>(), 19366);
+  EXPECT_GT(s["timed_out"].get<long long>(), 0);  // clients give up on a queue that grows without end (60 s)
+  EXPECT_EQ(s["client_timeout_s"], 60);
+  EXPECT_FALSE(s["stopped_at_request_limit"].get<bool>());
+  EXPECT_TRUE(s["slo_attainment"].is_null());
+  EXPECT_EQ(s["verdict"], "overloaded");  // one replica of a 70B model against 5.5 requests/s
+  EXPECT_GT(s["preemptions"].get<long long>(), 0);
+  EXPECT_GT(s["recomputed_tokens"].get<long long>(), 0);
+  EXPECT_EQ(s["replicas"][0]["kv_block_tokens"], 16);
+  EXPECT_EQ(s["replicas"][0]["kv_capacity_tokens"].get<long long>(), s["replicas"][0]["kv_capacity_blocks"].get<long long>() * 16);
+  for (const auto& t : s["timeseries"]) {
+    ASSERT_GE(t["kv_used_fraction"].get<double>(), 0);
+    ASSERT_LE(t["kv_used_fraction"].get<double>(), 1);
+  }
+  CliRun text = run({"simulate", path, "--requests", "500", "--explain"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("stopped after 500 arrivals (--requests)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("engine: vllm-v0 scheduler, recompute preemption"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("scheduler vllm-v0: vLLM 0.4-0.6"), std::string::npos) << text.out;
+
+  // A missed SLO: exit 0, or 3 with --fail-on-slo.
+  spec("    slo: {ttft_p99_s: 0.5, tpot_p99_s: 0.05}\n", ", scheduler: sarathi, gpu_memory_utilization: 0.95");
+  CliRun missed = run({"simulate", path, "--requests", "2000", "--format", "json"});
+  ASSERT_EQ(missed.code, 0) << missed.err;
+  auto m = nlohmann::json::parse(missed.out)["services"][0];
+  EXPECT_FALSE(m["slo_met"].get<bool>());
+  EXPECT_GT(m["replicas"][0]["kv_capacity_blocks"].get<long long>(), s["replicas"][0]["kv_capacity_blocks"].get<long long>());
+  EXPECT_EQ(run({"simulate", path, "--requests", "2000", "--fail-on-slo"}).code, 3);
+
+  // Planning still needs the targets, named by file, line and field.
+  spec("", "");
+  CliRun plan = run({"plan", path});
+  EXPECT_EQ(plan.code, 1);
+  EXPECT_NE(plan.err.find("services.conv.slo"), std::string::npos) << plan.err;
+  // Knobs that contradict each other, or that the engine lacks, are refused.
+  spec("", ", scheduler: vllm-v0, chunked_prefill: true");
+  CliRun contradiction = run({"simulate", path});
+  EXPECT_EQ(contradiction.code, 1);
+  EXPECT_NE(contradiction.err.find("deployment.chunked_prefill"), std::string::npos) << contradiction.err;
+  spec("", ", scheduler: vllm-v1, preemption: swap");
+  CliRun swap = run({"simulate", path});
+  EXPECT_EQ(swap.code, 1);
+  EXPECT_NE(swap.err.find("recompute only"), std::string::npos) << swap.err;
+}
+
+TEST(CliSimulate, BadDeploymentNamesTheKey) {
+  std::string path = temp_path("sim_bad.yaml");
+  std::ofstream(path) << "services:\n  - name: a\n    model: resnet-50\n    traffic: {rps: 5}\n"
+                         "    slo: {latency_p99_s: 1}\n    deployment: {replicas: 2, accelerator: H1OO}\n";
+  CliRun r = run({"simulate", path});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("services.a.deployment.accelerator"), std::string::npos) << r.err;
+  std::ofstream(path) << "services:\n  - name: a\n    model: resnet-50\n    traffic: {rps: 5}\n"
+                         "    slo: {latency_p99_s: 1}\n    deployment: {replicas: 2, accelerator: T4, batching: continuous}\n";
+  CliRun wrong = run({"simulate", path});
+  EXPECT_EQ(wrong.code, 1);
+  EXPECT_NE(wrong.err.find("continuous batching applies to LLMs"), std::string::npos) << wrong.err;
+}
+
+}  // namespace
+}  // namespace gw

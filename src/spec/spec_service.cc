@@ -1,0 +1,437 @@
+// The services section of a spec: traffic, token distributions, deployment, scaling.
+#include "spec/spec_reader.h"
+
+namespace gw::spec_reading {
+
+TokenDistribution distribution_from(double mean, std::optional<double> p99) {
+  TokenDistribution d;
+  if (!p99 || *p99 <= mean) {
+    d.sample = {mean};
+    return d;
+  }
+  // ln(p99/mean) = z*sigma - sigma^2/2 with z = 2.3263; take the smaller root.
+  const double z = 2.326347874;
+  double c = std::log(*p99 / mean);
+  double disc = z * z - 2 * c;
+  double sigma = disc > 0 ? z - std::sqrt(disc) : z;
+  double mu = std::log(mean) - sigma * sigma / 2;
+  for (int i = 0; i < 999; ++i) {
+    double q = (i + 0.5) / 999.0;
+    // Inverse normal CDF by Acklam's rational approximation is overkill here: use erfinv via Newton.
+    double x = 0;
+    for (int it = 0; it < 50; ++it) {
+      double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+      double pdf = std::exp(-x * x / 2) / std::sqrt(2 * M_PI);
+      x -= (cdf - q) / std::max(pdf, 1e-300);
+    }
+    d.sample.push_back(std::exp(mu + sigma * x));
+  }
+  std::sort(d.sample.begin(), d.sample.end());
+  return d;
+}
+
+std::vector<double> named_profile(const std::string& name) {
+  std::vector<double> hours;
+  if (name == "flat") return {};
+  if (name == "diurnal") {
+    // Peak at 14:00, trough at 02:00, peak/average 1.6.
+    for (int h = 0; h < 24; ++h) hours.push_back(1.0 + 0.6 * std::cos((h - 14) * 2 * M_PI / 24));
+    return hours;
+  }
+  if (name == "weekday-business-hours") {
+    // Monday 00:00 first; 09:00-18:00 on weekdays carries most traffic.
+    for (int day = 0; day < 7; ++day)
+      for (int h = 0; h < 24; ++h) hours.push_back(day < 5 && h >= 9 && h < 18 ? 2.2 : day < 5 ? 0.5 : 0.3);
+    double sum = 0;
+    for (double v : hours) sum += v;
+    for (double& v : hours) v *= 168.0 / sum;  // average 1
+    return hours;
+  }
+  if (name == "weekdays-only") {
+    // A dev or internal endpoint: Monday-Friday 08:00-20:00, nothing at night or at weekends.
+    for (int day = 0; day < 7; ++day)
+      for (int h = 0; h < 24; ++h) hours.push_back(day < 5 && h >= 8 && h < 20 ? 1.0 : 0.0);
+    for (double& v : hours) v *= 168.0 / 60.0;  // average 1
+    return hours;
+  }
+  return std::vector<double>{-1};  // unknown profile
+}
+
+namespace {
+
+TokenDistribution read_tokens(const Reader& r, const YAML::Node& node, const std::string& path) {
+  if (node.IsScalar()) return distribution_from(r.number(node, path, 0, 1e8), std::nullopt);
+  r.check_keys(node, path, {"mean", "p99"});
+  if (!node["mean"]) r.fail(node, path + ".mean", "required");
+  double mean = r.number(node["mean"], path + ".mean", 0, 1e8);
+  std::optional<double> p99;
+  if (node["p99"]) p99 = r.number(node["p99"], path + ".p99", mean, 1e9);
+  return distribution_from(mean, p99);
+}
+
+// services[].traffic: rates, a profile, a trace or a measured rate series, and the arrival process.
+void read_traffic(const Reader& r, const YAML::Node& node, const std::string& path, [[maybe_unused]] const std::string& base_dir,
+                  [[maybe_unused]] const ModelArch& arch, [[maybe_unused]] bool llm, ServiceSpec& s) {
+  if (!node["traffic"]) r.fail(node, path + ".traffic", "required: rps, profile or trace");
+  const YAML::Node traffic = node["traffic"];
+  r.check_keys(traffic, path + ".traffic",
+               {"rps", "profile", "trace", "trace_format", "time_scale", "process", "cv", "mmpp", "rates", "client_timeout_s"});
+  if (const YAML::Node timeout = traffic["client_timeout_s"]) {
+    const std::string where = path + ".traffic.client_timeout_s";
+    if (timeout.IsScalar() && timeout.Scalar() == "none") {
+      s.traffic.client_timeout_s = 0;
+    } else {
+      if (!timeout.IsScalar() || !parse_finite_double(timeout.Scalar()))
+        r.fail(timeout, where, "seconds a client waits for service to start, or none (clients wait for ever)");
+      s.traffic.client_timeout_s = r.number(timeout, where, 1e-3, 1e7);
+    }
+    s.traffic.client_timeout_given = true;
+  }
+  if (traffic["process"]) {
+    std::string process = r.text(traffic["process"], path + ".traffic.process");
+    if (process != "poisson" && process != "gamma" && process != "mmpp")
+      r.fail(traffic["process"], path + ".traffic.process", "one of poisson, gamma, mmpp (traces and profiles set their own)");
+    s.arrivals.process = process;
+  }
+  if (traffic["cv"]) s.arrivals.cv = r.number(traffic["cv"], path + ".traffic.cv", 0.01, 100);
+  if (const YAML::Node mmpp = traffic["mmpp"]) {
+    std::string where = path + ".traffic.mmpp";
+    r.check_keys(mmpp, where, {"high_rps", "low_rps", "high_mean_s", "low_mean_s"});
+    if (!mmpp["high_rps"] || !mmpp["low_rps"]) r.fail(mmpp, where, "give high_rps and low_rps");
+    s.arrivals.mmpp_high_rps = r.number(mmpp["high_rps"], where + ".high_rps", 0, 1e9);
+    s.arrivals.mmpp_low_rps = r.number(mmpp["low_rps"], where + ".low_rps", 0, 1e9);
+    if (mmpp["high_mean_s"]) s.arrivals.mmpp_high_mean_s = r.number(mmpp["high_mean_s"], where + ".high_mean_s", 1e-3, 1e9);
+    if (mmpp["low_mean_s"]) s.arrivals.mmpp_low_mean_s = r.number(mmpp["low_mean_s"], where + ".low_mean_s", 1e-3, 1e9);
+    s.arrivals.process = "mmpp";
+  }
+  if (traffic["trace"]) {
+    std::string trace = r.text(traffic["trace"], path + ".traffic.trace");
+    std::filesystem::path resolved = std::filesystem::path(trace).is_absolute() ? std::filesystem::path(trace) : std::filesystem::path(base_dir) / trace;
+    TraceFormat format = TraceFormat::automatic;
+    if (traffic["trace_format"]) {
+      auto parsed = parse_trace_format(r.text(traffic["trace_format"], path + ".traffic.trace_format"));
+      if (!parsed) r.fail(traffic["trace_format"], path + ".traffic.trace_format", "one of auto, azure, csv, jsonl");
+      format = *parsed;
+    }
+    double scale = traffic["time_scale"] ? r.number(traffic["time_scale"], path + ".traffic.time_scale", 1e-6, 1e6) : 1.0;
+    s.arrivals.process = "trace";
+    s.arrivals.time_scale = scale;
+    std::error_code missing;
+    if (!std::filesystem::is_regular_file(resolved, missing))
+      r.fail(traffic["trace"], path + ".traffic.trace", "cannot read the trace '" + resolved.string() + "': no such file");
+    auto summary = summarize_trace(resolved.string(), format, scale);
+    if (!summary.ok()) throw SpecError{summary.error()};
+    s.traffic.trace_path = resolved.string();
+    s.traffic.trace = summary.value();
+    s.traffic.average_rps = summary.value().mean_rps;
+    s.traffic.peak_rps = summary.value().peak_rps;
+    s.input_tokens.sample = summary.value().input_sample;
+    s.output_tokens.sample = summary.value().output_sample;
+    std::sort(s.input_tokens.sample.begin(), s.input_tokens.sample.end());
+    std::sort(s.output_tokens.sample.begin(), s.output_tokens.sample.end());
+  }
+  if (const YAML::Node rates = traffic["rates"]) {
+    std::string where = path + ".traffic.rates";
+    if (traffic["trace"] || traffic["rps"] || traffic["profile"])
+      r.fail(rates, where, "give one of rates, trace, or rps (with a profile)");
+    RateSeriesOptions options;
+    std::string file;
+    if (rates.IsScalar()) {
+      file = rates.Scalar();
+    } else {
+      r.check_keys(rates, where, {"file", "timestamp_column", "rps_column", "where"});
+      if (!rates["file"]) r.fail(rates, where + ".file", "required");
+      file = r.text(rates["file"], where + ".file");
+      if (rates["timestamp_column"]) options.timestamp_column = r.text(rates["timestamp_column"], where + ".timestamp_column");
+      if (rates["rps_column"]) options.rps_column = r.text(rates["rps_column"], where + ".rps_column");
+      if (const YAML::Node filter = rates["where"]) {
+        if (!filter.IsMap()) r.fail(filter, where + ".where", "a mapping of column to value");
+        for (const auto& entry : filter) options.where.emplace_back(entry.first.as<std::string>(), r.text(entry.second, where + ".where"));
+      }
+    }
+    std::filesystem::path resolved = std::filesystem::path(file).is_absolute() ? std::filesystem::path(file) : std::filesystem::path(base_dir) / file;
+    auto series = load_rate_series(resolved.string(), options);
+    if (!series.ok()) throw SpecError{series.error()};
+    s.traffic.rates = series.value();
+    s.traffic.average_rps = series.value().mean_rps;
+    s.traffic.peak_rps = series.value().peak_rps;
+    s.arrivals.process = "series";
+  }
+  if (traffic["rps"]) {
+    if (traffic["trace"]) r.fail(traffic["rps"], path + ".traffic.rps", "give rps or trace, not both");
+    const YAML::Node rps = traffic["rps"];
+    if (rps.IsScalar()) {
+      s.traffic.average_rps = s.traffic.peak_rps = r.number(rps, path + ".traffic.rps", 1e-9, 1e9);
+    } else {
+      r.check_keys(rps, path + ".traffic.rps", {"average", "peak"});
+      if (!rps["average"] && !rps["peak"]) r.fail(rps, path + ".traffic.rps", "give average and/or peak");
+      if (rps["average"]) s.traffic.average_rps = r.number(rps["average"], path + ".traffic.rps.average", 1e-9, 1e9);
+      if (rps["peak"]) s.traffic.peak_rps = r.number(rps["peak"], path + ".traffic.rps.peak", 1e-9, 1e9);
+      if (!rps["peak"]) s.traffic.peak_rps = s.traffic.average_rps;
+      if (!rps["average"]) s.traffic.average_rps = s.traffic.peak_rps;
+      if (s.traffic.peak_rps < s.traffic.average_rps)
+        r.fail(rps["peak"], path + ".traffic.rps.peak", "peak is below the average");
+    }
+  }
+  if (traffic["profile"]) {
+    const YAML::Node profile = traffic["profile"];
+    if (profile.IsScalar()) {
+      s.traffic.profile = named_profile(profile.Scalar());
+      if (s.traffic.profile.size() == 1)
+        r.fail(profile, path + ".traffic.profile", "unknown profile; one of flat, diurnal, weekday-business-hours, weekdays-only, or a list of 24 or 168 factors");
+    } else {
+      for (const auto& factor : profile) s.traffic.profile.push_back(r.number(factor, path + ".traffic.profile", 0, 1e6));
+      if (s.traffic.profile.size() != 24 && s.traffic.profile.size() != 168)
+        r.fail(profile, path + ".traffic.profile", fmt::format("{} factors; give 24 (a day) or 168 (a week)", s.traffic.profile.size()));
+      double sum = 0;
+      for (double v : s.traffic.profile) sum += v;
+      if (sum <= 0) r.fail(profile, path + ".traffic.profile", "all factors are zero");
+      for (double& v : s.traffic.profile) v *= static_cast<double>(s.traffic.profile.size()) / sum;
+    }
+    if (!s.traffic.profile.empty()) {
+      if (s.traffic.average_rps <= 0) r.fail(profile, path + ".traffic.rps", "a profile needs rps.average to scale it");
+      double peak = *std::max_element(s.traffic.profile.begin(), s.traffic.profile.end()) * s.traffic.average_rps;
+      bool peak_given = traffic["rps"] && traffic["rps"].IsMap() && traffic["rps"]["peak"];
+      if (!peak_given) s.traffic.peak_rps = peak;
+    }
+  }
+  if (s.traffic.peak_rps <= 0) r.fail(traffic, path + ".traffic", "no request rate: give rps or a trace");
+}
+
+// services[].deployment: the replicas, batching and engine a simulation runs as given.
+void read_deployment(const Reader& r, const YAML::Node& node, const std::string& path, [[maybe_unused]] const std::string& base_dir,
+                  [[maybe_unused]] const ModelArch& arch, [[maybe_unused]] bool llm, ServiceSpec& s) {
+  if (const YAML::Node d = node["deployment"]) {
+    std::string where = path + ".deployment";
+    r.check_keys(d, where, {"replicas", "accelerator", "tp", "batching", "max_batch", "max_queue_delay_ms",
+                            "batch_timeout_ms", "chunked_prefill", "token_budget", "router", "scheduler", "preemption",
+                            "watermark", "gpu_memory_utilization", "overhead_gib"});
+    Deployment deployment;
+    deployment.line = d.Mark().line + 1;
+    if (!d["replicas"]) r.fail(d, where + ".replicas", "required: a count (with accelerator) or a list of groups");
+    if (d["replicas"].IsSequence()) {
+      for (const auto& group : d["replicas"]) {
+        r.check_keys(group, where + ".replicas", {"accelerator", "tp", "count"});
+        if (!group["accelerator"]) r.fail(group, where + ".replicas.accelerator", "required");
+        DeploymentGroup g;
+        g.accelerator = r.text(group["accelerator"], where + ".replicas.accelerator");
+        if (group["tp"]) g.tensor_parallel = static_cast<int>(r.number(group["tp"], where + ".replicas.tp", 1, 64));
+        if (group["count"]) g.count = static_cast<int>(r.number(group["count"], where + ".replicas.count", 1, 100000));
+        deployment.groups.push_back(g);
+      }
+    } else {
+      if (!d["accelerator"]) r.fail(d, where + ".accelerator", "required with a replica count");
+      DeploymentGroup g;
+      g.accelerator = r.text(d["accelerator"], where + ".accelerator");
+      g.count = static_cast<int>(r.number(d["replicas"], where + ".replicas", 1, 100000));
+      if (d["tp"]) g.tensor_parallel = static_cast<int>(r.number(d["tp"], where + ".tp", 1, 64));
+      deployment.groups.push_back(g);
+    }
+    if (d["batching"]) {
+      deployment.batching = r.text(d["batching"], where + ".batching");
+      if (deployment.batching != "none" && deployment.batching != "static" && deployment.batching != "dynamic" &&
+          deployment.batching != "continuous")
+        r.fail(d["batching"], where + ".batching", "one of none, static, dynamic, continuous");
+      if (llm && (deployment.batching == "static" || deployment.batching == "dynamic"))
+        r.fail(d["batching"], where + ".batching", "LLM replicas batch continuously (or none)");
+      if (!llm && deployment.batching == "continuous")
+        r.fail(d["batching"], where + ".batching", "continuous batching applies to LLMs");
+    }
+    if (d["max_batch"]) deployment.max_batch = static_cast<int>(r.number(d["max_batch"], where + ".max_batch", 1, 65536));
+    if (d["max_queue_delay_ms"]) deployment.max_queue_delay_s = r.number(d["max_queue_delay_ms"], where + ".max_queue_delay_ms", 0, 1e7) / 1e3;
+    if (d["batch_timeout_ms"]) deployment.batch_timeout_s = r.number(d["batch_timeout_ms"], where + ".batch_timeout_ms", 0, 1e7) / 1e3;
+    if (d["chunked_prefill"]) deployment.chunked_prefill = r.flag(d["chunked_prefill"], where + ".chunked_prefill");
+    if (d["token_budget"]) deployment.token_budget = static_cast<int>(r.number(d["token_budget"], where + ".token_budget", 16, 1 << 22));
+    if (d["scheduler"]) {
+      deployment.scheduler = r.text(d["scheduler"], where + ".scheduler");
+      if (deployment.scheduler != "vllm-v0" && deployment.scheduler != "vllm-v1" && deployment.scheduler != "sarathi" &&
+          deployment.scheduler != "orca")
+        r.fail(d["scheduler"], where + ".scheduler", "one of vllm-v0, vllm-v1, sarathi, orca");
+      if (!llm) r.fail(d["scheduler"], where + ".scheduler", "schedulers apply to LLM replicas");
+      bool chunked = deployment.scheduler == "vllm-v1" || deployment.scheduler == "sarathi";
+      if (d["chunked_prefill"] && deployment.chunked_prefill != chunked)
+        r.fail(d["chunked_prefill"], where + ".chunked_prefill",
+               deployment.scheduler + (chunked ? " prefills in chunks" : " prefills whole prompts") + "; drop chunked_prefill or change the scheduler");
+      deployment.chunked_prefill = chunked;
+    }
+    if (d["preemption"]) {
+      deployment.preemption = r.text(d["preemption"], where + ".preemption");
+      if (deployment.preemption != "recompute" && deployment.preemption != "swap")
+        r.fail(d["preemption"], where + ".preemption", "recompute or swap");
+      if (deployment.preemption == "swap" && (deployment.scheduler == "vllm-v1" || (deployment.scheduler.empty() && deployment.chunked_prefill)))
+        r.fail(d["preemption"], where + ".preemption", "vLLM v1 preempts by recompute only; swap needs scheduler vllm-v0 or sarathi");
+    }
+    if (d["watermark"]) deployment.watermark_fraction = r.number(d["watermark"], where + ".watermark", 0, 0.5);
+    if (d["gpu_memory_utilization"])
+      deployment.gpu_memory_utilization = r.number(d["gpu_memory_utilization"], where + ".gpu_memory_utilization", 0.05, 1);
+    if (d["overhead_gib"]) deployment.overhead_gib = r.number(d["overhead_gib"], where + ".overhead_gib", 0, 1024);
+    if (d["router"]) {
+      deployment.router = r.text(d["router"], where + ".router");
+      if (deployment.router != "round-robin" && deployment.router != "join-shortest-queue" &&
+          deployment.router != "least-outstanding-tokens" && deployment.router != "shared-queue")
+        r.fail(d["router"], where + ".router", "one of round-robin, join-shortest-queue, least-outstanding-tokens, shared-queue");
+    }
+    s.deployment = deployment;
+  }
+}
+
+// services[].scaling: autoscaling policies, limits, cold start and targets.
+void read_scaling(const Reader& r, const YAML::Node& node, const std::string& path, [[maybe_unused]] const std::string& base_dir,
+                  [[maybe_unused]] const ModelArch& arch, [[maybe_unused]] bool llm, ServiceSpec& s) {
+  if (const YAML::Node sc = node["scaling"]) {
+    std::string where = path + ".scaling";
+    r.check_keys(sc, where, {"policies", "min_replicas", "max_replicas", "keep_alive_s", "interval_s", "scale_up_window_s",
+                             "scale_down_window_s", "node_provisioning_s", "container_start_s", "model_source",
+                             "model_load_gbps", "model_uri", "image", "warm_pool", "targets", "cpu", "shapes"});
+    ScalingSpec& c = s.scaling;
+    c.given = true;
+    c.line = sc.Mark().line + 1;
+    if (sc["policies"]) {
+      c.policies = r.strings(sc["policies"], where + ".policies");
+      const std::vector<std::string> known = {"static-peak", "cpu", "gpu-duty-cycle", "concurrency", "queue-depth", "scale-to-zero"};
+      for (const auto& p : c.policies)
+        if (std::find(known.begin(), known.end(), p) == known.end()) {
+          std::string hint = closest_match(p, known);
+          r.fail(sc["policies"], where + ".policies", "'" + p + "' is not a policy" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; one of " + Reader::list(known));
+        }
+    }
+    auto seconds = [&](const char* key, double& out, double max) {
+      if (sc[key]) out = r.number(sc[key], where + "." + key, 0, max);
+    };
+    if (sc["min_replicas"]) c.min_replicas = static_cast<int>(r.number(sc["min_replicas"], where + ".min_replicas", 0, 100000));
+    if (sc["max_replicas"]) c.max_replicas = static_cast<int>(r.number(sc["max_replicas"], where + ".max_replicas", 1, 100000));
+    if (c.max_replicas > 0 && c.min_replicas > c.max_replicas) r.fail(sc["min_replicas"], where + ".min_replicas", "above max_replicas");
+    seconds("keep_alive_s", c.keep_alive_s, 7 * 86400);
+    c.keep_alive_given = sc["keep_alive_s"].IsDefined();
+    seconds("scale_up_window_s", c.scale_up_window_s, 3600);
+    seconds("scale_down_window_s", c.scale_down_window_s, 3600);
+    seconds("node_provisioning_s", c.node_provisioning_s, 7200);
+    seconds("container_start_s", c.container_start_s, 7200);
+    if (sc["interval_s"]) c.interval_s = r.number(sc["interval_s"], where + ".interval_s", 1, 3600);
+    if (sc["model_source"]) {
+      c.model_source = r.text(sc["model_source"], where + ".model_source");
+      if (c.model_source != "object-storage" && c.model_source != "image" && c.model_source != "node-cache")
+        r.fail(sc["model_source"], where + ".model_source", "one of object-storage, image, node-cache");
+    }
+    if (sc["model_uri"]) {
+      c.model_uri = r.text(sc["model_uri"], where + ".model_uri");
+      if (c.model_uri.rfind("s3://", 0) != 0 && c.model_uri.rfind("gs://", 0) != 0)
+        r.fail(sc["model_uri"], where + ".model_uri", "'" + c.model_uri + "': weights are loaded from object storage at start-up: an s3:// or gs:// path");
+      if (c.model_uri.find('/', 5) == std::string::npos)
+        r.fail(sc["model_uri"], where + ".model_uri", "a versioned path under the bucket (s3://bucket/models/name/revision), not the bucket alone");
+    }
+    if (sc["image"]) c.image = r.text(sc["image"], where + ".image");
+    if (sc["model_load_gbps"]) c.model_load_gbps = r.number(sc["model_load_gbps"], where + ".model_load_gbps", 0.001, 1000);
+    if (sc["warm_pool"]) c.warm_pool = static_cast<int>(r.number(sc["warm_pool"], where + ".warm_pool", 0, 10000));
+    if (sc["shapes"]) c.shapes = static_cast<int>(r.number(sc["shapes"], where + ".shapes", 1, 8));
+    if (const YAML::Node t = sc["targets"]) {
+      r.check_keys(t, where + ".targets", {"cpu_pct", "gpu_duty_cycle_pct", "queue_depth", "concurrency"});
+      if (t["cpu_pct"]) c.cpu_target_pct = r.number(t["cpu_pct"], where + ".targets.cpu_pct", 1, 100);
+      if (t["gpu_duty_cycle_pct"]) c.duty_cycle_target_pct = r.number(t["gpu_duty_cycle_pct"], where + ".targets.gpu_duty_cycle_pct", 1, 100);
+      if (t["queue_depth"]) c.queue_depth_target = r.number(t["queue_depth"], where + ".targets.queue_depth", 0.01, 1e6);
+      if (t["concurrency"]) c.concurrency_target = r.number(t["concurrency"], where + ".targets.concurrency", 0.01, 1e6);
+    }
+    if (const YAML::Node cpu = sc["cpu"]) {
+      r.check_keys(cpu, where + ".cpu", {"cores", "ms_per_request"});
+      if (cpu["cores"]) c.cpu_cores = static_cast<int>(r.number(cpu["cores"], where + ".cpu.cores", 1, 1024));
+      if (cpu["ms_per_request"]) c.cpu_ms_per_request = r.number(cpu["ms_per_request"], where + ".cpu.ms_per_request", 0, 1e6);
+    }
+  }
+}
+
+}  // namespace
+
+ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, Spec& spec, const std::string& base_dir) {
+  std::string path = fmt::format("services[{}]", index);
+  r.check_keys(node, path, {"name", "model", "traffic", "tokens", "slo", "batching", "max_batch", "min_replicas",
+                            "interruptible", "deployment", "scaling"});
+  ServiceSpec s;
+  s.line = node.Mark().line + 1;
+  if (!node["name"]) r.fail(node, path + ".name", "required");
+  s.name = r.text(node["name"], path + ".name");
+  path = "services." + s.name;
+  if (!node["model"]) r.fail(node, path + ".model", "required");
+  s.model_key = r.text(node["model"], path + ".model");
+  if (!spec.models.count(s.model_key)) {
+    auto preset = load_preset(s.model_key);
+    if (!preset.ok()) {
+      std::vector<std::string> keys;
+      for (const auto& [key, m] : spec.models) keys.push_back(key);
+      std::string hint = closest_match(s.model_key, keys);
+      r.fail(node["model"], path + ".model",
+             "'" + s.model_key + "' is neither a key under models: nor a preset" +
+                 (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+    }
+    ModelSpec model;
+    model.key = s.model_key;
+    model.arch = preset.value();
+    model.line = node["model"].Mark().line + 1;
+    spec.models[s.model_key] = model;
+  }
+  const ModelArch& arch = spec.models[s.model_key].arch;
+  bool llm = arch.kind == ModelKind::decoder;
+
+  read_traffic(r, node, path, base_dir, arch, llm, s);
+  if (node["tokens"]) {
+    const YAML::Node tokens = node["tokens"];
+    r.check_keys(tokens, path + ".tokens", {"input", "output"});
+    if (tokens["input"]) s.input_tokens = read_tokens(r, tokens["input"], path + ".tokens.input");
+    if (tokens["output"]) s.output_tokens = read_tokens(r, tokens["output"], path + ".tokens.output");
+  }
+  if (llm && (s.input_tokens.sample.empty() || s.output_tokens.sample.empty()))
+    r.fail(node, path + ".tokens", "an LLM service needs tokens.input and tokens.output (or a trace)");
+  if (!llm && s.input_tokens.sample.empty()) {
+    double tokens = arch.kind == ModelKind::encoder && arch.patch_size == 0 ? 128 : 0;
+    s.input_tokens = distribution_from(tokens, std::nullopt);
+  }
+
+  // Planning needs targets; simulating a given deployment does not (require_slos says which).
+  if (!node["slo"] && !node["deployment"])
+    r.fail(node, path + ".slo", llm ? "required: ttft_p99_s and tpot_p99_s" : "required: latency_p99_s");
+  if (const YAML::Node slo = node["slo"]) {
+    s.slo_given = true;
+    r.check_keys(slo, path + ".slo", {"latency_p99_s", "latency_p50_s", "ttft_p99_s", "tpot_p99_s", "e2e_p99_s"});
+    auto seconds = [&](const char* key) -> std::optional<double> {
+      if (!slo[key]) return std::nullopt;
+      return r.number(slo[key], path + ".slo." + key, 1e-6, 86400);
+    };
+    s.slo.latency_p99_s = seconds("latency_p99_s");
+    s.slo.latency_p50_s = seconds("latency_p50_s");
+    s.slo.ttft_p99_s = seconds("ttft_p99_s");
+    s.slo.tpot_p99_s = seconds("tpot_p99_s");
+    s.slo.e2e_p99_s = seconds("e2e_p99_s");
+    if (llm && !s.slo.ttft_p99_s && !s.slo.tpot_p99_s && !s.slo.e2e_p99_s)
+      r.fail(slo, path + ".slo", "an LLM service needs ttft_p99_s, tpot_p99_s or e2e_p99_s");
+    if (!llm && !s.slo.latency_p99_s && !s.slo.latency_p50_s)
+      r.fail(slo, path + ".slo", "needs latency_p99_s (or latency_p50_s)");
+    if (!llm && (s.slo.ttft_p99_s || s.slo.tpot_p99_s))
+      r.fail(slo, path + ".slo", "ttft/tpot apply to LLM services; this model is not a decoder");
+  }
+  if (!s.traffic.client_timeout_given) s.traffic.client_timeout_s = default_client_timeout_s(s.slo);
+
+  if (node["batching"]) {
+    std::string batching = r.text(node["batching"], path + ".batching");
+    if (batching == "none") s.batching = Batching::none;
+    else if (batching == "dynamic") s.batching = Batching::dynamic;
+    else if (batching == "continuous") s.batching = Batching::continuous;
+    else if (batching == "auto") s.batching = Batching::automatic;
+    else if (batching == "static") r.fail(node["batching"], path + ".batching", "static batching is simulated (gpuwise simulate), not planned; use dynamic");
+    else r.fail(node["batching"], path + ".batching", "one of none, dynamic, continuous, auto");
+    if (s.batching == Batching::continuous && !llm)
+      r.fail(node["batching"], path + ".batching", "continuous batching applies to LLMs; use dynamic");
+    if (s.batching == Batching::dynamic && llm)
+      r.fail(node["batching"], path + ".batching", "LLMs batch continuously; use continuous or none");
+  }
+  if (node["max_batch"]) s.max_batch = static_cast<int>(r.number(node["max_batch"], path + ".max_batch", 1, 65536));
+  if (node["min_replicas"]) {
+    s.min_replicas = static_cast<int>(r.number(node["min_replicas"], path + ".min_replicas", 1, 100000));
+    s.min_replicas_given = true;
+  }
+  if (node["interruptible"]) s.interruptible = r.flag(node["interruptible"], path + ".interruptible");
+  read_deployment(r, node, path, base_dir, arch, llm, s);
+  read_scaling(r, node, path, base_dir, arch, llm, s);
+  if (!s.traffic.profile.empty() && s.arrivals.process == "poisson") s.arrivals.process = "curve";
+  return s;
+}
+
+}  // namespace gw::spec_reading

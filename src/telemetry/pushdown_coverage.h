@@ -1,0 +1,52 @@
+// The hourly-coverage arithmetic of the Prometheus push-down (telemetry/prometheus_client.cc):
+// which span a series' hourly sums stand for, where they may hide a gap, and an hour summarized
+// from raw samples; with the PromQL quoting and series ids the queries use.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "telemetry/aggregate.h"
+#include "telemetry/readers.h"
+
+namespace gw::pushdown {
+
+// A PromQL string literal.
+std::string quoted(const std::string& text);
+
+// The series' id from the labels gpuwise keeps, and the matchers that select it again.
+std::string series_id(const std::vector<std::pair<std::string, std::string>>& metric, Labels& labels, std::string* matchers = nullptr);
+
+struct PushedCoverage {
+  std::vector<double> covered_s;  // per hour
+  long long gaps = 0;
+  double gap_s = 0;
+};
+
+// An hour's span between its first and last samples, and the intervals in it.
+struct HourSpan {
+  double span_s, intervals;
+};
+
+// Intervals between an hour's samples: a first sample at or before the hour's start is the
+// previous hour's last (seen through the lookback), one interval more.
+double hour_intervals(double samples, double first_s, double hour_start_s);
+
+// The time a series' hourly summaries stand for, by the files' rule as far as hourly sums allow:
+// in each hour a sample stands for the hour's mean spacing (the span between its first and last
+// samples per interval), at most 3x the series' median spacing, and the hour for no more than the
+// minutes in which Prometheus saw the series fresh. What the series' span holds beyond is gaps.
+PushedCoverage pushed_coverage(const std::vector<TelemetryAggregator::HourSummary>& hours, const std::vector<double>& fresh_s);
+
+// How much of a series' span its hourly sums cannot place: in each hour, the span its samples
+// stand for beyond as many intervals of the series' shortest hourly spacing, where that is more
+// than three such spacings (room for an interval the files' rule would cut as a gap: an interval
+// longer than the cap is invisible in an hour's mean spacing). 0: every hour is regular.
+double hidden_gap_room_s(const std::vector<HourSpan>& hours);
+
+// An hour's summary from its raw samples (an hour holding impossible values): the measurements
+// only, their exact idle count and memory p95; returns how many samples were out of range.
+long long summarize_hour(const std::vector<TelemetrySample>& raw, TelemetryAggregator::HourSummary& h);
+
+}  // namespace gw::pushdown
