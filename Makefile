@@ -1,7 +1,9 @@
 # gpuwise: `make demo` and `make test` are the two set-up commands; both install what is
 # missing (scripts/bootstrap), build, and run.
 BUILD ?= build
-BUILD_TYPE ?= RelWithDebInfo
+# One GCC build serves the tests, the demo, the Python module and the package check: Release, as a
+# packager builds it (with the tests and -Werror on top), so CI compiles the project once with GCC.
+BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 # ccache hits across checkouts (CI builds a fresh clone in another folder): paths under the
 # checkout are hashed relative to it, and the build folder is left out of the hash.
@@ -16,7 +18,7 @@ bootstrap:
 	@scripts/bootstrap
 
 configure: bootstrap
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGPUWISE_WERROR=ON -DGPUWISE_SHARED=OFF >/dev/null
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGPUWISE_WERROR=ON -DGPUWISE_SHARED=ON >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -28,19 +30,20 @@ test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory package-check
 
-# As a packager builds it (Release, no -Werror, no tests): installed into a scratch prefix,
-# examples/embed built against the installed package, the .deb made, unpacked and run.
-package-check: bootstrap
-	@scripts/package_check $(BUILD)-release
+# The packager's configuration checked (Release, no -Werror, no tests), then the package made from
+# the Release build's objects: installed into a scratch prefix, examples/embed built against the
+# installed package, the .deb made, unpacked and run.
+package-check: configure
+	@scripts/package_check $(BUILD)
 
-# The Python package in $(BUILD)-release/python (the Release build package-check makes: the
-# module needs the shared library's position-independent objects).
-python: bootstrap
-	@cmake -S . -B $(BUILD)-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DGPUWISE_BENCH=OFF >/dev/null
-	@cmake --build $(BUILD)-release -j $(JOBS) --target gpuwise gpuwise_python
-	@echo "PYTHONPATH=$(BUILD)-release/python python3 -c 'import gpuwise'"
+# The Python package in $(BUILD)/python (the module needs the shared library's
+# position-independent objects, which the Release build makes).
+python: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target gpuwise gpuwise_python
+	@echo "PYTHONPATH=$(BUILD)/python python3 -c 'import gpuwise'"
 
-# A Release build with clang (warnings as errors), the tool planning the demo.
+# A Release build with clang (warnings as errors), the tool planning the demo. CI leaves it out:
+# the fuzz build compiles every source of the tool with clang and -Werror, and runs the demo.
 release-clang: bootstrap
 	@CC=clang CXX=clang++ cmake -S . -B $(BUILD)-release-clang -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
 	  -DGPUWISE_BENCH=OFF -DGPUWISE_WERROR=ON >/dev/null
@@ -55,13 +58,15 @@ test-asan: bootstrap
 	@cmake --build $(BUILD)-asan -j $(JOBS) --target gpuwise gpuwise_tests gpuwise_vidur_side_by_side gpuwise_training_accuracy gpuwise_operator_accuracy
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
 
-# libFuzzer targets for every reader (clang, with ASan and UBSan), each run FUZZ_SECONDS.
+# libFuzzer targets for every reader (clang, with ASan and UBSan), each run FUZZ_SECONDS; the tool
+# itself built the same way plans the demo (the project's clang build).
 FUZZ_SECONDS ?= 300
 FUZZ_SEED ?= 0
 fuzz: bootstrap
 	@CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWISE_BENCH=OFF -DGPUWISE_WERROR=ON -DGPUWISE_SHARED=OFF \
 	  -DGPUWISE_FUZZ=ON >/dev/null
-	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_targets
+	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_targets gpuwise
+	@./$(BUILD)-fuzz/gpuwise plan examples/chat-azure.yaml --no-simulate | tail -1
 	@FUZZ_SEED=$(FUZZ_SEED) fuzz/run $(BUILD)-fuzz $(FUZZ_SECONDS)
 
 bench: configure
@@ -76,7 +81,7 @@ bench: configure
 	./$(BUILD)/gpuwise_vidur_side_by_side bench/profiles/vidur-7d47513 examples/traces/azure-llm-2023-conv.csv bench/vidur_reference.csv
 	bench/telemetry_vs_duckdb.sh $(BUILD) 10000000
 	-./$(BUILD)/gpuwise_screen_vs_simulation examples  # exits 1 while the LLM screen is over 15% from the simulation
-	$(MAKE) --no-print-directory python && PYTHONPATH=$(BUILD)-release/python /usr/bin/python3 bench/python_sweep.py
+	$(MAKE) --no-print-directory python && PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/python_sweep.py
 	./$(BUILD)/gpuwise_perf_accuracy bench/perf_measurements.csv  # last: exits 1 while (b) misses its budget
 
 clean:

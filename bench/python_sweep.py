@@ -4,7 +4,7 @@ gpuwise.simulate, in one process on the Azure conversation trace: prints the wal
 and their ratio, and exits 1 when the sweep takes more than 0.65 of the sum of single runs on a
 machine with 2 or more cores (ideal: 1 / cores).
 
-    PYTHONPATH=build-release/python python3 bench/python_sweep.py [REQUESTS]
+    PYTHONPATH=build/python python3 bench/python_sweep.py [REQUESTS]
 """
 import os
 import sys

@@ -19,7 +19,7 @@ import pytest
 import gpuwise
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BINARY = os.environ.get("GPUWISE_BINARY", os.path.join(ROOT, "build-release", "gpuwise"))
+BINARY = os.environ.get("GPUWISE_BINARY", os.path.join(ROOT, "build", "gpuwise"))
 EXAMPLES = os.path.join(ROOT, "examples")
 
 
