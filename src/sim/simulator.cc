@@ -9,143 +9,15 @@
 #include <fmt/format.h>
 
 #include "core/cancel.h"
+#include "sim/replica_state.h"
+#include "sim/sim_event.h"
+#include "sim/sim_request.h"
 
 namespace gw {
 
 namespace {
 
-// Where an LLM request is on its replica.
-enum class Stage : unsigned char { queued, prefilling, decoding, swapped };
-
-struct Request {
-  double arrival = 0, scheduled = -1, first_token = -1;
-  double input = 0, output = 0;
-  // Continuous batching state.
-  double prompt = 0;           // tokens to (re)compute at admission: input + tokens generated before a preemption
-  double prefill_left = 0;
-  double generated = 0;        // output tokens produced so far; never lost to a preemption
-  double generated_at_join = 0;
-  double length = 0;           // tokens in the KV cache when it joined decoding (or was swapped out)
-  long long blocks = 0;        // blocks held while prefilling (and, under orca, throughout)
-  long long join_step = 0;     // the replica's decode-step counter when it joined decoding
-  long long arrival_order = 0; // arrival sequence number: vLLM v0 and Sarathi preempt the latest
-  int phase = 0;
-  Stage stage = Stage::queued;
-  bool live = false;
-  unsigned version = 0;        // grows at every preemption and release: stale heap entries never match
-  int replica = -1;
-};
-
-// Request slots reused after completion. A slot's version only grows, so an entry left in a
-// heap by an earlier occupant never matches the next one.
-class RequestPool {
- public:
-  int add(const Request& r) {
-    int id;
-    if (!free_.empty()) {
-      id = free_.back();
-      free_.pop_back();
-    } else {
-      id = static_cast<int>(slots_.size());
-      slots_.emplace_back();
-    }
-    Request& slot = slots_[static_cast<size_t>(id)];
-    unsigned version = slot.version;
-    slot = r;
-    slot.version = version;
-    slot.live = true;
-    return id;
-  }
-  Request& operator[](int id) { return slots_[static_cast<size_t>(id)]; }
-  void release(int id) {
-    Request& slot = slots_[static_cast<size_t>(id)];
-    slot.version++;
-    slot.live = false;
-    free_.push_back(id);
-  }
-  size_t size() const { return slots_.size(); }
-
- private:
-  std::vector<Request> slots_;
-  std::vector<int> free_;
-};
-
-enum class EventKind { step_done = 0, timeout = 1, sample = 2, replica_ready = 3, node_ready = 4, arrival = 5, scale_tick = 6,
-                       outage = 7, outage_over = 8, expire = 9 };
-
-// A replica slot's life under autoscaling; without it every replica is ready throughout.
-enum class Life { off, starting, ready, draining };
-
-struct Event {
-  double time;
-  int kind;
-  int replica;
-  unsigned long long sequence;
-  unsigned version;
-  bool operator>(const Event& other) const {
-    if (time != other.time) return time > other.time;
-    if (kind != other.kind) return kind > other.kind;
-    return sequence > other.sequence;
-  }
-};
-
-struct DecodeEntry {
-  long long finish_step;
-  int id;
-  unsigned version;
-  bool operator>(const DecodeEntry& other) const {
-    if (finish_step != other.finish_step) return finish_step > other.finish_step;
-    return id > other.id;
-  }
-};
-
-// A running request by preemption order: the largest key goes first (the latest arrival under
-// vLLM v0 and Sarathi, the latest admitted under vLLM v1).
-struct VictimEntry {
-  long long key;
-  int id;
-  unsigned version;
-  bool operator<(const VictimEntry& other) const { return key < other.key; }
-};
-
-struct ReplicaState {
-  const ReplicaConfig* config = nullptr;
-  size_t index = 0;                        // in the simulation's replicas and loads
-  const LlmStepScheduler* scheduler = nullptr;  // LLM replicas
-  std::unique_ptr<ClassicBatcher> batcher;      // classic replicas
-  Life life = Life::ready;                 // set through Simulation::set_life (loads mirror it)
-  unsigned life_version = 0;     // invalidates a pending ready event when a start is cancelled
-  int outage = -1;               // the outage this replica is lost to, while it lasts
-  double busy_observed = 0;      // busy seconds at the last scrape
-  double observed_since = 0;     // when the replica last became ready or was scraped
-  bool busy = false;
-  unsigned timer_version = 0;
-  std::deque<int> waiting;
-  // Classic batch in service.
-  std::vector<int> batch;
-  // Continuous batching.
-  std::deque<int> prefilling;                      // admitted, prompt not yet computed, in admission order
-  std::deque<int> swapped;                         // preempted to host memory, oldest first
-  std::priority_queue<DecodeEntry, std::vector<DecodeEntry>, std::greater<>> decoding;
-  std::priority_queue<VictimEntry> victims;        // running requests, the next to preempt on top
-  long long admissions = 0;                        // admission counter (vLLM v1's preemption order)
-  long long decoding_count = 0;
-  double context_sum = 0;                          // KV tokens of the decoding sequences
-  long long blocks_used = 0;
-  std::vector<long long> phase_count;              // decoding sequences by the step they need a block in
-  long long decode_step = 0;                       // decode steps scheduled so far
-  double kv_block_s = 0;                           // blocks used x seconds, over steps
-  // The step in progress.
-  bool step_decodes = false;
-  std::vector<std::pair<int, double>> step_chunks;
-  double step_started = 0;
-  ReplicaStats stats;
-};
-
-// Continuous batching, or an LLM served one sequence at a time.
-bool is_llm(const ReplicaConfig& c) { return c.batching == SimBatching::continuous || (c.llm && c.batching == SimBatching::none); }
-
-long long blocks_for(double tokens, int block) { return blocks_for_tokens(tokens, block); }
+using namespace sim_detail;
 
 class Simulation {
   // Requests in the system at an arrival (the overload test reads them).

@@ -1,0 +1,67 @@
+// A request as the simulator carries it through a replica, and the pool of slots requests live
+// in (reused after completion, each slot's version growing so stale heap entries never match).
+// Internal to src/sim.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace gw::sim_detail {
+
+// Where an LLM request is on its replica.
+enum class Stage : unsigned char { queued, prefilling, decoding, swapped };
+
+struct Request {
+  double arrival = 0, scheduled = -1, first_token = -1;
+  double input = 0, output = 0;
+  // Continuous batching state.
+  double prompt = 0;           // tokens to (re)compute at admission: input + tokens generated before a preemption
+  double prefill_left = 0;
+  double generated = 0;        // output tokens produced so far; never lost to a preemption
+  double generated_at_join = 0;
+  double length = 0;           // tokens in the KV cache when it joined decoding (or was swapped out)
+  long long blocks = 0;        // blocks held while prefilling (and, under orca, throughout)
+  long long join_step = 0;     // the replica's decode-step counter when it joined decoding
+  long long arrival_order = 0; // arrival sequence number: vLLM v0 and Sarathi preempt the latest
+  int phase = 0;
+  Stage stage = Stage::queued;
+  bool live = false;
+  unsigned version = 0;        // grows at every preemption and release: stale heap entries never match
+  int replica = -1;
+};
+
+// Request slots reused after completion. A slot's version only grows, so an entry left in a
+// heap by an earlier occupant never matches the next one.
+class RequestPool {
+ public:
+  int add(const Request& r) {
+    int id;
+    if (!free_.empty()) {
+      id = free_.back();
+      free_.pop_back();
+    } else {
+      id = static_cast<int>(slots_.size());
+      slots_.emplace_back();
+    }
+    Request& slot = slots_[static_cast<std::size_t>(id)];
+    unsigned version = slot.version;
+    slot = r;
+    slot.version = version;
+    slot.live = true;
+    return id;
+  }
+  Request& operator[](int id) { return slots_[static_cast<std::size_t>(id)]; }
+  void release(int id) {
+    Request& slot = slots_[static_cast<std::size_t>(id)];
+    slot.version++;
+    slot.live = false;
+    free_.push_back(id);
+  }
+  std::size_t size() const { return slots_.size(); }
+
+ private:
+  std::vector<Request> slots_;
+  std::vector<int> free_;
+};
+
+}  // namespace gw::sim_detail
