@@ -125,7 +125,10 @@ TEST(Cli, OutputFileIsWholeOrAbsent) {
   CliRun good = run({"fit", "gpt2", "--format", "json", "-o", out});
   ASSERT_EQ(good.code, 0) << good.err;
   std::ifstream in(out);
-  EXPECT_NO_THROW((void)nlohmann::json::parse(in));
+  EXPECT_NO_THROW({
+    nlohmann::json parsed = nlohmann::json::parse(in);
+    (void)parsed;
+  });
   // An output path equal to the input is refused.
   std::string config = temp_path("same.json");
   std::ofstream(config) << R"({"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 2, "n_positions": 128, "vocab_size": 100})";
