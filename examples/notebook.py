@@ -3,7 +3,7 @@
 simulator on every core, price each configuration from the catalog, and plot cost against p99
 time to first token into a PNG.
 
-    PYTHONPATH=build-release/python python3 examples/notebook.py [OUT.png]
+    PYTHONPATH=build/python python3 examples/notebook.py [OUT.png]
 """
 import os
 import sys
