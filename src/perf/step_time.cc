@@ -38,6 +38,12 @@ double distinct_experts(const ModelArch& arch, double tokens) {
   return e * (1.0 - std::pow(1.0 - k / e, std::max(tokens, 0.0)));
 }
 
+// A routed expert's MLP: the layer's dimensions at the experts' width.
+LayerDims routed_expert_dims(const ModelArch& arch, LayerDims dims) {
+  dims.ffn = arch.moe_intermediate_size > 0 ? arch.moe_intermediate_size : arch.intermediate_size;
+  return dims;
+}
+
 double weight_element_bytes(Precision precision) {
   if (precision == Precision::int4 || precision == Precision::fp4) return (4.0 + 20.0 / 128) / 8;
   if (precision == Precision::tf32) return 4;
@@ -133,8 +139,7 @@ double layers_by_operator_s(const ModelArch& arch, const PerfSetup& setup, doubl
   // measured or by the roofline), in one fused kernel per matrix (vLLM's fused_moe,
   // TensorRT-LLM's grouped GEMM): the GEMMs' launch is paid once, not once per expert, and one
   // activation runs over every routed row.
-  LayerDims expert = dims;
-  expert.ffn = arch.moe_intermediate_size > 0 ? arch.moe_intermediate_size : arch.intermediate_size;
+  const LayerDims expert = routed_expert_dims(arch, dims);
   const double hit = std::max(1.0, distinct_experts(arch, tokens));
   const double routed_rows = tokens * arch.experts_per_token;
   const OperatorRoofline& fitted = model.roofline(device);
@@ -260,7 +265,7 @@ StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_s
   LayerDims mlp_dims = dims;
   double mlp_tokens = tokens;
   if (arch.is_moe()) {
-    mlp_dims.ffn = arch.moe_intermediate_size > 0 ? arch.moe_intermediate_size : arch.intermediate_size;
+    mlp_dims = routed_expert_dims(arch, dims);
     mlp_tokens = tokens * arch.experts_per_token / std::max(1.0, distinct_experts(arch, tokens));
   }
   bool layers_compute_bound = roofline.gemm_compute_bound(operator_shape(LayerOperator::mlp_up_proj, mlp_dims), mlp_tokens,
