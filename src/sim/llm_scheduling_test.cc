@@ -3,6 +3,8 @@
 // conversation trace on Llama-2-70B without chunked prefill (whose KV use once fell to -69.9).
 #include <gtest/gtest.h>
 
+#include "sim/linear_step_timer_test.h"
+
 #include <fmt/format.h>
 
 #include "catalog/catalog.h"
@@ -13,14 +15,8 @@
 namespace gw {
 namespace {
 
-// A step costs a fixed part plus a part per token: enough to order events, cheap to evaluate.
-class LinearStepTimer final : public LlmStepTimer {
- public:
-  double step_time_s(double decode, double, double prefill, double, double) const override {
-    return 0.010 + 1e-4 * decode + 2e-5 * prefill;
-  }
-  double kv_bytes_per_token() const override { return 1e5; }
-};
+using testing_support::LinearStepTimer;
+
 
 long long pick(Rng& rng, long long n) { return std::min(n - 1, static_cast<long long>(rng.uniform() * static_cast<double>(n))); }
 

@@ -1,6 +1,6 @@
 // One replica's state in the simulator: its queue, the classic batch in service, and for LLMs
 // the continuous batch (prefilling, decoding by finish step, swapped, preemption order) with its
-// KV block counts. Internal to src/sim.
+// KV cache. Internal to src/sim.
 #pragma once
 
 #include <deque>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/batching.h"
+#include "sim/kv_cache.h"
 #include "sim/llm_step_scheduler.h"
 #include "sim/sim_event.h"
 #include "sim/simulator.h"
@@ -58,10 +59,8 @@ struct ReplicaState {
   long long admissions = 0;                        // admission counter (vLLM v1's preemption order)
   long long decoding_count = 0;
   double context_sum = 0;                          // KV tokens of the decoding sequences
-  long long blocks_used = 0;
-  std::vector<long long> phase_count;              // decoding sequences by the step they need a block in
+  KvCache kv;
   long long decode_step = 0;                       // decode steps scheduled so far
-  double kv_block_s = 0;                           // blocks used x seconds, over steps
   // The step in progress.
   bool step_decodes = false;
   std::vector<std::pair<int, double>> step_chunks;
@@ -71,7 +70,5 @@ struct ReplicaState {
 
 // Continuous batching, or an LLM served one sequence at a time.
 inline bool is_llm(const ReplicaConfig& c) { return c.batching == SimBatching::continuous || (c.llm && c.batching == SimBatching::none); }
-
-inline long long blocks_for(double tokens, int block) { return blocks_for_tokens(tokens, block); }
 
 }  // namespace gw::sim_detail

@@ -1,6 +1,11 @@
-// The simulator's events, ordered by time, then kind, then the order they were pushed; and a
-// replica slot's life under autoscaling. Internal to src/sim.
+// The simulator's events and their queue (the clock reads the earliest), ordered by time, then
+// kind, then the order they were pushed; and a replica slot's life under autoscaling. Internal
+// to src/sim.
 #pragma once
+
+#include <functional>
+#include <queue>
+#include <vector>
 
 namespace gw::sim_detail {
 
@@ -21,6 +26,27 @@ struct Event {
     if (kind != other.kind) return kind > other.kind;
     return sequence > other.sequence;
   }
+};
+
+// Pending events, earliest first. Ties in time go by kind (a step that ends frees its replica
+// before an arrival at the same instant is routed), then in the order they were pushed, so a run
+// never depends on the heap's layout.
+class EventQueue {
+ public:
+  void push(Event e) {
+    e.sequence = ++sequence_;
+    heap_.push(e);
+  }
+  bool empty() const { return heap_.empty(); }
+  Event pop() {
+    Event e = heap_.top();
+    heap_.pop();
+    return e;
+  }
+
+ private:
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> heap_;
+  unsigned long long sequence_ = 0;
 };
 
 }  // namespace gw::sim_detail

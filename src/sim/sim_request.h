@@ -51,6 +51,7 @@ class RequestPool {
     return id;
   }
   Request& operator[](int id) { return slots_[static_cast<std::size_t>(id)]; }
+  const Request& operator[](int id) const { return slots_[static_cast<std::size_t>(id)]; }
   void release(int id) {
     Request& slot = slots_[static_cast<std::size_t>(id)];
     slot.version++;

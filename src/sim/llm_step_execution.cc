@@ -1,0 +1,381 @@
+#include "sim/llm_step_execution.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace gw::sim_detail {
+
+// The scheduler's operations on one replica while it builds a step.
+class LlmStepExecution::StepBuilder final : public LlmStepBuilder {
+ public:
+  StepBuilder(LlmStepExecution& steps, ReplicaState& r, double t) : steps_(steps), r_(r), t_(t) {}
+  long long decoding() const override { return r_.decoding_count; }
+  bool has_swapped() const override { return !r_.swapped.empty(); }
+  bool has_prompt_chunks() const override { return !r_.step_chunks.empty(); }
+  bool preempted() const override { return steps_.preempted_now_; }
+  int token_budget() const override { return r_.config->token_budget; }
+  long long make_room_for_decodes() override { return steps_.make_room_for_decodes(r_); }
+  long long swap_in() override { return steps_.swap_in(r_); }
+  void decode_running() override { r_.step_decodes = r_.decoding_count > 0; }
+  void continue_prefills(double& budget, long long reserved) override { steps_.continue_prefills(r_, budget, reserved); }
+  void admit_whole() override {
+    double budget = 0;
+    long long reserved = 0;
+    steps_.admit(r_, t_, false, budget, reserved);
+  }
+  void admit_chunked(double& budget, long long& reserved) override { steps_.admit(r_, t_, true, budget, reserved); }
+
+ private:
+  LlmStepExecution& steps_;
+  ReplicaState& r_;
+  double t_;
+};
+
+std::optional<StepStart> LlmStepExecution::start_step(ReplicaState& r, double t) {
+  const ReplicaConfig& c = *r.config;
+  swap_tokens_now_ = 0;
+  long long new_blocks = 0;
+  // A round that preempted or rejected every running request builds the step again: the
+  // queues it changed may run now (each round empties the running set or stops).
+  for (int round = 0; round < 4; ++round) {
+    const long long rejected_before = rejections_;
+    new_blocks = build_step(r, t);
+    if (r.step_decodes || !r.step_chunks.empty() || (!preempted_now_ && rejections_ == rejected_before)) break;
+  }
+  if (!r.step_decodes && r.step_chunks.empty()) return std::nullopt;  // nothing to do: idle
+  double prefill_tokens = 0, attended = 0, completing = 0;
+  for (auto [id, chunk] : r.step_chunks) {
+    const Request& q = pool_[id];
+    double done = q.prompt - q.prefill_left;
+    attended += chunk * done + chunk * chunk / 2;
+    prefill_tokens += chunk;
+    if (chunk >= q.prefill_left) ++completing;
+  }
+  double decode_n = r.step_decodes ? static_cast<double>(r.decoding_count) : 0;
+  // Each decoding sequence attends to its KV and the token it writes now.
+  double context = r.step_decodes ? r.context_sum + decode_n : 0;
+  double duration = c.llm->step_time_s(decode_n, context, prefill_tokens, attended, decode_n + completing);
+  if (step_sample_every_ > 0 && steps_++ % step_sample_every_ == 0)
+    step_samples_.push_back({static_cast<int>(r.index), decode_n, context, prefill_tokens, attended, decode_n + completing});
+  if (swap_tokens_now_ > 0 && c.swap_bytes_per_s > 0)
+    duration += swap_tokens_now_ * c.llm->kv_bytes_per_token() / c.swap_bytes_per_s;
+  if (r.step_decodes) {
+    // The blocks this step's tokens go into are allocated now, as the engine does before it runs.
+    if (r.scheduler->paged()) r.kv.allocate(new_blocks);
+    r.context_sum += decode_n;
+    r.decode_step++;
+    tokens_emitted_ += decode_n;
+  }
+  r.kv.accrue(duration);
+  return StepStart{duration, static_cast<size_t>(decode_n) + r.step_chunks.size()};
+}
+
+void LlmStepExecution::finish_step(ReplicaState& r, double t) {
+  const bool paged = r.scheduler->paged();
+  if (r.step_decodes) {
+    // Every decoding sequence produced a token; those with all their tokens are done.
+    while (!r.decoding.empty() && r.decoding.top().finish_step <= r.decode_step) {
+      DecodeEntry entry = r.decoding.top();
+      r.decoding.pop();
+      Request& q = pool_[entry.id];
+      if (!q.live || q.version != entry.version || q.stage != Stage::decoding) continue;  // preempted since
+      double tokens = kv_tokens(r, q);
+      if (paged) r.kv.leave(q.phase);
+      r.decoding_count--;
+      r.context_sum -= tokens;
+      r.kv.release(paged ? r.kv.blocks_for(tokens) : q.blocks);
+      q.generated = q.output;
+      exits_.complete(entry.id, t);
+    }
+  }
+  // Prompt chunks done; finished prompts emit their first token and start decoding.
+  for (auto [id, chunk] : r.step_chunks) {
+    Request& q = pool_[id];
+    q.prefill_left -= chunk;
+    if (q.prefill_left > 1e-9) continue;
+    r.prefilling.erase(std::find(r.prefilling.begin(), r.prefilling.end(), id));
+    if (q.first_token < 0) q.first_token = t;
+    q.generated += 1;  // the first token, or the next one after a recompute
+    tokens_emitted_ += 1;
+    if (q.generated >= q.output) {
+      r.kv.release(q.blocks);
+      q.stage = Stage::queued;
+      exits_.complete(id, t);
+      continue;
+    }
+    join_decoding(r, id, q.prompt);
+  }
+  r.step_chunks.clear();
+}
+
+// One round of the replica's scheduler: what runs in this step (decodes, prompt chunks),
+// preempting and admitting as the engine does. Returns the KV blocks the step's decode tokens need.
+long long LlmStepExecution::build_step(ReplicaState& r, double t) {
+  r.step_chunks.clear();
+  r.step_decodes = false;
+  preempted_now_ = false;
+  StepBuilder step(*this, r, t);
+  return r.scheduler->build_step(step);
+}
+
+// Free blocks a scheduler keeps back when admitting.
+long long LlmStepExecution::watermark_blocks(const ReplicaState& r) const {
+  return r.scheduler->watermark_blocks(r.config->watermark_fraction, r.kv.capacity_blocks());
+}
+
+long long LlmStepExecution::blocks_to_admit(const ReplicaState& r, const Request& q, double chunk) const {
+  return r.scheduler->admission_blocks(q.prompt, q.input + q.output, chunk, r.kv.block_tokens(), r.config->max_sequence_tokens);
+}
+
+// Admits waiting requests, oldest first, while sequence slots, tokens and blocks remain.
+// chunked: prompts may be cut to the budget; otherwise whole (the first of a step may exceed
+// the budget, as on a server whose budget covers its longest prompt).
+void LlmStepExecution::admit(ReplicaState& r, double t, bool chunked, double& budget, long long& reserved) {
+  const ReplicaConfig& c = *r.config;
+  const long long max_sequences = c.batching == SimBatching::none ? 1 : std::max(1, c.max_batch);
+  const long long watermark = watermark_blocks(r);
+  const long long capacity = r.kv.capacity_blocks();
+  const bool budgeted = r.scheduler->budgets_tokens();
+  if (!chunked) budget = c.token_budget;
+  while (!r.waiting.empty() && r.decoding_count + static_cast<long long>(r.prefilling.size()) < max_sequences) {
+    int id = r.waiting.front();
+    Request& q = pool_[id];
+    if (exits_.expired(q, t)) {
+      r.waiting.pop_front();
+      exits_.give_up(id, r);
+      continue;
+    }
+    if (blocks_to_admit(r, q, q.prompt) > capacity - watermark) {
+      // Never fits, even alone: a server rejects it; counted, never silently dropped.
+      r.waiting.pop_front();
+      reject(id, r);
+      continue;
+    }
+    double chunk = q.prompt;
+    if (chunked) {
+      if (budget < 1) break;
+      chunk = std::min(q.prompt, std::floor(budget));
+    } else if (budgeted && !r.step_chunks.empty() && chunk > budget) {
+      break;
+    }
+    long long need = blocks_to_admit(r, q, chunk);
+    if (r.kv.free_blocks() - reserved - need < watermark) break;
+    r.waiting.pop_front();
+    r.kv.allocate(need);
+    q.blocks = need;
+    q.prefill_left = q.prompt;
+    q.stage = Stage::prefilling;
+    if (q.scheduled < 0) q.scheduled = t;
+    r.prefilling.push_back(id);
+    add_victim(r, id);
+    budget -= chunk;
+    r.step_chunks.emplace_back(id, chunk);
+  }
+}
+
+// Prompts admitted earlier go on, chunk by chunk, in admission order.
+void LlmStepExecution::continue_prefills(ReplicaState& r, double& budget, long long reserved) {
+  const int block = r.kv.block_tokens();
+  for (int id : r.prefilling) {
+    if (budget < 1) break;
+    Request& q = pool_[id];
+    double chunk = std::min(q.prefill_left, std::floor(budget));
+    if (r.scheduler->allocates_as_scheduled()) {
+      // Blocks for the tokens scheduled now, as far as free blocks go.
+      double done = q.prompt - q.prefill_left;
+      long long free = r.kv.free_blocks() - reserved;
+      chunk = std::min(chunk, static_cast<double>((q.blocks + free) * block) - done);
+      if (chunk < 1) break;
+      long long need = r.kv.blocks_for(done + chunk) - q.blocks;
+      r.kv.allocate(need);
+      q.blocks += need;
+    }
+    budget -= chunk;
+    r.step_chunks.emplace_back(id, chunk);
+  }
+}
+
+// Blocks the decoding sequences need for this step's tokens; preempts running requests in
+// the scheduler's order until they fit. Returns the blocks to allocate.
+long long LlmStepExecution::make_room_for_decodes(ReplicaState& r) {
+  if (!r.scheduler->paged() || r.decoding_count == 0) return 0;
+  long long new_blocks = r.kv.growing_at(r.decode_step);
+  while (r.decoding_count > 0 && r.kv.used_blocks() + new_blocks > r.kv.capacity_blocks()) {
+    int victim = next_victim(r);
+    if (victim < 0) break;
+    const Request& v = pool_[victim];
+    if (v.stage == Stage::decoding && r.kv.grows_at(r.decode_step, v.phase)) new_blocks--;  // its growth was counted
+    preempt(r, victim);
+  }
+  return new_blocks;
+}
+
+// Swapped-out sequences come back, oldest first, while their blocks (and this step's token)
+// fit above the watermark; they decode in this step. Returns their new blocks for the step.
+long long LlmStepExecution::swap_in(ReplicaState& r) {
+  const ReplicaConfig& c = *r.config;
+  const int block = r.kv.block_tokens();
+  const long long max_sequences = std::max(1, c.max_batch);
+  const long long limit = r.kv.capacity_blocks() - watermark_blocks(r);
+  long long pending = r.decoding_count > 0 ? r.kv.growing_at(r.decode_step) : 0;
+  long long added = 0;
+  while (!r.swapped.empty() && r.decoding_count + static_cast<long long>(r.prefilling.size()) < max_sequences) {
+    int id = r.swapped.front();
+    Request& q = pool_[id];
+    long long held = r.kv.blocks_for(q.length);
+    long long grow = static_cast<long long>(q.length) % block == 0 ? 1 : 0;
+    if (held + grow > limit) {
+      // Grew past what the cache can hold even alone: a server fails it; counted.
+      r.swapped.pop_front();
+      reject(id, r);
+      continue;
+    }
+    if (r.kv.used_blocks() + pending + added + held + grow > limit) break;
+    r.swapped.pop_front();
+    r.kv.allocate(held);
+    swap_tokens_now_ += q.length;
+    join_decoding(r, id, q.length);
+    add_victim(r, id);
+    added += grow;
+  }
+  return added;
+}
+
+void LlmStepExecution::add_victim(ReplicaState& r, int id) {
+  const Request& q = pool_[id];
+  long long key = r.scheduler->preempts_latest_admitted() ? ++r.admissions : q.arrival_order;
+  r.victims.push({key, id, q.version});
+  const size_t running = static_cast<size_t>(r.decoding_count) + r.prefilling.size();
+  if (r.victims.size() > 2 * running + 64) {
+    // Drop entries of requests that finished or were preempted since.
+    std::vector<VictimEntry> live;
+    while (!r.victims.empty()) {
+      VictimEntry e = r.victims.top();
+      r.victims.pop();
+      if (is_running(e)) live.push_back(e);
+    }
+    r.victims = std::priority_queue<VictimEntry>(std::less<VictimEntry>(), std::move(live));
+  }
+}
+
+bool LlmStepExecution::is_running(const VictimEntry& e) const {
+  const Request& q = pool_[e.id];
+  return q.live && q.version == e.version && (q.stage == Stage::prefilling || q.stage == Stage::decoding);
+}
+
+int LlmStepExecution::next_victim(ReplicaState& r) {
+  while (!r.victims.empty()) {
+    VictimEntry e = r.victims.top();
+    r.victims.pop();
+    if (is_running(e) && pool_[e.id].replica == static_cast<int>(r.index)) return e.id;
+  }
+  return -1;
+}
+
+void LlmStepExecution::join_decoding(ReplicaState& r, int id, double length) {
+  Request& q = pool_[id];
+  q.stage = Stage::decoding;
+  q.length = length;
+  q.join_step = r.decode_step;
+  q.generated_at_join = q.generated;
+  q.phase = r.kv.phase_of(q.join_step, length);
+  if (r.scheduler->paged()) r.kv.join(q.phase);
+  r.decoding_count++;
+  r.context_sum += length;
+  r.decoding.push({r.decode_step + static_cast<long long>(q.output - q.generated), id, q.version});
+}
+
+// Takes a running request off the replica: its KV is dropped (recompute: prompt and generated
+// tokens are prefilled again when it is readmitted, first in line) or moved to host (swap).
+void LlmStepExecution::preempt(ReplicaState& r, int id) {
+  Request& q = pool_[id];
+  double tokens = 0;
+  if (q.stage == Stage::decoding) {
+    tokens = kv_tokens(r, q);
+    q.generated = q.generated_at_join + static_cast<double>(r.decode_step - q.join_step);
+    r.kv.leave(q.phase);
+    r.decoding_count--;
+    r.context_sum -= tokens;
+    r.kv.release(r.kv.blocks_for(tokens));
+  } else {
+    tokens = q.prompt - q.prefill_left;
+    r.prefilling.erase(std::find(r.prefilling.begin(), r.prefilling.end(), id));
+    r.kv.release(q.blocks);
+  }
+  q.version++;  // its heap entries are stale now
+  q.blocks = 0;
+  r.stats.preemptions++;
+  preempted_now_ = true;
+  if (r.config->preemption == Preemption::swap && q.stage == Stage::decoding) {
+    q.length = tokens;
+    q.stage = Stage::swapped;
+    r.swapped.push_back(id);
+    swap_tokens_now_ += tokens;
+    r.stats.swapped_tokens += static_cast<long long>(tokens);
+    return;
+  }
+  r.stats.recomputed_tokens += static_cast<long long>(tokens);
+  q.prompt = q.input + q.generated;
+  q.prefill_left = 0;
+  q.length = 0;
+  q.stage = Stage::queued;
+  r.waiting.push_front(id);
+}
+
+void LlmStepExecution::reject(int id, ReplicaState& r) {
+  ++rejections_;
+  exits_.reject(id, r);
+}
+
+std::string LlmStepExecution::check(const std::vector<ReplicaState>& replicas, double tokens_finished) const {
+  struct Held {
+    long long blocks = 0, decoding = 0, prefilling = 0;
+    double context = 0;
+  };
+  std::vector<Held> held(replicas.size());
+  double generated = 0;
+  for (size_t i = 0; i < pool_.size(); ++i) {
+    const Request& q = pool_[static_cast<int>(i)];
+    if (!q.live) continue;
+    if (q.replica < 0 || !is_llm(*replicas[static_cast<size_t>(q.replica)].config)) continue;
+    const auto& r = replicas[static_cast<size_t>(q.replica)];
+    Held& h = held[static_cast<size_t>(q.replica)];
+    double now = q.generated;
+    if (q.stage == Stage::prefilling) {
+      ++h.prefilling;
+      h.blocks += q.blocks;
+      if (q.prompt != q.input + q.generated)
+        return fmt::format("request {}: prompt {} is not input {} + generated {}", i, q.prompt, q.input, q.generated);
+    } else if (q.stage == Stage::decoding) {
+      ++h.decoding;
+      double tokens = kv_tokens(r, q);
+      h.blocks += r.scheduler->paged() ? r.kv.blocks_for(tokens) : q.blocks;
+      h.context += tokens;
+      now = q.generated_at_join + static_cast<double>(r.decode_step - q.join_step);
+      if (tokens + 1 != q.input + now)
+        return fmt::format("request {}: {} tokens in KV with {} input and {} generated", i, tokens, q.input, now);
+    }
+    if (now < 0 || now > q.output) return fmt::format("request {}: {} of {} tokens generated", i, now, q.output);
+    generated += now;
+  }
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    const auto& r = replicas[i];
+    const Held& h = held[i];
+    if (!is_llm(*r.config)) continue;
+    if (std::string wrong = r.kv.check(h.blocks); !wrong.empty()) return fmt::format("replica {}: {}", i, wrong);
+    if (h.decoding != r.decoding_count || h.prefilling != static_cast<long long>(r.prefilling.size()))
+      return fmt::format("replica {}: {} decoding and {} prefilling counted, {} and {} found", i, r.decoding_count,
+                         r.prefilling.size(), h.decoding, h.prefilling);
+    if (std::abs(h.context - r.context_sum) > 1e-6 * std::max(1.0, h.context))
+      return fmt::format("replica {}: context {} counted, {} held", i, r.context_sum, h.context);
+  }
+  // Tokens are conserved across preemptions: what steps emitted is what requests have.
+  if (std::abs(tokens_emitted_ - generated - tokens_finished) > 0.5)
+    return fmt::format("steps emitted {} tokens; requests hold {} and finished ones took {}", tokens_emitted_, generated,
+                       tokens_finished);
+  return {};
+}
+
+}  // namespace gw::sim_detail

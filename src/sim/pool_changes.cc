@@ -1,0 +1,189 @@
+// How the pool changes under the requests: the autoscaler's ticks applied (slots woken, started,
+// cancelled, drained, and steady windows replayed), replicas becoming ready and stopping, and
+// nodes lost to outages with their work handed on.
+#include <algorithm>
+
+#include "sim/simulation.h"
+
+namespace gw::sim_detail {
+
+// A replica serves (again): its duty cycle is measured from now.
+void Simulation::serve_again(ReplicaState& r, double t) {
+  set_life(r, Life::ready);
+  ++ready_;
+  r.observed_since = t;
+  r.busy_observed = r.stats.busy_s + (r.busy ? t - r.step_started : 0);
+}
+
+// Autoscaling: what the pool looked like over the last interval, the scaler's answer, and
+// replicas started or stopped to meet it.
+void Simulation::on_scale_tick(double t) {
+  ScalingDriver& driver = *scaling_;
+  const ScalingOptions& s = driver.options();
+  give_up_expired(t);
+  const ScaleObservation o =
+      driver.observe(t, replicas_, static_cast<long long>(shared_.size() + held_.size()), tallies_);
+  const int desired = driver.desired(o, tallies_.in_flight);
+  const ScaleActions actions = ScalingDriver::plan(desired, replicas_, loads_);
+  if (desired > actions.current) {
+    if (actions.current == 0) ++result_.cold_starts;
+    ++result_.scale_ups;
+  } else if (desired < actions.current) {
+    ++result_.scale_downs;
+  }
+  for (int i : actions.wake) {
+    serve_again(replicas_[static_cast<size_t>(i)], t);
+    dispatch_held(t);
+  }
+  for (int i : actions.start) {
+    auto& r = replicas_[static_cast<size_t>(i)];
+    bool refill = false;
+    const double delay = driver.start_delay(refill);
+    if (refill) push({t + s.node_provisioning_s, static_cast<int>(EventKind::node_ready), -1, 0, 0});
+    set_life(r, Life::starting);
+    ++nodes_;
+    push({t + delay, static_cast<int>(EventKind::replica_ready), i, 0, ++r.life_version});
+  }
+  for (int i : actions.cancel) {
+    auto& r = replicas_[static_cast<size_t>(i)];
+    r.life_version++;
+    stop(r);
+  }
+  for (int i : actions.drain) {
+    auto& r = replicas_[static_cast<size_t>(i)];
+    set_life(r, Life::draining);
+    --ready_;
+    maybe_stop(r);
+  }
+  ScaleSample sample;
+  sample.time_s = t + skip_;
+  sample.ready = ready_;
+  int draining = 0;
+  for (const auto& r : replicas_) {
+    if (r.life == Life::starting) ++sample.starting;
+    if (r.life == Life::draining) ++draining;
+  }
+  sample.desired = desired;
+  sample.billed = billed_nodes();
+  sample.arrival_rps = o.arrival_rps;
+  sample.waiting = o.waiting;
+  sample.busy_fraction = o.busy_fraction;
+  recorder_.record_scale(sample);
+  // The pool keeps being watched (and billed) to the end of the accounted span.
+  if (arrivals_open_ || tallies_.in_flight > 0 || (account_until_ < 1e17 && t + s.interval_s <= account_until_ - skip_))
+    push({t + s.interval_s, static_cast<int>(EventKind::scale_tick), -1, 0, 0});
+  if (s.fast_forward) {
+    const bool quiet = desired == actions.current && sample.starting == 0 && draining == 0 && !driver.provisioning() &&
+                       ready_ > 0 && held_.empty() && arrivals_open_;
+    TrafficSpan span;
+    span.skip_s = skip_;
+    span.account_until_s = account_until_;
+    span.max_duration_s = options_.max_duration_s;
+    if (pending_) span.next_arrival_s = pending_->time_s;
+    driver.consider_fast_forward(t, quiet, o, sample, span, arrivals_, tallies_, replicas_,
+                                 [&](const Replay& replay) { replay_window(t, replay); });
+  }
+}
+
+// Counts the steady window again and moves the clock and the arrivals on by its replays: what
+// accrues with time (billing, busy time, steps, scrapes) `times` over, what comes with requests
+// (completions, latencies, tokens) `per_request` over. Requests in the system stay as they are
+// (the replays' net change is none, so every request admitted is still completed, rejected or
+// in flight exactly once).
+void Simulation::replay_window(double t, const Replay& replay) {
+  const long long admitted_before = tallies_.admitted;
+  const RepeatedRequests added = tallies_.repeat_since(scaling_->window().tallies, replay.times, replay.per_request);
+  steps_.add_tokens_emitted(added.tokens_finished);
+  scaling_->replayed(replay, t, skip_, added, admitted_before, tallies_, replicas_, recorder_);
+  const double skipped = static_cast<double>(replay.times) * replay.length_s;
+  skip_ += skipped;
+  tallies_.last_arrival_s += skipped;
+  tallies_.last_completion_s += skipped;
+  if (pending_) pending_->time_s += skipped;
+  arrivals_.skip(skipped);
+  recorder_.set_last_mark({t + skip_, tallies_.in_flight, tallies_.admitted, tallies_.timed_out});
+  result_.fast_forwarded_s += skipped;
+  result_.fast_forward_replays += replay.times;
+  if (options_.on_progress) options_.on_progress(tallies_.admitted);
+}
+
+void Simulation::on_replica_ready(int index, unsigned version, double t) {
+  auto& r = replicas_[static_cast<size_t>(index)];
+  if (r.life != Life::starting || r.life_version != version) return;
+  serve_again(r, t);
+  dispatch_held(t);
+  if (options_.router == Router::shared_queue) try_start(index, t);
+}
+
+// Requests that arrived while no replica was ready go out as soon as one is.
+void Simulation::dispatch_held(double t) {
+  while (!held_.empty()) {
+    int replica = route();
+    if (replica < 0) return;
+    int id = held_.front();
+    held_.pop_front();
+    if (expired(pool_[id], t)) {
+      give_up(id, nullptr);
+      continue;
+    }
+    assign(id, replica);
+    try_start(replica, t);
+  }
+}
+
+// A draining replica stops (and stops being billed) once it holds no work.
+void Simulation::maybe_stop(ReplicaState& r) {
+  if (r.life == Life::draining && loads_[r.index].outstanding == 0 && !r.busy) stop(r);
+}
+
+void Simulation::stop(ReplicaState& r) {
+  set_life(r, Life::off);
+  --nodes_;
+  if (r.outage >= 0) {
+    OutageResult& o = result_.outages[static_cast<size_t>(r.outage)];
+    o.drained_s = std::max(o.drained_s, now_ - o.at_s);
+    return;
+  }
+  if (scaling_) scaling_->keep_node_warm();
+}
+
+// A node is reclaimed: its replicas stop taking work, hand on what they had not started, and
+// finish what they hold.
+void Simulation::on_outage(int index, double t) {
+  OutageResult& o = result_.outages[static_cast<size_t>(index)];
+  std::vector<int> moved;
+  for (int i : options_.outages[static_cast<size_t>(index)].replicas) {
+    auto& r = replicas_[static_cast<size_t>(i)];
+    if (r.life != Life::ready) continue;
+    set_life(r, Life::draining);
+    r.outage = index;
+    --ready_;
+    for (int id : r.waiting) {
+      unassign(id, r);
+      moved.push_back(id);
+    }
+    r.waiting.clear();
+    maybe_stop(r);
+  }
+  o.rerouted += static_cast<long long>(moved.size());
+  for (int id : moved)
+    if (int replica = place(id); replica >= 0) try_start(replica, t);
+  if (options_.router == Router::shared_queue)
+    for (size_t i = 0; i < replicas_.size(); ++i)
+      if (replicas_[i].life == Life::ready) try_start(static_cast<int>(i), t);
+}
+
+// The replacement node serves in the lost replicas' slots.
+void Simulation::on_outage_over(int index, double t) {
+  for (int i : options_.outages[static_cast<size_t>(index)].replicas) {
+    auto& r = replicas_[static_cast<size_t>(i)];
+    if (r.outage != index) continue;
+    if (r.life == Life::off) ++nodes_;
+    r.outage = -1;
+    serve_again(r, t);
+    dispatch_held(t);
+    try_start(i, t);
+  }
+}
+
+}  // namespace gw::sim_detail

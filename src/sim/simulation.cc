@@ -1,0 +1,391 @@
+#include "sim/simulation.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/cancel.h"
+#include "sim/sim_report.h"
+
+namespace gw::sim_detail {
+
+Simulation::Simulation(ArrivalProcess& arrivals, const std::vector<ReplicaConfig>& configs, const SimOptions& options)
+    : arrivals_(arrivals), options_(options), rng_(options.seed ^ 0x9e3779b97f4a7c15ULL),
+      router_(make_request_router(options.router)), recorder_(options.timeseries_points),
+      steps_(pool_, *this, options.step_sample_every, result_.step_samples) {
+  auto add = [&](const ReplicaConfig& config, std::string name, Life life) {
+    ReplicaState r;
+    r.config = &config;
+    r.index = replicas_.size();
+    r.life = life;
+    if (is_llm(config)) {
+      r.scheduler = &llm_step_scheduler(config.scheduler);
+    } else {
+      r.batcher = make_classic_batcher(config.batching, config.max_batch,
+                                       config.batching == SimBatching::static_batch ? config.batch_timeout_s
+                                                                                    : config.max_queue_delay_s);
+    }
+    loads_.push_back({life == Life::ready, 0, 0});
+    r.kv = KvCache(config.kv_blocks, config.block_tokens);
+    r.stats.name = std::move(name);
+    r.stats.batch_sizes.assign(static_cast<size_t>(std::max(1, config.max_batch)) + 1, 0);
+    replicas_.push_back(std::move(r));
+  };
+  if (options_.scaling) {
+    const ScalingOptions& s = *options_.scaling;
+    for (int i = 0; i < s.max_replicas; ++i)
+      add(configs.front(), fmt::format("{}#{}", configs.front().name, i + 1), i < s.initial_replicas ? Life::ready : Life::off);
+    ready_ = nodes_ = s.initial_replicas;
+    account_until_ = s.account_until_s;
+    scaling_.emplace(s);
+  } else {
+    for (const auto& config : configs) add(config, config.name, Life::ready);
+    ready_ = nodes_ = static_cast<int>(configs.size());
+  }
+}
+
+Result<SimResult> Simulation::run() {
+  pending_ = arrivals_.next();
+  if (!pending_) {
+    if (auto e = arrivals_.error()) return *e;
+    return Error{"", 0, "", "the arrival process produced no requests"};
+  }
+  tallies_.first_arrival_s = pending_->time_s;
+  push({pending_->time_s, static_cast<int>(EventKind::arrival), -1, 0, 0});
+  if (scaling_) push({scaling_->options().interval_s, static_cast<int>(EventKind::scale_tick), -1, 0, 0});
+  if (options_.client_timeout_s > 0)
+    push({tallies_.first_arrival_s + expire_every(), static_cast<int>(EventKind::expire), -1, 0, 0});
+  for (size_t i = 0; i < options_.outages.size(); ++i) {
+    const ReplicaOutage& o = options_.outages[i];
+    OutageResult out;
+    out.at_s = o.at_s;
+    out.replaced_s = o.replacement_s;
+    result_.outages.push_back(out);
+    push({o.at_s, static_cast<int>(EventKind::outage), static_cast<int>(i), 0, 0});
+    push({o.at_s + o.replacement_s, static_cast<int>(EventKind::outage_over), static_cast<int>(i), 0, 0});
+  }
+  long long events_done = 0;
+  while (!events_.empty()) {
+    // A caller that gave up (Ctrl-C in Python) stops the run; its entry point reports so.
+    if ((++events_done & 0xFFFF) == 0 && cancel_requested()) break;
+    const Event e = events_.pop();
+    advance(e.time);
+    switch (static_cast<EventKind>(e.kind)) {
+      case EventKind::arrival: on_arrival(e.time); break;
+      case EventKind::step_done: on_step_done(e.replica, e.time); break;
+      case EventKind::timeout:
+        if (e.version == replicas_[static_cast<size_t>(e.replica)].timer_version) try_start(e.replica, e.time);
+        break;
+      case EventKind::sample: break;
+      case EventKind::scale_tick: on_scale_tick(e.time); break;
+      case EventKind::replica_ready: on_replica_ready(e.replica, e.version, e.time); break;
+      case EventKind::node_ready: scaling_->node_ready(); break;
+      case EventKind::outage: on_outage(e.replica, e.time); break;
+      case EventKind::outage_over: on_outage_over(e.replica, e.time); break;
+      case EventKind::expire:
+        give_up_expired(e.time);
+        if (arrivals_open_ || tallies_.in_flight > 0)
+          push({e.time + expire_every(), static_cast<int>(EventKind::expire), -1, 0, 0});
+        break;
+    }
+    if (options_.check_invariants) {
+      check_invariants();
+      const SimTallies& c = tallies_;
+      if (c.completed + c.rejected + c.timed_out + c.in_flight != c.admitted)
+        violated(fmt::format("{} completed + {} rejected + {} timed out + {} in flight != {} admitted", c.completed, c.rejected,
+                             c.timed_out, c.in_flight, c.admitted));
+      if (!invariant_error_.empty()) return Error{"", 0, "simulator invariant", invariant_error_};
+    }
+  }
+  if (options_.check_invariants && tallies_.in_flight != 0)
+    return Error{"", 0, "simulator invariant", fmt::format("{} requests never completed ({})", tallies_.in_flight, stuck())};
+  if (auto e = arrivals_.error()) return *e;
+  return finish();
+}
+
+void Simulation::on_arrival(double t) {
+  Request r;
+  r.arrival = t;
+  r.input = pending_->input_tokens;
+  r.output = std::max(1.0, pending_->output_tokens);
+  r.prompt = r.input;
+  r.arrival_order = tallies_.admitted;
+  int id = pool_.add(r);
+  int replica = place(id);
+  ++tallies_.admitted;
+  if ((tallies_.admitted & 0xFFFF) == 0 && options_.on_progress) options_.on_progress(tallies_.admitted);
+  tallies_.last_arrival_s = t + skip_;
+  ++tallies_.in_flight;
+  tallies_.peak_in_flight = std::max(tallies_.peak_in_flight, tallies_.in_flight);
+  mark(t);
+  sample(t);
+  arrivals_open_ = false;
+  if (tallies_.admitted < options_.max_requests) {
+    pending_ = arrivals_.next();
+    if (pending_ && pending_->time_s <= options_.max_duration_s) {
+      push({std::max(t, pending_->time_s - skip_), static_cast<int>(EventKind::arrival), -1, 0, 0});
+      arrivals_open_ = true;
+    }
+  } else {
+    result_.stopped_at_request_limit = arrivals_.next().has_value();
+  }
+  if (replica >= 0) {
+    try_start(replica, t);
+  } else if (replica == kSharedQueue) {
+    for (size_t i = 0; i < replicas_.size() && !shared_.empty(); ++i) try_start(static_cast<int>(i), t);
+  }
+}
+
+// Routes a request and queues it there: on a replica (returned), in the shared queue (-1), or
+// held until a replica is ready (-2). The caller starts the replica once its own state is set.
+int Simulation::place(int id) {
+  int replica = route();
+  if (replica == kSharedQueue) {
+    shared_.push_back(id);
+    if (ready_ == 0) ++tallies_.held;
+  } else if (replica == kNoReplicaReady) {
+    held_.push_back(id);
+    ++tallies_.held;
+  } else {
+    assign(id, replica);
+  }
+  return replica;
+}
+
+void Simulation::assign(int id, int replica) {
+  pool_[id].replica = replica;
+  auto& state = replicas_[static_cast<size_t>(replica)];
+  state.waiting.push_back(id);
+  ReplicaLoad& load = loads_[state.index];
+  load.outstanding++;
+  load.outstanding_tokens += pool_[id].input + pool_[id].output;
+}
+
+// The router's count of a request on its replica, taken off when the request leaves it.
+void Simulation::unassign(int id, ReplicaState& r) {
+  ReplicaLoad& load = loads_[r.index];
+  load.outstanding--;
+  load.outstanding_tokens -= pool_[id].input + pool_[id].output;
+}
+
+void Simulation::try_start(int index, double t) {
+  auto& r = replicas_[static_cast<size_t>(index)];
+  if (r.busy) return;
+  if (is_llm(*r.config)) {
+    start_llm_step(index, t);
+  } else {
+    start_batch(index, t);
+  }
+}
+
+// Classic servers: the replica's batcher says how many to take now, or when to look again.
+void Simulation::start_batch(int index, double t) {
+  auto& r = replicas_[static_cast<size_t>(index)];
+  // A shared queue: an idle replica takes the oldest requests, up to a batch, which it then owns.
+  const size_t pull = r.batcher->max_batch();
+  const bool gave_up = give_up_front(r.waiting, &r, t);
+  while (r.life == Life::ready && !shared_.empty() && r.waiting.size() < pull) {
+    int id = shared_.front();
+    shared_.pop_front();
+    if (expired(pool_[id], t)) {
+      give_up(id, nullptr);
+      continue;
+    }
+    assign(id, index);
+  }
+  if (r.waiting.empty()) {
+    if (gave_up) maybe_stop(r);  // a draining replica whose last requests were given up
+    return;
+  }
+  BatchDecision decision = r.batcher->decide(r.waiting.size(), pool_[r.waiting.front()].arrival, t);
+  if (decision.take == 0) {
+    push({decision.look_again_at_s, static_cast<int>(EventKind::timeout), index, 0, ++r.timer_version});
+    return;
+  }
+  const size_t take = decision.take;
+  r.batch.clear();
+  for (size_t i = 0; i < take; ++i) {
+    int id = r.waiting.front();
+    r.waiting.pop_front();
+    pool_[id].scheduled = t;
+    r.batch.push_back(id);
+  }
+  begin_step(r, t, r.config->batch_time(static_cast<int>(take), rng_), take);
+}
+
+// LLM servers: one step under the replica's scheduler (see LlmStepExecution).
+void Simulation::start_llm_step(int index, double t) {
+  auto& r = replicas_[static_cast<size_t>(index)];
+  if (std::optional<StepStart> step = steps_.start_step(r, t)) begin_step(r, t, step->duration_s, step->batch);
+}
+
+void Simulation::begin_step(ReplicaState& r, double t, double duration_s, size_t batch) {
+  r.busy = true;
+  r.step_started = t;
+  r.stats.steps++;
+  r.stats.batch_sizes[std::min(batch, r.stats.batch_sizes.size() - 1)]++;
+  push({t + duration_s, static_cast<int>(EventKind::step_done), static_cast<int>(r.index), 0, 0});
+}
+
+void Simulation::on_step_done(int index, double t) {
+  auto& r = replicas_[static_cast<size_t>(index)];
+  r.busy = false;
+  r.stats.busy_s += t - r.step_started;
+  if (is_llm(*r.config)) {
+    steps_.finish_step(r, t);
+  } else {
+    for (int id : r.batch) {
+      pool_[id].first_token = t;
+      complete(id, t);
+    }
+    r.batch.clear();
+  }
+  sample(t);
+  try_start(index, t);
+  maybe_stop(r);
+}
+
+void Simulation::complete(int id, double t) {
+  Request& q = pool_[id];
+  if (!q.live) return violated(fmt::format("request {} completed twice", id));
+  auto& r = replicas_[static_cast<size_t>(q.replica)];
+  if (is_llm(*r.config)) tallies_.tokens_finished += q.output;
+  double latency = t - q.arrival;
+  double first = q.first_token >= 0 ? q.first_token : t;
+  double ttft = first - q.arrival;
+  double tpot = q.output > 1 ? (t - first) / (q.output - 1) : 0;
+  tallies_.latency.add(latency);
+  tallies_.wait.add(std::max(0.0, q.scheduled - q.arrival));
+  if (q.scheduled - q.arrival > 1e-12) ++tallies_.waited;
+  tallies_.ttft.add(ttft);
+  if (q.output > 1) tallies_.tpot.add(tpot);
+  const Slo& slo = options_.slo;
+  bool good = (!slo.latency_p99_s || latency <= *slo.latency_p99_s) && (!slo.e2e_p99_s || latency <= *slo.e2e_p99_s) &&
+              (!slo.ttft_p99_s || ttft <= *slo.ttft_p99_s) && (!slo.tpot_p99_s || q.output <= 1 || tpot <= *slo.tpot_p99_s);
+  if (good) ++tallies_.good;
+  unassign(id, r);
+  r.stats.requests++;
+  ++tallies_.completed;
+  --tallies_.in_flight;
+  tallies_.last_completion_s = t + skip_;
+  // The run ends at the last completion: billing up to here.
+  tallies_.billed_node_s_at_completion = tallies_.billed_node_s;
+  tallies_.serving_replica_s_at_completion = tallies_.serving_replica_s;
+  pool_.release(id);
+}
+
+void Simulation::reject(int id, ReplicaState& r) {
+  tallies_.tokens_finished += pool_[id].generated;
+  unassign(id, r);
+  ++tallies_.rejected;
+  --tallies_.in_flight;
+  pool_.release(id);
+}
+
+// Client timeouts. A request is given up once it has waited the timeout without starting
+// service (a preempted one has started: its client is streaming).
+void Simulation::give_up(int id, ReplicaState* r) {
+  if (r) unassign(id, *r);
+  ++tallies_.timed_out;
+  --tallies_.in_flight;
+  pool_.release(id);
+}
+
+// Gives up the expired requests at the front of a queue (queues are in arrival order, but for
+// requests moved by an outage and preempted ones, which are kept). Returns whether any went.
+bool Simulation::give_up_front(std::deque<int>& queue, ReplicaState* r, double t) {
+  size_t kept = 0, i = 0;
+  bool any = false;
+  for (; i < queue.size(); ++i) {
+    const Request& q = pool_[queue[i]];
+    if (q.scheduled >= 0) {
+      queue[kept++] = queue[i];
+      continue;
+    }
+    if (!expired(q, t)) break;
+    give_up(queue[i], r);
+    any = true;
+  }
+  if (any) queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(kept), queue.begin() + static_cast<std::ptrdiff_t>(i));
+  return any;
+}
+
+void Simulation::give_up_expired(double t) {
+  for (auto& r : replicas_)
+    if (give_up_front(r.waiting, &r, t)) maybe_stop(r);
+  give_up_front(shared_, nullptr, t);
+  give_up_front(held_, nullptr, t);
+}
+
+void Simulation::advance(double t) {
+  if (t <= now_) return;
+  const double dt = t - now_;
+  tallies_.request_s += static_cast<double>(tallies_.in_flight) * dt;
+  const double counted = std::min(t, account_until_ - skip_) - now_;
+  if (counted > 0) {
+    tallies_.billed_node_s += static_cast<double>(billed_nodes()) * counted;
+    tallies_.serving_replica_s += static_cast<double>(ready_) * counted;
+  }
+  now_ = t;
+}
+
+void Simulation::sample(double t) {
+  if (!recorder_.sample_due(t + skip_)) return;
+  TimeSample s;
+  s.time_s = t + skip_;
+  double kv = 0;
+  int kv_replicas = 0;
+  for (const auto& r : replicas_) {
+    s.queue_depth += static_cast<long long>(r.waiting.size());
+    if (r.kv.capacity_blocks() > 0) {
+      kv += r.kv.used_fraction();
+      ++kv_replicas;
+    }
+  }
+  s.queue_depth += static_cast<long long>(shared_.size() + held_.size());
+  s.in_flight = tallies_.in_flight;
+  s.kv_used_fraction = kv_replicas ? kv / kv_replicas : 0;
+  recorder_.keep_sample(s);
+}
+
+// Violations found by the invariant checks; the run ends with the first.
+void Simulation::violated(std::string what) {
+  if (invariant_error_.empty()) invariant_error_ = fmt::format("t={:.6f} s: {}", now_, what);
+}
+
+void Simulation::check_invariants() {
+  if (std::string wrong = steps_.check(replicas_, tallies_.tokens_finished); !wrong.empty()) violated(std::move(wrong));
+}
+
+// Where requests are left when a run ends with some in flight.
+std::string Simulation::stuck() const {
+  std::string text;
+  for (size_t i = 0; i < replicas_.size(); ++i) {
+    const auto& r = replicas_[i];
+    text += fmt::format("{}replica {}: {} waiting, {} prefilling, {} decoding, {} swapped, {} of {} blocks used", i ? "; " : "", i,
+                        r.waiting.size(), r.prefilling.size(), r.decoding_count, r.swapped.size(), r.kv.used_blocks(),
+                        r.kv.capacity_blocks());
+    if (!r.waiting.empty()) {
+      const Request& q = pool_[r.waiting.front()];
+      text += fmt::format(", first waiting: prompt {} output {} generated {}", q.prompt, q.output, q.generated);
+    }
+  }
+  return text;
+}
+
+Result<SimResult> Simulation::finish() {
+  SimResult& out = result_;
+  fill_report(tallies_, recorder_, replicas_, out);
+  if (account_until_ < 1e17) {
+    advance(account_until_ - skip_);  // to the end of the span: idle pools are paid for too
+    out.billed_node_s = tallies_.billed_node_s;
+    out.serving_replica_s = tallies_.serving_replica_s;
+  } else {
+    out.billed_node_s = tallies_.billed_node_s_at_completion;
+    out.serving_replica_s = tallies_.serving_replica_s_at_completion;
+  }
+  return out;
+}
+
+}  // namespace gw::sim_detail

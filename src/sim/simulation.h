@@ -1,0 +1,108 @@
+// One simulated run, composed of the parts in src/sim (README.md draws them): the event queue,
+// the replicas with their KV caches and step execution, the scaling driver, the recorder and the
+// tallies the report is made from. Its members read as the life of a request: it arrives, is
+// routed (or held, or queued where any replica takes it), waits, is batched or admitted into a
+// step, produces its tokens, and completes, is rejected or times out. How the pool changes
+// under it (replicas started and drained by the autoscaler, nodes lost to outages) is in
+// pool_changes.cc. Internal to src/sim.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/llm_step_execution.h"
+#include "sim/recorder.h"
+#include "sim/replica_state.h"
+#include "sim/scaling_driver.h"
+#include "sim/sim_event.h"
+#include "sim/sim_request.h"
+#include "sim/sim_tallies.h"
+#include "sim/simulator.h"
+
+namespace gw::sim_detail {
+
+class Simulation final : private RequestExits {
+ public:
+  Simulation(ArrivalProcess& arrivals, const std::vector<ReplicaConfig>& configs, const SimOptions& options);
+  Result<SimResult> run();
+
+ private:
+  // The life of a request.
+  void on_arrival(double t);
+  int place(int id);
+  int route() { return router_->route(loads_, ready_); }
+  void assign(int id, int replica);
+  void unassign(int id, ReplicaState& r);
+  void try_start(int index, double t);
+  void start_batch(int index, double t);
+  void start_llm_step(int index, double t);
+  void begin_step(ReplicaState& r, double t, double duration_s, size_t batch);
+  void on_step_done(int index, double t);
+  // RequestExits: where requests leave.
+  bool expired(const Request& q, double t) const override {
+    return options_.client_timeout_s > 0 && q.scheduled < 0 && t - q.arrival >= options_.client_timeout_s;
+  }
+  void give_up(int id, ReplicaState& r) override { give_up(id, &r); }
+  void give_up(int id, ReplicaState* r);
+  void reject(int id, ReplicaState& r) override;
+  void complete(int id, double t) override;
+  // Client timeouts: given up at the front of the queues, every eighth of the timeout.
+  double expire_every() const { return options_.client_timeout_s / 8; }
+  bool give_up_front(std::deque<int>& queue, ReplicaState* r, double t);
+  void give_up_expired(double t);
+
+  // The pool changing under the requests (pool_changes.cc).
+  void set_life(ReplicaState& r, Life life) {
+    r.life = life;
+    loads_[r.index].ready = life == Life::ready;
+  }
+  void serve_again(ReplicaState& r, double t);
+  void on_scale_tick(double t);
+  void replay_window(double t, const Replay& replay);
+  void on_replica_ready(int index, unsigned version, double t);
+  void dispatch_held(double t);
+  void maybe_stop(ReplicaState& r);
+  void stop(ReplicaState& r);
+  void on_outage(int index, double t);
+  void on_outage_over(int index, double t);
+
+  // The clock, and what accrues with it.
+  void advance(double t);
+  int billed_nodes() const { return nodes_ + (scaling_ ? scaling_->warm_nodes() : 0); }
+  void mark(double t) { recorder_.mark({t + skip_, tallies_.in_flight, tallies_.admitted, tallies_.timed_out}); }
+  void sample(double t);
+  void push(Event e) { events_.push(e); }
+
+  void check_invariants();
+  void violated(std::string what);
+  std::string stuck() const;
+  Result<SimResult> finish();
+
+  ArrivalProcess& arrivals_;
+  SimOptions options_;
+  Rng rng_;
+  std::vector<ReplicaState> replicas_;
+  std::vector<ReplicaLoad> loads_;  // what the router sees, replica by replica
+  std::unique_ptr<RequestRouter> router_;
+  RequestPool pool_;
+  EventQueue events_;
+  SimResult result_;
+  SimTallies tallies_;
+  Recorder recorder_;
+  LlmStepExecution steps_;
+  std::optional<ScalingDriver> scaling_;
+  std::optional<Arrival> pending_;
+  std::deque<int> shared_;  // the shared queue (Router::shared_queue)
+  std::deque<int> held_;    // arrived while no replica was ready
+  bool arrivals_open_ = true;
+  int ready_ = 0, nodes_ = 0;  // replicas serving; nodes billed for replicas
+  double now_ = 0;
+  double skip_ = 0;  // seconds fast-forwarded: the traffic's clock is the simulation's plus this
+  double account_until_ = 1e18;
+  std::string invariant_error_;
+};
+
+}  // namespace gw::sim_detail
