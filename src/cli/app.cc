@@ -54,6 +54,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_simulate_command(app, context, action);
   add_train_command(app, context, action);
   add_audit_command(app, context, action);
+  add_watch_command(app, context, action);
   add_scale_command(app, context, action);
   add_mix_command(app, context, action);
   add_fleet_command(app, context, action);

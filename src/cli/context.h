@@ -75,6 +75,7 @@ void add_perf_commands(CLI::App& app, CommandContext& context, Action& action);
 void add_simulate_command(CLI::App& app, CommandContext& context, Action& action);
 void add_train_command(CLI::App& app, CommandContext& context, Action& action);
 void add_audit_command(CLI::App& app, CommandContext& context, Action& action);
+void add_watch_command(CLI::App& app, CommandContext& context, Action& action);
 void add_scale_command(CLI::App& app, CommandContext& context, Action& action);
 void add_mix_command(CLI::App& app, CommandContext& context, Action& action);
 void add_fleet_command(CLI::App& app, CommandContext& context, Action& action);

@@ -1,4 +1,5 @@
 #include "telemetry/http_client.h"
+#include "telemetry/http_server.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@ namespace gw {
 namespace {
 
 using ClientFactory = HttpClient* (*)(const char* scheme_host_port, std::string* error);
+using ServerFactory = HttpServer* (*)();
 constexpr const char* kModule = "libgpuwise_http.so";
 
 std::string folder_of(const std::string& path) {
@@ -49,6 +51,7 @@ std::vector<std::string> module_candidates() {
 
 struct LoadedModule {
   ClientFactory factory = nullptr;
+  ServerFactory server_factory = nullptr;
   std::string error;
 };
 
@@ -67,8 +70,11 @@ const LoadedModule& http_module() {
         continue;
       }
       m.factory = reinterpret_cast<ClientFactory>(dlsym(handle, "gpuwise_http_client_new"));
-      if (m.factory) return m;
-      failures += "; " + path + " has no gpuwise_http_client_new";
+      m.server_factory = reinterpret_cast<ServerFactory>(dlsym(handle, "gpuwise_http_server_new"));
+      if (m.factory && m.server_factory) return m;
+      m.factory = nullptr;
+      m.server_factory = nullptr;
+      failures += "; " + path + " has no gpuwise_http_client_new or gpuwise_http_server_new";
     }
     m.error = "the HTTP module " + std::string(kModule) + " (installed with gpuwise) cannot be loaded; looked at " + tried +
               failures + " (set GPUWISE_HTTP_MODULE to its path)";
@@ -101,6 +107,15 @@ std::unique_ptr<HttpClient> make_http_client(const std::string& scheme_host_port
   HttpClient* client = m.factory(scheme_host_port.c_str(), &error);
   if (!client) return std::make_unique<UnreachableClient>(error);
   return std::unique_ptr<HttpClient>(client);
+}
+
+std::unique_ptr<HttpServer> make_http_server(std::string& error) {
+  const LoadedModule& m = http_module();
+  if (!m.server_factory) {
+    error = m.error;
+    return nullptr;
+  }
+  return std::unique_ptr<HttpServer>(m.server_factory());
 }
 
 }  // namespace gw

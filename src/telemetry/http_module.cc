@@ -7,6 +7,7 @@
 #include <string>
 
 #include "telemetry/http_client.h"
+#include "telemetry/http_server.h"
 
 namespace {
 
@@ -49,9 +50,42 @@ class HttplibClient final : public gw::HttpClient {
   httplib::Client client_;
 };
 
+class HttplibServer final : public gw::HttpServer {
+ public:
+  bool bind(const std::string& host, int port, std::string& error) override {
+    if (port == 0) {
+      port_ = server_.bind_to_any_port(host);
+    } else if (server_.bind_to_port(host, port)) {
+      port_ = port;
+    }
+    if (port_ <= 0) error = "cannot listen on " + host + ":" + std::to_string(port) + " (taken, or not an address of this host)";
+    return port_ > 0;
+  }
+  int port() const override { return port_; }
+  void serve(gw::HttpHandler handler) override {
+    auto answer = [handler](const httplib::Request& request, httplib::Response& response) {
+      gw::HttpRequest in;
+      in.path = request.path;
+      in.authorization = request.get_header_value("Authorization");
+      gw::HttpReply out = handler(in);
+      response.status = out.status;
+      response.set_content(out.body, out.content_type);
+    };
+    server_.Get(".*", answer);
+    server_.listen_after_bind();
+  }
+  void stop() override { server_.stop(); }
+
+ private:
+  httplib::Server server_;
+  int port_ = -1;
+};
+
 }  // namespace
 
-// The module's one entry point: a client, or nullptr with the reason in `error`.
+extern "C" __attribute__((visibility("default"))) gw::HttpServer* gpuwise_http_server_new() { return new HttplibServer(); }
+
+// The module's client entry point: a client, or nullptr with the reason in `error`.
 extern "C" __attribute__((visibility("default"))) gw::HttpClient* gpuwise_http_client_new(const char* scheme_host_port,
                                                                                          std::string* error) {
   auto client = std::make_unique<HttplibClient>(scheme_host_port);

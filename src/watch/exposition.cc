@@ -1,0 +1,184 @@
+#include "watch/exposition.h"
+
+#include <cctype>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace gw {
+
+namespace {
+
+constexpr double kHoursPerMonth = 730;
+
+using LabelSet = std::vector<std::pair<std::string, std::string>>;
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string render_labels(const LabelSet& labels) {
+  if (labels.empty()) return {};
+  std::string out = "{";
+  for (size_t i = 0; i < labels.size(); ++i)
+    out += fmt::format("{}{}=\"{}\"", i ? "," : "", labels[i].first, escape_label_value(labels[i].second));
+  return out + "}";
+}
+
+// Numbers as Prometheus reads them: NaN and infinities spelt its way, integers without a point.
+std::string number(double v) {
+  if (v != v) return "NaN";
+  if (v > 1e308) return "+Inf";
+  if (v < -1e308) return "-Inf";
+  return fmt::format("{}", v);
+}
+
+class Families {
+ public:
+  void family(const char* name, const char* type, const char* help) {
+    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+    name_ = name;
+  }
+  void sample(const LabelSet& labels, double value) { out_ += fmt::format("{}{} {}\n", name_, render_labels(labels), number(value)); }
+  void sample(const char* suffix, const LabelSet& labels, double value) {
+    out_ += fmt::format("{}{}{} {}\n", name_, suffix, render_labels(labels), number(value));
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+  std::string name_;
+};
+
+LabelSet with(LabelSet labels, std::string key, std::string value) {
+  labels.emplace_back(std::move(key), std::move(value));
+  return labels;
+}
+
+}  // namespace
+
+std::string escape_label_value(const std::string& value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";  // not special to the format, but a reader splitting lines on it would break
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+LabelSet gpu_labels(const SeriesReport& series) {
+  LabelSet labels = {{"gpu", series.id}};
+  // A label kept under its Kubernetes/Prometheus name, from the first of its spellings present.
+  const std::pair<const char*, std::vector<const char*>> wanted[] = {
+      {"hostname", {"hostname", "host", "node", "kubernetes_node"}},
+      {"namespace", {"namespace", "exported_namespace"}},
+      {"pod", {"pod", "exported_pod"}},
+      {"container", {"container", "exported_container"}},
+      {"team", {"team", "label_team"}},
+      {"instance_type", {"instance_type", "node_kubernetes_io_instance_type"}},
+  };
+  for (const auto& [name, spellings] : wanted) {
+    bool found = false;
+    for (const char* spelling : spellings) {
+      for (const auto& [key, value] : series.labels)
+        if (lower(key) == spelling && !value.empty()) {
+          labels.emplace_back(name, value);
+          found = true;
+          break;
+        }
+      if (found) break;
+    }
+  }
+  if (!series.accelerator.empty()) labels.emplace_back("accelerator", series.accelerator);
+  return labels;
+}
+
+std::string watch_exposition(const AuditRun* run, const std::string& window, const std::string& group_by, const WatchHealth& h) {
+  Families f;
+  const LabelSet w = {{"window", window}};
+  if (run) {
+    const AuditReport& r = run->report;
+    f.family("gpuwise_gpu_cost_usd_per_hour", "gauge", "What the GPU costs per hour, averaged over a 730-hour month (a scheduled job's share of it)");
+    for (const auto& s : r.series) f.sample(with(gpu_labels(s), "window", window), s.usd_per_month / kHoursPerMonth);
+    f.family("gpuwise_gpu_duty_cycle_ratio", "gauge", "Mean GPU duty cycle over the window (0-1)");
+    for (const auto& s : r.series)
+      if (s.util_measured) f.sample(with(gpu_labels(s), "window", window), s.mean_util_pct / 100);
+    f.family("gpuwise_gpu_idle_ratio", "gauge", "Share of the window's samples with the GPU idle (duty cycle under 5%)");
+    for (const auto& s : r.series)
+      if (s.util_measured) f.sample(with(gpu_labels(s), "window", window), s.idle_fraction);
+    f.family("gpuwise_gpu_idle_cost_usd_per_hour", "gauge", "Dollars per hour paid for the GPU while idle (cost per hour x idle share)");
+    for (const auto& s : r.series)
+      if (s.util_measured) f.sample(with(gpu_labels(s), "window", window), s.usd_per_month / kHoursPerMonth * s.idle_fraction);
+    f.family("gpuwise_gpu_memory_peak_bytes", "gauge", "Peak GPU memory used over the window");
+    for (const auto& s : r.series) f.sample(with(gpu_labels(s), "window", window), s.peak_memory_bytes);
+    f.family("gpuwise_gpu_observed_seconds", "gauge", "Seconds of the window the GPU's samples cover (gaps excluded)");
+    for (const auto& s : r.series) f.sample(with(gpu_labels(s), "window", window), s.coverage_hours * 3600);
+    f.family("gpuwise_gpu_cost_per_1k_inferences_usd", "gauge", "Dollars per 1,000 requests served, where request metrics exist");
+    for (const auto& s : r.series)
+      if (s.usd_per_1k_inferences) f.sample(with(gpu_labels(s), "window", window), *s.usd_per_1k_inferences);
+    f.family("gpuwise_finding_recoverable_usd_per_month", "gauge", "Dollars a month the finding's move recovers");
+    for (const auto& x : r.findings)
+      if (x.kind != "healthy" && x.kind != "insufficient_data")
+        f.sample({{"kind", x.kind}, {"scope", x.scope}, {"confidence", x.confidence}, {"window", window}}, x.waste_usd_per_month);
+    f.family("gpuwise_findings", "gauge", "Findings of each kind");
+    std::map<std::string, int> kinds;
+    for (const auto& x : r.findings) ++kinds[x.kind];
+    for (const auto& [kind, n] : kinds) f.sample({{"kind", kind}, {"window", window}}, n);
+    if (!group_by.empty()) {
+      f.family("gpuwise_group_cost_usd_per_hour", "gauge", "What each group's GPUs cost per hour (the --group-by label)");
+      for (const auto& a : r.attribution)
+        f.sample({{"group_by", group_by}, {"group", a.group}, {"window", window}}, a.usd_per_month / kHoursPerMonth);
+      f.family("gpuwise_group_duty_cycle_ratio", "gauge", "Mean duty cycle of each group's GPUs");
+      for (const auto& a : r.attribution) f.sample({{"group_by", group_by}, {"group", a.group}, {"window", window}}, a.mean_util_pct / 100);
+    }
+    f.family("gpuwise_fleet_cost_usd_per_hour", "gauge", "What the fleet's GPUs cost per hour");
+    f.sample(w, r.fleet_usd_per_month / kHoursPerMonth);
+    f.family("gpuwise_fleet_recoverable_usd_per_month", "gauge", "Dollars a month the findings' moves recover, all together");
+    f.sample(w, r.recoverable_usd_per_month);
+    f.family("gpuwise_fleet_duty_cycle_ratio", "gauge", "Mean duty cycle over the fleet's GPUs");
+    f.sample(w, r.mean_util_pct / 100);
+    f.family("gpuwise_fleet_idle_ratio", "gauge", "Share of the fleet's samples with the GPU idle");
+    f.sample(w, r.idle_sample_fraction);
+    f.family("gpuwise_fleet_gpus", "gauge", "GPU series seen in the window");
+    f.sample(w, r.gpus);
+    if (r.usd_per_1k_inferences) {
+      f.family("gpuwise_fleet_cost_per_1k_inferences_usd", "gauge", "Dollars per 1,000 requests over the fleet");
+      f.sample(w, *r.usd_per_1k_inferences);
+    }
+  }
+  f.family("gpuwise_watch_last_success_timestamp_seconds", "gauge", "When the last refresh succeeded (0: none yet)");
+  f.sample({}, h.last_success_s);
+  f.family("gpuwise_watch_data_age_seconds", "gauge", "Age of the values served: seconds since the last successful refresh");
+  f.sample({}, h.last_success_s > 0 ? h.now_s - h.last_success_s : -1);
+  f.family("gpuwise_watch_refresh_duration_seconds", "gauge", "How long the last successful refresh took");
+  f.sample({}, h.last_refresh_seconds);
+  f.family("gpuwise_watch_refreshes_total", "counter", "Refreshes by result");
+  f.sample({{"result", "success"}}, static_cast<double>(h.refreshes_ok));
+  f.sample({{"result", "failure"}}, static_cast<double>(h.refreshes_failed));
+  f.family("gpuwise_watch_partial_answer", "gauge", "1 when the last answer from Prometheus was partial");
+  f.sample({}, h.partial ? 1 : 0);
+  f.family("gpuwise_watch_missing_ratio", "gauge", "Share of the GPU-hours asked for that the last answer lacked");
+  f.sample({}, h.missing_fraction);
+  f.family("gpuwise_watch_series", "gauge", "GPU series kept from the last refresh");
+  f.sample({}, run ? static_cast<double>(run->report.series.size()) : 0);
+  f.family("gpuwise_watch_window_seconds", "gauge", "The window each refresh audits");
+  f.sample({}, h.window_s);
+  f.family("gpuwise_watch_prometheus_queries_total", "counter", "Queries sent to Prometheus");
+  f.sample({}, static_cast<double>(h.prometheus_queries));
+  f.family("gpuwise_watch_prometheus_retries_total", "counter", "Queries to Prometheus retried");
+  f.sample({}, static_cast<double>(h.prometheus_retries));
+  return f.take();
+}
+
+}  // namespace gw

@@ -1,0 +1,69 @@
+// `gpuwise watch`: the audit run continuously against the fleet's Prometheus. Every interval it
+// audits the window that ends now through the push-down (hourly aggregates computed by the
+// server), keeps the answer, and serves it: /metrics (exposition.h), / (the audit page,
+// refreshing itself), /api/v1/findings (the audit's JSON), /healthz and /readyz. When
+// Prometheus is down or slow it keeps serving the last values, their age exported, and retries
+// with a backoff that doubles up to the interval; it holds no local state, so a restart rebuilds
+// everything from Prometheus at its first refresh.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "audit/audit_run.h"
+#include "catalog/catalog.h"
+#include "telemetry/http_server.h"
+#include "watch/exposition.h"
+
+namespace gw {
+
+struct WatchOptions {
+  PrometheusQueryOptions query;  // url, selector, timeouts; range_s is the window
+  AuditOptions audit;
+  double interval_s = 300;
+  double first_retry_s = 5;      // after a failed refresh; doubles up to interval_s
+  std::string window_text = "24h";
+  std::string metrics_token;     // non-empty: /metrics answers only "Authorization: Bearer <token>"
+};
+
+class Watcher {
+ public:
+  Watcher(const Catalog& catalog, WatchOptions options);
+
+  // One refresh now: true when Prometheus answered (fully or in part); on failure the last
+  // values stay and the error is kept.
+  bool refresh(double now_s);
+  // When the next refresh is due: an interval after a success, a growing backoff after failures.
+  double next_refresh_s() const;
+
+  // What the server answers for a GET.
+  HttpReply answer(const HttpRequest& request, double now_s) const;
+  std::string metrics(double now_s) const;
+  bool ready() const;
+  std::string last_error() const;
+
+ private:
+  struct Snapshot {
+    AuditRun run;
+    std::string findings_json;
+    std::string page_html;
+  };
+
+  const Catalog& catalog_;
+  WatchOptions options_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<const Snapshot> snapshot_;
+  WatchHealth health_;
+  std::string last_error_;
+  double last_attempt_s_ = 0;
+  int failures_in_a_row_ = 0;
+};
+
+// Runs the watcher until `stop` is set: refreshes on schedule while `server` (bound already)
+// answers. Returns when stopped.
+void run_watch(Watcher& watcher, HttpServer& server, const std::atomic<bool>& stop);
+
+}  // namespace gw
