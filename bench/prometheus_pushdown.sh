@@ -21,52 +21,7 @@ mkdir -p "$dir"
 trap 'kill ${prom:-} 2>/dev/null || true; [ -n "$keep" ] || rm -rf "$dir"' EXIT
 end=1767225600   # 2026-01-01T00:00:00Z: a fixed end, so reruns query the same hours
 if [ ! -d "$dir/tsdb" ]; then
-  python3 - "$dir/history.om" "$gpus" "$days" "$end" <<'PY'
-import math, random, sys
-path, gpus, days, end = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-start = end - days * 86400
-rng = random.Random(7)
-hosts = max(1, gpus // 8)
-# A fleet as audits find it: idle GPUs, under-used ones, a night-time schedule, busy ones, and
-# short-lived pods (a few hours) that come and go.
-kinds = []
-for g in range(gpus):
-    r = rng.random()
-    kind = "idle" if r < 0.1 else "low" if r < 0.35 else "nightly" if r < 0.5 else "pod" if r < 0.6 else "busy"
-    life = (start, end)
-    if kind == "pod":
-        begin = start + rng.randrange(0, days * 86400 - 6 * 3600) // 60 * 60
-        life = (begin, begin + rng.randrange(1, 6) * 3600)
-    kinds.append((kind, life, rng.uniform(8, 70) * 1024))
-def util(kind, t, noise):
-    hour = (t // 3600) % 24
-    if kind == "idle": return 0
-    if kind == "low": return max(0, round(12 + 6 * noise))
-    if kind == "nightly": return 95 if hour < 6 else 0
-    return min(100, max(0, round(70 + 20 * math.sin(t / 5400) + 8 * noise)))
-with open(path, "w", buffering=1 << 22) as out:
-    for metric in ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"):
-        out.write(f"# TYPE {metric} gauge\n")
-        for g, (kind, (begin, finish), memory_mib) in enumerate(kinds):
-            labels = (f'gpu="{g % 8}",UUID="GPU-{g:08x}-5e1f-4c2b-9a7d-{g * 2654435761 % 2**48:012x}",'
-                      f'Hostname="node-{g // 8:04d}",modelName="NVIDIA A100-SXM4-80GB"')
-            prefix = f"{metric}{{{labels}}} "
-            lines = []
-            for t in range(begin + 60, finish + 1, 60):
-                if metric == "DCGM_FI_DEV_GPU_UTIL":
-                    value = util(kind, t, rng.gauss(0, 1))
-                else:
-                    value = 0 if kind == "idle" else round(memory_mib)
-                lines.append(f"{prefix}{value} {t}\n")
-            out.write("".join(lines))
-    out.write("# TYPE node_cpu_seconds counter\n")
-    for h in range(hosts):
-        for cpu in range(2):
-            for mode, share in (("idle", 0.6), ("iowait", 0.05)):
-                prefix = f'node_cpu_seconds_total{{cpu="{cpu}",instance="node-{h:04d}:9100",mode="{mode}"}} '
-                out.write("".join(f"{prefix}{1000 + share * (t - start):.3f} {t}\n" for t in range(start + 60, end + 1, 60)))
-    out.write("# EOF\n")
-PY
+  python3 "$(dirname "$0")/fleet_history.py" "$dir/history.om" "$gpus" "$days" "$end" 60
   mkdir -p "$dir/tsdb"
   /usr/bin/time -f "backfill: %e s, %M KiB peak" promtool tsdb create-blocks-from openmetrics --max-block-duration=168h \
     "$dir/history.om" "$dir/tsdb" >"$dir/promtool.log"

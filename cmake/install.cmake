@@ -39,6 +39,9 @@ if(NOT CMAKE_CROSSCOMPILING)
 endif()
 install(FILES ${CMAKE_SOURCE_DIR}/LICENSE ${CMAKE_SOURCE_DIR}/NOTICE ${CMAKE_SOURCE_DIR}/README.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# What runs beside `gpuwise watch`: Prometheus rules, the Grafana dashboard, Kubernetes manifests
+# and the systemd unit, to copy where the fleet's tools read them.
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/deploy/ DESTINATION ${CMAKE_INSTALL_DATADIR}/gpuwise/deploy)
 
 # A Debian package (cpack -G DEB): dependencies from dpkg-shlibdeps, so it installs on the
 # Debian release it was built on.

@@ -3,6 +3,7 @@
 
 #include "audit/audit_run.h"
 #include "cli/context.h"
+#include "cli/prometheus_credentials.h"
 #include "core/numbers.h"
 #include "core/text.h"
 #include "report/style.h"
@@ -21,6 +22,7 @@ struct AuditArgs {
   bool allow_partial = false, print_recording_rules = false, always_on = false;
   int top = 20;
   PrometheusQueryOptions query;  // timeouts, retries and size limits of the push-down
+  PrometheusCredentialArgs credentials;
 };
 
 int run_audit_command(CommandContext& context, const AuditArgs& args) {
@@ -46,6 +48,7 @@ int run_audit_command(CommandContext& context, const AuditArgs& args) {
       in.prometheus->end_s = *end;
     }
     in.prometheus->selector = args.selector;
+    in.prometheus->credentials = prometheus_credentials(args.credentials);
   }
   for (const auto& entry : args.files) context.add_input(file_and_metric(entry).first);
   in.options.min_coverage_hours = args.min_coverage_hours;
@@ -98,6 +101,7 @@ void add_audit_command(CLI::App& app, CommandContext& context, Action& action) {
                     "The instance type that runs (p4de.24xlarge): prices per GPU from it (default: each series' "
                     "instance_type label, else the catalog's cheapest offering of the accelerator)");
   audit->add_option("--group-by", args->group_by, "Attribute cost to this label (namespace, team, job, pod, ...)");
+  add_prometheus_credential_options(*audit, args->credentials);
   audit->add_flag("--allow-partial", args->allow_partial,
                   "Exit 0 when Prometheus answered only in part (default: exit 4, the report says what is missing)");
   audit->add_flag("--always-on", args->always_on,

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
+#include "cli/prometheus_credentials.h"
 #include "watch/watcher.h"
 
 namespace gw {
@@ -24,6 +25,7 @@ struct WatchArgs {
   double usd_per_gpu_hour = 0, min_coverage_hours = -1;
   bool once = false;
   PrometheusQueryOptions query;
+  PrometheusCredentialArgs credentials;
 };
 
 std::atomic<bool> stop_requested{false};
@@ -42,18 +44,12 @@ std::pair<std::string, int> listen_address(const std::string& text) {
   return {host.empty() ? "127.0.0.1" : host, static_cast<int>(port)};
 }
 
-// The token that guards the served data: from a file (first line) or $GPUWISE_WATCH_TOKEN,
-// never from the command line, where every user of the host can read it.
-std::string metrics_token(const std::string& file) {
-  if (!file.empty()) {
-    std::ifstream in(file);
-    if (!in) fail("--metrics-token-file", "cannot read " + file);
-    std::string token;
-    std::getline(in, token);
-    while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
-    if (token.empty()) fail("--metrics-token-file", file + " holds no token on its first line");
-    return token;
-  }
+// The token that guards the served data: from a file (first line; --metrics-token-file or
+// $GPUWISE_WATCH_TOKEN_FILE, systemd's credentials) or $GPUWISE_WATCH_TOKEN, never from the
+// command line, where every user of the host can read it.
+std::string metrics_token(std::string file) {
+  if (const char* set = std::getenv("GPUWISE_WATCH_TOKEN_FILE"); file.empty() && set && *set) file = set;
+  if (!file.empty()) return read_secret_file("--metrics-token-file", file);
   const char* set = std::getenv("GPUWISE_WATCH_TOKEN");
   return set ? set : "";
 }
@@ -63,12 +59,13 @@ int run_watch_command(CommandContext& context, const WatchArgs& args) {
   options.query = args.query;
   options.query.url = args.prometheus;
   options.query.selector = args.selector;
+  options.query.credentials = prometheus_credentials(args.credentials);
   auto window = parse_duration_s(args.window);
   if (!window || *window < 3600) fail("--window", "'" + args.window + "' is not a duration of an hour or more, like 7d or 24h");
   options.query.range_s = *window;
   options.window_text = args.window;
   auto interval = parse_duration_s(args.interval);
-  if (!interval || *interval < 10) fail("--interval", "'" + args.interval + "' is not a duration of 10 s or more, like 5m");
+  if (!interval || *interval < 1) fail("--interval", "'" + args.interval + "' is not a duration of a second or more, like 5m");
   options.interval_s = *interval;
   // Findings need this much data; by default most of the window (at most the audit's 30 hours).
   options.audit.min_coverage_hours = args.min_coverage_hours >= 0 ? args.min_coverage_hours : std::min(30.0, 0.5 * *window / 3600);
@@ -117,13 +114,14 @@ void add_watch_command(CLI::App& app, CommandContext& context, Action& action) {
       ->check(CLI::Range(0.0, 1e6));
   watch->add_option("--metrics-token-file", args->metrics_token_file,
                     "Serve /metrics, / and the API only with 'Authorization: Bearer <token>', the token read from this file "
-                    "(or $GPUWISE_WATCH_TOKEN)");
+                    "(or $GPUWISE_WATCH_TOKEN_FILE; or the token in $GPUWISE_WATCH_TOKEN)");
   watch->add_option("--prometheus-timeout", args->query.timeout_s, "Seconds to wait for one Prometheus answer")
       ->check(CLI::Range(0.1, 3600.0))->capture_default_str();
   watch->add_option("--prometheus-concurrency", args->query.concurrency, "Prometheus queries in flight at once")
       ->check(CLI::Range(1, 64))->capture_default_str();
   watch->add_flag("--use-recording-rules", args->query.use_recording_rules,
                   "Fresh and idle minutes from gpuwise's recorded idle flag where the server has it");
+  add_prometheus_credential_options(*watch, args->credentials);
   watch->add_flag("--once", args->once, "Refresh once, write the metrics to stdout (or --output) and exit");
   watch->callback([&context, &action, args] { action = [&context, args] { return run_watch_command(context, *args); }; });
 }

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <gtest/gtest.h>
+
+#include "k8s/yaml_json_test.h"
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -17,32 +19,7 @@ namespace {
 
 bool have(const std::string& command) { return std::system(("command -v " + command + " >/dev/null 2>&1").c_str()) == 0; }
 
-// YAML to JSON as Kubernetes reads it: quoted scalars are strings, plain ones typed.
-nlohmann::json to_json(const YAML::Node& node) {
-  if (node.IsMap()) {
-    nlohmann::json out = nlohmann::json::object();
-    for (const auto& entry : node) out[entry.first.as<std::string>()] = to_json(entry.second);
-    return out;
-  }
-  if (node.IsSequence()) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& item : node) out.push_back(to_json(item));
-    return out;
-  }
-  if (node.IsNull()) return nullptr;
-  const std::string& text = node.Scalar();
-  if (node.Tag() == "!") return text;  // quoted
-  if (text == "true" || text == "false") return text == "true";
-  try {
-    size_t used = 0;
-    long long integer = std::stoll(text, &used);
-    if (used == text.size()) return integer;
-    double number = std::stod(text, &used);
-    if (used == text.size()) return number;
-  } catch (const std::exception&) {
-  }
-  return text;
-}
+using testing_support::to_json;
 
 ManifestInput llm_input() {
   ManifestInput in;

@@ -88,6 +88,7 @@ class UnreachableClient final : public HttpClient {
  public:
   explicit UnreachableClient(std::string why) : why_(std::move(why)) {}
   void set_timeouts(double, double) override {}
+  void set_credentials(const HttpCredentials&) override {}
   HttpAnswer get(const std::string&, const HttpParams&, size_t) override {
     HttpAnswer a;
     a.error = why_;

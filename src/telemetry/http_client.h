@@ -23,10 +23,19 @@ struct HttpAnswer {
   std::string body;
 };
 
+// How a client proves who it is, and whom it trusts: sent with every request, never logged.
+struct HttpCredentials {
+  std::string bearer_token;                  // Authorization: Bearer ...
+  std::string basic_user, basic_password;    // Authorization: Basic ... (when bearer_token is empty)
+  std::string ca_file;                       // PEM bundle that signs the server's certificate (https)
+  bool any() const { return !bearer_token.empty() || !basic_user.empty() || !ca_file.empty(); }
+};
+
 class HttpClient {
  public:
   virtual ~HttpClient() = default;
   virtual void set_timeouts(double connect_s, double read_s) = 0;
+  virtual void set_credentials(const HttpCredentials& credentials) = 0;
   // GET path?params (sent in key order), the body read up to max_bytes.
   virtual HttpAnswer get(const std::string& path, const HttpParams& params, size_t max_bytes) = 0;
 };

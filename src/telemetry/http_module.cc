@@ -19,6 +19,16 @@ class HttplibClient final : public gw::HttpClient {
     client_.set_connection_timeout(static_cast<time_t>(std::ceil(connect_s)));
     client_.set_read_timeout(static_cast<time_t>(std::ceil(read_s)));
   }
+  void set_credentials(const gw::HttpCredentials& c) override {
+    if (!c.bearer_token.empty()) {
+      client_.set_bearer_token_auth(c.bearer_token);
+    } else if (!c.basic_user.empty()) {
+      client_.set_basic_auth(c.basic_user, c.basic_password);
+    }
+#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
+    if (!c.ca_file.empty()) client_.set_ca_cert_path(c.ca_file);
+#endif
+  }
   gw::HttpAnswer get(const std::string& path, const gw::HttpParams& params, size_t max_bytes) override {
     gw::HttpAnswer a;
     httplib::Params query(params.begin(), params.end());

@@ -140,6 +140,7 @@ class PushDownReader {
   std::unique_ptr<HttpClient> make_client() const {
     auto client = make_http_client(url_.scheme_host_port);
     client->set_timeouts(std::min(o_.timeout_s, 10.0), o_.timeout_s);
+    if (o_.credentials.any()) client->set_credentials(o_.credentials);
     return client;
   }
 

@@ -13,11 +13,13 @@
 
 #include "core/error.h"
 #include "telemetry/aggregate.h"
+#include "telemetry/http_client.h"
 
 namespace gw {
 
 struct PrometheusQueryOptions {
   std::string url;               // http://host:9090
+  HttpCredentials credentials;   // bearer token or basic auth, CA bundle (from files or the environment)
   double range_s = 14 * 86400;   // up to now (or end_s)
   double end_s = 0;              // 0: now
   std::string selector;          // extra label matchers, e.g. namespace="ml"

@@ -106,6 +106,36 @@ TEST(PrometheusFaults, HealthyServerGivesEveryHour) {
   EXPECT_FALSE(run.stats.partial);
 }
 
+// A server that wants credentials: refused without them, the token or password never in the
+// error; a bearer token and basic auth each sent as the header the server checks.
+TEST(PrometheusFaults, CredentialsAreSentAndNeverShown) {
+  auto guarded = [](std::string expected) {
+    return [expected](const httplib::Request& q, httplib::Response& r, int) {
+      if (q.get_header_value("Authorization") != expected) {
+        r.status = 401;
+        r.set_content("unauthorized", "text/plain");
+        return;
+      }
+      r.set_content(good_answer(q), "application/json");
+    };
+  };
+  FaultServer bearer(guarded("Bearer t0ken-secret"));
+  auto refused = audit(bearer.url(), [](PrometheusQueryOptions& o) { o.credentials.bearer_token = "wrong-secret"; });
+  ASSERT_TRUE(refused.error);
+  EXPECT_NE(refused.error->to_string().find("401"), std::string::npos) << refused.error->to_string();
+  EXPECT_EQ(refused.error->to_string().find("wrong-secret"), std::string::npos) << refused.error->to_string();
+  auto with_token = audit(bearer.url(), [](PrometheusQueryOptions& o) { o.credentials.bearer_token = "t0ken-secret"; });
+  ASSERT_FALSE(with_token.error) << with_token.error->to_string();
+  EXPECT_DOUBLE_EQ(with_token.hours(), 48);
+  FaultServer basic(guarded("Basic b3BzOnBhOnNz"));  // ops:pa:ss
+  auto with_password = audit(basic.url(), [](PrometheusQueryOptions& o) {
+    o.credentials.basic_user = "ops";
+    o.credentials.basic_password = "pa:ss";
+  });
+  ASSERT_FALSE(with_password.error) << with_password.error->to_string();
+  EXPECT_DOUBLE_EQ(with_password.hours(), 48);
+}
+
 TEST(PrometheusFaults, DownIsAClearErrorAfterBoundedRetries) {
   int port = 0;
   {

@@ -150,6 +150,20 @@ std::string watch_exposition(const AuditRun* run, const std::string& window, con
     f.sample(w, r.mean_util_pct / 100);
     f.family("gpuwise_fleet_idle_ratio", "gauge", "Share of the fleet's samples with the GPU idle");
     f.sample(w, r.idle_sample_fraction);
+    // The fleet's duty cycle by hour of the week (UTC), over the GPUs with samples in that hour:
+    // the heat map of when GPUs sit idle.
+    f.family("gpuwise_fleet_duty_cycle_by_hour_of_week_ratio", "gauge", "Mean GPU duty cycle in each hour of the week (UTC, Monday 00 first)");
+    static const char* const kDays[] = {"1-Mon", "2-Tue", "3-Wed", "4-Thu", "5-Fri", "6-Sat", "7-Sun"};
+    for (size_t h = 0; h < 168; ++h) {
+      double sum = 0;
+      int n = 0;
+      for (const auto& s : r.series)
+        if (h < s.hour_of_week_util_pct.size() && s.hour_of_week_util_pct[h] >= 0) {
+          sum += s.hour_of_week_util_pct[h];
+          ++n;
+        }
+      if (n) f.sample({{"weekday", kDays[h / 24]}, {"hour", fmt::format("{:02d}", h % 24)}, {"window", window}}, sum / n / 100);
+    }
     f.family("gpuwise_fleet_gpus", "gauge", "GPU series seen in the window");
     f.sample(w, r.gpus);
     if (r.usd_per_1k_inferences) {

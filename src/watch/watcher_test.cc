@@ -156,6 +156,45 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
       }
   }
 
+  // Every dashboard panel's query runs there with every variable at All, and returns data (but
+  // cost per 1k inferences: the push-down reads no request metrics yet); the three headline
+  // figures are the audit's.
+  std::ifstream dashboard_file(std::filesystem::path(GPUWISE_SOURCE_DIR) / "deploy" / "grafana" / "gpuwise-dashboard.json");
+  const auto dashboard = nlohmann::json::parse(dashboard_file);
+  std::vector<std::string> variables;
+  for (const auto& v : dashboard["templating"]["list"]) variables.push_back(v["name"]);
+  EXPECT_EQ(variables, std::vector<std::string>({"datasource", "namespace", "team", "accelerator"}));
+  auto label_values = prometheus_query(prometheus.port, "count by (namespace) (gpuwise_gpu_cost_usd_per_hour)");
+  ASSERT_EQ(label_values["data"]["result"].size(), 1u);
+  EXPECT_EQ(label_values["data"]["result"][0]["metric"]["namespace"], "ml");
+  double idle_usd_per_month = 0;
+  for (const auto& s : report.series) idle_usd_per_month += s.usd_per_month * s.idle_fraction;
+  const std::map<std::string, double> headline = {
+      {"Spend", report.fleet_usd_per_month}, {"Idle dollars", idle_usd_per_month}, {"Recoverable", report.recoverable_usd_per_month}};
+  int panels = 0;
+  for (const auto& panel : dashboard["panels"]) {
+    ++panels;
+    const std::string title = panel["title"];
+    EXPECT_EQ(panel["datasource"]["uid"], "${datasource}") << title;
+    for (const auto& target : panel["targets"]) {
+      std::string expr = target["expr"];
+      for (const char* name : {"$namespace", "$team", "$accelerator"})
+        for (size_t at; (at = expr.find(name)) != std::string::npos;) expr.replace(at, std::string(name).size(), ".*");
+      auto answer = prometheus_query(prometheus.port, expr);
+      ASSERT_EQ(answer.value("status", ""), "success") << title << ": " << expr << ": " << answer.dump();
+      if (title == "Cost per 1k inferences") continue;
+      ASSERT_FALSE(answer["data"]["result"].empty()) << title << ": " << expr;
+      if (headline.count(title)) {
+        EXPECT_NEAR(std::stod(answer["data"]["result"][0]["value"][1].get<std::string>()), headline.at(title),
+                    1e-6 * std::max(1.0, headline.at(title)))
+            << title;
+      }
+    }
+  }
+  EXPECT_GE(panels, 10);
+  auto hours = prometheus_query(prometheus.port, "count(gpuwise_fleet_duty_cycle_by_hour_of_week_ratio)");
+  EXPECT_GE(std::stod(hours["data"]["result"][0]["value"][1].get<std::string>()), 40);  // 40 hours of history
+
   // Over HTTP: the findings are the audit's, the page refreshes itself, unknown paths are 404.
   httplib::Client client("127.0.0.1", server->port());
   auto findings = client.Get("/api/v1/findings");

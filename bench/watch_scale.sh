@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# `gpuwise watch` at fleet scale against the real server. A fleet of GPUS dcgm-exporter GPUs
+# (default 10,000) over DAYS days (default 7) ending at the last whole hour, scraped every
+# SPACING seconds (default 300: 40 M samples for the defaults), is generated (fleet_history.py),
+# backfilled with promtool and served on loopback by Debian's prometheus with its defaults. Then:
+#   1. one refresh, whole process (`gpuwise watch --once --window DAYSd`): wall seconds, peak RSS
+#      (targets: <= 30 s, <= 300 MB);
+#   2. the watcher serving (--interval 1s on a smaller fleet, SMALL GPUs over one day, so that
+#      REFRESHES refreshes (default 100) fit in minutes): its resident memory after refreshes
+#      1, 10, 25, 50 and the last, which must stay flat (the last within 10% of the tenth);
+#   3. /metrics scraped from the watcher holding the large fleet: seconds and bytes per scrape
+#      (median of 5; target <= 1 s).
+# Exits 1 when a target is missed. The data is not committed.
+# Usage: bench/watch_scale.sh [BUILD] [GPUS] [DAYS] [SPACING] [SMALL] [REFRESHES]
+set -euo pipefail
+build=$(realpath "${1:-build}")
+gpus=${2:-10000}
+days=${3:-7}
+spacing=${4:-300}
+small=${5:-500}
+refreshes=${6:-100}
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d)
+pids=()
+trap 'kill ${pids[*]:-} 2>/dev/null || true; rm -rf "$dir"' EXIT
+end=$(( $(date +%s) / 3600 * 3600 ))
+failed=0
+
+serve_history() {  # NAME GPUS DAYS SPACING: backfills and starts a Prometheus, sets $port
+  local name=$1
+  mkdir -p "$dir/$name/tsdb"
+  /usr/bin/time -f "$name: generated in %e s" python3 "$here/fleet_history.py" "$dir/$name/history.om" "$2" "$3" "$end" "$4"
+  /usr/bin/time -f "$name: backfilled in %e s, %M KiB peak" promtool tsdb create-blocks-from openmetrics \
+    --max-block-duration=168h "$dir/$name/history.om" "$dir/$name/tsdb" >"$dir/$name/promtool.log"
+  rm "$dir/$name/history.om"
+  printf 'global:\n  scrape_interval: 1m\nscrape_configs: []\n' >"$dir/$name/prometheus.yml"
+  port=$((30000 + ($$ + ${#name} * 97) % 20000))
+  prometheus --config.file="$dir/$name/prometheus.yml" --storage.tsdb.path="$dir/$name/tsdb" \
+    --storage.tsdb.retention.time=3650d --web.listen-address=127.0.0.1:$port 2>>"$dir/$name/prometheus.log" &
+  pids+=($!)
+  for _ in $(seq 600); do curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null && return; sleep 0.2; done
+  echo "$name: prometheus did not start" >&2
+  exit 1
+}
+
+rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+refreshes_done() {  # PORT
+  curl -sf "http://127.0.0.1:$1/metrics" | awk '/^gpuwise_watch_refreshes_total\{result="success"\}/ {print $2}'
+}
+
+echo "== $gpus GPUs x $days days, a scrape every $spacing s"
+serve_history large "$gpus" "$days" "$spacing"
+large=$port
+/usr/bin/time -f "%e %M" -o "$dir/once.time" "$build/gpuwise" watch --prometheus "http://127.0.0.1:$large" --window "${days}d" \
+  --once >"$dir/once.prom" 2>"$dir/once.err" || { cat "$dir/once.err"; exit 1; }
+read -r seconds kib <"$dir/once.time"
+series=$(awk '/^gpuwise_watch_series / {print $2}' "$dir/once.prom")
+echo "one refresh (whole process): $seconds s wall, $((kib / 1024)) MiB peak RSS, $series GPU series, $(wc -c <"$dir/once.prom") bytes of metrics"
+awk -v s="$seconds" 'BEGIN { exit !(s <= 30) }' || { echo "  over the 30 s target"; failed=1; }
+[ "$kib" -le $((300 * 1024)) ] || { echo "  over the 300 MB target"; failed=1; }
+
+# The watcher holding the large fleet: /metrics scrape time and size.
+wport=$((port + 1))
+"$build/gpuwise" watch --prometheus "http://127.0.0.1:$large" --window "${days}d" --interval 1h --listen "127.0.0.1:$wport" \
+  2>"$dir/watch-large.err" &
+pids+=($!)
+watcher=$!
+for _ in $(seq 900); do [ "$(refreshes_done $wport 2>/dev/null || echo 0)" = "1" ] && break; sleep 0.2; done
+for _ in 1 2 3 4 5; do
+  curl -s -o /dev/null -w '%{time_total} %{size_download}\n' "http://127.0.0.1:$wport/metrics"
+done | sort -n | sed -n 3p | {
+  read -r scrape bytes
+  echo "/metrics at $series GPUs: $scrape s, $bytes bytes (median of 5 scrapes); watcher RSS $(( $(rss_kib $watcher) / 1024 )) MiB"
+  awk -v s="$scrape" 'BEGIN { exit !(s <= 1) }' || { echo "  over the 1 s target"; exit 1; }
+} || failed=1
+kill "$watcher"
+
+echo "== memory over $refreshes refreshes: $small GPUs x 1 day"
+serve_history small "$small" 1 "$spacing"
+small_port=$port
+wport=$((port + 1))
+"$build/gpuwise" watch --prometheus "http://127.0.0.1:$small_port" --window 1d --interval 1s --listen "127.0.0.1:$wport" \
+  2>"$dir/watch-small.err" &
+pids+=($!)
+watcher=$!
+declare -A at
+for _ in $(seq $((refreshes * 50))); do
+  done_now=$(refreshes_done $wport 2>/dev/null || echo 0)
+  for mark in 1 10 25 50 "$refreshes"; do
+    [ -z "${at[$mark]:-}" ] && [ "${done_now:-0}" -ge "$mark" ] && at[$mark]=$(rss_kib $watcher)
+  done
+  [ "${done_now:-0}" -ge "$refreshes" ] && break
+  sleep 0.1
+done
+line="RSS after refresh"
+for mark in 1 10 25 50 "$refreshes"; do line+=" $mark: $(( ${at[$mark]:-0} / 1024 )) MiB;"; done
+echo "$line"
+[ -n "${at[$refreshes]:-}" ] || { echo "  $refreshes refreshes did not finish"; failed=1; }
+[ -n "${at[$refreshes]:-}" ] && [ "${at[$refreshes]}" -le $(( ${at[10]} * 11 / 10 )) ] || { echo "  memory grew past 10% after the tenth refresh"; failed=1; }
+exit $failed

@@ -1,0 +1,40 @@
+// For tests of Kubernetes manifests: YAML read as the API server reads it, as JSON for the
+// schema validators.
+#pragma once
+
+#include <exception>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+namespace gw::testing_support {
+
+// YAML to JSON as Kubernetes reads it: quoted scalars are strings, plain ones typed.
+inline nlohmann::json to_json(const YAML::Node& node) {
+  if (node.IsMap()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& entry : node) out[entry.first.as<std::string>()] = to_json(entry.second);
+    return out;
+  }
+  if (node.IsSequence()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& item : node) out.push_back(to_json(item));
+    return out;
+  }
+  if (node.IsNull()) return nullptr;
+  const std::string& text = node.Scalar();
+  if (node.Tag() == "!") return text;  // quoted
+  if (text == "true" || text == "false") return text == "true";
+  try {
+    size_t used = 0;
+    long long integer = std::stoll(text, &used);
+    if (used == text.size()) return integer;
+    double number = std::stod(text, &used);
+    if (used == text.size()) return number;
+  } catch (const std::exception&) {
+  }
+  return text;
+}
+
+}  // namespace gw::testing_support
