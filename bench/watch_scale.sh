@@ -44,6 +44,13 @@ serve_history() {  # NAME GPUS DAYS SPACING: backfills and starts a Prometheus, 
 }
 
 rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+hwm_kib() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
+alive() {  # PID ERRFILE: fails, with the watcher's stderr, when it has exited
+  kill -0 "$1" 2>/dev/null && return
+  echo "the watcher exited:" >&2
+  cat "$2" >&2
+  exit 1
+}
 refreshes_done() {  # PORT
   curl -sf "http://127.0.0.1:$1/metrics" | awk '/^gpuwise_watch_refreshes_total\{result="success"\}/ {print $2}'
 }
@@ -65,12 +72,17 @@ wport=$((port + 1))
   2>"$dir/watch-large.err" &
 pids+=($!)
 watcher=$!
-for _ in $(seq 900); do [ "$(refreshes_done $wport 2>/dev/null || echo 0)" = "1" ] && break; sleep 0.2; done
+for _ in $(seq 900); do
+  alive "$watcher" "$dir/watch-large.err"
+  [ "$(refreshes_done $wport 2>/dev/null || echo 0)" = "1" ] && break
+  sleep 0.2
+done
+echo "the watcher serving $series GPUs: $(( $(hwm_kib $watcher) / 1024 )) MiB peak RSS over its first refresh, $(( $(rss_kib $watcher) / 1024 )) MiB after it"
 for _ in 1 2 3 4 5; do
   curl -s -o /dev/null -w '%{time_total} %{size_download}\n' "http://127.0.0.1:$wport/metrics"
 done | sort -n | sed -n 3p | {
   read -r scrape bytes
-  echo "/metrics at $series GPUs: $scrape s, $bytes bytes (median of 5 scrapes); watcher RSS $(( $(rss_kib $watcher) / 1024 )) MiB"
+  echo "/metrics at $series GPUs: $scrape s, $bytes bytes (median of 5 scrapes)"
   awk -v s="$scrape" 'BEGIN { exit !(s <= 1) }' || { echo "  over the 1 s target"; exit 1; }
 } || failed=1
 kill "$watcher"
@@ -85,15 +97,19 @@ pids+=($!)
 watcher=$!
 declare -A at
 for _ in $(seq $((refreshes * 50))); do
+  alive "$watcher" "$dir/watch-small.err"
   done_now=$(refreshes_done $wport 2>/dev/null || echo 0)
   for mark in 1 10 25 50 "$refreshes"; do
+    [ "$mark" -le "$refreshes" ] || continue
     [ -z "${at[$mark]:-}" ] && [ "${done_now:-0}" -ge "$mark" ] && at[$mark]=$(rss_kib $watcher)
   done
   [ "${done_now:-0}" -ge "$refreshes" ] && break
   sleep 0.1
 done
 line="RSS after refresh"
-for mark in 1 10 25 50 "$refreshes"; do line+=" $mark: $(( ${at[$mark]:-0} / 1024 )) MiB;"; done
+for mark in 1 10 25 50 "$refreshes"; do
+  if [ "$mark" -le "$refreshes" ]; then line+=" $mark: $(( ${at[$mark]:-0} / 1024 )) MiB;"; fi
+done
 echo "$line"
 [ -n "${at[$refreshes]:-}" ] || { echo "  $refreshes refreshes did not finish"; failed=1; }
 [ -n "${at[$refreshes]:-}" ] && [ "${at[$refreshes]}" -le $(( ${at[10]} * 11 / 10 )) ] || { echo "  memory grew past 10% after the tenth refresh"; failed=1; }

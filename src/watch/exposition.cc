@@ -104,11 +104,11 @@ LabelSet gpu_labels(const SeriesReport& series) {
   return labels;
 }
 
-std::string watch_exposition(const AuditRun* run, const std::string& window, const std::string& group_by, const WatchHealth& h) {
+std::string fleet_exposition(const AuditRun& run, const std::string& window, const std::string& group_by) {
   Families f;
   const LabelSet w = {{"window", window}};
-  if (run) {
-    const AuditReport& r = run->report;
+  {
+    const AuditReport& r = run.report;
     f.family("gpuwise_gpu_cost_usd_per_hour", "gauge", "What the GPU costs per hour, averaged over a 730-hour month (a scheduled job's share of it)");
     for (const auto& s : r.series) f.sample(with(gpu_labels(s), "window", window), s.usd_per_month / kHoursPerMonth);
     f.family("gpuwise_gpu_duty_cycle_ratio", "gauge", "Mean GPU duty cycle over the window (0-1)");
@@ -171,6 +171,11 @@ std::string watch_exposition(const AuditRun* run, const std::string& window, con
       f.sample(w, *r.usd_per_1k_inferences);
     }
   }
+  return f.take();
+}
+
+std::string health_exposition(const WatchHealth& h, size_t series) {
+  Families f;
   f.family("gpuwise_watch_last_success_timestamp_seconds", "gauge", "When the last refresh succeeded (0: none yet)");
   f.sample({}, h.last_success_s);
   f.family("gpuwise_watch_data_age_seconds", "gauge", "Age of the values served: seconds since the last successful refresh");
@@ -185,7 +190,7 @@ std::string watch_exposition(const AuditRun* run, const std::string& window, con
   f.family("gpuwise_watch_missing_ratio", "gauge", "Share of the GPU-hours asked for that the last answer lacked");
   f.sample({}, h.missing_fraction);
   f.family("gpuwise_watch_series", "gauge", "GPU series kept from the last refresh");
-  f.sample({}, run ? static_cast<double>(run->report.series.size()) : 0);
+  f.sample({}, static_cast<double>(series));
   f.family("gpuwise_watch_window_seconds", "gauge", "The window each refresh audits");
   f.sample({}, h.window_s);
   f.family("gpuwise_watch_prometheus_queries_total", "counter", "Queries sent to Prometheus");
@@ -193,6 +198,10 @@ std::string watch_exposition(const AuditRun* run, const std::string& window, con
   f.family("gpuwise_watch_prometheus_retries_total", "counter", "Queries to Prometheus retried");
   f.sample({}, static_cast<double>(h.prometheus_retries));
   return f.take();
+}
+
+std::string watch_exposition(const AuditRun* run, const std::string& window, const std::string& group_by, const WatchHealth& health) {
+  return (run ? fleet_exposition(*run, window, group_by) : std::string()) + health_exposition(health, run ? run->report.series.size() : 0);
 }
 
 }  // namespace gw

@@ -31,7 +31,11 @@ std::string escape_label_value(const std::string& value);
 // hostname, namespace, pod, container, team, accelerator and instance_type.
 std::vector<std::pair<std::string, std::string>> gpu_labels(const SeriesReport& series);
 
-// The fleet's figures from the last audit (none before the first) and the watcher's health.
+// The fleet's figures from an audit: rendered once per refresh, served at every scrape.
+std::string fleet_exposition(const AuditRun& run, const std::string& window, const std::string& group_by);
+// The watcher's own health, rendered at each scrape; `series` kept from the last refresh.
+std::string health_exposition(const WatchHealth& health, size_t series);
+// Both: the fleet's figures from the last audit (none before the first) and the watcher's health.
 std::string watch_exposition(const AuditRun* run, const std::string& window, const std::string& group_by, const WatchHealth& health);
 
 }  // namespace gw

@@ -5,6 +5,10 @@
 #include <cmath>
 #include <thread>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <fmt/format.h>
 
 #include "report/document.h"
@@ -52,6 +56,7 @@ bool Watcher::refresh(double now_s) {
   if (run.ok()) {
     next = std::make_shared<Snapshot>();
     next->run = std::move(run.value());
+    next->fleet_metrics = fleet_exposition(next->run, options_.window_text, options_.audit.group_by);
     next->findings_json = to_json(next->run).dump();
     auto page = render_html(audit_run_document(next->run, options_.audit.group_by, 50));
     next->page_html = page.ok() ? refreshing(page.value(), options_.interval_s)
@@ -60,6 +65,11 @@ bool Watcher::refresh(double now_s) {
   } else {
     error = run.error().to_string();
   }
+#ifdef __GLIBC__
+  // The audit's working memory (answers, aggregates) is freed by now; hand it back to the
+  // system, so that a watcher idle between refreshes holds only what it serves.
+  malloc_trim(0);
+#endif
   std::lock_guard<std::mutex> lock(mutex_);
   last_attempt_s_ = now_s;
   if (!next) {
@@ -108,7 +118,8 @@ std::string Watcher::metrics(double now_s) const {
     health = health_;
   }
   health.now_s = now_s;
-  return watch_exposition(snapshot ? &snapshot->run : nullptr, options_.window_text, options_.audit.group_by, health);
+  if (!snapshot) return health_exposition(health, 0);
+  return snapshot->fleet_metrics + health_exposition(health, snapshot->run.report.series.size());
 }
 
 HttpReply Watcher::answer(const HttpRequest& request, double now_s) const {

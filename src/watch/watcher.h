@@ -48,6 +48,7 @@ class Watcher {
  private:
   struct Snapshot {
     AuditRun run;
+    std::string fleet_metrics;  // the exposition of the fleet's figures
     std::string findings_json;
     std::string page_html;
   };
