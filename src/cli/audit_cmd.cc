@@ -3,7 +3,7 @@
 
 #include "audit/audit_run.h"
 #include "cli/context.h"
-#include "cli/prometheus_credentials.h"
+#include "cli/prometheus_options.h"
 #include "core/numbers.h"
 #include "core/text.h"
 #include "report/style.h"
@@ -101,28 +101,15 @@ void add_audit_command(CLI::App& app, CommandContext& context, Action& action) {
                     "The instance type that runs (p4de.24xlarge): prices per GPU from it (default: each series' "
                     "instance_type label, else the catalog's cheapest offering of the accelerator)");
   audit->add_option("--group-by", args->group_by, "Attribute cost to this label (namespace, team, job, pod, ...)");
-  add_prometheus_credential_options(*audit, args->credentials);
   audit->add_flag("--allow-partial", args->allow_partial,
                   "Exit 0 when Prometheus answered only in part (default: exit 4, the report says what is missing)");
   audit->add_flag("--always-on", args->always_on,
                   "Price every GPU around the clock, also those that report only while a job runs (a VM left up between runs)");
   audit->add_option("--min-coverage-hours", args->min_coverage_hours, "Hours of data a finding needs")->check(CLI::Range(0.0, 1e6));
   audit->add_option("--top", args->top, "Findings to show")->check(CLI::Range(1, 100000));
-  audit->add_option("--prometheus-timeout", args->query.timeout_s, "Seconds to wait for one Prometheus answer")
-      ->check(CLI::Range(0.1, 3600.0))->capture_default_str();
-  audit->add_option("--prometheus-concurrency", args->query.concurrency, "Prometheus queries in flight at once")
-      ->check(CLI::Range(1, 64))->capture_default_str();
-  audit->add_flag("--use-recording-rules", args->query.use_recording_rules,
-                  "Fresh and idle minutes from gpuwise's recorded idle flag where the server has it (no subqueries)");
+  add_prometheus_options(*audit, args->query, args->credentials);
   audit->add_flag("--print-recording-rules", args->print_recording_rules,
                   "Write the Prometheus rule file that --use-recording-rules reads, and exit");
-  audit->add_option("--prometheus-retries", args->query.retries, "Retries per query (exponential backoff)")
-      ->check(CLI::Range(0, 10))->capture_default_str();
-  audit->add_option("--max-points-per-query", args->query.max_points_per_query, "Hourly points per series in one query")
-      ->check(CLI::Range(1, 11000))->capture_default_str();
-  audit->add_option("--max-response-bytes", args->query.max_response_bytes,
-                    "Largest Prometheus answer kept in memory (larger ones are split by time range), bytes")
-      ->check(CLI::Range(size_t{1024}, size_t{1} << 34))->capture_default_str();
   audit->callback([&context, &action, args] { action = [&context, args] { return run_audit_command(context, *args); }; });
 }
 

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.h"
-#include "cli/prometheus_credentials.h"
+#include "cli/prometheus_options.h"
 #include "watch/watcher.h"
 
 namespace gw {
@@ -115,13 +115,7 @@ void add_watch_command(CLI::App& app, CommandContext& context, Action& action) {
   watch->add_option("--metrics-token-file", args->metrics_token_file,
                     "Serve /metrics, / and the API only with 'Authorization: Bearer <token>', the token read from this file "
                     "(or $GPUWISE_WATCH_TOKEN_FILE; or the token in $GPUWISE_WATCH_TOKEN)");
-  watch->add_option("--prometheus-timeout", args->query.timeout_s, "Seconds to wait for one Prometheus answer")
-      ->check(CLI::Range(0.1, 3600.0))->capture_default_str();
-  watch->add_option("--prometheus-concurrency", args->query.concurrency, "Prometheus queries in flight at once")
-      ->check(CLI::Range(1, 64))->capture_default_str();
-  watch->add_flag("--use-recording-rules", args->query.use_recording_rules,
-                  "Fresh and idle minutes from gpuwise's recorded idle flag where the server has it");
-  add_prometheus_credential_options(*watch, args->credentials);
+  add_prometheus_options(*watch, args->query, args->credentials);
   watch->add_flag("--once", args->once, "Refresh once, write the metrics to stdout (or --output) and exit");
   watch->callback([&context, &action, args] { action = [&context, args] { return run_watch_command(context, *args); }; });
 }

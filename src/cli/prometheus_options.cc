@@ -1,4 +1,4 @@
-#include "cli/prometheus_credentials.h"
+#include "cli/prometheus_options.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -7,7 +7,20 @@
 
 namespace gw {
 
-void add_prometheus_credential_options(CLI::App& command, PrometheusCredentialArgs& args) {
+void add_prometheus_options(CLI::App& command, PrometheusQueryOptions& query, PrometheusCredentialArgs& args) {
+  command.add_option("--prometheus-timeout", query.timeout_s, "Seconds to wait for one Prometheus answer")
+      ->check(CLI::Range(0.1, 3600.0))->capture_default_str();
+  command.add_option("--prometheus-concurrency", query.concurrency, "Prometheus queries in flight at once")
+      ->check(CLI::Range(1, 64))->capture_default_str();
+  command.add_option("--prometheus-retries", query.retries, "Retries per query (exponential backoff)")
+      ->check(CLI::Range(0, 10))->capture_default_str();
+  command.add_option("--max-points-per-query", query.max_points_per_query, "Hourly points per series in one query")
+      ->check(CLI::Range(1, 11000))->capture_default_str();
+  command.add_option("--max-response-bytes", query.max_response_bytes,
+                     "Largest Prometheus answer kept in memory (larger ones are split by time range), bytes")
+      ->check(CLI::Range(size_t{1024}, size_t{1} << 34))->capture_default_str();
+  command.add_flag("--use-recording-rules", query.use_recording_rules,
+                   "Fresh and idle minutes from gpuwise's recorded idle flag where the server has it (no subqueries)");
   command.add_option("--prometheus-bearer-token-file", args.bearer_token_file,
                      "A file holding the bearer token for Prometheus (or $GPUWISE_PROMETHEUS_BEARER_TOKEN)");
   command.add_option("--prometheus-basic-auth-file", args.basic_auth_file,
