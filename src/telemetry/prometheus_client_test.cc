@@ -29,6 +29,7 @@ namespace {
 
 using testing_support::have;
 using testing_support::PrometheusServer;
+using testing_support::VictoriaMetricsServer;
 
 
 struct Gpu {
@@ -205,9 +206,15 @@ void expect_faults_handled(const PrometheusQueryOptions& query, PrometheusServer
   }
 }
 
-TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
-  if (!have("prometheus") || !have("promtool")) GTEST_FAIL() << "prometheus and promtool are required (scripts/bootstrap installs them)";
-  auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_prom_{}", ::getpid());
+enum class Engine { prometheus, victoria_metrics };
+
+// The synthetic fleet's history served by a Prometheus-compatible engine and audited through its
+// API: every finding, dollar, series, host join equal to the audit of the same samples read
+// from a file. With Prometheus also the faults a real server gives (a refused query, a query
+// over its sample limit, the server gone).
+void expect_api_equals_files(Engine engine) {
+  auto dir = std::filesystem::temp_directory_path() /
+             fmt::format("gpuwise_{}_{}", engine == Engine::prometheus ? "prom" : "vm", ::getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   std::vector<Gpu> gpus = {
@@ -246,10 +253,15 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
   };
   write_history(dir, gpus, hosts, start, end, sampled);
   PrometheusServer server;
-  server.start(dir, dir / "history.om");
-  ASSERT_TRUE(server.ready()) << "prometheus did not start; see " << (dir / "promtool.log") << " and " << (dir / "prometheus.log");
-  const int port = server.port;
-  auto& stop = server;
+  VictoriaMetricsServer victoria;
+  if (engine == Engine::prometheus) {
+    server.start(dir, dir / "history.om");
+    ASSERT_TRUE(server.ready()) << "prometheus did not start; see " << (dir / "promtool.log") << " and " << (dir / "prometheus.log");
+  } else {
+    victoria.start(dir, dir / "history.prom");
+    ASSERT_TRUE(victoria.ready()) << "victoria-metrics did not start or import; see " << (dir / "victoria-metrics.log");
+  }
+  const int port = engine == Engine::prometheus ? server.port : victoria.port;
 
   Catalog catalog = Catalog::embedded().value();
   AuditOptions options;
@@ -287,9 +299,23 @@ TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
                                            "insufficient_data"}));
   expect_same_series(api.value(), file.value(), gpus.size());
   expect_hosts_joined(api.value(), file.value());
-  expect_faults_handled(query, stop);
   EXPECT_NEAR(api.value().mean_util_pct, file.value().mean_util_pct, 0.01);
+  EXPECT_NEAR(api.value().recoverable_usd_per_month, file.value().recoverable_usd_per_month,
+              1.0 + 0.01 * file.value().recoverable_usd_per_month);
+  if (engine == Engine::prometheus) expect_faults_handled(query, server);
   std::filesystem::remove_all(dir);
+}
+
+TEST(PrometheusAudit, FindingsThroughTheApiEqualFindingsFromFiles) {
+  if (!have("prometheus") || !have("promtool")) GTEST_FAIL() << "prometheus and promtool are required (scripts/bootstrap installs them)";
+  expect_api_equals_files(Engine::prometheus);
+}
+
+// The same through VictoriaMetrics, a second engine fleets run at scale (MetricsQL, its own
+// window bounds and staleness): the same findings and dollars.
+TEST(PrometheusAudit, VictoriaMetricsGivesTheFilesFindings) {
+  if (!have("victoria-metrics")) GTEST_FAIL() << "victoria-metrics is required (scripts/bootstrap installs it)";
+  expect_api_equals_files(Engine::victoria_metrics);
 }
 
 // The Alibaba GenAI pods (143, three of them living under 30 minutes in the last hour of the
