@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -497,6 +498,20 @@ TEST(PrometheusAudit, RecordedIdleFlagAnswersAsTheSubqueriesDo) {
   server.launch();
   ASSERT_TRUE(server.ready()) << "prometheus did not restart; see " << (dir / "prometheus.log");
   query.url = fmt::format("http://127.0.0.1:{}", server.port);  // another port if its own was taken meanwhile
+  // The fixture first: the backfill holds an evaluation of the rule every minute from its start
+  // to the history's end for every series (a short one would show below as idle minutes).
+  {
+    httplib::Client client("127.0.0.1", server.port);
+    const std::string count = fmt::format("count_over_time(gpuwise:DCGM_FI_DEV_GPU_UTIL:idle[{:.0f}s])", end + 60 - rule_start + 30);
+    auto answer = client.Get("/api/v1/query", httplib::Params{{"query", count}, {"time", fmt::format("{:.0f}", end + 60)}},
+                             httplib::Headers{});
+    ASSERT_TRUE(answer && answer->status == 200) << count;
+    auto counted = nlohmann::json::parse(answer->body);
+    ASSERT_EQ(counted["data"]["result"].size(), gpus.size()) << answer->body;
+    for (const auto& series : counted["data"]["result"])
+      EXPECT_EQ(std::stod(series["value"][1].get<std::string>()), (end + 60 - rule_start) / 60)
+          << "promtool's rule backfill is short for " << series["metric"].dump() << "; see " << (dir / "promtool.log");
+  }
   audit(true, by_rule, rule_stats);
   // Hours 27-48 of the history from the rule; 1-26 and the 27th (the rule's first, in part) by subqueries.
   EXPECT_EQ(rule_stats.hours_by_rule, 21);
