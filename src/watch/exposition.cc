@@ -41,9 +41,8 @@ class Families {
     name_ = name;
   }
   void sample(const LabelSet& labels, double value) { out_ += fmt::format("{}{} {}\n", name_, render_labels(labels), number(value)); }
-  void sample(const char* suffix, const LabelSet& labels, double value) {
-    out_ += fmt::format("{}{}{} {}\n", name_, suffix, render_labels(labels), number(value));
-  }
+  // A sample whose label text was rendered once for all the families it appears in.
+  void sample_rendered(const std::string& labels, double value) { out_ += fmt::format("{}{} {}\n", name_, labels, number(value)); }
   std::string take() { return std::move(out_); }
 
  private:
@@ -109,24 +108,31 @@ std::string fleet_exposition(const AuditRun& run, const std::string& window, con
   const LabelSet w = {{"window", window}};
   {
     const AuditReport& r = run.report;
+    // Each GPU's labels, rendered once: every per-GPU family repeats them.
+    std::vector<std::string> labels;
+    labels.reserve(r.series.size());
+    for (const auto& s : r.series) labels.push_back(render_labels(with(gpu_labels(s), "window", window)));
+    auto each_gpu = [&](bool (*has)(const SeriesReport&), double (*value)(const SeriesReport&)) {
+      for (size_t i = 0; i < r.series.size(); ++i)
+        if (has(r.series[i])) f.sample_rendered(labels[i], value(r.series[i]));
+    };
+    auto always = [](const SeriesReport&) { return true; };
+    auto measured = [](const SeriesReport& s) { return s.util_measured; };
     f.family("gpuwise_gpu_cost_usd_per_hour", "gauge", "What the GPU costs per hour, averaged over a 730-hour month (a scheduled job's share of it)");
-    for (const auto& s : r.series) f.sample(with(gpu_labels(s), "window", window), s.usd_per_month / kHoursPerMonth);
+    each_gpu(always, [](const SeriesReport& s) { return s.usd_per_month / kHoursPerMonth; });
     f.family("gpuwise_gpu_duty_cycle_ratio", "gauge", "Mean GPU duty cycle over the window (0-1)");
-    for (const auto& s : r.series)
-      if (s.util_measured) f.sample(with(gpu_labels(s), "window", window), s.mean_util_pct / 100);
+    each_gpu(measured, [](const SeriesReport& s) { return s.mean_util_pct / 100; });
     f.family("gpuwise_gpu_idle_ratio", "gauge", "Share of the window's samples with the GPU idle (duty cycle under 5%)");
-    for (const auto& s : r.series)
-      if (s.util_measured) f.sample(with(gpu_labels(s), "window", window), s.idle_fraction);
+    each_gpu(measured, [](const SeriesReport& s) { return s.idle_fraction; });
     f.family("gpuwise_gpu_idle_cost_usd_per_hour", "gauge", "Dollars per hour paid for the GPU while idle (cost per hour x idle share)");
-    for (const auto& s : r.series)
-      if (s.util_measured) f.sample(with(gpu_labels(s), "window", window), s.usd_per_month / kHoursPerMonth * s.idle_fraction);
+    each_gpu(measured, [](const SeriesReport& s) { return s.usd_per_month / kHoursPerMonth * s.idle_fraction; });
     f.family("gpuwise_gpu_memory_peak_bytes", "gauge", "Peak GPU memory used over the window");
-    for (const auto& s : r.series) f.sample(with(gpu_labels(s), "window", window), s.peak_memory_bytes);
+    each_gpu(always, [](const SeriesReport& s) { return s.peak_memory_bytes; });
     f.family("gpuwise_gpu_observed_seconds", "gauge", "Seconds of the window the GPU's samples cover (gaps excluded)");
-    for (const auto& s : r.series) f.sample(with(gpu_labels(s), "window", window), s.coverage_hours * 3600);
+    each_gpu(always, [](const SeriesReport& s) { return s.coverage_hours * 3600; });
     f.family("gpuwise_gpu_cost_per_1k_inferences_usd", "gauge", "Dollars per 1,000 requests served, where request metrics exist");
-    for (const auto& s : r.series)
-      if (s.usd_per_1k_inferences) f.sample(with(gpu_labels(s), "window", window), *s.usd_per_1k_inferences);
+    each_gpu([](const SeriesReport& s) { return s.usd_per_1k_inferences.has_value(); },
+             [](const SeriesReport& s) { return *s.usd_per_1k_inferences; });
     f.family("gpuwise_finding_recoverable_usd_per_month", "gauge", "Dollars a month the finding's move recovers");
     for (const auto& x : r.findings)
       if (x.kind != "healthy" && x.kind != "insufficient_data")
