@@ -143,6 +143,13 @@ json service_json(const ServiceRun& run, uint64_t seed) {
     j["ttft_s"] = summary_json(r.ttft);
     j["tpot_s"] = summary_json(r.tpot);
   }
+  const PrefixCacheResult& p = r.prefix_cache;
+  j["prefix_cache"] = p.on ? json{{"hit_ratio_tokens", p.hit_ratio_tokens},
+                                  {"hit_ratio_requests", p.hit_ratio_requests},
+                                  {"saved_prefill_tokens", p.saved_prefill_tokens},
+                                  {"lookups", p.lookups},
+                                  {"evictions", p.evictions}}
+                           : json(nullptr);
   if (run.step_error) {
     json parts = json::object();
     for (const auto& [name, share] : run.step_error->mean_contribution) parts[name] = share;
@@ -178,6 +185,10 @@ void add_service(const SimulateResult& result, const ServiceRun& run, bool expla
     if (r.preemptions > 0)
       lines.push_back(fmt::format("{} preemptions: {} KV tokens recomputed, {} swapped to host", r.preemptions,
                                   r.recomputed_tokens, r.swapped_tokens));
+    if (const PrefixCacheResult& p = r.prefix_cache; p.on)
+      lines.push_back(fmt::format("prefix cache: {:.1f}% of prompt tokens found cached ({:.1f}% of admissions hit), "
+                                  "{:.4g} prefill tokens not computed, {} blocks evicted",
+                                  p.hit_ratio_tokens * 100, p.hit_ratio_requests * 100, p.saved_prefill_tokens, p.evictions));
   }
   text += fmt::format("{}: {} ({})\n", run.name, deployment_text(run.deployment), run.origin);
   for (const auto& l : lines) text += "  " + l + "\n";

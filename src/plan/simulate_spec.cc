@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "plan/spec_names.h"
 #include "plan/verify.h"
@@ -19,9 +20,14 @@ constexpr long long kSyntheticRequests = 100000;
 // The engine an LLM replica mirrors and its memory: what a reader needs to trust the run.
 std::string engine_text(const ReplicaConfig& c) {
   long long tokens = c.kv_blocks * c.block_tokens;
-  return fmt::format("{} scheduler, {} preemption, token budget {}, KV cache {} blocks of {} ({} tokens), watermark {:.0f}%",
+  const std::string prefix = c.prefix_caching == PrefixCaching::off     ? "prefix caching off"
+                             : c.prefix_caching == PrefixCaching::in_kv ? "prefix caching in the KV cache's free blocks"
+                             : std::isinf(c.prefix_room_tokens)
+                                 ? "prefix caching unlimited"
+                                 : fmt::format("prefix caching in a cache of its own of {:.4g} tokens", c.prefix_room_tokens);
+  return fmt::format("{} scheduler, {} preemption, token budget {}, KV cache {} blocks of {} ({} tokens), watermark {:.0f}%, {}",
                      llm_scheduler_name(c.scheduler), preemption_name(c.preemption), c.token_budget, c.kv_blocks,
-                     c.block_tokens, tokens, c.watermark_fraction * 100);
+                     c.block_tokens, tokens, c.watermark_fraction * 100, prefix);
 }
 
 // What the step times' error rests on (--explain, layers by operator): the sampled steps' parts.

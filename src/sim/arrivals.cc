@@ -167,6 +167,8 @@ class TraceArrivals : public ArrivalProcess {
     a.time_s = (request->timestamp_s - *origin_) / scale_;
     a.input_tokens = request->input_tokens;
     a.output_tokens = std::max(1.0, request->output_tokens);
+    a.prefix_block_ids = std::move(request->prefix_block_ids);
+    a.prefix_block_tokens = request->prefix_block_tokens;
     return a;
   }
   std::optional<Error> error() const override {

@@ -17,9 +17,15 @@
 namespace gw {
 
 struct Arrival {
+  Arrival() = default;
+  Arrival(double time, double input, double output) : time_s(time), input_tokens(input), output_tokens(output) {}
   double time_s = 0;
   double input_tokens = 0;
   double output_tokens = 0;
+  // The prompt's blocks by chain hash (prefix caching), of prefix_block_tokens each; empty when
+  // the traffic does not say.
+  std::vector<unsigned long long> prefix_block_ids;
+  int prefix_block_tokens = 0;
 };
 
 class ArrivalProcess {

@@ -47,6 +47,10 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
                       ? (deployment.chunked_prefill ? LlmScheduler::vllm_v1 : LlmScheduler::vllm_v0)
                       : *parse_llm_scheduler(deployment.scheduler);
     c.preemption = *parse_preemption(deployment.preemption);
+    c.prefix_caching = deployment.prefix_cache == "off"  ? PrefixCaching::off
+                       : deployment.prefix_cache == "kv" ? PrefixCaching::in_kv
+                                                         : PrefixCaching::own_room;
+    c.prefix_room_tokens = deployment.prefix_cache_tokens;
     // vLLM v0's block manager keeps 1% free at admission (watermark=0.01); V1 has no watermark.
     c.watermark_fraction = deployment.watermark_fraction.value_or(c.scheduler == LlmScheduler::vllm_v1 ? 0.0 : 0.01);
     const double usable_fraction = deployment.gpu_memory_utilization.value_or(options.usable_fraction);

@@ -7,6 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
+
 #include "catalog/catalog.h"
 #include "model/presets.h"
 #include "sim/deployment.h"
@@ -46,6 +49,26 @@ ReplicaConfig llm_replica(LlmScheduler scheduler, long long kv_blocks, int block
   c.watermark_fraction = 0;
   c.swap_bytes_per_s = 25e9;
   return c;
+}
+
+// Gives each request a prompt-block chain of block_tokens tokens: the first blocks from one of a
+// few shared prefixes (a system prompt, a conversation's earlier turns), the rest its own.
+void add_random_chains(Rng& rng, std::vector<Arrival>& list, int block_tokens) {
+  unsigned long long next_own = 1'000'000;
+  for (Arrival& a : list) {
+    const auto blocks = static_cast<size_t>(std::ceil(a.input_tokens / block_tokens));
+    const unsigned long long root = static_cast<unsigned long long>(pick(rng, 4));
+    const auto shared = static_cast<size_t>(pick(rng, static_cast<long long>(blocks) + 1));
+    a.prefix_block_tokens = block_tokens;
+    for (size_t j = 0; j < blocks; ++j) a.prefix_block_ids.push_back(j < shared ? root * 1000 + j : next_own++);
+  }
+}
+
+// Prefix caching off, in the KV cache, in a small room of its own, or unlimited.
+void random_prefix_caching(Rng& rng, ReplicaConfig& c) {
+  const int mode = static_cast<int>(pick(rng, 4));
+  c.prefix_caching = mode == 0 ? PrefixCaching::off : mode == 1 ? PrefixCaching::in_kv : PrefixCaching::own_room;
+  c.prefix_room_tokens = mode == 2 ? static_cast<double>(pick(rng, 200)) : std::numeric_limits<double>::infinity();
 }
 
 // 30-89 requests of 1-100 prompt and 1-80 output tokens, gaps exponential around mean_gap_s, a
@@ -142,6 +165,7 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
   const LlmScheduler schedulers[] = {LlmScheduler::vllm_v0, LlmScheduler::vllm_v1, LlmScheduler::sarathi,
                                      LlmScheduler::orca};
   long long preemptions = 0, swapped = 0, runs = 0;
+  double saved_prefill = 0;
   for (uint64_t seed = 1; seed <= 4000; ++seed) {
     Rng rng(seed);
     const LlmScheduler scheduler = schedulers[seed % 4];
@@ -161,11 +185,16 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
     c.watermark_fraction = rng.uniform() < 0.5 ? 0 : 0.05;
     if ((scheduler == LlmScheduler::vllm_v0 || scheduler == LlmScheduler::sarathi) && rng.uniform() < 0.5)
       c.preemption = Preemption::swap;
+    // Prompts that share prefixes, cached in one of four ways.
+    if (seed % 3 != 0) {
+      add_random_chains(rng, list, block * static_cast<int>(1 + pick(rng, 3)));
+      random_prefix_caching(rng, c);
+    }
     std::vector<ReplicaConfig> configs{c};
     if (seed % 5 == 0) configs.push_back(c);  // two replicas behind the router
     ListArrivals arrivals(list);
     SimOptions options = checked_options();
-    options.router = seed % 2 ? Router::least_tokens : Router::round_robin;
+    options.router = seed % 7 == 0 ? Router::prefix_affinity : seed % 2 ? Router::least_tokens : Router::round_robin;
     auto r = simulate(arrivals, configs, options);
     ASSERT_TRUE(r.ok()) << fmt::format("seed {} {} block {} kv {}: ", seed, llm_scheduler_name(scheduler), block, blocks)
                         << r.error().to_string();
@@ -176,8 +205,10 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
     }
     preemptions += r.value().preemptions;
     swapped += r.value().swapped_tokens;
+    saved_prefill += r.value().prefix_cache.saved_prefill_tokens;
     ++runs;
   }
+  EXPECT_GT(saved_prefill, 0) << "prefix caching was exercised";
   // The storms happened: most runs preempted, swap was exercised.
   EXPECT_GT(preemptions, runs);
   EXPECT_GT(swapped, 0);
@@ -188,11 +219,13 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
 TEST(LlmScheduling, InvariantsHoldWhileAutoscalingDrainsAndStartsReplicas) {
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     Rng rng(seed);
-    const std::vector<Arrival> list = random_requests(rng, 0.05, 0);
+    std::vector<Arrival> list = random_requests(rng, 0.05, 0);
     const long long requests = static_cast<long long>(list.size());
     ReplicaConfig c = random_small_replica(rng, seed, 40);
+    add_random_chains(rng, list, 4);  // replicas that stop forget their caches
+    random_prefix_caching(rng, c);
     SimOptions options = checked_options();
-    options.router = Router::least_tokens;
+    options.router = seed % 2 ? Router::least_tokens : Router::prefix_affinity;
     options.scaling = random_scaler(rng, seed);
     ListArrivals arrivals(list);
     auto r = simulate(arrivals, {c}, options);
@@ -272,6 +305,36 @@ TEST(LlmScheduling, AzureConversationOnLlama2_70bWithoutChunkedPrefillKeepsKvInB
   // Completions cannot outrun the one replica's decode rate: the run lasts past the trace's hour.
   EXPECT_GT(result.preemptions, 0);
   EXPECT_LE(result.throughput_rps, result.arrival_rate_rps * 1.05);
+}
+
+// Prefix caching traced by hand: A (1,024 tokens, blocks 1 and 2 of 512) completes; B (1,500
+// tokens, blocks 1, 2, 3) arrives later and finds blocks 1 and 2 cached: 1,024 of its tokens are
+// not computed (its third block is partial, so nothing caps the hit). C (1,024 tokens, blocks 1
+// and 2 again) may hit one block only: its last token must be computed.
+TEST(LlmScheduling, PrefixCachingSkipsTheCachedBlocksOfAPrompt) {
+  auto run = [](PrefixCaching caching) {
+    std::vector<Arrival> list = {{0, 1024, 2}, {10, 1500, 2}, {20, 1024, 2}};
+    list[0].prefix_block_ids = {1, 2};
+    list[1].prefix_block_ids = {1, 2, 3};
+    list[2].prefix_block_ids = {1, 2};
+    for (auto& a : list) a.prefix_block_tokens = 512;
+    ListArrivals arrivals(list);
+    ReplicaConfig c = llm_replica(LlmScheduler::vllm_v1, 1000, 16, 8, 4096);
+    c.prefix_caching = caching;
+    auto r = simulate(arrivals, {c}, checked_options());
+    EXPECT_TRUE(r.ok()) << r.error().to_string();
+    return r.value();
+  };
+  const SimResult on = run(PrefixCaching::in_kv), off = run(PrefixCaching::off);
+  EXPECT_TRUE(on.prefix_cache.on);
+  EXPECT_DOUBLE_EQ(on.prefix_cache.saved_prefill_tokens, 1024 + 512);
+  EXPECT_DOUBLE_EQ(on.prefix_cache.hit_ratio_tokens, 1536.0 / (1024 + 1500 + 1024));
+  EXPECT_DOUBLE_EQ(on.prefix_cache.hit_ratio_requests, 2.0 / 3);
+  EXPECT_FALSE(off.prefix_cache.on);
+  EXPECT_DOUBLE_EQ(off.prefix_cache.saved_prefill_tokens, 0);
+  // The first token comes sooner by the prefill tokens not computed: 2e-5 s each in the linear timer.
+  EXPECT_NEAR(off.ttft.mean() - on.ttft.mean(), 1536 * 2e-5 / 3, 0.02 * off.ttft.mean());
+  EXPECT_EQ(on.requests, 3);
 }
 
 }  // namespace

@@ -68,6 +68,8 @@ std::optional<StepStart> LlmStepExecution::start_step(ReplicaState& r, double t)
     r.decode_step++;
     tokens_emitted_ += decode_n;
   }
+  // Unused cached prefix blocks live in the KV cache's free blocks: evicted as those run out.
+  if (r.prefix.in_kv()) r.prefix.evict_to(static_cast<double>(r.kv.free_blocks()) * r.kv.block_tokens());
   r.kv.accrue(duration);
   return StepStart{duration, static_cast<size_t>(decode_n) + r.step_chunks.size()};
 }
@@ -86,6 +88,7 @@ void LlmStepExecution::finish_step(ReplicaState& r, double t) {
       r.decoding_count--;
       r.context_sum -= tokens;
       r.kv.release(paged ? r.kv.blocks_for(tokens) : q.blocks);
+      release_prefix(r, entry.id);
       q.generated = q.output;
       exits_.complete(entry.id, t);
     }
@@ -96,11 +99,13 @@ void LlmStepExecution::finish_step(ReplicaState& r, double t) {
     q.prefill_left -= chunk;
     if (q.prefill_left > 1e-9) continue;
     r.prefilling.erase(std::find(r.prefilling.begin(), r.prefilling.end(), id));
+    cache_prompt_blocks(r, id);
     if (q.first_token < 0) q.first_token = t;
     q.generated += 1;  // the first token, or the next one after a recompute
     tokens_emitted_ += 1;
     if (q.generated >= q.output) {
       r.kv.release(q.blocks);
+      release_prefix(r, id);
       q.stage = Stage::queued;
       exits_.complete(id, t);
       continue;
@@ -153,19 +158,33 @@ void LlmStepExecution::admit(ReplicaState& r, double t, bool chunked, double& bu
       reject(id, r);
       continue;
     }
-    double chunk = q.prompt;
+    // Prompt tokens found in the prefix cache are not computed again.
+    const size_t hit_blocks = prefix_hit_blocks(r, id);
+    const double hit = static_cast<double>(hit_blocks) * pool_.chain_block_tokens(id);
+    double chunk = q.prompt - hit;
     if (chunked) {
       if (budget < 1) break;
-      chunk = std::min(q.prompt, std::floor(budget));
+      chunk = std::min(chunk, std::floor(budget));
     } else if (budgeted && !r.step_chunks.empty() && chunk > budget) {
       break;
     }
-    long long need = blocks_to_admit(r, q, chunk);
+    long long need = blocks_to_admit(r, q, hit + chunk);
     if (r.kv.free_blocks() - reserved - need < watermark) break;
     r.waiting.pop_front();
     r.kv.allocate(need);
     q.blocks = need;
-    q.prefill_left = q.prompt;
+    q.prefill_left = q.prompt - hit;
+    if (c.prefix_caching != PrefixCaching::off) {
+      r.stats.prefix_lookups++;
+      r.stats.prefix_lookup_tokens += q.prompt;
+      r.stats.prefix_chained += !pool_.chain(id).empty();
+      if (hit_blocks > 0) {
+        r.stats.prefix_hits++;
+        r.stats.prefix_hit_tokens += hit;
+        r.prefix.acquire(pool_.chain(id).data(), hit_blocks, pool_.chain_block_tokens(id));
+        q.prefix_pinned = static_cast<int>(hit_blocks);
+      }
+    }
     q.stage = Stage::prefilling;
     if (q.scheduled < 0) q.scheduled = t;
     r.prefilling.push_back(id);
@@ -243,6 +262,41 @@ long long LlmStepExecution::swap_in(ReplicaState& r) {
   return added;
 }
 
+// Blocks of the request's prompt its replica has cached from the first, leaving at least its
+// last token to compute (vLLM recomputes a block rather than skip the whole prompt).
+size_t LlmStepExecution::prefix_hit_blocks(const ReplicaState& r, int id) const {
+  if (r.config->prefix_caching == PrefixCaching::off) return 0;
+  const auto& chain = pool_.chain(id);
+  if (chain.empty()) return 0;
+  const Request& q = pool_[id];
+  const double block_tokens = pool_.chain_block_tokens(id);
+  const auto most = static_cast<size_t>(std::max(0.0, std::floor((q.prompt - 1) / block_tokens)));
+  return r.prefix.longest_hit(chain.data(), chain.size(), most);
+}
+
+// A computed prompt's full blocks join the replica's prefix cache, pinned while it runs.
+void LlmStepExecution::cache_prompt_blocks(ReplicaState& r, int id) {
+  if (r.config->prefix_caching == PrefixCaching::off) return;
+  const auto& chain = pool_.chain(id);
+  if (chain.empty()) return;
+  Request& q = pool_[id];
+  const int block_tokens = pool_.chain_block_tokens(id);
+  const auto full = std::min(chain.size(), static_cast<size_t>(q.input / block_tokens));
+  const auto pinned = static_cast<size_t>(q.prefix_pinned);
+  if (full <= pinned) return;
+  r.prefix.acquire(chain.data() + pinned, full - pinned, block_tokens);
+  q.prefix_pinned = static_cast<int>(full);
+}
+
+// The request leaves the replica or its KV: its prefix blocks stay cached, unpinned.
+void LlmStepExecution::release_prefix(ReplicaState& r, int id) {
+  Request& q = pool_[id];
+  if (q.prefix_pinned == 0) return;
+  r.prefix.release(pool_.chain(id).data(), static_cast<size_t>(q.prefix_pinned));
+  q.prefix_pinned = 0;
+  if (!r.prefix.in_kv()) r.prefix.evict_to_own_room();
+}
+
 void LlmStepExecution::add_victim(ReplicaState& r, int id) {
   const Request& q = pool_[id];
   long long key = r.scheduler->preempts_latest_admitted() ? ++r.admissions : q.arrival_order;
@@ -304,6 +358,7 @@ void LlmStepExecution::preempt(ReplicaState& r, int id) {
     r.prefilling.erase(std::find(r.prefilling.begin(), r.prefilling.end(), id));
     r.kv.release(q.blocks);
   }
+  release_prefix(r, id);
   q.version++;  // its heap entries are stale now
   q.blocks = 0;
   r.stats.preemptions++;
@@ -331,7 +386,7 @@ void LlmStepExecution::reject(int id, ReplicaState& r) {
 
 std::string LlmStepExecution::check(const std::vector<ReplicaState>& replicas, double tokens_finished) const {
   struct Held {
-    long long blocks = 0, decoding = 0, prefilling = 0;
+    long long blocks = 0, decoding = 0, prefilling = 0, prefix_pins = 0;
     double context = 0;
   };
   std::vector<Held> held(replicas.size());
@@ -343,6 +398,9 @@ std::string LlmStepExecution::check(const std::vector<ReplicaState>& replicas, d
     const auto& r = replicas[static_cast<size_t>(q.replica)];
     Held& h = held[static_cast<size_t>(q.replica)];
     double now = q.generated;
+    h.prefix_pins += q.prefix_pinned;
+    if (q.prefix_pinned > 0 && q.stage != Stage::prefilling && q.stage != Stage::decoding)
+      return fmt::format("request {}: pins {} prefix blocks while not running", i, q.prefix_pinned);
     if (q.stage == Stage::prefilling) {
       ++h.prefilling;
       h.blocks += q.blocks;
@@ -364,6 +422,9 @@ std::string LlmStepExecution::check(const std::vector<ReplicaState>& replicas, d
     const auto& r = replicas[i];
     const Held& h = held[i];
     if (!is_llm(*r.config)) continue;
+    if (std::string wrong = r.prefix.check(); !wrong.empty()) return fmt::format("replica {}: {}", i, wrong);
+    if (h.prefix_pins != r.prefix.pins())
+      return fmt::format("replica {}: {} prefix pins in the cache, requests hold {}", i, r.prefix.pins(), h.prefix_pins);
     if (std::string wrong = r.kv.check(h.blocks); !wrong.empty()) return fmt::format("replica {}: {}", i, wrong);
     if (h.decoding != r.decoding_count || h.prefilling != static_cast<long long>(r.prefilling.size()))
       return fmt::format("replica {}: {} decoding and {} prefilling counted, {} and {} found", i, r.decoding_count,

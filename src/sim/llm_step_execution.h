@@ -69,6 +69,9 @@ class LlmStepExecution {
   int next_victim(ReplicaState& r);
   void preempt(ReplicaState& r, int id);
   void reject(int id, ReplicaState& r);
+  size_t prefix_hit_blocks(const ReplicaState& r, int id) const;
+  void cache_prompt_blocks(ReplicaState& r, int id);
+  void release_prefix(ReplicaState& r, int id);
   // Tokens a decoding request holds in the KV cache now (its steps so far, the one in progress too).
   static double kv_tokens(const ReplicaState& r, const Request& q) {
     return q.length + static_cast<double>(r.decode_step - q.join_step);

@@ -118,9 +118,9 @@ void Simulation::on_replica_ready(int index, unsigned version, double t) {
 // Requests that arrived while no replica was ready go out as soon as one is.
 void Simulation::dispatch_held(double t) {
   while (!held_.empty()) {
-    int replica = route();
-    if (replica < 0) return;
     int id = held_.front();
+    int replica = route(id);
+    if (replica < 0) return;
     held_.pop_front();
     if (expired(pool_[id], t)) {
       give_up(id, nullptr);
@@ -139,6 +139,7 @@ void Simulation::maybe_stop(ReplicaState& r) {
 void Simulation::stop(ReplicaState& r) {
   set_life(r, Life::off);
   --nodes_;
+  r.prefix.clear();  // holds nothing pinned now; the next process on this slot starts cold
   if (r.outage >= 0) {
     OutageResult& o = result_.outages[static_cast<size_t>(r.outage)];
     o.drained_s = std::max(o.drained_s, now_ - o.at_s);

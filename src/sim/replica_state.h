@@ -12,6 +12,7 @@
 #include "sim/batching.h"
 #include "sim/kv_cache.h"
 #include "sim/llm_step_scheduler.h"
+#include "sim/prefix_cache.h"
 #include "sim/sim_event.h"
 #include "sim/simulator.h"
 
@@ -60,6 +61,7 @@ struct ReplicaState {
   long long decoding_count = 0;
   double context_sum = 0;                          // KV tokens of the decoding sequences
   KvCache kv;
+  PrefixCache prefix;                              // prefix caching (ReplicaConfig::prefix_caching)
   long long decode_step = 0;                       // decode steps scheduled so far
   // The step in progress.
   bool step_decodes = false;

@@ -1,6 +1,9 @@
 // How arrivals are spread over serving replicas: round robin, join the shortest queue, least
-// outstanding tokens, or one shared queue that idle replicas pull from (M/G/c, classic
-// replicas only). A router sees only each replica's load, so a new policy is one class here.
+// outstanding tokens, one shared queue that idle replicas pull from (M/G/c, classic
+// replicas only), or prefix affinity (SGLang's cache-aware router: the replica holding most of
+// the prompt's prefix unless the load is out of balance). A router sees only each replica's
+// load (and, for prefix affinity, what it has cached of the request), so a new policy is one
+// class here.
 #pragma once
 
 #include <memory>
@@ -10,7 +13,7 @@
 
 namespace gw {
 
-enum class Router { round_robin, shortest_queue, least_tokens, shared_queue };
+enum class Router { round_robin, shortest_queue, least_tokens, shared_queue, prefix_affinity };
 
 std::string_view router_name(Router router);
 std::optional<Router> parse_router(std::string_view text);
@@ -20,6 +23,18 @@ struct ReplicaLoad {
   bool ready = false;             // serving and taking new work
   long long outstanding = 0;      // requests routed to it and not yet completed or handed on
   double outstanding_tokens = 0;  // their prompt and output tokens
+  // Prefix affinity only, filled for the request being routed: the share of its prompt's
+  // blocks the replica has cached from the first, and the blocks it caches in all.
+  double prefix_match = 0;
+  double cached_blocks = 0;
+};
+
+// SGLang's cache-aware router's defaults (sgl-router CacheAwareConfig: cache_threshold 0.5,
+// balance_abs_threshold 32, balance_rel_threshold 1.0001; read 2026-12-04).
+struct PrefixAffinityOptions {
+  double cache_threshold = 0.5;     // a match above this share of the prompt routes to its holder
+  double balance_abs_threshold = 32;  // out of balance: most minus fewest outstanding above this
+  double balance_rel_threshold = 1.0001;  // ... and most above this times the fewest
 };
 
 // route()'s answers besides a replica index.
@@ -33,6 +48,8 @@ class RequestRouter {
   // ready_count is how many of loads are ready. A router may keep state across calls (the
   // round-robin position), so each simulation owns its own.
   virtual int route(std::span<const ReplicaLoad> loads, int ready_count) = 0;
+  // Whether it reads ReplicaLoad::prefix_match and cached_blocks (filled per request).
+  virtual bool reads_prefixes() const { return false; }
 };
 
 std::unique_ptr<RequestRouter> make_request_router(Router router);

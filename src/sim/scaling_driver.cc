@@ -181,6 +181,11 @@ void ScalingDriver::replayed(const Replay& replay, double t, double skip_s, cons
     r.stats.preemptions += times * (r.stats.preemptions - before.stats.preemptions);
     r.stats.recomputed_tokens += times * (r.stats.recomputed_tokens - before.stats.recomputed_tokens);
     r.stats.swapped_tokens += times * (r.stats.swapped_tokens - before.stats.swapped_tokens);
+    r.stats.prefix_lookups += times * (r.stats.prefix_lookups - before.stats.prefix_lookups);
+    r.stats.prefix_hits += times * (r.stats.prefix_hits - before.stats.prefix_hits);
+    r.stats.prefix_chained += times * (r.stats.prefix_chained - before.stats.prefix_chained);
+    r.stats.prefix_lookup_tokens += td * (r.stats.prefix_lookup_tokens - before.stats.prefix_lookup_tokens);
+    r.stats.prefix_hit_tokens += td * (r.stats.prefix_hit_tokens - before.stats.prefix_hit_tokens);
     r.kv.add_block_s(td * (r.kv.block_s() - before.kv_block_s));
     for (size_t b = 0; b < r.stats.batch_sizes.size() && b < before.stats.batch_sizes.size(); ++b)
       r.stats.batch_sizes[b] += times * (r.stats.batch_sizes[b] - before.stats.batch_sizes[b]);

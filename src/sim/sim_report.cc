@@ -48,6 +48,7 @@ void fill_report(const SimTallies& tallies, const Recorder& recorder, const std:
   out.wait = t.wait;
   out.ttft = t.ttft;
   out.tpot = t.tpot;
+  long long chained = 0;
   for (const auto& r : replicas) {
     ReplicaStats stats = r.stats;
     stats.busy_fraction = stats.busy_s / out.duration_s;
@@ -65,7 +66,21 @@ void fill_report(const SimTallies& tallies, const Recorder& recorder, const std:
     out.preemptions += stats.preemptions;
     out.recomputed_tokens += stats.recomputed_tokens;
     out.swapped_tokens += stats.swapped_tokens;
+    stats.prefix_evictions = r.prefix.evictions();
+    PrefixCacheResult& p = out.prefix_cache;
+    p.lookups += stats.prefix_lookups;
+    chained += stats.prefix_chained;
+    p.evictions += stats.prefix_evictions;
+    p.saved_prefill_tokens += stats.prefix_hit_tokens;
+    p.hit_ratio_tokens += stats.prefix_lookup_tokens;  // the sums until divided below
+    p.hit_ratio_requests += static_cast<double>(stats.prefix_hits);
     out.replicas.push_back(std::move(stats));
+  }
+  {
+    PrefixCacheResult& p = out.prefix_cache;
+    p.on = chained > 0;
+    p.hit_ratio_tokens = p.hit_ratio_tokens > 0 ? p.saved_prefill_tokens / p.hit_ratio_tokens : 0;
+    p.hit_ratio_requests = p.lookups > 0 ? p.hit_ratio_requests / static_cast<double>(p.lookups) : 0;
   }
   out.admitted = t.admitted;
   judge_overload(t, recorder.marks(), recorder.last_mark(), out);

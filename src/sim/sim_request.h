@@ -28,6 +28,7 @@ struct Request {
   bool live = false;
   unsigned version = 0;        // grows at every preemption and release: stale heap entries never match
   int replica = -1;
+  int prefix_pinned = 0;       // prefix-cache blocks of its chain it pins on its replica (its first ones)
 };
 
 // Request slots reused after completion. A slot's version only grows, so an entry left in a
@@ -50,12 +51,32 @@ class RequestPool {
     slot.live = true;
     return id;
   }
+  // The request's prompt blocks by chain hash (prefix caching), and their size in tokens.
+  void set_chain(int id, std::vector<unsigned long long>&& ids, int block_tokens) {
+    const auto slot = static_cast<std::size_t>(id);
+    if (chains_.size() <= slot) {
+      chains_.resize(slot + 1);
+      chain_block_tokens_.resize(slot + 1, 0);
+    }
+    chains_[slot] = std::move(ids);
+    chain_block_tokens_[slot] = block_tokens;
+  }
+  const std::vector<unsigned long long>& chain(int id) const {
+    static const std::vector<unsigned long long> none;
+    const auto slot = static_cast<std::size_t>(id);
+    return slot < chains_.size() ? chains_[slot] : none;
+  }
+  int chain_block_tokens(int id) const {
+    const auto slot = static_cast<std::size_t>(id);
+    return slot < chain_block_tokens_.size() ? chain_block_tokens_[slot] : 0;
+  }
   Request& operator[](int id) { return slots_[static_cast<std::size_t>(id)]; }
   const Request& operator[](int id) const { return slots_[static_cast<std::size_t>(id)]; }
   void release(int id) {
     Request& slot = slots_[static_cast<std::size_t>(id)];
     slot.version++;
     slot.live = false;
+    if (static_cast<std::size_t>(id) < chains_.size()) chains_[static_cast<std::size_t>(id)].clear();
     free_.push_back(id);
   }
   std::size_t size() const { return slots_.size(); }
@@ -63,6 +84,8 @@ class RequestPool {
  private:
   std::vector<Request> slots_;
   std::vector<int> free_;
+  std::vector<std::vector<unsigned long long>> chains_;  // by slot; sized when a chain is first set
+  std::vector<int> chain_block_tokens_;
 };
 
 }  // namespace gw::sim_detail

@@ -28,6 +28,7 @@ Simulation::Simulation(ArrivalProcess& arrivals, const std::vector<ReplicaConfig
     }
     loads_.push_back({life == Life::ready, 0, 0});
     r.kv = KvCache(config.kv_blocks, config.block_tokens);
+    r.prefix = PrefixCache(config.prefix_caching == PrefixCaching::in_kv, config.prefix_room_tokens);
     r.stats.name = std::move(name);
     r.stats.batch_sizes.assign(static_cast<size_t>(std::max(1, config.max_batch)) + 1, 0);
     replicas_.push_back(std::move(r));
@@ -112,6 +113,8 @@ void Simulation::on_arrival(double t) {
   r.prompt = r.input;
   r.arrival_order = tallies_.admitted;
   int id = pool_.add(r);
+  if (!pending_->prefix_block_ids.empty())
+    pool_.set_chain(id, std::move(pending_->prefix_block_ids), pending_->prefix_block_tokens);
   int replica = place(id);
   ++tallies_.admitted;
   if ((tallies_.admitted & 0xFFFF) == 0 && options_.on_progress) options_.on_progress(tallies_.admitted);
@@ -139,8 +142,26 @@ void Simulation::on_arrival(double t) {
 
 // Routes a request and queues it there: on a replica (returned), in the shared queue (-1), or
 // held until a replica is ready (-2). The caller starts the replica once its own state is set.
+int Simulation::route(int id) {
+  if (router_->reads_prefixes()) {
+    const auto& chain = pool_.chain(id);
+    const Request& q = pool_[id];
+    const double block_tokens = pool_.chain_block_tokens(id);
+    const auto most = chain.empty() ? size_t{0} : static_cast<size_t>(std::max(0.0, std::floor((q.prompt - 1) / block_tokens)));
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      ReplicaLoad& load = loads_[i];
+      const PrefixCache& cache = replicas_[i].prefix;
+      load.cached_blocks = static_cast<double>(cache.cached_blocks());
+      load.prefix_match = load.ready && most > 0
+                              ? static_cast<double>(cache.longest_hit(chain.data(), chain.size(), most)) * block_tokens / q.prompt
+                              : 0;
+    }
+  }
+  return router_->route(loads_, ready_);
+}
+
 int Simulation::place(int id) {
-  int replica = route();
+  int replica = route(id);
   if (replica == kSharedQueue) {
     shared_.push_back(id);
     if (ready_ == 0) ++tallies_.held;

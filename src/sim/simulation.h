@@ -33,7 +33,9 @@ class Simulation final : private RequestExits {
   // The life of a request.
   void on_arrival(double t);
   int place(int id);
-  int route() { return router_->route(loads_, ready_); }
+  // The replica for request `id`: the router's choice over the replicas' loads (and, for a
+  // prefix-aware router, what each has cached of the request's prompt).
+  int route(int id);
   void assign(int id, int replica);
   void unassign(int id, ReplicaState& r);
   void try_start(int index, double t);

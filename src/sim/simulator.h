@@ -28,6 +28,8 @@
 
 namespace gw {
 
+enum class PrefixCaching { off, in_kv, own_room };
+
 struct ReplicaConfig {
   std::string name;                   // accelerator and layout, for reports
   SimBatching batching = SimBatching::dynamic;
@@ -46,6 +48,11 @@ struct ReplicaConfig {
   double watermark_fraction = 0.01;   // free blocks kept back when admitting a prompt
   double max_sequence_tokens = 4096;  // orca: KV reserved per sequence (the model's context)
   double swap_bytes_per_s = 0;        // swap: host link per device (PCIe, one direction)
+  // Prefix caching (where requests carry their prompt blocks' chain hashes): off; in the KV
+  // cache's free blocks (vLLM V1's default); or in a room of its own of prefix_room_tokens
+  // (an offload tier; infinity: unlimited).
+  PrefixCaching prefix_caching = PrefixCaching::in_kv;
+  double prefix_room_tokens = 0;
 };
 
 // What an autoscaler sees at each scrape: the pool and its load over the last interval.
@@ -163,6 +170,21 @@ struct ReplicaStats {
   double mean_kv_used_fraction = 0;    // time-weighted over the run
   double mean_batch = 0;               // sequences per step (decodes + prompt chunks)
   std::vector<long long> batch_sizes;  // count of steps by batch size
+  // Prefix caching: admissions that looked their prompt up, those that hit, and their tokens
+  // (prompt tokens looked up, tokens found cached and not computed).
+  long long prefix_lookups = 0, prefix_hits = 0, prefix_chained = 0;  // chained: the request carried its blocks' hashes
+  double prefix_lookup_tokens = 0, prefix_hit_tokens = 0;
+  long long prefix_evictions = 0;
+};
+
+// Prefix caching over a run, all replicas together.
+struct PrefixCacheResult {
+  bool on = false;                 // some replica cached prefixes and some request carried them
+  double hit_ratio_tokens = 0;     // prompt tokens found cached / prompt tokens looked up
+  double hit_ratio_requests = 0;   // admissions with a hit / admissions
+  double saved_prefill_tokens = 0;
+  long long lookups = 0;
+  long long evictions = 0;
 };
 
 struct TimeSample {
@@ -219,6 +241,7 @@ struct SimResult {
   // than simulated, and how many windows' replays that took.
   double fast_forwarded_s = 0;
   long long fast_forward_replays = 0;
+  PrefixCacheResult prefix_cache;
 };
 
 // The q-quantile of a latency over every request that arrived, a timed-out one counted as

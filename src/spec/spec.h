@@ -131,6 +131,10 @@ struct Deployment {
   std::optional<double> watermark_fraction;    // free KV blocks kept at admission; default by scheduler
   std::optional<double> gpu_memory_utilization;  // share of device memory the engine takes (fit's --usable-fraction)
   std::optional<double> overhead_gib;          // runtime overhead per device (CUDA context, graphs)
+  // Prefix caching: "kv" (the default, vLLM V1's: cached blocks in the KV cache's free blocks),
+  // "off", or a room of its own: prefix_cache_tokens (infinity: unlimited).
+  std::string prefix_cache = "kv";
+  double prefix_cache_tokens = 0;
   int line = 0;
 };
 

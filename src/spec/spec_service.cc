@@ -1,4 +1,6 @@
 // The services section of a spec: traffic, token distributions, deployment, scaling.
+#include <limits>
+
 #include "spec/spec_reader.h"
 
 namespace gw::spec_reading {
@@ -110,7 +112,7 @@ void read_traffic(const Reader& r, const YAML::Node& node, const std::string& pa
     TraceFormat format = TraceFormat::automatic;
     if (traffic["trace_format"]) {
       auto parsed = parse_trace_format(r.text(traffic["trace_format"], path + ".traffic.trace_format"));
-      if (!parsed) r.fail(traffic["trace_format"], path + ".traffic.trace_format", "one of auto, azure, csv, jsonl");
+      if (!parsed) r.fail(traffic["trace_format"], path + ".traffic.trace_format", "one of auto, azure, csv, jsonl, mooncake");
       format = *parsed;
     }
     double scale = traffic["time_scale"] ? r.number(traffic["time_scale"], path + ".traffic.time_scale", 1e-6, 1e6) : 1.0;
@@ -205,7 +207,7 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
     std::string where = path + ".deployment";
     r.check_keys(d, where, {"replicas", "accelerator", "tp", "batching", "max_batch", "max_queue_delay_ms",
                             "batch_timeout_ms", "chunked_prefill", "token_budget", "router", "scheduler", "preemption",
-                            "watermark", "gpu_memory_utilization", "overhead_gib"});
+                            "watermark", "gpu_memory_utilization", "overhead_gib", "prefix_cache"});
     Deployment deployment;
     deployment.line = d.Mark().line + 1;
     if (!d["replicas"]) r.fail(d, where + ".replicas", "required: a count (with accelerator) or a list of groups");
@@ -265,11 +267,41 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
     if (d["gpu_memory_utilization"])
       deployment.gpu_memory_utilization = r.number(d["gpu_memory_utilization"], where + ".gpu_memory_utilization", 0.05, 1);
     if (d["overhead_gib"]) deployment.overhead_gib = r.number(d["overhead_gib"], where + ".overhead_gib", 0, 1024);
+    if (const YAML::Node p = d["prefix_cache"]) {
+      // off | kv | unlimited, or {capacity_tokens: N | unlimited | off | kv}
+      const std::string field = where + ".prefix_cache";
+      const bool as_map = p.IsMap();
+      if (as_map) {
+        r.check_keys(p, field, {"capacity_tokens"});
+        if (!p["capacity_tokens"]) r.fail(p, field + ".capacity_tokens", "required: a token count, unlimited, kv or off");
+      }
+      // (a YAML::Node assigned another node's content would overwrite it: bound once here)
+      const YAML::Node value = as_map ? p["capacity_tokens"] : p;
+      const std::string value_field = as_map ? field + ".capacity_tokens" : field;
+      const std::string text = value.IsScalar() ? value.Scalar() : std::string();
+      if (text == "off" || text == "false") {
+        deployment.prefix_cache = "off";
+      } else if (text == "kv" || text == "on" || text == "true") {
+        deployment.prefix_cache = "kv";
+      } else if (text == "unlimited") {
+        deployment.prefix_cache = "room";
+        deployment.prefix_cache_tokens = std::numeric_limits<double>::infinity();
+      } else if (as_map) {
+        deployment.prefix_cache = "room";
+        deployment.prefix_cache_tokens = r.number(value, value_field, 1, 1e15);
+      } else {
+        r.fail(p, field, "off, kv (cached blocks in the KV cache's free blocks, vLLM's default), unlimited, or "
+                         "{capacity_tokens: N} for a cache of its own");
+      }
+      if (!llm) r.fail(p, field, "prefix caching applies to LLM replicas");
+    }
     if (d["router"]) {
       deployment.router = r.text(d["router"], where + ".router");
       if (deployment.router != "round-robin" && deployment.router != "join-shortest-queue" &&
-          deployment.router != "least-outstanding-tokens" && deployment.router != "shared-queue")
-        r.fail(d["router"], where + ".router", "one of round-robin, join-shortest-queue, least-outstanding-tokens, shared-queue");
+          deployment.router != "least-outstanding-tokens" && deployment.router != "shared-queue" &&
+          deployment.router != "prefix-affinity")
+        r.fail(d["router"], where + ".router",
+               "one of round-robin, join-shortest-queue, least-outstanding-tokens, shared-queue, prefix-affinity");
     }
     s.deployment = deployment;
   }

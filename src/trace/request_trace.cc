@@ -42,6 +42,49 @@ std::vector<std::string_view> cells_of(std::string_view line) {
   return cells;
 }
 
+// One line of a Mooncake trace into `request` (timestamp still in milliseconds); the field and
+// what is wrong with it otherwise.
+std::optional<std::pair<std::string, std::string>> read_mooncake_line(simdjson::ondemand::parser& parser, const std::string& line,
+                                                                      TraceRequest& request) {
+  simdjson::padded_string padded(line);
+  try {
+    simdjson::ondemand::document doc = parser.iterate(padded);
+    const char* keys[] = {"timestamp", "input_length", "output_length"};
+    double* targets[] = {&request.timestamp_s, &request.input_tokens, &request.output_tokens};
+    for (int k = 0; k < 3; ++k) {
+      doc.rewind();
+      auto value = doc[keys[k]];
+      if (value.error() == simdjson::NO_SUCH_FIELD) return std::pair<std::string, std::string>{keys[k], "missing"};
+      if (value.error()) return std::pair<std::string, std::string>{"", std::string("invalid JSON: ") + simdjson::error_message(value.error())};
+      double d;
+      if (value.get_double().get(d) != simdjson::SUCCESS || !std::isfinite(d) || d < 0 || (k > 0 && d > kMaxTokens))
+        return std::pair<std::string, std::string>{keys[k], k == 0 ? "not a time in milliseconds" : fmt::format("not a token count (0 to {:.0e})", kMaxTokens)};
+      *targets[k] = d;
+    }
+    doc.rewind();
+    auto ids = doc["hash_ids"];
+    if (ids.error() == simdjson::NO_SUCH_FIELD) return std::pair<std::string, std::string>{"hash_ids", "missing"};
+    simdjson::ondemand::array array;
+    if (ids.get_array().get(array) != simdjson::SUCCESS)
+      return std::pair<std::string, std::string>{"hash_ids", "not an array of block ids"};
+    for (auto id : array) {
+      uint64_t v;
+      if (id.get_uint64().get(v) != simdjson::SUCCESS)
+        return std::pair<std::string, std::string>{"hash_ids", "not an array of non-negative integer block ids"};
+      request.prefix_block_ids.push_back(v);
+    }
+  } catch (const simdjson::simdjson_error& e) {
+    return std::pair<std::string, std::string>{"", std::string("invalid JSON: ") + e.what()};
+  }
+  const double blocks = std::ceil(request.input_tokens / kMooncakeBlockTokens);
+  if (static_cast<double>(request.prefix_block_ids.size()) > blocks)
+    return std::pair<std::string, std::string>{
+        "hash_ids", fmt::format("{} block ids for a prompt of {:.0f} tokens (at most {:.0f} blocks of {})",
+                                request.prefix_block_ids.size(), request.input_tokens, blocks, kMooncakeBlockTokens)};
+  request.prefix_block_tokens = kMooncakeBlockTokens;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<TraceFormat> parse_trace_format(std::string_view text) {
@@ -50,6 +93,7 @@ std::optional<TraceFormat> parse_trace_format(std::string_view text) {
   if (name == "azure") return TraceFormat::azure;
   if (name == "csv") return TraceFormat::csv;
   if (name == "jsonl") return TraceFormat::jsonl;
+  if (name == "mooncake") return TraceFormat::mooncake;
   return std::nullopt;
 }
 
@@ -118,10 +162,18 @@ std::optional<TraceRequest> TraceStream::next() {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (st.line_number == 1 || line.find('\0') != std::string::npos)
       if (auto problem = encoding_problem(line)) return fail(st.line_number, "", *problem + ": not a request trace");
-    if (trim(line).empty() || (format_ != TraceFormat::jsonl && trim(line).front() == '#')) continue;
+    const bool json_lines = format_ == TraceFormat::jsonl || format_ == TraceFormat::mooncake;
+    if (trim(line).empty() || (!json_lines && trim(line).front() == '#')) continue;
     TraceRequest request;
     request.line = st.line_number;
-    if (format_ == TraceFormat::jsonl) {
+    // JSON Lines in Mooncake's keys are read as such, named so or not.
+    if (format_ == TraceFormat::jsonl && line.find("\"input_length\"") != std::string::npos &&
+        line.find("\"input_tokens\"") == std::string::npos)
+      format_ = TraceFormat::mooncake;
+    if (format_ == TraceFormat::mooncake) {
+      if (auto problem = read_mooncake_line(st.parser, line, request)) return fail(st.line_number, problem->first, problem->second);
+      request.timestamp_s /= 1000;  // milliseconds in the trace
+    } else if (format_ == TraceFormat::jsonl) {
       simdjson::padded_string padded(line);
       try {
         simdjson::ondemand::document doc = st.parser.iterate(padded);
@@ -192,7 +244,8 @@ std::optional<TraceRequest> TraceStream::next() {
     return request;
   }
   if (st.in.bad()) return fail(st.line_number, "", "read error");
-  if (format_ != TraceFormat::jsonl && st.time_column < 0) return fail(0, "", "empty trace: no header");
+  if (format_ != TraceFormat::jsonl && format_ != TraceFormat::mooncake && st.time_column < 0)
+    return fail(0, "", "empty trace: no header");
   if (rows_ == 0) return fail(st.line_number, "", "the trace has no requests");
   return std::nullopt;
 }

@@ -1,6 +1,9 @@
 // Request traces read as a stream, one request at a time: the Azure LLM inference trace CSV
 // (TIMESTAMP,ContextTokens,GeneratedTokens), a generic CSV (timestamp,input_tokens,output_tokens)
-// and JSON Lines with the same keys. Timestamps are seconds or ISO 8601 date-times.
+// and JSON Lines with the same keys, and the Mooncake traces (JSON Lines of timestamp in
+// milliseconds, input_length, output_length and hash_ids: the chain hash of each 512-token
+// prompt block, equal ids meaning an equal prefix up to that block). Timestamps are seconds or
+// ISO 8601 date-times.
 #pragma once
 
 #include <functional>
@@ -19,9 +22,17 @@ struct TraceRequest {
   double input_tokens = 0;
   double output_tokens = 0;
   int line = 0;
+  // The prompt's blocks of prefix_block_tokens tokens by the hash of their chain (the block and
+  // all before it), where the trace gives them; empty otherwise.
+  std::vector<unsigned long long> prefix_block_ids;
+  int prefix_block_tokens = 0;
 };
 
-enum class TraceFormat { automatic, azure, csv, jsonl };
+enum class TraceFormat { automatic, azure, csv, jsonl, mooncake };
+
+// The Mooncake traces' block: hash_ids cover 512 prompt tokens each (kvcache-ai/Mooncake,
+// FAST25-release/README.md, read 2026-12-04).
+inline constexpr int kMooncakeBlockTokens = 512;
 
 std::optional<TraceFormat> parse_trace_format(std::string_view text);
 

@@ -62,5 +62,36 @@ TEST(Trace, BadRowsAreErrorsWithTheirLine) {
   EXPECT_EQ(json.error().line, 1);
 }
 
+TEST(Trace, ReadsTheMooncakeTracesWithTheirPrefixBlocks) {
+  const std::string path = std::string(GPUWISE_SOURCE_DIR) + "/examples/traces/mooncake-conversation.jsonl";
+  TraceStream stream(path, TraceFormat::automatic);  // told apart by its keys
+  auto first = stream.next();
+  ASSERT_TRUE(first) << stream.error()->to_string();
+  EXPECT_EQ(first->input_tokens, 6758);
+  EXPECT_EQ(first->output_tokens, 500);
+  EXPECT_EQ(first->prefix_block_tokens, 512);
+  EXPECT_EQ(first->prefix_block_ids, (std::vector<unsigned long long>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}));
+  auto summary = summarize_trace(path, TraceFormat::mooncake);
+  ASSERT_TRUE(summary.ok()) << summary.error().to_string();
+  EXPECT_EQ(summary.value().requests, 12031);  // the trace's README
+  EXPECT_NEAR(summary.value().input_mean, 12035, 1);
+  EXPECT_NEAR(summary.value().output_mean, 343, 1);
+  EXPECT_NEAR(summary.value().duration_s, 3537, 1);  // milliseconds in the file
+
+  auto bad = [](const std::string& line) {
+    TraceStream s(write("mooncake.jsonl", line + "\n"), TraceFormat::mooncake);
+    EXPECT_FALSE(s.next());
+    return s.error() ? s.error()->field + ": " + s.error()->message : std::string("no error");
+  };
+  EXPECT_EQ(bad(R"({"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2, 3]})"),
+            "hash_ids: 3 block ids for a prompt of 600 tokens (at most 2 blocks of 512)");
+  EXPECT_EQ(bad(R"({"timestamp": 0, "input_length": 600, "output_length": 5})"), "hash_ids: missing");
+  EXPECT_EQ(bad(R"({"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, -2]})"),
+            "hash_ids: not an array of non-negative integer block ids");
+  EXPECT_EQ(bad(R"({"timestamp": -3, "input_length": 600, "output_length": 5, "hash_ids": [1]})"),
+            "timestamp: not a time in milliseconds");
+  EXPECT_EQ(bad(R"({"timestamp": 0, "output_length": 5, "hash_ids": [1]})"), "input_length: missing");
+}
+
 }  // namespace
 }  // namespace gw

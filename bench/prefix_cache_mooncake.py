@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Prefix caching against the Mooncake FAST'25 traces' published figures.
+
+The simulator replays the conversation and synthetic traces (examples/traces, hash_ids per
+512-token block) through `gpuwise simulate` on Llama-3.1-70B, 8 x H100 per replica:
+
+1. Sequence only, as the paper's Figure 9 counts it: one replica, the trace slowed 1000x so
+   every request has finished (and cached its blocks) before the next arrives. With an
+   unlimited cache the token hit ratio is checked against Table 2's "cache ratio" (conversation
+   40%, synthetic 66%; Qin et al., FAST 2025, Table 2), budget 0.03 absolute. Against cache size:
+   the paper says a 3M-token cache "does not achieve 50% of the theoretical maximum hit rate in
+   most scenarios" and that 50M tokens "nearly reaches" it: checked as < 0.5 and >= 0.95 of the
+   unlimited ratio (conversation and synthetic).
+2. In real time on 8 replicas: round robin against prefix affinity (SGLang's cache-aware
+   policy), caches in the KV cache's free blocks and unlimited; reported, no budget (the paper
+   gives no single-replica-group figure to hold them to).
+
+Nothing is fitted to these traces: every figure is held out. Exits 1 past a budget.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GPUWISE = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "gpuwise")
+PUBLISHED = {"conversation": 0.40, "synthetic": 0.66}  # Table 2, "Cache Ratio"
+BUDGET = 0.03
+
+SPEC = """version: 1
+name: mooncake-{trace}
+models:
+  llama-70b: {{preset: llama-3.1-70b, precision: bf16}}
+services:
+  - name: chat
+    model: llama-70b
+    traffic:
+      trace: {path}
+      trace_format: mooncake
+      time_scale: {time_scale}
+    batching: continuous
+    deployment:
+      accelerator: H100
+      tp: 8
+      replicas: {replicas}
+      router: {router}
+      prefix_cache: {cache}
+"""
+
+
+def simulate(trace, replicas, router, cache, time_scale):
+    path = os.path.join(ROOT, "examples", "traces", f"mooncake-{trace}.jsonl")
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write(SPEC.format(trace=trace, path=path, replicas=replicas, router=router, cache=cache, time_scale=time_scale))
+        spec = f.name
+    try:
+        out = subprocess.run([GPUWISE, "simulate", spec, "--format", "json"], check=True, capture_output=True, text=True)
+    finally:
+        os.unlink(spec)
+    service = json.loads(out.stdout)["services"][0]
+    return service
+
+
+failures = []
+print("1. sequence only (one replica, the trace slowed 1000x), token hit ratio")
+print(f"{'trace':13} {'unlimited':>9} {'published':>9} {'3M tokens':>10} {'of max':>7} {'50M tokens':>10} {'of max':>7}")
+for trace, published in PUBLISHED.items():
+    ratio = {}
+    for name, cache in (("unlimited", "unlimited"), ("3M", "{capacity_tokens: 3000000}"), ("50M", "{capacity_tokens: 50000000}")):
+        ratio[name] = simulate(trace, 1, "round-robin", cache, 0.001)["prefix_cache"]["hit_ratio_tokens"]
+    small, large = ratio["3M"] / ratio["unlimited"], ratio["50M"] / ratio["unlimited"]
+    print(f"{trace:13} {ratio['unlimited']:9.3f} {published:9.2f} {ratio['3M']:10.3f} {small:7.2f} {ratio['50M']:10.3f} {large:7.2f}")
+    if abs(ratio["unlimited"] - published) > BUDGET:
+        failures.append(f"{trace}: unlimited hit ratio {ratio['unlimited']:.3f} against {published:.2f} published (budget {BUDGET})")
+    if small >= 0.5:
+        failures.append(f"{trace}: a 3M-token cache reaches {small:.2f} of the maximum (the paper: under half)")
+    if large < 0.95:
+        failures.append(f"{trace}: a 50M-token cache reaches {large:.2f} of the maximum (the paper: nearly all)")
+
+print("\n2. in real time, 8 replicas of 8 x H100 (conversation trace)")
+print(f"{'router':25} {'cache':10} {'hit ratio':>9} {'TTFT mean s':>11} {'TTFT p99 s':>10} {'saved prefill tokens':>20}")
+for router in ("round-robin", "least-outstanding-tokens", "prefix-affinity"):
+    for cache in ("off", "kv", "unlimited"):
+        s = simulate("conversation", 8, router, cache, 1)
+        p = s["prefix_cache"] or {"hit_ratio_tokens": 0, "saved_prefill_tokens": 0}
+        print(f"{router:25} {cache:10} {p['hit_ratio_tokens']:9.3f} {s['ttft_s']['mean']:11.2f} {s['ttft_s']['p99']:10.2f} "
+              f"{p['saved_prefill_tokens']:20.4g}")
+
+if failures:
+    print("\nPAST BUDGET:\n  " + "\n  ".join(failures))
+    sys.exit(1)
+print("\nwithin budget")

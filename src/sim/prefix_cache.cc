@@ -1,0 +1,108 @@
+#include "sim/prefix_cache.h"
+
+#include <fmt/format.h>
+
+namespace gw::sim_detail {
+
+size_t PrefixCache::longest_hit(const unsigned long long* ids, size_t n, size_t max_blocks) const {
+  size_t hit = 0;
+  const size_t limit = n < max_blocks ? n : max_blocks;
+  while (hit < limit && index_.count(ids[hit]) != 0) ++hit;
+  return hit;
+}
+
+void PrefixCache::unlink(int slot) {
+  Entry& e = entries_[static_cast<size_t>(slot)];
+  if (e.prev >= 0) entries_[static_cast<size_t>(e.prev)].next = e.next;
+  else head_ = e.next;
+  if (e.next >= 0) entries_[static_cast<size_t>(e.next)].prev = e.prev;
+  else tail_ = e.prev;
+  e.prev = e.next = -1;
+}
+
+void PrefixCache::push_back(int slot) {
+  Entry& e = entries_[static_cast<size_t>(slot)];
+  e.prev = tail_;
+  e.next = -1;
+  if (tail_ >= 0) entries_[static_cast<size_t>(tail_)].next = slot;
+  else head_ = slot;
+  tail_ = slot;
+}
+
+void PrefixCache::acquire(const unsigned long long* ids, size_t n, int block_tokens) {
+  pins_ += static_cast<long long>(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto [it, added] = index_.try_emplace(ids[i], -1);
+    if (added) {
+      int slot;
+      if (!free_slots_.empty()) {
+        slot = free_slots_.back();
+        free_slots_.pop_back();
+      } else {
+        slot = static_cast<int>(entries_.size());
+        entries_.emplace_back();
+      }
+      entries_[static_cast<size_t>(slot)] = Entry{ids[i], 1, block_tokens, -1, -1};
+      it->second = slot;
+      continue;
+    }
+    Entry& e = entries_[static_cast<size_t>(it->second)];
+    if (e.refs++ == 0) {
+      unlink(it->second);
+      unused_tokens_ -= e.block_tokens;
+    }
+  }
+}
+
+void PrefixCache::release(const unsigned long long* ids, size_t n) {
+  // The chain's last block first: it goes nearer the front of the eviction order.
+  for (size_t i = n; i-- > 0;) {
+    auto it = index_.find(ids[i]);
+    if (it == index_.end()) continue;  // not held (a caller's bug shows in check())
+    --pins_;
+    Entry& e = entries_[static_cast<size_t>(it->second)];
+    if (--e.refs == 0) {
+      push_back(it->second);
+      unused_tokens_ += e.block_tokens;
+    }
+  }
+}
+
+void PrefixCache::evict_to(double room_tokens) {
+  while (unused_tokens_ > room_tokens && head_ >= 0) {
+    const int slot = head_;
+    Entry& e = entries_[static_cast<size_t>(slot)];
+    unlink(slot);
+    unused_tokens_ -= e.block_tokens;
+    index_.erase(e.id);
+    free_slots_.push_back(slot);
+    ++evictions_;
+  }
+}
+
+std::string PrefixCache::check() const {
+  double unused = 0;
+  size_t in_order = 0;
+  for (int slot = head_; slot >= 0; slot = entries_[static_cast<size_t>(slot)].next) {
+    const Entry& e = entries_[static_cast<size_t>(slot)];
+    if (e.refs != 0) return fmt::format("prefix block {} is pinned {} times but waits to be evicted", e.id, e.refs);
+    unused += e.block_tokens;
+    if (++in_order > entries_.size()) return "the prefix cache's eviction order loops";
+  }
+  size_t unused_blocks = 0;
+  long long refs = 0;
+  for (const auto& [id, slot] : index_) {
+    const Entry& e = entries_[static_cast<size_t>(slot)];
+    if (e.id != id) return fmt::format("prefix block {} is filed under {}", e.id, id);
+    if (e.refs < 0) return fmt::format("prefix block {} released more often than acquired", id);
+    unused_blocks += e.refs == 0;
+    refs += e.refs;
+  }
+  if (refs != pins_) return fmt::format("{} prefix pins counted, blocks hold {}", pins_, refs);
+  if (unused_blocks != in_order)
+    return fmt::format("{} unused prefix blocks, {} in the eviction order", unused_blocks, in_order);
+  if (unused != unused_tokens_) return fmt::format("unused prefix tokens {} counted, {} held", unused_tokens_, unused);
+  return {};
+}
+
+}  // namespace gw::sim_detail
