@@ -1,7 +1,9 @@
 #include "sim/arrivals.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <queue>
 
 namespace gw {
 
@@ -183,15 +185,95 @@ class TraceArrivals : public ArrivalProcess {
   std::optional<double> origin_;
 };
 
-}  // namespace
+// Gives another process's arrivals shared prefixes (PrefixShape): every arrival is the next turn
+// of the conversation that has waited longest for its turn (the think time after the one
+// before), or opens a new one. Its prompt is the system prompt, the conversation so far (earlier
+// turns' new tokens and answers) and its own new tokens (the inner arrival's); its chain hashes
+// name the system prompt's blocks alike for everyone and the rest by conversation, so a turn
+// finds its conversation's earlier prompts in the cache. Arrival times are the inner process's.
+class PrefixedArrivals : public ArrivalProcess {
+ public:
+  PrefixedArrivals(std::unique_ptr<ArrivalProcess> inner, PrefixShape shape, Rng& rng)
+      : inner_(std::move(inner)), shape_(shape), rng_(rng) {}
+  std::optional<Arrival> next() override {
+    auto a = inner_->next();
+    if (!a) return a;
+    Conversation c;
+    if (!waiting_.empty() && waiting_.top().ready_s <= a->time_s) {
+      c = waiting_.top();  // (a priority queue's top is const: copied; turns are few)
+      waiting_.pop();
+    } else {
+      c.id = ++conversations_;
+    }
+    const double fresh = a->input_tokens;
+    a->input_tokens = shape_.system_prompt_tokens + c.history_tokens + fresh;
+    c.history_tokens += fresh + a->output_tokens;
+    // The prompt's full blocks as runs: the system prompt's, then each earlier turn's prompt
+    // beyond the one before (this conversation's), then its own. A run is cached and found
+    // whole: the prefix vLLM's 16-token blocks would find when whole prompts stay cached, at one
+    // lookup per turn rather than one per block.
+    const double block = shape_.block_tokens;
+    auto add = [&](unsigned long long owner, size_t index, double end) {
+      if (end <= (a->prefix_block_ends.empty() ? 0.0 : a->prefix_block_ends.back())) return;
+      a->prefix_block_ids.push_back(chain_hash(owner, index));
+      a->prefix_block_ends.push_back(end);
+    };
+    add(0, 0, std::floor(shape_.system_prompt_tokens / block) * block);
+    for (size_t i = 0; i < c.turn_ends.size(); ++i) add(c.id, i + 1, c.turn_ends[i]);
+    add(c.id, c.turn_ends.size() + 1, std::floor(a->input_tokens / block) * block);
+    a->prefix_block_tokens = shape_.block_tokens;
+    if (++c.turns_done < shape_.turns) {
+      c.turn_ends.push_back(std::floor(a->input_tokens / block) * block);
+      c.ready_s = a->time_s + (shape_.think_time_s > 0 ? rng_.exponential(shape_.think_time_s) : 0);
+      waiting_.push(std::move(c));
+    }
+    return a;
+  }
+  std::optional<Error> error() const override { return inner_->error(); }
+  double stationary_until(double time_s) const override { return inner_->stationary_until(time_s); }
+  double rate_at(double time_s) const override { return inner_->rate_at(time_s); }
+  void skip(double seconds) override { inner_->skip(seconds); }
 
-std::unique_ptr<ArrivalProcess> make_arrivals(const ArrivalOptions& o, const ServiceSpec& service, Rng& rng) {
+ private:
+  struct Conversation {
+    unsigned long long id = 0;
+    int turns_done = 0;
+    double history_tokens = 0;
+    double ready_s = 0;
+    std::vector<double> turn_ends;  // each earlier turn's prompt, to its last full block
+    bool operator>(const Conversation& o) const { return ready_s != o.ready_s ? ready_s > o.ready_s : id > o.id; }
+  };
+  // Run `index` of conversation `owner`'s token stream (0: the system prompt everyone shares).
+  static unsigned long long chain_hash(unsigned long long owner, size_t j) {
+    unsigned long long x = owner * 0x9E3779B97F4A7C15ULL + j + 1;  // splitmix64's finaliser
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+  }
+
+  std::unique_ptr<ArrivalProcess> inner_;
+  PrefixShape shape_;
+  Rng& rng_;
+  std::priority_queue<Conversation, std::vector<Conversation>, std::greater<>> waiting_;
+  unsigned long long conversations_ = 0;
+};
+
+std::unique_ptr<ArrivalProcess> make_unshaped(const ArrivalOptions& o, const ServiceSpec& service, Rng& rng) {
   TokenSampler sampler(service.input_tokens, service.output_tokens, rng);
   if (o.process == "trace") return std::make_unique<TraceArrivals>(o);
   if (o.process == "curve") return std::make_unique<CurveArrivals>(o.rate_rps, o.profile, std::move(sampler), rng);
   if (o.process == "series" && o.rates) return std::make_unique<SeriesArrivals>(*o.rates, std::move(sampler), rng);
   if (o.process == "mmpp") return std::make_unique<MmppArrivals>(o, std::move(sampler), rng);
   return std::make_unique<RenewalArrivals>(o.rate_rps, o.process == "gamma" ? o.cv : 1.0, std::move(sampler), rng);
+}
+
+}  // namespace
+
+std::unique_ptr<ArrivalProcess> make_arrivals(const ArrivalOptions& o, const ServiceSpec& service, Rng& rng) {
+  auto arrivals = make_unshaped(o, service, rng);
+  if (service.traffic.prefix.given() && o.process != "trace")
+    return std::make_unique<PrefixedArrivals>(std::move(arrivals), service.traffic.prefix, rng);
+  return arrivals;
 }
 
 }  // namespace gw

@@ -22,10 +22,12 @@ struct Arrival {
   double time_s = 0;
   double input_tokens = 0;
   double output_tokens = 0;
-  // The prompt's blocks by chain hash (prefix caching), of prefix_block_tokens each; empty when
-  // the traffic does not say.
+  // The prompt's blocks by chain hash (prefix caching), of prefix_block_tokens each, or ending
+  // at prefix_block_ends (tokens from the prompt's start) when those are given; empty when the
+  // traffic does not say.
   std::vector<unsigned long long> prefix_block_ids;
   int prefix_block_tokens = 0;
+  std::vector<double> prefix_block_ends;
 };
 
 class ArrivalProcess {

@@ -160,7 +160,7 @@ void LlmStepExecution::admit(ReplicaState& r, double t, bool chunked, double& bu
     }
     // Prompt tokens found in the prefix cache are not computed again.
     const size_t hit_blocks = prefix_hit_blocks(r, id);
-    const double hit = static_cast<double>(hit_blocks) * pool_.chain_block_tokens(id);
+    const double hit = hit_blocks > 0 ? pool_.chain(id).tokens_of(hit_blocks) : 0;
     double chunk = q.prompt - hit;
     if (chunked) {
       if (budget < 1) break;
@@ -181,7 +181,7 @@ void LlmStepExecution::admit(ReplicaState& r, double t, bool chunked, double& bu
       if (hit_blocks > 0) {
         r.stats.prefix_hits++;
         r.stats.prefix_hit_tokens += hit;
-        r.prefix.acquire(pool_.chain(id).data(), hit_blocks, pool_.chain_block_tokens(id));
+        r.prefix.acquire(pool_.chain(id), 0, hit_blocks);
         q.prefix_pinned = static_cast<int>(hit_blocks);
       }
     }
@@ -266,25 +266,21 @@ long long LlmStepExecution::swap_in(ReplicaState& r) {
 // last token to compute (vLLM recomputes a block rather than skip the whole prompt).
 size_t LlmStepExecution::prefix_hit_blocks(const ReplicaState& r, int id) const {
   if (r.config->prefix_caching == PrefixCaching::off) return 0;
-  const auto& chain = pool_.chain(id);
+  const ChainView chain = pool_.chain(id);
   if (chain.empty()) return 0;
-  const Request& q = pool_[id];
-  const double block_tokens = pool_.chain_block_tokens(id);
-  const auto most = static_cast<size_t>(std::max(0.0, std::floor((q.prompt - 1) / block_tokens)));
-  return r.prefix.longest_hit(chain.data(), chain.size(), most);
+  return r.prefix.longest_hit(chain.data(), chain.size(), chain.blocks_within(pool_[id].prompt - 1));
 }
 
 // A computed prompt's full blocks join the replica's prefix cache, pinned while it runs.
 void LlmStepExecution::cache_prompt_blocks(ReplicaState& r, int id) {
   if (r.config->prefix_caching == PrefixCaching::off) return;
-  const auto& chain = pool_.chain(id);
+  const ChainView chain = pool_.chain(id);
   if (chain.empty()) return;
   Request& q = pool_[id];
-  const int block_tokens = pool_.chain_block_tokens(id);
-  const auto full = std::min(chain.size(), static_cast<size_t>(q.input / block_tokens));
+  const size_t full = chain.blocks_within(q.input);
   const auto pinned = static_cast<size_t>(q.prefix_pinned);
   if (full <= pinned) return;
-  r.prefix.acquire(chain.data() + pinned, full - pinned, block_tokens);
+  r.prefix.acquire(chain, pinned, full);
   q.prefix_pinned = static_cast<int>(full);
 }
 

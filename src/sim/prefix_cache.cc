@@ -30,9 +30,17 @@ void PrefixCache::push_back(int slot) {
 }
 
 void PrefixCache::acquire(const unsigned long long* ids, size_t n, int block_tokens) {
-  pins_ += static_cast<long long>(n);
-  for (size_t i = 0; i < n; ++i) {
-    auto [it, added] = index_.try_emplace(ids[i], -1);
+  for (size_t i = 0; i < n; ++i) pin(ids[i], block_tokens);
+}
+
+void PrefixCache::acquire(const ChainView& chain, size_t from, size_t to) {
+  for (size_t i = from; i < to; ++i) pin(chain.data()[i], chain.end(i) - (i > 0 ? chain.end(i - 1) : 0));
+}
+
+void PrefixCache::pin(unsigned long long id, double block_tokens) {
+  ++pins_;
+  {
+    auto [it, added] = index_.try_emplace(id, -1);
     if (added) {
       int slot;
       if (!free_slots_.empty()) {
@@ -42,9 +50,9 @@ void PrefixCache::acquire(const unsigned long long* ids, size_t n, int block_tok
         slot = static_cast<int>(entries_.size());
         entries_.emplace_back();
       }
-      entries_[static_cast<size_t>(slot)] = Entry{ids[i], 1, block_tokens, -1, -1};
+      entries_[static_cast<size_t>(slot)] = Entry{id, 1, block_tokens, -1, -1};
       it->second = slot;
-      continue;
+      return;
     }
     Entry& e = entries_[static_cast<size_t>(it->second)];
     if (e.refs++ == 0) {

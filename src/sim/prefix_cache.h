@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/sim_request.h"
+
 namespace gw::sim_detail {
 
 class PrefixCache {
@@ -31,6 +33,8 @@ class PrefixCache {
   // A request now uses the first n blocks of its chain (its hits and the blocks it computed):
   // each is cached (added if new) and pinned. block_tokens: the chain's block size.
   void acquire(const unsigned long long* ids, size_t n, int block_tokens);
+  // Blocks [from, to) of a request's chain, each of its own size.
+  void acquire(const ChainView& chain, size_t from, size_t to);
   // The request no longer uses them: unpinned; the unused stay cached until evicted, the last
   // block of the chain first in line.
   void release(const unsigned long long* ids, size_t n);
@@ -58,9 +62,10 @@ class PrefixCache {
   struct Entry {
     unsigned long long id = 0;
     int refs = 0;
-    int block_tokens = 0;
+    double block_tokens = 0;
     int prev = -1, next = -1;  // eviction order of unused blocks; -1 at the ends
   };
+  void pin(unsigned long long id, double block_tokens);
   void unlink(int slot);
   void push_back(int slot);
 

@@ -3,6 +3,8 @@
 // Internal to src/sim.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <vector>
 
@@ -31,6 +33,27 @@ struct Request {
   int prefix_pinned = 0;       // prefix-cache blocks of its chain it pins on its replica (its first ones)
 };
 
+// A request's prompt blocks by chain hash: ids, and where each block ends (tokens from the
+// prompt's start): uniform blocks of block_tokens, or the given ends.
+struct ChainView {
+  const std::vector<unsigned long long>* ids = nullptr;
+  const std::vector<double>* ends = nullptr;  // empty: uniform
+  int block_tokens = 0;
+  bool empty() const { return ids == nullptr || ids->empty(); }
+  size_t size() const { return ids ? ids->size() : 0; }
+  const unsigned long long* data() const { return ids->data(); }
+  // Tokens up to the end of block i.
+  double end(size_t i) const { return ends->empty() ? static_cast<double>((i + 1) * static_cast<size_t>(block_tokens)) : (*ends)[i]; }
+  double tokens_of(size_t blocks) const { return blocks == 0 ? 0 : end(blocks - 1); }
+  // Blocks that end at or before `tokens`.
+  size_t blocks_within(double tokens) const {
+    if (ends->empty()) return std::min(size(), static_cast<size_t>(std::max(0.0, std::floor(tokens / block_tokens))));
+    size_t n = 0;
+    while (n < ends->size() && (*ends)[n] <= tokens) ++n;
+    return n;
+  }
+};
+
 // Request slots reused after completion. A slot's version only grows, so an entry left in a
 // heap by an earlier occupant never matches the next one.
 class RequestPool {
@@ -52,23 +75,21 @@ class RequestPool {
     return id;
   }
   // The request's prompt blocks by chain hash (prefix caching), and their size in tokens.
-  void set_chain(int id, std::vector<unsigned long long>&& ids, int block_tokens) {
+  void set_chain(int id, std::vector<unsigned long long>&& ids, int block_tokens, std::vector<double>&& ends) {
     const auto slot = static_cast<std::size_t>(id);
     if (chains_.size() <= slot) {
       chains_.resize(slot + 1);
+      chain_ends_.resize(slot + 1);
       chain_block_tokens_.resize(slot + 1, 0);
     }
     chains_[slot] = std::move(ids);
-    chain_block_tokens_[slot] = block_tokens;
+    chain_ends_[slot] = std::move(ends);
+    chain_block_tokens_[slot] = std::max(1, block_tokens);
   }
-  const std::vector<unsigned long long>& chain(int id) const {
-    static const std::vector<unsigned long long> none;
+  ChainView chain(int id) const {
     const auto slot = static_cast<std::size_t>(id);
-    return slot < chains_.size() ? chains_[slot] : none;
-  }
-  int chain_block_tokens(int id) const {
-    const auto slot = static_cast<std::size_t>(id);
-    return slot < chain_block_tokens_.size() ? chain_block_tokens_[slot] : 0;
+    if (slot >= chains_.size()) return {};
+    return {&chains_[slot], &chain_ends_[slot], chain_block_tokens_[slot]};
   }
   Request& operator[](int id) { return slots_[static_cast<std::size_t>(id)]; }
   const Request& operator[](int id) const { return slots_[static_cast<std::size_t>(id)]; }
@@ -76,7 +97,10 @@ class RequestPool {
     Request& slot = slots_[static_cast<std::size_t>(id)];
     slot.version++;
     slot.live = false;
-    if (static_cast<std::size_t>(id) < chains_.size()) chains_[static_cast<std::size_t>(id)].clear();
+    if (static_cast<std::size_t>(id) < chains_.size()) {
+      chains_[static_cast<std::size_t>(id)].clear();
+      chain_ends_[static_cast<std::size_t>(id)].clear();
+    }
     free_.push_back(id);
   }
   std::size_t size() const { return slots_.size(); }
@@ -85,6 +109,7 @@ class RequestPool {
   std::vector<Request> slots_;
   std::vector<int> free_;
   std::vector<std::vector<unsigned long long>> chains_;  // by slot; sized when a chain is first set
+  std::vector<std::vector<double>> chain_ends_;
   std::vector<int> chain_block_tokens_;
 };
 

@@ -114,7 +114,8 @@ void Simulation::on_arrival(double t) {
   r.arrival_order = tallies_.admitted;
   int id = pool_.add(r);
   if (!pending_->prefix_block_ids.empty())
-    pool_.set_chain(id, std::move(pending_->prefix_block_ids), pending_->prefix_block_tokens);
+    pool_.set_chain(id, std::move(pending_->prefix_block_ids), pending_->prefix_block_tokens,
+                    std::move(pending_->prefix_block_ends));
   int replica = place(id);
   ++tallies_.admitted;
   if ((tallies_.admitted & 0xFFFF) == 0 && options_.on_progress) options_.on_progress(tallies_.admitted);
@@ -144,17 +145,15 @@ void Simulation::on_arrival(double t) {
 // held until a replica is ready (-2). The caller starts the replica once its own state is set.
 int Simulation::route(int id) {
   if (router_->reads_prefixes()) {
-    const auto& chain = pool_.chain(id);
+    const ChainView chain = pool_.chain(id);
     const Request& q = pool_[id];
-    const double block_tokens = pool_.chain_block_tokens(id);
-    const auto most = chain.empty() ? size_t{0} : static_cast<size_t>(std::max(0.0, std::floor((q.prompt - 1) / block_tokens)));
+    const size_t most = chain.empty() ? 0 : chain.blocks_within(q.prompt - 1);
     for (size_t i = 0; i < replicas_.size(); ++i) {
       ReplicaLoad& load = loads_[i];
       const PrefixCache& cache = replicas_[i].prefix;
       load.cached_blocks = static_cast<double>(cache.cached_blocks());
-      load.prefix_match = load.ready && most > 0
-                              ? static_cast<double>(cache.longest_hit(chain.data(), chain.size(), most)) * block_tokens / q.prompt
-                              : 0;
+      load.prefix_match =
+          load.ready && most > 0 ? chain.tokens_of(cache.longest_hit(chain.data(), chain.size(), most)) / q.prompt : 0;
     }
   }
   return router_->route(loads_, ready_);

@@ -44,7 +44,21 @@ struct Slo {
 // Balancing idle timeout 60 s (docs.aws.amazon.com/elasticloadbalancing); read 2026-12-02.
 inline constexpr double kDefaultClientTimeoutS = 60;
 
+// Prompts that share prefixes, for prefix caching (traffic.prefix): a system prompt in front of
+// every request, and conversations of `turns` requests, each turn's prompt carrying the turns
+// before it (their prompts and answers) with the service's input tokens as its new part; a
+// turn comes think_time_s (exponential mean) after the one before at the earliest. Chain
+// hashes per block_tokens-token block, vLLM's block.
+struct PrefixShape {
+  double system_prompt_tokens = 0;
+  int turns = 1;
+  double think_time_s = 60;
+  int block_tokens = 16;
+  bool given() const { return system_prompt_tokens > 0 || turns > 1; }
+};
+
 struct Traffic {
+  PrefixShape prefix;
   double average_rps = 0;
   double peak_rps = 0;
   std::vector<double> profile;  // 24 or 168 hourly factors of the average; empty when flat

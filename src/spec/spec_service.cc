@@ -1,4 +1,5 @@
 // The services section of a spec: traffic, token distributions, deployment, scaling.
+#include <cmath>
 #include <limits>
 
 #include "spec/spec_reader.h"
@@ -77,7 +78,20 @@ void read_traffic(const Reader& r, const YAML::Node& node, const std::string& pa
   if (!node["traffic"]) r.fail(node, path + ".traffic", "required: rps, profile or trace");
   const YAML::Node traffic = node["traffic"];
   r.check_keys(traffic, path + ".traffic",
-               {"rps", "profile", "trace", "trace_format", "time_scale", "process", "cv", "mmpp", "rates", "client_timeout_s"});
+               {"rps", "profile", "trace", "trace_format", "time_scale", "process", "cv", "mmpp", "rates", "client_timeout_s",
+                "prefix"});
+  if (const YAML::Node prefix = traffic["prefix"]) {
+    const std::string where = path + ".traffic.prefix";
+    r.check_keys(prefix, where, {"system_prompt_tokens", "turns", "think_time_s"});
+    PrefixShape& shape = s.traffic.prefix;
+    if (prefix["system_prompt_tokens"])
+      shape.system_prompt_tokens = std::round(r.number(prefix["system_prompt_tokens"], where + ".system_prompt_tokens", 0, 1e7));
+    if (prefix["turns"]) shape.turns = static_cast<int>(r.number(prefix["turns"], where + ".turns", 1, 10000));
+    if (prefix["think_time_s"]) shape.think_time_s = r.number(prefix["think_time_s"], where + ".think_time_s", 0, 1e7);
+    if (!shape.given()) r.fail(prefix, where, "give system_prompt_tokens (shared by every request) or turns above 1 (conversations)");
+    if (traffic["trace"]) r.fail(prefix, where, "a trace carries its own prompts (trace_format: mooncake gives their prefix blocks)");
+    if (!llm) r.fail(prefix, where, "prefix caching applies to LLM services");
+  }
   if (const YAML::Node timeout = traffic["client_timeout_s"]) {
     const std::string where = path + ".traffic.client_timeout_s";
     if (timeout.IsScalar() && timeout.Scalar() == "none") {

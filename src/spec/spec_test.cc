@@ -4,6 +4,8 @@
 #include <fstream>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace gw {
 namespace {
 
@@ -81,6 +83,43 @@ TEST(Spec, BadSpecsNameFileLineAndKey) {
   auto peak_below = parse("services:\n  - name: a\n    model: resnet-50\n    traffic: {rps: {average: 5, peak: 2}}\n    slo: {latency_p99_s: 1}\n");
   ASSERT_FALSE(peak_below.ok());
   EXPECT_EQ(peak_below.error().line, 4);
+}
+
+// Prefix caching: the deployment's cache and the traffic's shared prefixes, and their bad values.
+TEST(Spec, PrefixCachingAndSharedPrefixes) {
+  const std::string head = "services:\n  - name: a\n    model: llama-3.1-8b\n    tokens: {input: {mean: 300}, output: {mean: 100}}\n"
+                           "    slo: {ttft_p99_s: 1}\n";
+  auto spec = [&](const std::string& traffic, const std::string& cache) {
+    return parse(head + "    traffic: " + traffic + "\n    deployment: {accelerator: H100, replicas: 1, prefix_cache: " + cache + "}\n");
+  };
+  auto ok = spec("{rps: 2, prefix: {system_prompt_tokens: 2000, turns: 4, think_time_s: 15}}", "{capacity_tokens: 3000000}");
+  ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+  const ServiceSpec& s = ok.value().services[0];
+  EXPECT_EQ(s.traffic.prefix.system_prompt_tokens, 2000);
+  EXPECT_EQ(s.traffic.prefix.turns, 4);
+  EXPECT_EQ(s.traffic.prefix.think_time_s, 15);
+  EXPECT_EQ(s.deployment->prefix_cache, "room");
+  EXPECT_EQ(s.deployment->prefix_cache_tokens, 3e6);
+  auto unlimited = spec("{rps: 2}", "unlimited");
+  ASSERT_TRUE(unlimited.ok()) << unlimited.error().to_string();
+  EXPECT_TRUE(std::isinf(unlimited.value().services[0].deployment->prefix_cache_tokens));
+  auto off = spec("{rps: 2}", "off");
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off.value().services[0].deployment->prefix_cache, "off");
+
+  auto bad_cache = spec("{rps: 2}", "lots");
+  ASSERT_FALSE(bad_cache.ok());
+  EXPECT_EQ(bad_cache.error().field, "services.a.deployment.prefix_cache");
+  EXPECT_EQ(bad_cache.error().line, 7);
+  auto bad_size = spec("{rps: 2}", "{capacity_tokens: -4}");
+  ASSERT_FALSE(bad_size.ok());
+  EXPECT_EQ(bad_size.error().field, "services.a.deployment.prefix_cache.capacity_tokens");
+  auto empty_prefix = spec("{rps: 2, prefix: {turns: 1}}", "kv");
+  ASSERT_FALSE(empty_prefix.ok());
+  EXPECT_EQ(empty_prefix.error().field, "services.a.traffic.prefix");
+  auto typo = spec("{rps: 2, prefix: {system_prompt: 100}}", "kv");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().message.find("system_prompt_tokens"), std::string::npos) << typo.error().message;
 }
 
 // Clients' timeout: 60 s, or twice the SLO's longest target where that is longer, unless the
