@@ -25,9 +25,16 @@ std::string engine_text(const ReplicaConfig& c) {
                              : std::isinf(c.prefix_room_tokens)
                                  ? "prefix caching unlimited"
                                  : fmt::format("prefix caching in a cache of its own of {:.4g} tokens", c.prefix_room_tokens);
-  return fmt::format("{} scheduler, {} preemption, token budget {}, KV cache {} blocks of {} ({} tokens), watermark {:.0f}%, {}",
+  const SpeculativeDecoding& sp = c.speculative;
+  const std::string speculative =
+      sp.tokens > 0 ? fmt::format(", speculative decoding: {} tokens proposed per step ({}), {:.0f}% accepted each, "
+                                  "{:.2f} tokens per sequence per step",
+                                  sp.tokens, sp.draft ? "a draft model" : sp.head_share > 0 ? "a head on the model" : "n-gram lookup",
+                                  sp.acceptance * 100, sp.tokens_per_step())
+                    : "";
+  return fmt::format("{} scheduler, {} preemption, token budget {}, KV cache {} blocks of {} ({} tokens), watermark {:.0f}%, {}{}",
                      llm_scheduler_name(c.scheduler), preemption_name(c.preemption), c.token_budget, c.kv_blocks,
-                     c.block_tokens, tokens, c.watermark_fraction * 100, prefix);
+                     c.block_tokens, tokens, c.watermark_fraction * 100, prefix, speculative);
 }
 
 // What the step times' error rests on (--explain, layers by operator): the sampled steps' parts.

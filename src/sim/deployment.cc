@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "model/memory.h"
+#include "model/presets.h"
 #include "perf/step_time.h"
 
 namespace gw {
@@ -80,7 +81,34 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
                                  group.tensor_parallel, accelerator->name, e.weights_bytes / (1u << 30))};
       c.llm = std::make_shared<LlmStepModel>(arch, setup);
       c.block_tokens = 16;
-      c.kv_blocks = static_cast<long long>(free / (c.llm->kv_bytes_per_token() * c.block_tokens));
+      double kv_bytes_per_token = c.llm->kv_bytes_per_token();
+      if (const auto& sp = deployment.speculative) {
+        c.speculative.tokens = sp->tokens;
+        c.speculative.acceptance = sp->acceptance;
+        if (sp->method == "draft") {
+          // The draft runs beside the model on the same devices and layout: its weights and its
+          // own KV for every token come out of the cache.
+          auto draft_arch = load_preset(sp->draft_model);
+          if (!draft_arch.ok())
+            return Error{"", sp->line, "deployment.speculative.draft_model", draft_arch.error().message};
+          MemoryEstimate d = estimate_inference(draft_arch.value(), memory);
+          free -= d.weights_bytes;
+          // The step model keeps a pointer to its architecture: the replica owns it.
+          c.speculative.draft_arch = std::make_shared<const ModelArch>(draft_arch.value());
+          auto draft = std::make_shared<LlmStepModel>(*c.speculative.draft_arch, setup);
+          kv_bytes_per_token += draft->kv_bytes_per_token();
+          c.speculative.draft = std::move(draft);
+          if (free <= 0)
+            return Error{"", sp->line, "deployment.speculative.draft_model",
+                         fmt::format("{} and its draft {} leave no room for a KV cache on {} x {}", arch.name,
+                                     draft_arch.value().name, group.tensor_parallel, accelerator->name)};
+        } else if (sp->method == "eagle" || sp->method == "mtp") {
+          // One proposal: one decoder layer on the model's last hidden state (EAGLE's head, an MTP
+          // module), its LM-head pass not counted.
+          c.speculative.head_share = 1.0 / std::max(1, arch.num_layers);
+        }
+      }
+      c.kv_blocks = static_cast<long long>(free / (kv_bytes_per_token * c.block_tokens));
       c.max_sequence_tokens = arch.max_position_embeddings > 0 ? arch.max_position_embeddings : 4096;
       c.swap_bytes_per_s = pcie_x16_bytes_per_s(accelerator->pcie_gen.value_or(4));
       if (c.batching == SimBatching::none) c.max_batch = 1;

@@ -56,7 +56,9 @@ std::optional<StepStart> LlmStepExecution::start_step(ReplicaState& r, double t)
   double decode_n = r.step_decodes ? static_cast<double>(r.decoding_count) : 0;
   // Each decoding sequence attends to its KV and the token it writes now.
   double context = r.step_decodes ? r.context_sum + decode_n : 0;
-  double duration = c.llm->step_time_s(decode_n, context, prefill_tokens, attended, decode_n + completing);
+  double duration = c.speculative.tokens > 0 && decode_n > 0
+                        ? speculative_step_s(c, decode_n, context, prefill_tokens, attended, completing)
+                        : c.llm->step_time_s(decode_n, context, prefill_tokens, attended, decode_n + completing);
   if (step_sample_every_ > 0 && steps_++ % step_sample_every_ == 0)
     step_samples_.push_back({static_cast<int>(r.index), decode_n, context, prefill_tokens, attended, decode_n + completing});
   if (swap_tokens_now_ > 0 && c.swap_bytes_per_s > 0)
@@ -113,6 +115,28 @@ void LlmStepExecution::finish_step(ReplicaState& r, double t) {
     join_decoding(r, id, q.prompt);
   }
   r.step_chunks.clear();
+}
+
+// A step under speculative decoding, as the simulator counts steps (one token per decoding
+// sequence): the engine's step proposes k tokens per sequence (the draft's k passes, or the
+// head's), verifies k + 1 per sequence with the target beside the prompt chunks, and yields
+// tokens_per_step() per sequence on average. The prompt chunks' own time is kept whole; the rest
+// of the step (verification and proposals) is spread over the tokens it yields. At small
+// batches verifying k + 1 tokens costs little more than decoding one (the weights are read once)
+// and the step gains; at large ones the step is compute-bound, k + 1 tokens cost nearly k + 1
+// times one and the rejected ones are lost: the gain turns to a loss by the step model itself.
+double LlmStepExecution::speculative_step_s(const ReplicaConfig& c, double decode_n, double context, double prefill_tokens,
+                                            double attended, double completing) const {
+  const SpeculativeDecoding& s = c.speculative;
+  const double k = s.tokens;
+  // Each of the k extra query tokens of a sequence attends to its KV as a prompt token would.
+  const double verify = c.llm->step_time_s(decode_n, context, prefill_tokens + decode_n * k, attended + k * context,
+                                           decode_n * (k + 1) + completing);
+  double propose = 0;
+  if (s.draft) propose = k * s.draft->step_time_s(decode_n, context, 0, 0, decode_n);
+  else if (s.head_share > 0) propose = k * s.head_share * c.llm->step_time_s(decode_n, context, 0, 0, decode_n);
+  const double prompts = prefill_tokens > 0 ? c.llm->step_time_s(0, 0, prefill_tokens, attended, completing) : 0;
+  return prompts + std::max(0.0, verify + propose - prompts) / s.tokens_per_step();
 }
 
 // One round of the replica's scheduler: what runs in this step (decodes, prompt chunks),

@@ -69,6 +69,8 @@ class LlmStepExecution {
   int next_victim(ReplicaState& r);
   void preempt(ReplicaState& r, int id);
   void reject(int id, ReplicaState& r);
+  double speculative_step_s(const ReplicaConfig& c, double decode_n, double context, double prefill_tokens,
+                            double attended, double completing) const;
   size_t prefix_hit_blocks(const ReplicaState& r, int id) const;
   void cache_prompt_blocks(ReplicaState& r, int id);
   void release_prefix(ReplicaState& r, int id);

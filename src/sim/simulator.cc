@@ -2,6 +2,7 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
@@ -9,6 +10,13 @@
 #include "sim/simulation.h"
 
 namespace gw {
+
+double SpeculativeDecoding::tokens_per_step() const {
+  const double k = tokens;
+  if (k <= 0) return 1;
+  if (acceptance >= 1) return k + 1;
+  return (1 - std::pow(acceptance, k + 1)) / (1 - acceptance);
+}
 
 double quantile_with_timeouts(const LogHistogram& served, long long timed_out, double q) {
   const double n = static_cast<double>(served.count()), all = n + static_cast<double>(std::max(0LL, timed_out));

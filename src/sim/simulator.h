@@ -30,6 +30,20 @@ namespace gw {
 
 enum class PrefixCaching { off, in_kv, own_room };
 
+// Speculative decoding: each decode step proposes `tokens` tokens per sequence (a draft model
+// run that many times, an EAGLE/MTP head, or n-gram lookup at no GPU cost) and the target
+// verifies them with the next one in one pass (tokens + 1 per sequence); each proposed token is
+// accepted with probability `acceptance` until the first rejection, so a step yields
+// (1 - a^(k+1)) / (1 - a) tokens per sequence on average (Leviathan et al., 2023).
+struct SpeculativeDecoding {
+  int tokens = 0;             // k; 0: off
+  double acceptance = 0;      // a, per proposed token
+  std::shared_ptr<const LlmStepTimer> draft;  // a draft model's steps (same accelerator and layout)
+  std::shared_ptr<const ModelArch> draft_arch;  // what `draft` times (it points into it)
+  double head_share = 0;      // EAGLE/MTP: one proposal costs this share of a target decode step
+  double tokens_per_step() const;
+};
+
 struct ReplicaConfig {
   std::string name;                   // accelerator and layout, for reports
   SimBatching batching = SimBatching::dynamic;
@@ -53,6 +67,7 @@ struct ReplicaConfig {
   // (an offload tier; infinity: unlimited).
   PrefixCaching prefix_caching = PrefixCaching::in_kv;
   double prefix_room_tokens = 0;
+  SpeculativeDecoding speculative;
 };
 
 // What an autoscaler sees at each scrape: the pool and its load over the last interval.

@@ -130,6 +130,15 @@ struct DeploymentGroup {
   int count = 1;  // replicas
 };
 
+// deployment.speculative: how the replicas decode speculatively.
+struct SpeculativeSpec {
+  std::string method;       // draft, eagle, mtp, ngram
+  int tokens = 0;           // proposed per step
+  double acceptance = 0;    // per proposed token
+  std::string draft_model;  // draft: a model preset (catalog/models)
+  int line = 0;
+};
+
 struct Deployment {
   std::vector<DeploymentGroup> groups;
   std::string batching;         // none, static, dynamic, continuous; empty: continuous for LLMs, dynamic otherwise
@@ -149,6 +158,7 @@ struct Deployment {
   // "off", or a room of its own: prefix_cache_tokens (infinity: unlimited).
   std::string prefix_cache = "kv";
   double prefix_cache_tokens = 0;
+  std::optional<SpeculativeSpec> speculative;
   int line = 0;
 };
 

@@ -221,7 +221,7 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
     std::string where = path + ".deployment";
     r.check_keys(d, where, {"replicas", "accelerator", "tp", "batching", "max_batch", "max_queue_delay_ms",
                             "batch_timeout_ms", "chunked_prefill", "token_budget", "router", "scheduler", "preemption",
-                            "watermark", "gpu_memory_utilization", "overhead_gib", "prefix_cache"});
+                            "watermark", "gpu_memory_utilization", "overhead_gib", "prefix_cache", "speculative"});
     Deployment deployment;
     deployment.line = d.Mark().line + 1;
     if (!d["replicas"]) r.fail(d, where + ".replicas", "required: a count (with accelerator) or a list of groups");
@@ -308,6 +308,30 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
                          "{capacity_tokens: N} for a cache of its own");
       }
       if (!llm) r.fail(p, field, "prefix caching applies to LLM replicas");
+    }
+    if (const YAML::Node sp = d["speculative"]) {
+      const std::string field = where + ".speculative";
+      r.check_keys(sp, field, {"method", "tokens", "acceptance", "draft_model"});
+      if (!llm) r.fail(sp, field, "speculative decoding applies to LLM replicas");
+      SpeculativeSpec spec;
+      spec.line = sp.Mark().line + 1;
+      if (!sp["method"]) r.fail(sp, field + ".method", "required: draft, eagle, mtp or ngram");
+      spec.method = r.text(sp["method"], field + ".method");
+      if (spec.method != "draft" && spec.method != "eagle" && spec.method != "mtp" && spec.method != "ngram")
+        r.fail(sp["method"], field + ".method", "one of draft (a smaller model), eagle or mtp (a head on the model), ngram (prompt lookup)");
+      if (!sp["tokens"]) r.fail(sp, field + ".tokens", "required: tokens proposed per step (vLLM's num_speculative_tokens)");
+      spec.tokens = static_cast<int>(r.number(sp["tokens"], field + ".tokens", 1, 32));
+      if (!sp["acceptance"])
+        r.fail(sp, field + ".acceptance", "required: the share of proposed tokens the model accepts, per token (vLLM reports it "
+                                          "as the draft acceptance rate); it depends on the pair of models and the data");
+      spec.acceptance = r.number(sp["acceptance"], field + ".acceptance", 0, 1);
+      if (spec.method == "draft") {
+        if (!sp["draft_model"]) r.fail(sp, field + ".draft_model", "required with method draft: a model preset");
+        spec.draft_model = r.text(sp["draft_model"], field + ".draft_model");
+      } else if (sp["draft_model"]) {
+        r.fail(sp["draft_model"], field + ".draft_model", "only method draft runs a draft model");
+      }
+      deployment.speculative = spec;
     }
     if (d["router"]) {
       deployment.router = r.text(d["router"], where + ".router");

@@ -122,6 +122,26 @@ TEST(Spec, PrefixCachingAndSharedPrefixes) {
   EXPECT_NE(typo.error().message.find("system_prompt_tokens"), std::string::npos) << typo.error().message;
 }
 
+TEST(Spec, SpeculativeDecodingNeedsItsRateAndItsDraft) {
+  const std::string head = "services:\n  - name: a\n    model: llama-3.1-8b\n    tokens: {input: {mean: 300}, output: {mean: 100}}\n"
+                           "    slo: {ttft_p99_s: 1}\n    traffic: {rps: 1}\n    deployment:\n      accelerator: H100\n"
+                           "      replicas: 1\n      speculative: ";
+  auto ok = parse(head + "{method: eagle, tokens: 3, acceptance: 0.7}\n");
+  ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+  EXPECT_EQ(ok.value().services[0].deployment->speculative->method, "eagle");
+  EXPECT_EQ(ok.value().services[0].deployment->speculative->tokens, 3);
+  auto field_of = [&](const std::string& tail) {
+    auto r = parse(head + tail + "\n");
+    return r.ok() ? std::string("accepted") : r.error().field;
+  };
+  EXPECT_EQ(field_of("{method: draft, tokens: 4, acceptance: 0.5}"), "services.a.deployment.speculative.draft_model");
+  EXPECT_EQ(field_of("{method: eagle, tokens: 4}"), "services.a.deployment.speculative.acceptance");
+  EXPECT_EQ(field_of("{method: eagle, tokens: 4, acceptance: 1.5}"), "services.a.deployment.speculative.acceptance");
+  EXPECT_EQ(field_of("{method: medusa, tokens: 4, acceptance: 0.5}"), "services.a.deployment.speculative.method");
+  EXPECT_EQ(field_of("{method: ngram, tokens: 4, acceptance: 0.5, draft_model: llama-3.2-1b}"),
+            "services.a.deployment.speculative.draft_model");
+}
+
 // Clients' timeout: 60 s, or twice the SLO's longest target where that is longer, unless the
 // traffic says otherwise; none for clients that wait for ever; a bad value names its line and field.
 TEST(Spec, ClientTimeoutDefaultsToSixtySecondsOrTwiceTheSlo) {
