@@ -187,7 +187,7 @@ void add_service(const SimulateResult& result, const ServiceRun& run, bool expla
                                   r.recomputed_tokens, r.swapped_tokens));
     if (const PrefixCacheResult& p = r.prefix_cache; p.on)
       lines.push_back(fmt::format("prefix cache: {:.1f}% of prompt tokens found cached ({:.1f}% of admissions hit), "
-                                  "{:.4g} prefill tokens not computed, {} blocks evicted",
+                                  "{:.4g} prefill tokens not computed, {} cache entries evicted (blocks, or runs of them)",
                                   p.hit_ratio_tokens * 100, p.hit_ratio_requests * 100, p.saved_prefill_tokens, p.evictions));
   }
   text += fmt::format("{}: {} ({})\n", run.name, deployment_text(run.deployment), run.origin);

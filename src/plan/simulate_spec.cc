@@ -59,6 +59,13 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
       "router: " + deployment.router + "; batching: " + (deployment.batching.empty() ? "the default for the model" : deployment.batching),
       "latency percentiles from log-bucket histograms (1% buckets, within 0.5% of exact); mean exact",
       client_timeout_text(service.traffic)};
+  if (const PrefixShape& p = service.traffic.prefix; p.given() && run.arrivals != "trace")
+    assumptions.push_back(fmt::format(
+        "shared prefixes (traffic.prefix): a {:.0f}-token system prompt before every request; conversations of {} turns, each "
+        "turn's prompt the earlier turns' new tokens and answers plus its own (the service's input tokens), {:.3g} s of "
+        "thinking between turns at the earliest; cached as runs of {}-token blocks (the system prompt, each earlier turn's "
+        "prompt, then with its answer: vLLM caches the blocks decoding fills)",
+        p.system_prompt_tokens, p.turns, p.think_time_s, p.block_tokens));
   for (const auto& group : deployment.groups) {
     const Accelerator* a = catalog.find_accelerator(group.accelerator);
     if (!a) continue;

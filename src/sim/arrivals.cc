@@ -190,7 +190,7 @@ class TraceArrivals : public ArrivalProcess {
 // before), or opens a new one. Its prompt is the system prompt, the conversation so far (earlier
 // turns' new tokens and answers) and its own new tokens (the inner arrival's); its chain hashes
 // name the system prompt's blocks alike for everyone and the rest by conversation, so a turn
-// finds its conversation's earlier prompts in the cache. Arrival times are the inner process's.
+// finds its conversation's earlier prompts and answers in the cache. Arrival times are the inner process's.
 class PrefixedArrivals : public ArrivalProcess {
  public:
   PrefixedArrivals(std::unique_ptr<ArrivalProcess> inner, PrefixShape shape, Rng& rng)
@@ -218,12 +218,18 @@ class PrefixedArrivals : public ArrivalProcess {
       a->prefix_block_ids.push_back(chain_hash(owner, index));
       a->prefix_block_ends.push_back(end);
     };
+    // Each turn ends two runs: its prompt, and its prompt with its answer (cached as it is
+    // written, as vLLM caches the blocks decoding fills); its own answer's run is registered
+    // when it completes, for the next turn to find.
     add(0, 0, std::floor(shape_.system_prompt_tokens / block) * block);
     for (size_t i = 0; i < c.turn_ends.size(); ++i) add(c.id, i + 1, c.turn_ends[i]);
-    add(c.id, c.turn_ends.size() + 1, std::floor(a->input_tokens / block) * block);
+    const size_t own = c.turn_ends.size() + 1;
+    add(c.id, own, std::floor(a->input_tokens / block) * block);
+    add(c.id, own + 1, std::floor((a->input_tokens + a->output_tokens) / block) * block);
     a->prefix_block_tokens = shape_.block_tokens;
     if (++c.turns_done < shape_.turns) {
       c.turn_ends.push_back(std::floor(a->input_tokens / block) * block);
+      c.turn_ends.push_back(std::floor((a->input_tokens + a->output_tokens) / block) * block);
       c.ready_s = a->time_s + (shape_.think_time_s > 0 ? rng_.exponential(shape_.think_time_s) : 0);
       waiting_.push(std::move(c));
     }
@@ -240,7 +246,7 @@ class PrefixedArrivals : public ArrivalProcess {
     int turns_done = 0;
     double history_tokens = 0;
     double ready_s = 0;
-    std::vector<double> turn_ends;  // each earlier turn's prompt, to its last full block
+    std::vector<double> turn_ends;  // each earlier turn's prompt, then with its answer, to the last full block
     bool operator>(const Conversation& o) const { return ready_s != o.ready_s ? ready_s > o.ready_s : id > o.id; }
   };
   // Run `index` of conversation `owner`'s token stream (0: the system prompt everyone shares).

@@ -339,8 +339,8 @@ TEST(LlmScheduling, PrefixCachingSkipsTheCachedBlocksOfAPrompt) {
 
 // Conversations from a spec's traffic.prefix: each turn carries the system prompt and the turns
 // before; its chain names the system prompt's run alike for all, then this conversation's runs,
-// so a turn finds the earlier turns' prompts cached: 496 + 1,648 + 3,008 of 1,650 + 3,010 +
-// 4,370 tokens (57.1%) over a conversation of three turns.
+// so a turn finds the earlier turns' prompts and answers cached: 496 + 1,856 + 3,216 of 1,650 +
+// 3,010 + 4,370 tokens (61.7%) over a conversation of three turns.
 TEST(LlmScheduling, ConversationsFindTheirEarlierTurnsCached) {
   ServiceSpec service;
   service.input_tokens.sample = {1150};
@@ -350,17 +350,18 @@ TEST(LlmScheduling, ConversationsFindTheirEarlierTurnsCached) {
   service.traffic.prefix.think_time_s = 0;  // each conversation takes the next arrivals
   Rng rng(3);
   ArrivalOptions options;
-  options.rate_rps = 0.05;  // one at a time: every turn has finished before the next
+  options.rate_rps = 0.0005;  // one at a time: every turn has finished (2 s) before the next
   auto process = make_arrivals(options, service, rng);
   std::vector<Arrival> turns;
   for (int i = 0; i < 4; ++i) turns.push_back(*process->next());
   EXPECT_EQ(turns[0].input_tokens, 1650);
   EXPECT_EQ(turns[2].input_tokens, 4370);
-  EXPECT_EQ(turns[0].prefix_block_ends, (std::vector<double>{496, 1648}));
-  EXPECT_EQ(turns[1].prefix_block_ends, (std::vector<double>{496, 1648, 3008}));
-  EXPECT_EQ(turns[2].prefix_block_ends, (std::vector<double>{496, 1648, 3008, 4368}));
-  EXPECT_EQ(turns[1].prefix_block_ids[1], turns[0].prefix_block_ids[1]);
-  EXPECT_EQ(turns[2].prefix_block_ids[2], turns[1].prefix_block_ids[2]);
+  // Runs: the system prompt, then each turn's prompt and prompt with answer (1,650 + 210).
+  EXPECT_EQ(turns[0].prefix_block_ends, (std::vector<double>{496, 1648, 1856}));
+  EXPECT_EQ(turns[1].prefix_block_ends, (std::vector<double>{496, 1648, 1856, 3008, 3216}));
+  EXPECT_EQ(turns[2].prefix_block_ends, (std::vector<double>{496, 1648, 1856, 3008, 3216, 4368, 4576}));
+  EXPECT_EQ(turns[1].prefix_block_ids[2], turns[0].prefix_block_ids[2]);
+  EXPECT_EQ(turns[2].prefix_block_ids[4], turns[1].prefix_block_ids[4]);
   EXPECT_EQ(turns[3].prefix_block_ids[0], turns[0].prefix_block_ids[0]) << "the system prompt is everyone's";
   EXPECT_NE(turns[3].prefix_block_ids[1], turns[0].prefix_block_ids[1]) << "a new conversation";
 
@@ -371,9 +372,9 @@ TEST(LlmScheduling, ConversationsFindTheirEarlierTurnsCached) {
   o.max_requests = 300;  // 100 conversations
   auto r = simulate(*arrivals, {c}, o);
   ASSERT_TRUE(r.ok()) << r.error().to_string();
-  // Every turn as traced, except the very first request: it finds nothing cached, not even the
-  // system prompt.
-  EXPECT_NEAR(r.value().prefix_cache.hit_ratio_tokens, (100 * (496.0 + 1648 + 3008) - 496) / (100 * (1650 + 3010 + 4370)), 1e-12);
+  // A turn finds the one before, its answer included: 496, 1,856 and 3,216 tokens. Every turn as
+  // traced, except the very first request: it finds nothing cached, not even the system prompt.
+  EXPECT_NEAR(r.value().prefix_cache.hit_ratio_tokens, (100 * (496.0 + 1856 + 3216) - 496) / (100 * (1650 + 3010 + 4370)), 1e-12);
   EXPECT_DOUBLE_EQ(r.value().prefix_cache.hit_ratio_requests, 299.0 / 300);
 }
 

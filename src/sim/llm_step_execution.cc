@@ -90,6 +90,7 @@ void LlmStepExecution::finish_step(ReplicaState& r, double t) {
       r.decoding_count--;
       r.context_sum -= tokens;
       r.kv.release(paged ? r.kv.blocks_for(tokens) : q.blocks);
+      cache_answer_blocks(r, entry.id);
       release_prefix(r, entry.id);
       q.generated = q.output;
       exits_.complete(entry.id, t);
@@ -107,6 +108,7 @@ void LlmStepExecution::finish_step(ReplicaState& r, double t) {
     tokens_emitted_ += 1;
     if (q.generated >= q.output) {
       r.kv.release(q.blocks);
+      cache_answer_blocks(r, id);
       release_prefix(r, id);
       q.stage = Stage::queued;
       exits_.complete(id, t);
@@ -302,6 +304,21 @@ void LlmStepExecution::cache_prompt_blocks(ReplicaState& r, int id) {
   if (chain.empty()) return;
   Request& q = pool_[id];
   const size_t full = chain.blocks_within(q.input);
+  const auto pinned = static_cast<size_t>(q.prefix_pinned);
+  if (full <= pinned) return;
+  r.prefix.acquire(chain, pinned, full);
+  q.prefix_pinned = static_cast<int>(full);
+}
+
+// A finished request's chain blocks that its answer filled (those past its prompt, where the
+// chain names them: a conversation's next turn carries this answer) join the cache before it
+// leaves, as vLLM caches the blocks decoding fills.
+void LlmStepExecution::cache_answer_blocks(ReplicaState& r, int id) {
+  if (r.config->prefix_caching == PrefixCaching::off) return;
+  const ChainView chain = pool_.chain(id);
+  if (chain.empty()) return;
+  Request& q = pool_[id];
+  const size_t full = chain.blocks_within(q.input + q.output);
   const auto pinned = static_cast<size_t>(q.prefix_pinned);
   if (full <= pinned) return;
   r.prefix.acquire(chain, pinned, full);

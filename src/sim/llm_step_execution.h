@@ -73,6 +73,7 @@ class LlmStepExecution {
                             double attended, double completing) const;
   size_t prefix_hit_blocks(const ReplicaState& r, int id) const;
   void cache_prompt_blocks(ReplicaState& r, int id);
+  void cache_answer_blocks(ReplicaState& r, int id);
   void release_prefix(ReplicaState& r, int id);
   // Tokens a decoding request holds in the KV cache now (its steps so far, the one in progress too).
   static double kv_tokens(const ReplicaState& r, const Request& q) {
