@@ -143,6 +143,10 @@ json service_json(const ServiceRun& run, uint64_t seed) {
     j["ttft_s"] = summary_json(r.ttft);
     j["tpot_s"] = summary_json(r.tpot);
   }
+  j["kv_transfer"] = r.kv_transfers > 0 ? json{{"transfers", r.kv_transfers},
+                                                 {"bytes", r.kv_transfer_bytes},
+                                                 {"wait_s", summary_json(r.kv_transfer_wait)}}
+                                          : json(nullptr);
   const PrefixCacheResult& p = r.prefix_cache;
   j["prefix_cache"] = p.on ? json{{"hit_ratio_tokens", p.hit_ratio_tokens},
                                   {"hit_ratio_requests", p.hit_ratio_requests},
@@ -185,6 +189,11 @@ void add_service(const SimulateResult& result, const ServiceRun& run, bool expla
     if (r.preemptions > 0)
       lines.push_back(fmt::format("{} preemptions: {} KV tokens recomputed, {} swapped to host", r.preemptions,
                                   r.recomputed_tokens, r.swapped_tokens));
+    if (r.kv_transfers > 0)
+      lines.push_back(fmt::format("disaggregated: {} prompts' KV sent to decode replicas ({:.3g} GB), {:.1f} ms from prefill end to "
+                                  "the decode replica on average, p99 {:.1f} ms",
+                                  r.kv_transfers, r.kv_transfer_bytes / 1e9, r.kv_transfer_wait.mean() * 1e3,
+                                  r.kv_transfer_wait.quantile(0.99) * 1e3));
     if (const PrefixCacheResult& p = r.prefix_cache; p.on)
       lines.push_back(fmt::format("prefix cache: {:.1f}% of prompt tokens found cached ({:.1f}% of admissions hit), "
                                   "{:.4g} prefill tokens not computed, {} cache entries evicted (blocks, or runs of them)",

@@ -213,8 +213,14 @@ bool SimulateResult::all_meet() const {
 
 std::string deployment_text(const Deployment& d) {
   std::string groups;
-  for (const auto& g : d.groups) groups += fmt::format("{}{} x {} tp{}", groups.empty() ? "" : " + ", g.count, g.accelerator, g.tensor_parallel);
-  return fmt::format("{}, {} batching (max {}), {}", groups, d.batching.empty() ? "default" : d.batching, d.max_batch, d.router);
+  for (const auto& g : d.groups)
+    groups += fmt::format("{}{} x {} tp{}{}", groups.empty() ? "" : " + ", g.count, g.accelerator, g.tensor_parallel,
+                          g.role == "both" ? "" : " for " + g.role);
+  std::string text = fmt::format("{}, {} batching (max {}), {}", groups, d.batching.empty() ? "default" : d.batching, d.max_batch, d.router);
+  if (d.disaggregation)
+    text += fmt::format(", KV over {}{}", d.disaggregation->link,
+                        d.disaggregation->gbps_per_gpu ? fmt::format(" at {:.4g} Gb/s per GPU", *d.disaggregation->gbps_per_gpu) : "");
+  return text;
 }
 
 Result<SimulateResult> simulate_spec(const Catalog& catalog, const Spec& spec, const SimulateSpecOptions& options) {

@@ -20,6 +20,18 @@ double pcie_x16_bytes_per_s(int generation) {
   return gt_per_s * 1e9 * 16 * 128.0 / 130.0 / 8;
 }
 
+// The link a prefill replica sends KV over, per GPU (one direction). InfiniBand, EFA and RoCE:
+// 400 Gb/s per GPU (a ConnectX-7 per H100 in NVIDIA's DGX H100 datasheet; p5.48xlarge's 3,200 Gbps
+// of EFA over 8 GPUs, AWS EC2 accelerated instance specifications; read 2026-12-04); NVLink: the
+// accelerator's interconnect from the catalog, half its bidirectional aggregate (prefill and
+// decode replicas in one NVLink domain); TCP: 100 Gb/s for the node, over its 8 GPUs.
+double kv_link_gbps_per_gpu(const DisaggregationSpec& d, const Accelerator& a) {
+  if (d.gbps_per_gpu) return *d.gbps_per_gpu;
+  if (d.link == "nvlink" && a.interconnect_gb_per_s) return *a.interconnect_gb_per_s * 8 / 2;
+  if (d.link == "tcp") return 100.0 / 8;
+  return 400;
+}
+
 }  // namespace
 
 Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const ModelSpec& model,
@@ -109,6 +121,13 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
         }
       }
       c.kv_blocks = static_cast<long long>(free / (kv_bytes_per_token * c.block_tokens));
+      if (const auto& dis = deployment.disaggregation) {
+        c.role = group.role == "prefill" ? ReplicaRole::prefill : group.role == "decode" ? ReplicaRole::decode : ReplicaRole::both;
+        if (c.role != ReplicaRole::both) c.name += " " + group.role;
+        c.kv_bytes_per_token_replica = c.llm->kv_bytes_per_token() * group.tensor_parallel;
+        c.layers = std::max(1, arch.num_layers);
+        c.kv_link_bytes_per_s = kv_link_gbps_per_gpu(*dis, *accelerator) * 1e9 / 8 * group.tensor_parallel;
+      }
       c.max_sequence_tokens = arch.max_position_embeddings > 0 ? arch.max_position_embeddings : 4096;
       c.swap_bytes_per_s = pcie_x16_bytes_per_s(accelerator->pcie_gen.value_or(4));
       if (c.batching == SimBatching::none) c.max_batch = 1;

@@ -166,6 +166,7 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
                                      LlmScheduler::orca};
   long long preemptions = 0, swapped = 0, runs = 0;
   double saved_prefill = 0;
+  long long disaggregated_runs = 0, transfers = 0;
   for (uint64_t seed = 1; seed <= 4000; ++seed) {
     Rng rng(seed);
     const LlmScheduler scheduler = schedulers[seed % 4];
@@ -192,6 +193,22 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
     }
     std::vector<ReplicaConfig> configs{c};
     if (seed % 5 == 0) configs.push_back(c);  // two replicas behind the router
+    if (seed % 11 == 0) {
+      // Disaggregated: prompts on one or two prefill replicas, their KV over a link to one or two
+      // decode replicas (which may preempt and recompute it all).
+      ReplicaConfig prefill = c, decode = c;
+      prefill.role = ReplicaRole::prefill;
+      decode.role = ReplicaRole::decode;
+      for (ReplicaConfig* r : {&prefill, &decode}) {
+        r->kv_bytes_per_token_replica = 1e5;
+        r->kv_link_bytes_per_s = 1e8 * (1 + static_cast<double>(pick(rng, 100)));
+        r->layers = 4;
+      }
+      configs = {prefill, decode};
+      if (seed % 2) configs.push_back(prefill);
+      if (seed % 3) configs.push_back(decode);
+      ++disaggregated_runs;
+    }
     ListArrivals arrivals(list);
     SimOptions options = checked_options();
     options.router = seed % 7 == 0 ? Router::prefix_affinity : seed % 2 ? Router::least_tokens : Router::round_robin;
@@ -206,9 +223,12 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
     preemptions += r.value().preemptions;
     swapped += r.value().swapped_tokens;
     saved_prefill += r.value().prefix_cache.saved_prefill_tokens;
+    transfers += r.value().kv_transfers;
     ++runs;
   }
   EXPECT_GT(saved_prefill, 0) << "prefix caching was exercised";
+  EXPECT_GT(disaggregated_runs, 300);
+  EXPECT_GT(transfers, 5000) << "prompts' KV went from prefill to decode replicas";
   // The storms happened: most runs preempted, swap was exercised.
   EXPECT_GT(preemptions, runs);
   EXPECT_GT(swapped, 0);
@@ -376,6 +396,37 @@ TEST(LlmScheduling, ConversationsFindTheirEarlierTurnsCached) {
   // traced, except the very first request: it finds nothing cached, not even the system prompt.
   EXPECT_NEAR(r.value().prefix_cache.hit_ratio_tokens, (100 * (496.0 + 1856 + 3216) - 496) / (100 * (1650 + 3010 + 4370)), 1e-12);
   EXPECT_DOUBLE_EQ(r.value().prefix_cache.hit_ratio_requests, 299.0 / 300);
+}
+
+// Disaggregated serving traced by hand: one prefill and one decode replica, a link of 1e8 B/s,
+// 1e5 B of KV per token. A's 1,000-token prompt is computed on the prefill replica in one step
+// (0.010 + 1,000 x 2e-5 = 0.030 s; first token then); its 1e8 bytes take 1 s on the link, which
+// starts with the prefill: the KV reaches the decode replica at 1.0 s (0.97 s after the prefill
+// ends); there a one-token step computes the second token and 3 more decode steps the rest.
+TEST(LlmScheduling, DisaggregatedPromptsSendTheirKvToADecodeReplica) {
+  ListArrivals arrivals({{0, 1000, 5}});
+  ReplicaConfig c = llm_replica(LlmScheduler::vllm_v1, 1000, 16, 8, 4096);
+  c.kv_bytes_per_token_replica = 1e5;
+  c.kv_link_bytes_per_s = 1e8;
+  c.layers = 4;
+  ReplicaConfig prefill = c, decode = c;
+  prefill.role = ReplicaRole::prefill;
+  decode.role = ReplicaRole::decode;
+  auto r = simulate(arrivals, {prefill, decode}, checked_options());
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  const SimResult& out = r.value();
+  EXPECT_EQ(out.requests, 1);
+  EXPECT_EQ(out.kv_transfers, 1);
+  EXPECT_DOUBLE_EQ(out.kv_transfer_bytes, 1e8);
+  EXPECT_NEAR(out.ttft.mean(), 0.030, 0.0005);
+  EXPECT_NEAR(out.kv_transfer_wait.mean(), 0.970, 0.01);
+  // At the decode replica: a one-token step (0.010 + 2e-5) for the second token, then 3 decode
+  // steps of 0.0101 s each.
+  EXPECT_NEAR(out.latency.mean(), 1.0 + 0.01002 + 3 * 0.0101, 0.005);
+  EXPECT_EQ(out.replicas[0].requests, 1);  // the prompt computed
+  EXPECT_EQ(out.replicas[1].requests, 1);  // the request completed
+  EXPECT_EQ(out.replicas[0].steps, 1);
+  EXPECT_EQ(out.replicas[1].steps, 4);
 }
 
 }  // namespace

@@ -114,6 +114,20 @@ void LlmStepExecution::finish_step(ReplicaState& r, double t) {
       exits_.complete(id, t);
       continue;
     }
+    if (r.config->role == ReplicaRole::prefill) {
+      // Its KV leaves for a decode replica: the blocks here are free again (its prefix blocks
+      // stay cached), and the decode replica computes only the token after the first.
+      r.kv.release(q.blocks);
+      q.blocks = 0;
+      release_prefix(r, id);
+      q.prompt = q.input + q.generated;
+      q.prefill_left = 0;
+      q.kv_arrived = q.prompt - 1;
+      q.stage = Stage::queued;
+      q.version++;
+      exits_.hand_off(id, r, t);
+      continue;
+    }
     join_decoding(r, id, q.prompt);
   }
   r.step_chunks.clear();
@@ -184,9 +198,10 @@ void LlmStepExecution::admit(ReplicaState& r, double t, bool chunked, double& bu
       reject(id, r);
       continue;
     }
-    // Prompt tokens found in the prefix cache are not computed again.
-    const size_t hit_blocks = prefix_hit_blocks(r, id);
-    const double hit = hit_blocks > 0 ? pool_.chain(id).tokens_of(hit_blocks) : 0;
+    // Prompt tokens found in the prefix cache, or whose KV a prefill replica sent, are not
+    // computed again.
+    const size_t hit_blocks = q.kv_arrived > 0 ? 0 : prefix_hit_blocks(r, id);
+    const double hit = q.kv_arrived > 0 ? q.kv_arrived : hit_blocks > 0 ? pool_.chain(id).tokens_of(hit_blocks) : 0;
     double chunk = q.prompt - hit;
     if (chunked) {
       if (budget < 1) break;
@@ -200,7 +215,10 @@ void LlmStepExecution::admit(ReplicaState& r, double t, bool chunked, double& bu
     r.kv.allocate(need);
     q.blocks = need;
     q.prefill_left = q.prompt - hit;
-    if (c.prefix_caching != PrefixCaching::off) {
+    if (q.prefill_started < 0) q.prefill_started = t;
+    if (q.kv_arrived > 0) {
+      q.kv_arrived = 0;  // a later preemption here recomputes it all
+    } else if (c.prefix_caching != PrefixCaching::off) {
       r.stats.prefix_lookups++;
       r.stats.prefix_lookup_tokens += q.prompt;
       r.stats.prefix_chained += !pool_.chain(id).empty();
@@ -431,7 +449,11 @@ std::string LlmStepExecution::check(const std::vector<ReplicaState>& replicas, d
   for (size_t i = 0; i < pool_.size(); ++i) {
     const Request& q = pool_[static_cast<int>(i)];
     if (!q.live) continue;
-    if (q.replica < 0 || !is_llm(*replicas[static_cast<size_t>(q.replica)].config)) continue;
+    if (q.replica < 0) {
+      generated += q.generated;  // a prompt's KV on its way to a decode replica (its first token emitted)
+      continue;
+    }
+    if (!is_llm(*replicas[static_cast<size_t>(q.replica)].config)) continue;
     const auto& r = replicas[static_cast<size_t>(q.replica)];
     Held& h = held[static_cast<size_t>(q.replica)];
     double now = q.generated;

@@ -24,6 +24,8 @@ class RequestExits {
   // It can never fit the replica's KV cache, even alone: a server fails it.
   virtual void reject(int id, ReplicaState& r) = 0;
   virtual void complete(int id, double t) = 0;
+  // Disaggregated: its prompt is computed on a prefill replica; its KV goes to a decode replica.
+  virtual void hand_off(int id, ReplicaState& r, double t) = 0;
 };
 
 // A step started: how long it runs and how many sequences it holds.

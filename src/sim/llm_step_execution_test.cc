@@ -29,7 +29,8 @@ class RecordedExits final : public RequestExits {
     tokens_finished += pool_[id].output;
     pool_.release(id);
   }
-  std::vector<int> completed, rejected;
+  void hand_off(int id, ReplicaState&, double) override { handed_off.push_back(id); }
+  std::vector<int> completed, rejected, handed_off;
   std::vector<double> completed_at;
   double tokens_finished = 0;
 

@@ -31,6 +31,8 @@ struct Request {
   unsigned version = 0;        // grows at every preemption and release: stale heap entries never match
   int replica = -1;
   int prefix_pinned = 0;       // prefix-cache blocks of its chain it pins on its replica (its first ones)
+  double kv_arrived = 0;       // disaggregated: prompt tokens whose KV came from a prefill replica, not to compute
+  double prefill_started = -1; // when its prompt's first chunk ran (the KV transfer streams behind it)
 };
 
 // A request's prompt blocks by chain hash: ids, and where each block ends (tokens from the

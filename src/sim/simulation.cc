@@ -33,6 +33,8 @@ Simulation::Simulation(ArrivalProcess& arrivals, const std::vector<ReplicaConfig
     r.stats.batch_sizes.assign(static_cast<size_t>(std::max(1, config.max_batch)) + 1, 0);
     replicas_.push_back(std::move(r));
   };
+  for (const auto& config : configs) disaggregated_ = disaggregated_ || config.role != ReplicaRole::both;
+  link_free_at_.assign(options_.scaling ? static_cast<size_t>(options_.scaling->max_replicas) : configs.size(), 0.0);
   if (options_.scaling) {
     const ScalingOptions& s = *options_.scaling;
     for (int i = 0; i < s.max_replicas; ++i)
@@ -84,6 +86,7 @@ Result<SimResult> Simulation::run() {
       case EventKind::node_ready: scaling_->node_ready(); break;
       case EventKind::outage: on_outage(e.replica, e.time); break;
       case EventKind::outage_over: on_outage_over(e.replica, e.time); break;
+      case EventKind::kv_arrived: on_kv_arrived(e.replica, e.version, e.time); break;
       case EventKind::expire:
         give_up_expired(e.time);
         if (arrivals_open_ || tallies_.in_flight > 0)
@@ -144,19 +147,64 @@ void Simulation::on_arrival(double t) {
 // Routes a request and queues it there: on a replica (returned), in the shared queue (-1), or
 // held until a replica is ready (-2). The caller starts the replica once its own state is set.
 int Simulation::route(int id) {
-  if (router_->reads_prefixes()) {
-    const ChainView chain = pool_.chain(id);
-    const Request& q = pool_[id];
-    const size_t most = chain.empty() ? 0 : chain.blocks_within(q.prompt - 1);
-    for (size_t i = 0; i < replicas_.size(); ++i) {
-      ReplicaLoad& load = loads_[i];
-      const PrefixCache& cache = replicas_[i].prefix;
-      load.cached_blocks = static_cast<double>(cache.cached_blocks());
-      load.prefix_match =
-          load.ready && most > 0 ? chain.tokens_of(cache.longest_hit(chain.data(), chain.size(), most)) / q.prompt : 0;
+  if (disaggregated_) {
+    // Arrivals go to the replicas that compute prompts: the decode replicas are hidden from the router.
+    std::vector<ReplicaLoad> loads = loads_;
+    int ready = 0;
+    for (size_t i = 0; i < loads.size(); ++i) {
+      if (replicas_[i].config->role == ReplicaRole::decode) loads[i].ready = false;
+      ready += loads[i].ready;
     }
+    if (router_->reads_prefixes()) fill_prefix_matches(id, loads);
+    return router_->route(loads, ready);
   }
+  if (router_->reads_prefixes()) fill_prefix_matches(id, loads_);
   return router_->route(loads_, ready_);
+}
+
+void Simulation::fill_prefix_matches(int id, std::vector<ReplicaLoad>& loads) {
+  const ChainView chain = pool_.chain(id);
+  const Request& q = pool_[id];
+  const size_t most = chain.empty() ? 0 : chain.blocks_within(q.prompt - 1);
+  for (size_t i = 0; i < replicas_.size(); ++i) {
+    ReplicaLoad& load = loads[i];
+    const PrefixCache& cache = replicas_[i].prefix;
+    load.cached_blocks = static_cast<double>(cache.cached_blocks());
+    load.prefix_match =
+        load.ready && most > 0 ? chain.tokens_of(cache.longest_hit(chain.data(), chain.size(), most)) / q.prompt : 0;
+  }
+}
+
+void Simulation::hand_off(int id, ReplicaState& r, double t) {
+  unassign(id, r);
+  r.stats.requests++;  // a prefill replica's requests are the prompts it computed
+  Request& q = pool_[id];
+  q.replica = -1;
+  const ReplicaConfig& c = *r.config;
+  const double bytes = c.kv_bytes_per_token_replica * q.input;
+  const double transfer_s = c.kv_link_bytes_per_s > 0 ? bytes / c.kv_link_bytes_per_s : 0;
+  double& link_free = link_free_at_[r.index];
+  const double start = std::max(q.prefill_started >= 0 ? q.prefill_started : t, link_free);
+  const double done = std::max(start + transfer_s, t + transfer_s / std::max(1, c.layers));
+  link_free = done;
+  ++result_.kv_transfers;
+  result_.kv_transfer_bytes += bytes;
+  result_.kv_transfer_wait.add(done - t);
+  push({done, static_cast<int>(EventKind::kv_arrived), id, 0, q.version});
+  maybe_stop(r);
+}
+
+void Simulation::on_kv_arrived(int id, unsigned version, double t) {
+  const Request& q = pool_[id];
+  if (!q.live || q.version != version) return;
+  int best = -1;
+  for (size_t i = 0; i < replicas_.size(); ++i) {
+    if (replicas_[i].config->role != ReplicaRole::decode || replicas_[i].life == Life::off) continue;
+    if (best < 0 || loads_[i].outstanding_tokens < loads_[static_cast<size_t>(best)].outstanding_tokens) best = static_cast<int>(i);
+  }
+  if (best < 0) return violated(fmt::format("request {}: no decode replica to take its KV", id));
+  assign(id, best);
+  try_start(best, t);
 }
 
 int Simulation::place(int id) {

@@ -36,6 +36,7 @@ class Simulation final : private RequestExits {
   // The replica for request `id`: the router's choice over the replicas' loads (and, for a
   // prefix-aware router, what each has cached of the request's prompt).
   int route(int id);
+  void fill_prefix_matches(int id, std::vector<ReplicaLoad>& loads);
   void assign(int id, int replica);
   void unassign(int id, ReplicaState& r);
   void try_start(int index, double t);
@@ -51,6 +52,13 @@ class Simulation final : private RequestExits {
   void give_up(int id, ReplicaState* r);
   void reject(int id, ReplicaState& r) override;
   void complete(int id, double t) override;
+  // Disaggregated: a prefill replica's finished prompt sends its KV over the link (one transfer
+  // at a time per prefill replica, streamed layer by layer behind the prefill), then the request
+  // goes to the decode replica with the fewest outstanding tokens.
+  void hand_off(int id, ReplicaState& r, double t) override;
+  void on_kv_arrived(int id, unsigned version, double t);
+  bool disaggregated_ = false;
+  std::vector<double> link_free_at_;  // by replica: when its link is free for the next transfer
   // Client timeouts: given up at the front of the queues, every eighth of the timeout.
   double expire_every() const { return options_.client_timeout_s / 8; }
   bool give_up_front(std::deque<int>& queue, ReplicaState* r, double t);

@@ -30,6 +30,15 @@ Result<SimResult> simulate(ArrivalProcess& arrivals, const std::vector<ReplicaCo
                            const SimOptions& options) {
   if (!(options.client_timeout_s >= 0)) return Error{"", 0, "client_timeout_s", "must be 0 (none) or positive"};
   if (replicas.empty()) return Error{"", 0, "replicas", "at least one replica"};
+  bool prefill = false, decode = false;
+  for (const auto& r : replicas) {
+    prefill = prefill || r.role == ReplicaRole::prefill;
+    decode = decode || r.role == ReplicaRole::decode;
+  }
+  if (prefill != decode) return Error{"", 0, "deployment.replicas", "disaggregated serving needs prefill and decode replicas"};
+  if (prefill && options.scaling) return Error{"", 0, "scaling", "autoscaling disaggregated pools is not simulated"};
+  if (prefill && options.router == Router::shared_queue)
+    return Error{"", 0, "deployment.router", "a shared queue serves classic replicas; route prefill replicas another way"};
   if (const auto& s = options.scaling) {
     if (!s->decide) return Error{"", 0, "scaling", "an autoscaled run needs a scaler"};
     if (s->max_replicas < 1 || s->initial_replicas < 0 || s->initial_replicas > s->max_replicas)

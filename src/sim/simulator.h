@@ -30,6 +30,10 @@ namespace gw {
 
 enum class PrefixCaching { off, in_kv, own_room };
 
+// Disaggregated serving: prefill replicas take the arrivals and compute prompts; their KV goes
+// over a link to a decode replica, which computes the rest. `both` serves whole requests.
+enum class ReplicaRole { both, prefill, decode };
+
 // Speculative decoding: each decode step proposes `tokens` tokens per sequence (a draft model
 // run that many times, an EAGLE/MTP head, or n-gram lookup at no GPU cost) and the target
 // verifies them with the next one in one pass (tokens + 1 per sequence); each proposed token is
@@ -68,6 +72,13 @@ struct ReplicaConfig {
   PrefixCaching prefix_caching = PrefixCaching::in_kv;
   double prefix_room_tokens = 0;
   SpeculativeDecoding speculative;
+  // Disaggregation: the replica's role; a prefill replica's link to the decode replicas (bytes/s,
+  // one transfer at a time), the KV bytes a token takes on the whole replica, and its layers
+  // (the transfer streams layer by layer behind the prefill).
+  ReplicaRole role = ReplicaRole::both;
+  double kv_link_bytes_per_s = 0;
+  double kv_bytes_per_token_replica = 0;
+  int layers = 1;
 };
 
 // What an autoscaler sees at each scrape: the pool and its load over the last interval.
@@ -257,6 +268,10 @@ struct SimResult {
   double fast_forwarded_s = 0;
   long long fast_forward_replays = 0;
   PrefixCacheResult prefix_cache;
+  // Disaggregated runs: prompts' KV moved from prefill to decode replicas.
+  long long kv_transfers = 0;
+  double kv_transfer_bytes = 0;
+  LogHistogram kv_transfer_wait;    // prefill end to the KV at the decode replica (link queue and the last layers)
 };
 
 // The q-quantile of a latency over every request that arrived, a timed-out one counted as

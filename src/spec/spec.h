@@ -128,6 +128,14 @@ struct DeploymentGroup {
   std::string accelerator;
   int tensor_parallel = 1;
   int count = 1;  // replicas
+  std::string role = "both";  // both, or prefill / decode (disaggregated serving)
+};
+
+// deployment.disaggregation: the link prefill replicas send their KV over.
+struct DisaggregationSpec {
+  std::string link = "infiniband";  // nvlink, infiniband, efa, roce, tcp
+  std::optional<double> gbps_per_gpu;  // overrides the link's default
+  int line = 0;
 };
 
 // deployment.speculative: how the replicas decode speculatively.
@@ -159,6 +167,7 @@ struct Deployment {
   std::string prefix_cache = "kv";
   double prefix_cache_tokens = 0;
   std::optional<SpeculativeSpec> speculative;
+  std::optional<DisaggregationSpec> disaggregation;
   int line = 0;
 };
 

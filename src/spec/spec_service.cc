@@ -221,18 +221,24 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
     std::string where = path + ".deployment";
     r.check_keys(d, where, {"replicas", "accelerator", "tp", "batching", "max_batch", "max_queue_delay_ms",
                             "batch_timeout_ms", "chunked_prefill", "token_budget", "router", "scheduler", "preemption",
-                            "watermark", "gpu_memory_utilization", "overhead_gib", "prefix_cache", "speculative"});
+                            "watermark", "gpu_memory_utilization", "overhead_gib", "prefix_cache", "speculative", "disaggregation"});
     Deployment deployment;
     deployment.line = d.Mark().line + 1;
     if (!d["replicas"]) r.fail(d, where + ".replicas", "required: a count (with accelerator) or a list of groups");
     if (d["replicas"].IsSequence()) {
       for (const auto& group : d["replicas"]) {
-        r.check_keys(group, where + ".replicas", {"accelerator", "tp", "count"});
+        r.check_keys(group, where + ".replicas", {"accelerator", "tp", "count", "role"});
         if (!group["accelerator"]) r.fail(group, where + ".replicas.accelerator", "required");
         DeploymentGroup g;
         g.accelerator = r.text(group["accelerator"], where + ".replicas.accelerator");
         if (group["tp"]) g.tensor_parallel = static_cast<int>(r.number(group["tp"], where + ".replicas.tp", 1, 64));
         if (group["count"]) g.count = static_cast<int>(r.number(group["count"], where + ".replicas.count", 1, 100000));
+        if (group["role"]) {
+          g.role = r.text(group["role"], where + ".replicas.role");
+          if (g.role != "both" && g.role != "prefill" && g.role != "decode")
+            r.fail(group["role"], where + ".replicas.role", "prefill, decode (disaggregated serving) or both");
+          if (!llm && g.role != "both") r.fail(group["role"], where + ".replicas.role", "disaggregation applies to LLMs");
+        }
         deployment.groups.push_back(g);
       }
     } else {
@@ -308,6 +314,33 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
                          "{capacity_tokens: N} for a cache of its own");
       }
       if (!llm) r.fail(p, field, "prefix caching applies to LLM replicas");
+    }
+    {
+      bool prefill = false, decode = false, both = false;
+      for (const auto& g : deployment.groups) {
+        prefill = prefill || g.role == "prefill";
+        decode = decode || g.role == "decode";
+        both = both || g.role == "both";
+      }
+      if ((prefill || decode) && (!prefill || !decode || both))
+        r.fail(d["replicas"], where + ".replicas",
+               "disaggregated serving needs prefill and decode groups, and no group of role both");
+      if (const YAML::Node dis = d["disaggregation"]) {
+        const std::string field = where + ".disaggregation";
+        r.check_keys(dis, field, {"link", "gbps_per_gpu"});
+        if (!prefill) r.fail(dis, field, "give replica groups of role prefill and decode");
+        DisaggregationSpec spec;
+        spec.line = dis.Mark().line + 1;
+        if (dis["link"]) {
+          spec.link = r.text(dis["link"], field + ".link");
+          if (spec.link != "nvlink" && spec.link != "infiniband" && spec.link != "efa" && spec.link != "roce" && spec.link != "tcp")
+            r.fail(dis["link"], field + ".link", "one of nvlink, infiniband, efa, roce, tcp");
+        }
+        if (dis["gbps_per_gpu"]) spec.gbps_per_gpu = r.number(dis["gbps_per_gpu"], field + ".gbps_per_gpu", 0.1, 1e5);
+        deployment.disaggregation = spec;
+      } else if (prefill) {
+        deployment.disaggregation = DisaggregationSpec{};
+      }
     }
     if (const YAML::Node sp = d["speculative"]) {
       const std::string field = where + ".speculative";

@@ -142,6 +142,34 @@ TEST(Spec, SpeculativeDecodingNeedsItsRateAndItsDraft) {
             "services.a.deployment.speculative.draft_model");
 }
 
+TEST(Spec, DisaggregatedDeploymentsNeedBothPools) {
+  const std::string head = "services:\n  - name: a\n    model: llama-3.1-8b\n    tokens: {input: {mean: 300}, output: {mean: 100}}\n"
+                           "    slo: {ttft_p99_s: 1}\n    traffic: {rps: 1}\n    deployment:\n      replicas:\n";
+  auto ok = parse(head + "        - {accelerator: H100, count: 1, role: prefill}\n        - {accelerator: H100, count: 2, role: decode}\n"
+                         "      disaggregation: {link: efa, gbps_per_gpu: 200}\n");
+  ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+  const Deployment& d = *ok.value().services[0].deployment;
+  EXPECT_EQ(d.groups[0].role, "prefill");
+  EXPECT_EQ(d.groups[1].role, "decode");
+  EXPECT_EQ(d.disaggregation->link, "efa");
+  EXPECT_EQ(*d.disaggregation->gbps_per_gpu, 200);
+  auto defaults = parse(head + "        - {accelerator: H100, role: prefill}\n        - {accelerator: H100, role: decode}\n");
+  ASSERT_TRUE(defaults.ok()) << defaults.error().to_string();
+  EXPECT_EQ(defaults.value().services[0].deployment->disaggregation->link, "infiniband");
+  auto field_of = [&](const std::string& tail) {
+    auto r = parse(head + tail);
+    return r.ok() ? std::string("accepted") : r.error().field;
+  };
+  EXPECT_EQ(field_of("        - {accelerator: H100, role: prefill}\n"), "services.a.deployment.replicas");
+  EXPECT_EQ(field_of("        - {accelerator: H100, role: prefill}\n        - {accelerator: H100, role: decode}\n"
+                     "        - {accelerator: H100}\n"),
+            "services.a.deployment.replicas");
+  EXPECT_EQ(field_of("        - {accelerator: H100, role: prefil}\n"), "services.a.deployment.replicas.role");
+  EXPECT_EQ(field_of("        - {accelerator: H100, role: prefill}\n        - {accelerator: H100, role: decode}\n"
+                     "      disaggregation: {link: carrier-pigeon}\n"),
+            "services.a.deployment.disaggregation.link");
+}
+
 // Clients' timeout: 60 s, or twice the SLO's longest target where that is longer, unless the
 // traffic says otherwise; none for clients that wait for ever; a bad value names its line and field.
 TEST(Spec, ClientTimeoutDefaultsToSixtySecondsOrTwiceTheSlo) {
