@@ -137,6 +137,17 @@ void read_transformer(ConfigReader& r, ModelArch& arch) {
     arch.learned_positions = arch.max_position_embeddings;
     if (arch.intermediate_size == 0) arch.intermediate_size = 4 * arch.hidden_size;
     decoder_default_tied = true;
+  } else if (type == "opt") {
+    // Meta's OPT: LayerNorm, a ReLU MLP, biases throughout, learned positions with an offset of
+    // 2 rows (transformers' OPTLearnedPositionalEmbedding), the head tied to the embeddings.
+    arch.norm = NormKind::layernorm;
+    arch.gated_mlp = false;
+    arch.qkv_bias = arch.out_bias = arch.mlp_bias = r.boolean("enable_bias", true);
+    arch.learned_positions = arch.max_position_embeddings + 2;
+    if (arch.intermediate_size == 0) arch.intermediate_size = 4 * arch.hidden_size;
+    if (r.integer({"word_embed_proj_dim"}, false, 1, kMaxWidth, arch.hidden_size) != arch.hidden_size)
+      arch.assumptions.push_back("word_embed_proj_dim differs from hidden_size: the two projections (OPT-350M) not counted");
+    decoder_default_tied = true;
   } else if (type == "gpt_neox") {
     arch.norm = NormKind::layernorm;
     arch.gated_mlp = false;

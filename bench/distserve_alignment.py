@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Disaggregation against DistServe's measured runs (held out: nothing here is fitted to them).
+
+bench/datasets/distserve-20a1633/: OPT-13B on A100-80GB, ShareGPT requests, per request the
+prompt and output lengths, the arrival, and the TTFT and TPOT measured on real servers
+(LLMServe/DistServe at commit 20a1633): vLLM on one GPU at 1-4 requests/s, and DistServe with a
+prefill instance of tp 2 and a decode instance of tp 1 at 3-12 requests/s. Each run's arrivals
+are replayed through `gpuwise simulate` (OPT-13B fp16; vLLM as vllm-v0 without chunked prefill,
+the scheduler of the vLLM DistServe compared against; DistServe as a prefill replica of tp 2 and
+a decode replica of tp 1 over NVLink, both batching whole prompts; clients never give up, as in
+the measurements). Compared per run: SLO attainment (TTFT <= 200 ms and TPOT <= 100 ms, the
+paper's chatbot SLO) and the p50 and p90 of TTFT and TPOT.
+
+Budget (issue 47): attainment within 0.05 absolute, latencies within 15% at the median over the
+runs. Prints every run, the median and worst errors per system, and exits 1 past the budget.
+"""
+import csv
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GPUWISE = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "gpuwise")
+DATA = os.path.join(ROOT, "bench", "datasets", "distserve-20a1633")
+
+HEAD = """version: 1
+name: distserve-alignment
+models:
+  opt: {{preset: opt-13b, precision: fp16}}
+services:
+  - name: chat
+    model: opt
+    traffic: {{trace: {trace}, trace_format: csv, client_timeout_s: none}}
+    slo: {{ttft_p99_s: 0.2, tpot_p99_s: 0.1}}
+    batching: continuous
+    deployment:
+"""
+VLLM = """      accelerator: A100-80GB
+      replicas: 1
+      scheduler: vllm-v0
+"""
+DISTSERVE = """      replicas:
+        - {accelerator: A100-80GB, tp: 2, count: 1, role: prefill}
+        - {accelerator: A100-80GB, tp: 1, count: 1, role: decode}
+      scheduler: vllm-v0
+      disaggregation: {link: nvlink}
+"""
+
+
+def quantile(values, q):
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    k = (len(v) - 1) * q
+    f = int(k)
+    c = min(f + 1, len(v) - 1)
+    return v[f] + (v[c] - v[f]) * (k - f)
+
+
+def measured(path):
+    rows = list(csv.DictReader(open(path)))
+    ttft = [float(r["ttft_ms"]) / 1e3 for r in rows]
+    tpot = [float(r["tpot_ms"]) / 1e3 for r in rows if int(r["output_tokens"]) > 1]
+    good = sum(1 for r in rows if float(r["ttft_ms"]) <= 200 and (int(r["output_tokens"]) <= 1 or float(r["tpot_ms"]) <= 100))
+    return {"attainment": good / len(rows), "ttft_p50": quantile(ttft, 0.5), "ttft_p90": quantile(ttft, 0.9),
+            "tpot_p50": quantile(tpot, 0.5), "tpot_p90": quantile(tpot, 0.9)}
+
+
+def simulated(path, deployment):
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write(HEAD.format(trace=path) + deployment)
+        spec = f.name
+    try:
+        out = subprocess.run([GPUWISE, "simulate", spec, "--format", "json"], check=True, capture_output=True, text=True)
+    finally:
+        os.unlink(spec)
+    s = json.loads(out.stdout)["services"][0]
+    return {"attainment": s["slo_attainment"], "ttft_p50": s["ttft_s"]["p50"], "ttft_p90": s["ttft_s"]["p90"],
+            "tpot_p50": s["tpot_s"]["p50"], "tpot_p90": s["tpot_s"]["p90"]}
+
+
+failures = []
+for system, deployment in (("vllm", VLLM), ("distserve-c21d11", DISTSERVE)):
+    print(f"\n{system}: run, SLO attainment measured/simulated, then TTFT and TPOT p50 and p90 in ms measured/simulated")
+    attainment_errors, latency_errors = [], []
+    for path in sorted(glob.glob(os.path.join(DATA, system + "-*.csv")), key=lambda p: (int(p.split("-")[-2]), float(p.split("-")[-1][:-4]))):
+        m, s = measured(path), simulated(path, deployment)
+        attainment_errors.append(abs(s["attainment"] - m["attainment"]))
+        cells = []
+        for key in ("ttft_p50", "ttft_p90", "tpot_p50", "tpot_p90"):
+            latency_errors.append(abs(s[key] - m[key]) / m[key])
+            cells.append(f"{m[key] * 1e3:8.1f}/{s[key] * 1e3:<8.1f}")
+        print(f"  {os.path.basename(path)[:-4]:28} {m['attainment']:.3f}/{s['attainment']:.3f}  " + "  ".join(cells))
+    med_att, worst_att = statistics.median(attainment_errors), max(attainment_errors)
+    med_lat, worst_lat = statistics.median(latency_errors), max(latency_errors)
+    print(f"  attainment |error|: median {med_att:.3f}, worst {worst_att:.3f} (budget 0.05); "
+          f"latency |error|: median {med_lat * 100:.1f}%, worst {worst_lat * 100:.0f}% (budget 15% median)")
+    if worst_att > 0.05:
+        failures.append(f"{system}: SLO attainment off by up to {worst_att:.3f} (median {med_att:.3f}); budget 0.05")
+    if med_lat > 0.15:
+        failures.append(f"{system}: latencies off by {med_lat * 100:.1f}% at the median; budget 15%")
+
+if failures:
+    print("\nPAST BUDGET:\n  " + "\n  ".join(failures))
+    sys.exit(1)
+print("\nwithin budget")
