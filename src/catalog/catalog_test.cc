@@ -1,5 +1,7 @@
 #include "catalog/catalog.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <set>
 #include <fstream>
@@ -15,7 +17,7 @@ Catalog embedded() {
 }
 
 std::string temp_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("gpuwise_catalog_test_" + name);
+  auto dir = std::filesystem::temp_directory_path() / ("gpuwise_catalog_test_" + std::to_string(::getpid()) + "_" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();

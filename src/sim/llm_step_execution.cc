@@ -115,9 +115,12 @@ void LlmStepExecution::finish_step(ReplicaState& r, double t) {
       continue;
     }
     if (r.config->role == ReplicaRole::prefill) {
-      // Its KV leaves for a decode replica: the blocks here are free again (its prefix blocks
-      // stay cached), and the decode replica computes only the token after the first.
-      r.kv.release(q.blocks);
+      // Its KV leaves for a decode replica, which computes only the token after the first. The
+      // blocks here stay held until a decode replica admits it (a decode pool without room
+      // fills the prefill replicas' memory, and they stall: back-pressure); its prefix blocks
+      // stay cached.
+      q.held_on = static_cast<int>(r.index);
+      q.held_blocks = q.blocks;
       q.blocks = 0;
       release_prefix(r, id);
       q.prompt = q.input + q.generated;
@@ -218,6 +221,7 @@ void LlmStepExecution::admit(ReplicaState& r, double t, bool chunked, double& bu
     if (q.prefill_started < 0) q.prefill_started = t;
     if (q.kv_arrived > 0) {
       q.kv_arrived = 0;  // a later preemption here recomputes it all
+      exits_.kv_pulled(id, t);
     } else if (c.prefix_caching != PrefixCaching::off) {
       r.stats.prefix_lookups++;
       r.stats.prefix_lookup_tokens += q.prompt;
@@ -451,9 +455,11 @@ std::string LlmStepExecution::check(const std::vector<ReplicaState>& replicas, d
     if (!q.live) continue;
     if (q.replica < 0) {
       generated += q.generated;  // a prompt's KV on its way to a decode replica (its first token emitted)
+      if (q.held_on >= 0) held[static_cast<size_t>(q.held_on)].blocks += q.held_blocks;
       continue;
     }
     if (!is_llm(*replicas[static_cast<size_t>(q.replica)].config)) continue;
+    if (q.held_on >= 0) held[static_cast<size_t>(q.held_on)].blocks += q.held_blocks;
     const auto& r = replicas[static_cast<size_t>(q.replica)];
     Held& h = held[static_cast<size_t>(q.replica)];
     double now = q.generated;

@@ -26,6 +26,8 @@ class RequestExits {
   virtual void complete(int id, double t) = 0;
   // Disaggregated: its prompt is computed on a prefill replica; its KV goes to a decode replica.
   virtual void hand_off(int id, ReplicaState& r, double t) = 0;
+  // Disaggregated: a decode replica admitted it; the prefill replica may free its copy of the KV.
+  virtual void kv_pulled(int id, double t) = 0;
 };
 
 // A step started: how long it runs and how many sequences it holds.

@@ -30,6 +30,7 @@ class RecordedExits final : public RequestExits {
     pool_.release(id);
   }
   void hand_off(int id, ReplicaState&, double) override { handed_off.push_back(id); }
+  void kv_pulled(int, double) override {}
   std::vector<int> completed, rejected, handed_off;
   std::vector<double> completed_at;
   double tokens_finished = 0;

@@ -33,6 +33,8 @@ struct Request {
   int prefix_pinned = 0;       // prefix-cache blocks of its chain it pins on its replica (its first ones)
   double kv_arrived = 0;       // disaggregated: prompt tokens whose KV came from a prefill replica, not to compute
   double prefill_started = -1; // when its prompt's first chunk ran (the KV transfer streams behind it)
+  int held_on = -1;            // disaggregated: the prefill replica still holding its KV until a decode replica admits it
+  long long held_blocks = 0;
 };
 
 // A request's prompt blocks by chain hash: ids, and where each block ends (tokens from the

@@ -87,6 +87,7 @@ Result<SimResult> Simulation::run() {
       case EventKind::outage: on_outage(e.replica, e.time); break;
       case EventKind::outage_over: on_outage_over(e.replica, e.time); break;
       case EventKind::kv_arrived: on_kv_arrived(e.replica, e.version, e.time); break;
+      case EventKind::kv_released: try_start(e.replica, e.time); break;  // a prefill replica with room again
       case EventKind::expire:
         give_up_expired(e.time);
         if (arrivals_open_ || tallies_.in_flight > 0)
@@ -192,6 +193,17 @@ void Simulation::hand_off(int id, ReplicaState& r, double t) {
   result_.kv_transfer_wait.add(done - t);
   push({done, static_cast<int>(EventKind::kv_arrived), id, 0, q.version});
   maybe_stop(r);
+}
+
+void Simulation::kv_pulled(int id, double t) { release_held_kv(pool_[id], t); }
+
+// The prefill replica's copy of a request's KV is freed; it may admit prompts it had no room for.
+void Simulation::release_held_kv(Request& q, double t) {
+  if (q.held_on < 0) return;
+  replicas_[static_cast<size_t>(q.held_on)].kv.release(q.held_blocks);
+  push({t, static_cast<int>(EventKind::kv_released), q.held_on, 0, 0});
+  q.held_on = -1;
+  q.held_blocks = 0;
 }
 
 void Simulation::on_kv_arrived(int id, unsigned version, double t) {
@@ -344,6 +356,7 @@ void Simulation::complete(int id, double t) {
 }
 
 void Simulation::reject(int id, ReplicaState& r) {
+  release_held_kv(pool_[id], now_);
   tallies_.tokens_finished += pool_[id].generated;
   unassign(id, r);
   ++tallies_.rejected;

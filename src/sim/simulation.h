@@ -57,6 +57,8 @@ class Simulation final : private RequestExits {
   // goes to the decode replica with the fewest outstanding tokens.
   void hand_off(int id, ReplicaState& r, double t) override;
   void on_kv_arrived(int id, unsigned version, double t);
+  void kv_pulled(int id, double t) override;
+  void release_held_kv(Request& q, double t);
   bool disaggregated_ = false;
   std::vector<double> link_free_at_;  // by replica: when its link is free for the next transfer
   // Client timeouts: given up at the front of the queues, every eighth of the timeout.

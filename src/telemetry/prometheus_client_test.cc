@@ -485,33 +485,53 @@ TEST(PrometheusAudit, RecordedIdleFlagAnswersAsTheSubqueriesDo) {
   // the history's last minute: promtool's end is exclusive).
   const double rule_start = start + 26 * 3600 + 1200;
   std::ofstream(dir / "rules.yml") << recording_rules_yaml();
-  ASSERT_EQ(std::system(fmt::format("promtool tsdb create-blocks-from rules --start={:.0f} --end={:.0f} --url={} "
-                                    "--output-dir={} {} >>{} 2>&1",
-                                    rule_start, end + 60, query.url, (dir / "rule-blocks").string(), (dir / "rules.yml").string(),
-                                    (dir / "promtool.log").string())
-                            .c_str()),
-            0)
-      << "see " << (dir / "promtool.log");
-  server.now();
-  for (const auto& block : std::filesystem::directory_iterator(dir / "rule-blocks"))
-    std::filesystem::rename(block.path(), dir / "tsdb" / block.path().filename());
-  server.launch();
-  ASSERT_TRUE(server.ready()) << "prometheus did not restart; see " << (dir / "prometheus.log");
-  query.url = fmt::format("http://127.0.0.1:{}", server.port);  // another port if its own was taken meanwhile
-  // The fixture first: the backfill holds an evaluation of the rule every minute from its start
-  // to the history's end for every series (a short one would show below as idle minutes).
-  {
+  // The fixture checked before it is used: the backfill must hold an evaluation of the rule every
+  // minute from its start to the history's end for every series (a short one would show below as
+  // idle minutes). promtool's rule backfill has come back short on a loaded machine (11 of 1,301
+  // evaluations missing for every series, once in several hundred runs): such a backfill is
+  // dropped and made again, three times at most, each attempt logged.
+  const double expected_evaluations = (end + 60 - rule_start) / 60;
+  std::string shortfall;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    const auto blocks_dir = dir / fmt::format("rule-blocks-{}", attempt);
+    ASSERT_EQ(std::system(fmt::format("promtool tsdb create-blocks-from rules --start={:.0f} --end={:.0f} --url={} "
+                                      "--output-dir={} {} >>{} 2>&1",
+                                      rule_start, end + 60, query.url, blocks_dir.string(), (dir / "rules.yml").string(),
+                                      (dir / "promtool.log").string())
+                              .c_str()),
+              0)
+        << "see " << (dir / "promtool.log");
+    server.now();
+    std::vector<std::filesystem::path> moved;
+    for (const auto& block : std::filesystem::directory_iterator(blocks_dir)) {
+      moved.push_back(dir / "tsdb" / block.path().filename());
+      std::filesystem::rename(block.path(), moved.back());
+    }
+    server.launch();
+    ASSERT_TRUE(server.ready()) << "prometheus did not restart; see " << (dir / "prometheus.log");
+    query.url = fmt::format("http://127.0.0.1:{}", server.port);  // another port if its own was taken meanwhile
     httplib::Client client("127.0.0.1", server.port);
     const std::string count = fmt::format("count_over_time(gpuwise:DCGM_FI_DEV_GPU_UTIL:idle[{:.0f}s])", end + 60 - rule_start + 30);
     auto answer = client.Get("/api/v1/query", httplib::Params{{"query", count}, {"time", fmt::format("{:.0f}", end + 60)}},
                              httplib::Headers{});
     ASSERT_TRUE(answer && answer->status == 200) << count;
     auto counted = nlohmann::json::parse(answer->body);
-    ASSERT_EQ(counted["data"]["result"].size(), gpus.size()) << answer->body;
+    shortfall.clear();
+    if (counted["data"]["result"].size() != gpus.size()) shortfall = "series: " + answer->body;
     for (const auto& series : counted["data"]["result"])
-      EXPECT_EQ(std::stod(series["value"][1].get<std::string>()), (end + 60 - rule_start) / 60)
-          << "promtool's rule backfill is short for " << series["metric"].dump() << "; see " << (dir / "promtool.log");
+      if (std::stod(series["value"][1].get<std::string>()) != expected_evaluations)
+        shortfall += fmt::format("{} evaluations of {} for {}; ", series["value"][1].get<std::string>(), expected_evaluations,
+                                 series["metric"].dump());
+    if (shortfall.empty()) break;
+    std::ofstream(dir / "promtool.log", std::ios::app) << "attempt " << attempt << " short: " << shortfall << "\n";
+    server.now();
+    for (const auto& block : moved) std::filesystem::remove_all(block);
+    server.launch();
+    ASSERT_TRUE(server.ready()) << "prometheus did not restart; see " << (dir / "prometheus.log");
+    query.url = fmt::format("http://127.0.0.1:{}", server.port);
   }
+  ASSERT_TRUE(shortfall.empty()) << "promtool's rule backfill stayed short after 3 attempts: " << shortfall << "see "
+                                 << (dir / "promtool.log");
   audit(true, by_rule, rule_stats);
   // Hours 27-48 of the history from the rule; 1-26 and the 27th (the rule's first, in part) by subqueries.
   EXPECT_EQ(rule_stats.hours_by_rule, 21);

@@ -1,5 +1,7 @@
 #include "telemetry/readers.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -15,7 +17,7 @@ namespace gw {
 namespace {
 
 std::string write(const std::string& name, const std::string& text) {
-  auto path = std::filesystem::temp_directory_path() / ("gpuwise_telemetry_test_" + name);
+  auto path = std::filesystem::temp_directory_path() / ("gpuwise_telemetry_test_" + std::to_string(::getpid()) + "_" + name);
   std::ofstream(path) << text;
   return path.string();
 }

@@ -2,6 +2,8 @@
 // taken for coverage, DCGM names understood in every reader, OpenMetrics timestamps in seconds
 // and a warning instead of a quiet zero when the unit looks wrong.
 #include <fmt/format.h>
+
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,7 +24,7 @@ namespace gw {
 namespace {
 
 std::string write(const std::string& name, const std::string& text) {
-  std::string path = (std::filesystem::temp_directory_path() / ("gpuwise_truth_" + name)).string();
+  std::string path = (std::filesystem::temp_directory_path() / ("gpuwise_truth_" + std::to_string(::getpid()) + "_" + name)).string();
   std::ofstream(path) << text;
   return path;
 }

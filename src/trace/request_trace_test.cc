@@ -1,5 +1,7 @@
 #include "trace/request_trace.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -8,7 +10,7 @@ namespace gw {
 namespace {
 
 std::string write(const std::string& name, const std::string& text) {
-  auto path = std::filesystem::temp_directory_path() / ("gpuwise_trace_test_" + name);
+  auto path = std::filesystem::temp_directory_path() / ("gpuwise_trace_test_" + std::to_string(::getpid()) + "_" + name);
   std::ofstream(path) << text;
   return path.string();
 }
