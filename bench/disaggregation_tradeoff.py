@@ -7,14 +7,7 @@ answers (p99 1,000), Poisson arrivals, 4,000 requests per point: four aggregated
 over InfiniBand (400 Gb/s per GPU). Prints TTFT and TPOT p50/p99 and the KV transfer wait per
 rate. No budget: the measured check against DistServe's published runs is still to come.
 """
-import json
-import os
-import subprocess
-import sys
-import tempfile
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GPUWISE = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "gpuwise")
+from simulate_spec import simulate
 SPEC = """version: 1
 name: disaggregation
 models:
@@ -35,15 +28,7 @@ DISAGGREGATED = ("      replicas:\n        - {accelerator: H100, tp: 4, count: 2
 
 
 def run(rps, deployment):
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        f.write(SPEC.format(rps=rps, deployment=deployment))
-        path = f.name
-    try:
-        out = subprocess.run([GPUWISE, "simulate", path, "--requests", "4000", "--format", "json"],
-                             check=True, capture_output=True, text=True)
-    finally:
-        os.unlink(path)
-    return json.loads(out.stdout)["services"][0]
+    return simulate(SPEC.format(rps=rps, deployment=deployment), "--requests", "4000")
 
 
 print(f"{'req/s':>5} {'layout':14} {'TTFT p50 ms':>11} {'p99':>7} {'TPOT p50 ms':>11} {'p99':>6} {'KV wait p99 ms':>14} {'verdict':>10}")

@@ -23,15 +23,13 @@ and exits 1 past the budget.
 """
 import csv
 import glob
-import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GPUWISE = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "gpuwise")
+from simulate_spec import GPUWISE, ROOT, simulate
 DATA = os.path.join(ROOT, "bench", "datasets", "distserve-20a1633")
 
 HEAD = """version: 1
@@ -78,15 +76,7 @@ def measured(path):
 
 
 def simulated(path, deployment, calibration=None):
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        f.write(HEAD.format(trace=path) + deployment)
-        spec = f.name
-    try:
-        command = [GPUWISE, "simulate", spec, "--format", "json"] + (["--calibration", calibration] if calibration else [])
-        out = subprocess.run(command, check=True, capture_output=True, text=True)
-    finally:
-        os.unlink(spec)
-    s = json.loads(out.stdout)["services"][0]
+    s = simulate(HEAD.format(trace=path) + deployment, *(["--calibration", calibration] if calibration else []))
     return {"attainment": s["slo_attainment"], "ttft_p50": s["ttft_s"]["p50"], "ttft_p90": s["ttft_s"]["p90"],
             "tpot_p50": s["tpot_s"]["p50"], "tpot_p90": s["tpot_s"]["p90"]}
 

@@ -17,14 +17,10 @@ The simulator replays the conversation and synthetic traces (examples/traces, ha
 
 Nothing is fitted to these traces: every figure is held out. Exits 1 past a budget.
 """
-import json
 import os
-import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GPUWISE = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "gpuwise")
+from simulate_spec import ROOT, simulate
 PUBLISHED = {"conversation": 0.40, "synthetic": 0.66}  # Table 2, "Cache Ratio"
 BUDGET = 0.03
 
@@ -49,17 +45,9 @@ services:
 """
 
 
-def simulate(trace, replicas, router, cache, time_scale):
+def simulate_trace(trace, replicas, router, cache, time_scale):
     path = os.path.join(ROOT, "examples", "traces", f"mooncake-{trace}.jsonl")
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        f.write(SPEC.format(trace=trace, path=path, replicas=replicas, router=router, cache=cache, time_scale=time_scale))
-        spec = f.name
-    try:
-        out = subprocess.run([GPUWISE, "simulate", spec, "--format", "json"], check=True, capture_output=True, text=True)
-    finally:
-        os.unlink(spec)
-    service = json.loads(out.stdout)["services"][0]
-    return service
+    return simulate(SPEC.format(trace=trace, path=path, replicas=replicas, router=router, cache=cache, time_scale=time_scale))
 
 
 failures = []
@@ -68,7 +56,7 @@ print(f"{'trace':13} {'unlimited':>9} {'published':>9} {'3M tokens':>10} {'of ma
 for trace, published in PUBLISHED.items():
     ratio = {}
     for name, cache in (("unlimited", "unlimited"), ("3M", "{capacity_tokens: 3000000}"), ("50M", "{capacity_tokens: 50000000}")):
-        ratio[name] = simulate(trace, 1, "round-robin", cache, 0.001)["prefix_cache"]["hit_ratio_tokens"]
+        ratio[name] = simulate_trace(trace, 1, "round-robin", cache, 0.001)["prefix_cache"]["hit_ratio_tokens"]
     small, large = ratio["3M"] / ratio["unlimited"], ratio["50M"] / ratio["unlimited"]
     print(f"{trace:13} {ratio['unlimited']:9.3f} {published:9.2f} {ratio['3M']:10.3f} {small:7.2f} {ratio['50M']:10.3f} {large:7.2f}")
     if abs(ratio["unlimited"] - published) > BUDGET:
@@ -82,7 +70,7 @@ print("\n2. in real time, 8 replicas of 8 x H100 (conversation trace)")
 print(f"{'router':25} {'cache':10} {'hit ratio':>9} {'TTFT mean s':>11} {'TTFT p99 s':>10} {'saved prefill tokens':>20}")
 for router in ("round-robin", "least-outstanding-tokens", "prefix-affinity"):
     for cache in ("off", "kv", "unlimited"):
-        s = simulate("conversation", 8, router, cache, 1)
+        s = simulate_trace("conversation", 8, router, cache, 1)
         p = s["prefix_cache"] or {"hit_ratio_tokens": 0, "saved_prefill_tokens": 0}
         print(f"{router:25} {cache:10} {p['hit_ratio_tokens']:9.3f} {s['ttft_s']['mean']:11.2f} {s['ttft_s']['p99']:10.2f} "
               f"{p['saved_prefill_tokens']:20.4g}")

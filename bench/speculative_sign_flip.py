@@ -16,14 +16,9 @@ Budget ("direction and rough size"): the mean latency at QPS 1 is 1.1x to 1.9x l
 speculation (published 1.5x), and at some load both configurations still serve stably it is
 1.1x or more higher (published 1.4x). Exits 1 past it. Nothing is fitted: held out.
 """
-import json
-import os
-import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GPUWISE = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "gpuwise")
+from simulate_spec import simulate
 
 SPEC = """version: 1
 name: speculative
@@ -46,15 +41,7 @@ services:
 def run(rps, acceptance=None):
     speculative = ("      speculative: {method: draft, draft_model: llama-3.2-1b, tokens: 4, acceptance: %s}" % acceptance
                    if acceptance is not None else "")
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        f.write(SPEC.format(rps=rps, speculative=speculative))
-        path = f.name
-    try:
-        out = subprocess.run([GPUWISE, "simulate", path, "--requests", "3000", "--format", "json"],
-                             check=True, capture_output=True, text=True)
-    finally:
-        os.unlink(path)
-    s = json.loads(out.stdout)["services"][0]
+    s = simulate(SPEC.format(rps=rps, speculative=speculative), "--requests", "3000")
     return s["latency_s"]["mean"], s["tpot_s"]["mean"], s["verdict"]
 
 

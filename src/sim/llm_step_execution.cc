@@ -90,7 +90,7 @@ void LlmStepExecution::finish_step(ReplicaState& r, double t) {
       r.decoding_count--;
       r.context_sum -= tokens;
       r.kv.release(paged ? r.kv.blocks_for(tokens) : q.blocks);
-      cache_answer_blocks(r, entry.id);
+      cache_blocks_within(r, entry.id, q.input + q.output);
       release_prefix(r, entry.id);
       q.generated = q.output;
       exits_.complete(entry.id, t);
@@ -102,13 +102,13 @@ void LlmStepExecution::finish_step(ReplicaState& r, double t) {
     q.prefill_left -= chunk;
     if (q.prefill_left > 1e-9) continue;
     r.prefilling.erase(std::find(r.prefilling.begin(), r.prefilling.end(), id));
-    cache_prompt_blocks(r, id);
+    cache_blocks_within(r, id, q.input);
     if (q.first_token < 0) q.first_token = t;
     q.generated += 1;  // the first token, or the next one after a recompute
     tokens_emitted_ += 1;
     if (q.generated >= q.output) {
       r.kv.release(q.blocks);
-      cache_answer_blocks(r, id);
+      cache_blocks_within(r, id, q.input + q.output);
       release_prefix(r, id);
       q.stage = Stage::queued;
       exits_.complete(id, t);
@@ -319,28 +319,16 @@ size_t LlmStepExecution::prefix_hit_blocks(const ReplicaState& r, int id) const 
   return r.prefix.longest_hit(chain.data(), chain.size(), chain.blocks_within(pool_[id].prompt - 1));
 }
 
-// A computed prompt's full blocks join the replica's prefix cache, pinned while it runs.
-void LlmStepExecution::cache_prompt_blocks(ReplicaState& r, int id) {
+// The request's chain blocks that end within its first `tokens` tokens join the replica's prefix
+// cache, pinned while it runs: its prompt's when the prompt is computed, then, when it finishes,
+// those its answer filled (a conversation's next turn carries this answer), as vLLM caches the
+// blocks decoding fills.
+void LlmStepExecution::cache_blocks_within(ReplicaState& r, int id, double tokens) {
   if (r.config->prefix_caching == PrefixCaching::off) return;
   const ChainView chain = pool_.chain(id);
   if (chain.empty()) return;
   Request& q = pool_[id];
-  const size_t full = chain.blocks_within(q.input);
-  const auto pinned = static_cast<size_t>(q.prefix_pinned);
-  if (full <= pinned) return;
-  r.prefix.acquire(chain, pinned, full);
-  q.prefix_pinned = static_cast<int>(full);
-}
-
-// A finished request's chain blocks that its answer filled (those past its prompt, where the
-// chain names them: a conversation's next turn carries this answer) join the cache before it
-// leaves, as vLLM caches the blocks decoding fills.
-void LlmStepExecution::cache_answer_blocks(ReplicaState& r, int id) {
-  if (r.config->prefix_caching == PrefixCaching::off) return;
-  const ChainView chain = pool_.chain(id);
-  if (chain.empty()) return;
-  Request& q = pool_[id];
-  const size_t full = chain.blocks_within(q.input + q.output);
+  const size_t full = chain.blocks_within(tokens);
   const auto pinned = static_cast<size_t>(q.prefix_pinned);
   if (full <= pinned) return;
   r.prefix.acquire(chain, pinned, full);

@@ -76,8 +76,7 @@ class LlmStepExecution {
   double speculative_step_s(const ReplicaConfig& c, double decode_n, double context, double prefill_tokens,
                             double attended, double completing) const;
   size_t prefix_hit_blocks(const ReplicaState& r, int id) const;
-  void cache_prompt_blocks(ReplicaState& r, int id);
-  void cache_answer_blocks(ReplicaState& r, int id);
+  void cache_blocks_within(ReplicaState& r, int id, double tokens);
   void release_prefix(ReplicaState& r, int id);
   // Tokens a decoding request holds in the KV cache now (its steps so far, the one in progress too).
   static double kv_tokens(const ReplicaState& r, const Request& q) {

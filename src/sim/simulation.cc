@@ -150,14 +150,15 @@ void Simulation::on_arrival(double t) {
 int Simulation::route(int id) {
   if (disaggregated_) {
     // Arrivals go to the replicas that compute prompts: the decode replicas are hidden from the router.
-    std::vector<ReplicaLoad> loads = loads_;
+    // (into a buffer kept between arrivals: no allocation per request)
+    prefill_loads_.assign(loads_.begin(), loads_.end());
     int ready = 0;
-    for (size_t i = 0; i < loads.size(); ++i) {
-      if (replicas_[i].config->role == ReplicaRole::decode) loads[i].ready = false;
-      ready += loads[i].ready;
+    for (size_t i = 0; i < prefill_loads_.size(); ++i) {
+      if (replicas_[i].config->role == ReplicaRole::decode) prefill_loads_[i].ready = false;
+      ready += prefill_loads_[i].ready;
     }
-    if (router_->reads_prefixes()) fill_prefix_matches(id, loads);
-    return router_->route(loads, ready);
+    if (router_->reads_prefixes()) fill_prefix_matches(id, prefill_loads_);
+    return router_->route(prefill_loads_, ready);
   }
   if (router_->reads_prefixes()) fill_prefix_matches(id, loads_);
   return router_->route(loads_, ready_);

@@ -61,6 +61,7 @@ class Simulation final : private RequestExits {
   void release_held_kv(Request& q, double t);
   bool disaggregated_ = false;
   std::vector<double> link_free_at_;  // by replica: when its link is free for the next transfer
+  std::vector<ReplicaLoad> prefill_loads_;  // route()'s view of a disaggregated pool: decode replicas hidden
   // Client timeouts: given up at the front of the queues, every eighth of the timeout.
   double expire_every() const { return options_.client_timeout_s / 8; }
   bool give_up_front(std::deque<int>& queue, ReplicaState* r, double t);
