@@ -45,6 +45,8 @@ int run_plan(CommandContext& context, PlanArgs args) {
   if (calibration) context.add_input(args.calibration);
   args.plan.calibration = calibration ? &*calibration : nullptr;
   args.plan.simulate = !args.no_simulate;
+  // Manifests describe one pool of replicas that scales on its queue: the plan keeps to that.
+  if (!args.emit_k8s.empty()) args.plan.disaggregated = false;
   auto planned = plan_spec(context.catalog(), spec.value(), args.plan);
   if (!planned.ok()) throw InputError{planned.error()};
   const PlanResult& result = planned.value();

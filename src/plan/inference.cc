@@ -15,6 +15,8 @@
 #include "perf/step_time.h"
 #include "perf/throughput.h"
 #include "plan/queueing.h"
+#include "plan/disaggregated_plan.h"
+#include "plan/screen_engine.h"
 
 namespace gw {
 
@@ -22,43 +24,11 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-PerfSetup setup_for(const Configuration& config, Precision precision, const PlannerOptions& options) {
-  PerfSetup setup;
-  setup.accelerator = config.accelerator;
-  setup.tensor_parallel = config.tensor_parallel;
-  setup.weight_precision = precision;
-  setup.kv_precision = precision == Precision::fp8 ? Precision::fp8 : Precision::bf16;
-  setup.efficiency = efficiency_for(*config.accelerator, options.calibration);
-  use_layer_operators(setup, options.calibration);
-  return setup;
-}
-
-// Free device memory for the KV cache at this layout, in bytes; negative when weights do not fit.
-double kv_free_bytes(const ModelArch& arch, Precision precision, const Configuration& config,
-                     const PlannerOptions& options, double& kv_bytes_per_token) {
-  InferenceMemoryOptions memory;
-  memory.weight_precision = precision;
-  memory.kv_precision = precision == Precision::fp8 ? Precision::fp8 : Precision::bf16;
-  memory.tensor_parallel = config.tensor_parallel;
-  memory.batch = 1;
-  memory.context = 1;
-  memory.prefill_chunk_tokens = options.prefill_chunk_tokens;
-  memory.overhead_gib = options.overhead_gib;
-  MemoryEstimate e = estimate_inference(arch, memory);
-  kv_bytes_per_token = e.kv_cache_bytes_per_token;
-  double usable = config.accelerator->memory_bytes() * options.usable_fraction;
-  // Activations at the full chunk, not at one token.
-  memory.batch = std::max(1, config.max_batch);
-  memory.context = options.prefill_chunk_tokens;
-  double activation = estimate_inference(arch, memory).activation_bytes;
-  return usable - e.weights_bytes - activation - e.overhead_bytes;
-}
-
 ServiceLevel classic_level(const ModelSpec& model, const ServiceSpec& service, const Configuration& config,
                            int replicas, double rate, const PlannerOptions& options) {
   ServiceLevel level;
   const ModelArch& arch = model.arch;
-  PerfSetup setup = setup_for(config, model.precision, options);
+  PerfSetup setup = screen_setup(config, model.precision, options);
   double tokens = service.input_tokens.mean();
   if (!model.measured) {
     // Weights and the activations of a full batch must fit on the device.
@@ -137,17 +107,24 @@ RequestLengths service_lengths(const ServiceSpec& service) {
   return RequestLengths::from_pairs(pairs);
 }
 
-// lengths: service_lengths(service), worked out once per search.
-ServiceLevel llm_level(const ModelArch& arch, Precision precision, const ServiceSpec& service,
+// lengths: service_lengths(service), worked out once per search. The service's prompts are
+// what the replicas hold (screen_service widens them by traffic.prefix); engine says what of
+// them prefill computes and how the engine decodes.
+ServiceLevel llm_level(const ModelArch& arch, Precision precision, const ServiceSpec& service, const ScreenEngine& engine,
                        const RequestLengths& lengths, const Configuration& config, int replicas, double rate,
                        const PlannerOptions& options) {
   ServiceLevel level;
-  PerfSetup setup = setup_for(config, precision, options);
+  PerfSetup setup = screen_setup(config, precision, options);
   const double input = service.input_tokens.mean(), output = std::max(1.0, service.output_tokens.mean());
   const double input99 = service.input_tokens.quantile(0.99), output99 = std::max(1.0, service.output_tokens.quantile(0.99));
+  // What prefill computes: the prompt less what the prefix cache holds.
+  const double computed = engine.computed_mean(replicas, true), computed99 = engine.computed_quantile(0.99, replicas, true);
   const double per_replica = rate / replicas;
+  auto step = [&](double n, double context, double prefill, double prompts, double prompt_context) {
+    return screen_step_s(engine, arch, setup, n, context, prefill, prompts, prompt_context);
+  };
   double kv_per_token = 0;
-  double free = kv_free_bytes(arch, precision, config, options, kv_per_token);
+  double free = screen_kv_free_bytes(arch, precision, config, options, engine, kv_per_token);
   if (free <= 0) {
     level.binding = "weights do not fit";
     return level;
@@ -155,8 +132,8 @@ ServiceLevel llm_level(const ModelArch& arch, Precision precision, const Service
 
   if (config.batching == Batching::none) {
     // One request at a time per replica: M/G/c over the replicas.
-    double prefill = prefill_step(arch, setup, 1, input).time_s;
-    double decode = decode_step(arch, setup, 1, input + output / 2).time_s;
+    double prefill = step(0, 0, computed, 1, input);
+    double decode = step(1, input + output / 2, 0, 0, 0);
     double s = prefill + output * decode;
     double kv_needed = kv_per_token * (input99 + output99);
     if (kv_needed > free) {
@@ -167,8 +144,8 @@ ServiceLevel llm_level(const ModelArch& arch, Precision precision, const Service
     level.capacity_rps = 1.0 / s;
     level.utilization = per_replica * s;
     double wait99 = mgc_wait_quantile(replicas, rate, s, 1.0, 0.99);
-    level.ttft_p99_s = wait99 + prefill_step(arch, setup, 1, input99).time_s;
-    level.tpot_p99_s = decode_step(arch, setup, 1, input99 + output99).time_s;
+    level.ttft_p99_s = wait99 + step(0, 0, computed99, 1, input99);
+    level.tpot_p99_s = step(1, input99 + output99, 0, 0, 0);
     level.latency_p99_s = level.ttft_p99_s + output99 * level.tpot_p99_s;
     level.latency_p50_s = prefill + output * decode + mgc_wait_quantile(replicas, rate, s, 1.0, 0.5);
     level.feasible = std::isfinite(level.latency_p99_s);
@@ -189,8 +166,12 @@ ServiceLevel llm_level(const ModelArch& arch, Precision precision, const Service
     level.binding = "KV cache too small for one request";
     return level;
   }
-  Throughput max = continuous_max_throughput(arch, setup, kv_per_token, free, lengths, batch_cap);
-  level.capacity_rps = max.requests_per_s;
+  // At the largest batch the cache holds: each step decodes batch_cap sequences and prefills
+  // the computed prompts of the requests that replace finished ones.
+  const double full_step = step(batch_cap, slot_context, batch_cap / output * computed, batch_cap / output, prompt_context);
+  level.capacity_rps = engine.speculative || computed < input
+                           ? batch_cap / output / std::max(1e-12, full_step)
+                           : continuous_max_throughput(arch, setup, kv_per_token, free, lengths, batch_cap).requests_per_s;
   level.utilization = per_replica / std::max(1e-12, level.capacity_rps);
   if (per_replica >= level.capacity_rps) {
     level.binding = "overloaded";
@@ -200,11 +181,11 @@ ServiceLevel llm_level(const ModelArch& arch, Precision precision, const Service
   // Steady state at this rate: the step time tau solves tau = step(n = rate x output x tau
   // sequences decoding, rate x input x tau prompt tokens).
   const double chunk = options.prefill_chunk_tokens;
-  double tau = decode_step(arch, setup, 1, input).time_s;
+  double tau = step(1, input, 0, 0, 0);
   for (int i = 0; i < 200; ++i) {
     double n = std::min(batch_cap, per_replica * output * tau);
     double admitted = per_replica * tau;
-    double next = llm_step(arch, setup, n, slot_context, admitted * input, admitted, prompt_context).time_s;
+    double next = step(n, slot_context, admitted * computed, admitted, prompt_context);
     if (std::fabs(next - tau) < 1e-9) break;
     tau = 0.5 * tau + 0.5 * next;
   }
@@ -213,20 +194,19 @@ ServiceLevel llm_level(const ModelArch& arch, Precision precision, const Service
   // Steps with a burst of new prompts are slower: p99 arrivals per step, their prompts chunked.
   double arrivals99 = poisson_quantile(per_replica * tau, 0.99);
   double budget = std::max(1.0, chunk - sequences);
-  double prefill99 = std::min(budget, arrivals99 * input);
-  double step99 = llm_step(arch, setup, sequences, slot_context, prefill99, std::min(arrivals99, 1.0 + arrivals99),
-                           prompt_context).time_s;
+  double prefill99 = std::min(budget, arrivals99 * computed);
+  double step99 = step(sequences, slot_context, prefill99, std::min(arrivals99, 1.0 + arrivals99), prompt_context);
   // TPOT is per request (its decode time over its tokens, as vLLM's benchmark reports it): an
   // average over ~output steps, so a slow step's excess shrinks by sqrt(output).
   level.tpot_p99_s = tau + (step99 - tau) / std::sqrt(std::max(1.0, output));
   // A p99 prompt is prefilled in chunks of the free token budget, one chunk per step; it may
   // first wait for the step in progress and, near the KV limit, for a free slot.
-  double chunks = std::ceil(input99 / budget);
-  double chunk_step = llm_step(arch, setup, sequences, slot_context, std::min(budget, input99), 1, input99).time_s;
+  double chunks = std::ceil(computed99 / budget);
+  double chunk_step = step(sequences, slot_context, std::min(budget, computed99), 1, input99);
   double slot_wait = mgc_wait_quantile(static_cast<int>(batch_cap), per_replica, output * tau, 1.0, 0.99);
   level.ttft_p99_s = tau + chunks * chunk_step + (std::isfinite(slot_wait) ? slot_wait : kInfinity);
   level.latency_p99_s = level.ttft_p99_s + output99 * step99;
-  level.latency_p50_s = tau + std::ceil(service.input_tokens.quantile(0.5) / budget) * chunk_step +
+  level.latency_p50_s = tau + std::ceil(engine.computed_quantile(0.5, replicas, true) / budget) * chunk_step +
                         service.output_tokens.quantile(0.5) * tau;
   level.feasible = std::isfinite(level.latency_p99_s);
   if (!level.feasible) level.binding = "overloaded";
@@ -271,7 +251,21 @@ void place_replicas(PlanOption& option, int needed) {
   }
 }
 
+bool same_layout(const PlanOption& a, const PlanOption& b) {
+  if (!(a.config == b.config) || a.replicas != b.replicas || a.disaggregated() != b.disaggregated()) return false;
+  return !a.decode || (a.decode->config == b.decode->config && a.decode->replicas == b.decode->replicas);
+}
+
+std::string PlanOption::layout() const {
+  if (!decode) return "aggregated";
+  return fmt::format("{}:{}", config.tensor_parallel * replicas, decode->config.tensor_parallel * decode->replicas);
+}
+
 std::string describe_nodes(const PlanOption& option) {
+  if (option.disaggregated())
+    return fmt::format("{} x {} {} {} ({}): {} for prefill, {} for decode", option.instances, option.offering->cloud,
+                       option.offering->region, option.offering->instance_type, pricing_name(option.pricing),
+                       option.nodes[0].instances, option.nodes[1].instances);
   if (!option.spot_with_floor())
     return fmt::format("{} x {} {} {} ({})", option.instances, option.offering->cloud, option.offering->region,
                        option.offering->instance_type, pricing_name(option.pricing));
@@ -298,10 +292,10 @@ bool better(const PlanOption& a, const PlanOption& b) {
   return static_cast<int>(a.pricing) < static_cast<int>(b.pricing);
 }
 
-ServiceLevel evaluate_with(const ModelSpec& model, const ServiceSpec& service, const RequestLengths& lengths,
+ServiceLevel evaluate_with(const ModelSpec& model, const ServiceSpec& service, const ScreenEngine& engine, const RequestLengths& lengths,
                            const Configuration& config, int replicas, double rate_rps, const PlannerOptions& options) {
   if (model.arch.kind == ModelKind::decoder)
-    return llm_level(model.arch, model.precision, service, lengths, config, replicas, rate_rps, options);
+    return llm_level(model.arch, model.precision, service, engine, lengths, config, replicas, rate_rps, options);
   return classic_level(model, service, config, replicas, rate_rps, options);
 }
 
@@ -318,7 +312,14 @@ std::vector<std::pair<double, double>> trace_request_pairs(const ServiceSpec& se
 
 ServiceLevel evaluate_service(const ModelSpec& model, const ServiceSpec& service, const Configuration& config,
                               int replicas, double rate_rps, const PlannerOptions& options) {
-  return evaluate_with(model, service, service_lengths(service), config, replicas, rate_rps, options);
+  auto screened = screen_service(service);
+  if (!screened.ok()) {
+    ServiceLevel level;
+    level.binding = screened.error().message;
+    return level;
+  }
+  const ScreenedService& s = screened.value();
+  return evaluate_with(model, s.service, s.engine, service_lengths(s.service), config, replicas, rate_rps, options);
 }
 
 bool meets_slo(const ServiceLevel& level, const Slo& slo, double max_utilization, std::string* why) {
@@ -389,10 +390,12 @@ bool place_on_spot(PlanOption& option, const std::vector<const Offering*>& offer
 
 // What the search over configurations gathers for one service.
 struct PlanSearch {
-  PlanSearch(const ModelSpec& model, const ServiceSpec& service, const PlannerOptions& options, const Spec& spec, ServicePlan& plan)
-      : model(model), service(service), lengths(service_lengths(service)), options(options), spec(spec), plan(plan) {}
+  PlanSearch(const ModelSpec& model, const ScreenedService& screened, const PlannerOptions& options, const Spec& spec, ServicePlan& plan)
+      : model(model), service(screened.service), engine(screened.engine), lengths(service_lengths(service)), options(options),
+        spec(spec), plan(plan) {}
   const ModelSpec& model;
-  const ServiceSpec& service;
+  const ServiceSpec& service;  // prompts as the replicas hold them (traffic.prefix's history included)
+  const ScreenEngine& engine;
   const RequestLengths lengths;  // the service's request lengths, worked out once
   const PlannerOptions& options;
   const Spec& spec;
@@ -410,7 +413,7 @@ struct PlanSearch {
 
 // How close a configuration comes to each SLO metric at the most replicas allowed.
 void record_best_achieved(PlanSearch& search, const Configuration& config) {
-  ServiceLevel floor = evaluate_with(search.model, search.service, search.lengths, config, search.options.max_replicas, search.peak, search.options);
+  ServiceLevel floor = evaluate_with(search.model, search.service, search.engine, search.lengths, config, search.options.max_replicas, search.peak, search.options);
   std::string where = fmt::format("{} tp{}, {} batching", config.accelerator->name, config.tensor_parallel, batching_name(config.batching));
   auto record = [&](const char* key, double achieved) {
     if (!floor.feasible || !std::isfinite(achieved)) return;
@@ -431,7 +434,7 @@ std::optional<int> fewest_replicas(PlanSearch& search, const Configuration& conf
   const PlannerOptions& options = search.options;
   auto ok = [&](int replicas, std::string* why) {
     ++search.plan.candidates_evaluated;
-    ServiceLevel level = evaluate_with(search.model, search.service, search.lengths, config, replicas, search.peak, options);
+    ServiceLevel level = evaluate_with(search.model, search.service, search.engine, search.lengths, config, replicas, search.peak, options);
     return meets_slo(level, search.service.slo, search.max_util, why);
   };
   const int base = std::max(1, static_cast<int>(std::floor(search.peak / (one.capacity_rps * search.max_util))));
@@ -451,7 +454,7 @@ std::optional<int> fewest_replicas(PlanSearch& search, const Configuration& conf
 
 // The configuration at that count on every offering and pricing the constraints allow.
 void add_priced_options(PlanSearch& search, const Configuration& config, int replicas, const std::vector<const Offering*>& offerings) {
-  ServiceLevel level = evaluate_with(search.model, search.service, search.lengths, config, replicas, search.peak, search.options);
+  ServiceLevel level = evaluate_with(search.model, search.service, search.engine, search.lengths, config, replicas, search.peak, search.options);
   for (const Offering* offering : offerings) {
     for (Pricing pricing : search.spec.constraints.pricing) {
       if (!offering->usd_per_hour(pricing)) continue;
@@ -475,7 +478,7 @@ void add_priced_options(PlanSearch& search, const Configuration& config, int rep
       place_replicas(option, replicas);
       option.level = option.replicas == replicas
                          ? level
-                         : evaluate_with(search.model, search.service, search.lengths, config, option.replicas, search.peak, search.options);
+                         : evaluate_with(search.model, search.service, search.engine, search.lengths, config, option.replicas, search.peak, search.options);
       search.all.push_back(option);
     }
   }
@@ -504,7 +507,7 @@ void search_configurations(PlanSearch& search, const Catalog& catalog, const std
       // Memory: the weights (and for LLMs one p99 request's KV) must fit at this tp.
       Configuration probe{accelerator, tp, Batching::none, 1};
       double kv_per_token = 0;
-      double free = kv_free_bytes(arch, model.precision, probe, search.options, kv_per_token);
+      double free = screen_kv_free_bytes(arch, model.precision, probe, search.options, search.engine, kv_per_token);
       double need = search.llm ? kv_per_token * (service.input_tokens.quantile(0.99) + service.output_tokens.quantile(0.99)) : 0;
       if (free <= need) continue;
       any_fit = true;
@@ -513,7 +516,7 @@ void search_configurations(PlanSearch& search, const Catalog& catalog, const std
       for (Batching batching : policies) {
         for (int limit : batch_limits(service, batching, search.llm)) {
           Configuration config{accelerator, tp, batching, limit};
-          ServiceLevel one = evaluate_with(model, service, search.lengths, config, 1, search.peak, search.options);
+          ServiceLevel one = evaluate_with(model, service, search.engine, search.lengths, config, 1, search.peak, search.options);
           record_best_achieved(search, config);
           if (one.capacity_rps <= 0) continue;
           if (auto replicas = fewest_replicas(search, config, one)) add_priced_options(search, config, *replicas, offerings);
@@ -554,8 +557,7 @@ std::string binding_targets(const ServiceSpec& service, const std::map<std::stri
 void rank_options(ServicePlan& plan, std::vector<PlanOption>& batched, bool llm, int pareto_size) {
   std::sort(batched.begin(), batched.end(), better);
   for (const auto& option : batched) {
-    bool seen = std::any_of(plan.ranked.begin(), plan.ranked.end(),
-                            [&](const PlanOption& o) { return o.config == option.config && o.replicas == option.replicas; });
+    bool seen = std::any_of(plan.ranked.begin(), plan.ranked.end(), [&](const PlanOption& o) { return same_layout(o, option); });
     if (!seen) plan.ranked.push_back(option);
     if (plan.ranked.size() >= 12) break;
   }
@@ -577,6 +579,7 @@ void add_plan_assumptions(const PlanSearch& search) {
   plan.assumptions.push_back(fmt::format("sized for the peak rate {:.3g} requests/s, replicas at most {:.0f}% busy",
                                          search.peak, search.max_util * 100));
   plan.assumptions.insert(plan.assumptions.end(), search.precision_notes.begin(), search.precision_notes.end());
+  plan.assumptions.insert(plan.assumptions.end(), search.engine.notes.begin(), search.engine.notes.end());
   plan.assumptions.push_back(
       service.min_replicas >= 2
           ? fmt::format("replicas on at least {} nodes (min_replicas: {}{}), so one lost node leaves the service up",
@@ -626,12 +629,29 @@ ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const Service
   bool want_contrast = std::find(policies.begin(), policies.end(), Batching::none) == policies.end();
   if (want_contrast) policies.insert(policies.begin(), Batching::none);
 
-  PlanSearch search(model, service, options, spec, plan);
+  auto screened = screen_service(service);
+  if (!screened.ok()) {
+    plan.binding = screened.error().message;
+    return plan;
+  }
+  PlanSearch search(model, screened.value(), options, spec, plan);
   search.llm = llm;
   search.peak = service.traffic.peak_rps;
   search.max_util = spec.constraints.max_utilization;
   search_configurations(search, catalog, policies);
 
+  std::vector<PlanOption> disaggregated;
+  std::string disaggregation_note;
+  if (options.consider_disaggregated && llm && service.batching != Batching::none && plan.binding.empty()) {
+    DisaggregatedSearch in{catalog, spec, model, search.service, search.engine, search.lengths, options, search.peak, search.max_util};
+    disaggregated = search_disaggregated(in, plan.candidates_evaluated);
+    search.all.insert(search.all.end(), disaggregated.begin(), disaggregated.end());
+    disaggregation_note = (
+        "disaggregated prefill and decode considered beside one pool: a prefill pool sized by the prompt tokens and TTFT p99, a "
+        "decode pool by the KV cache and TPOT p99, each with its own tensor-parallel size on nodes of its own (at least "
+        "min_replicas each) of one offering; every prompt's KV sent over the offering's fabric, streamed behind its prefill; not "
+        "on spot; verified as screened, not grown");
+  }
   std::vector<PlanOption> batched, unbatched;
   for (const auto& option : search.all) {
     bool is_none = option.config.batching == Batching::none;
@@ -644,11 +664,18 @@ ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const Service
     return *std::min_element(options.begin(), options.end(), better);
   };
   plan.best = cheapest(batched);
+  std::sort(disaggregated.begin(), disaggregated.end(), better);
+  for (const PlanOption& o : disaggregated)
+    if (plan.disaggregated_ranked.size() < 4 &&
+        std::none_of(plan.disaggregated_ranked.begin(), plan.disaggregated_ranked.end(), [&](const PlanOption& r) { return same_layout(r, o); }))
+      plan.disaggregated_ranked.push_back(o);
+  if (!disaggregated.empty()) plan.disaggregated = disaggregated.front();
   if (service.batching != Batching::none) plan.no_batching = cheapest(unbatched);
   plan.feasible = plan.best.has_value();
   if (!plan.feasible && plan.binding.empty()) plan.binding = binding_targets(service, search.best_achieved);
   rank_options(plan, batched, llm, options.pareto_size);
   add_plan_assumptions(search);
+  if (!disaggregation_note.empty()) plan.assumptions.push_back(disaggregation_note);
   return plan;
 }
 

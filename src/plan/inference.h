@@ -55,6 +55,19 @@ struct SimulatedCheck {
   long long rerouted = 0;     // queued requests handed to the other replicas
 };
 
+// A disaggregated layout's decode pool and the link between the pools (the option's own
+// configuration and replicas are its prefill pool's).
+struct DecodePool {
+  Configuration config;   // the same accelerator as the prefill pool
+  int replicas = 0;
+  std::string link;       // what carries the KV: infiniband, efa, roce, tcp
+  double link_gbps_per_gpu = 0;
+  ServiceLevel prefill_level, decode_level;  // each pool at peak
+  std::string prefill_binding, decode_binding;  // what one replica fewer would miss, per pool
+  double kv_transfer_s = 0;    // a mean prompt's KV over the link
+  double link_utilization = 0; // the share of time a prefill replica's link is sending
+};
+
 // Nodes of one offering at one pricing.
 struct NodeGroup {
   const Offering* offering = nullptr;
@@ -79,12 +92,20 @@ struct PlanOption {
   // floor, the spot nodes (of `offering`) over two zones; one reclaimed node leaves N serving.
   const Offering* floor_offering = nullptr;
   int reclaim_replicas = 0;            // replicas one reclaimed spot node takes down
-  std::vector<NodeGroup> nodes;        // what is rented (spot plans: the floor first)
+  std::vector<NodeGroup> nodes;        // what is rented (spot plans: the floor first; disaggregated: prefill, then decode nodes)
+  std::optional<DecodePool> decode;    // disaggregated prefill and decode: the decode pool
   bool spot_with_floor() const { return floor_offering != nullptr; }
+  bool disaggregated() const { return decode.has_value(); }
+  int gpus() const { return config.tensor_parallel * replicas + (decode ? decode->config.tensor_parallel * decode->replicas : 0); }
+  // "aggregated" or the GPU ratio of a disaggregated layout, "prefill:decode" ("2:6").
+  std::string layout() const;
   int replicas_per_node() const { return std::max(1, offering->accelerator_count / config.tensor_parallel); }
   // Derived money figures.
   double usd_per_month() const { return usd_per_hour * kHoursPerMonth; }
 };
+
+// The same replicas of the same layout (pools included), whatever the offering: they serve alike.
+bool same_layout(const PlanOption& a, const PlanOption& b);
 
 // Sets the replicas an option deploys for `needed` serving replicas, and the nodes and price
 // that follow from its offering, pricing and availability rule.
@@ -106,6 +127,11 @@ struct ServicePlan {
   double average_rps = 0, peak_rps = 0;
   double mean_input_tokens = 0, mean_output_tokens = 0;
   std::vector<std::string> assumptions;
+  // Disaggregated prefill and decode against one pool: the cheapest disaggregated layout, and
+  // why it wins or loses (empty when none was considered).
+  std::optional<PlanOption> disaggregated;
+  std::vector<PlanOption> disaggregated_ranked;  // the cheapest distinct disaggregated layouts (a few), cheapest first
+  std::string disaggregation_verdict;
 };
 
 struct PlannerOptions {
@@ -115,6 +141,9 @@ struct PlannerOptions {
   int prefill_chunk_tokens = kStepTokenBudget;  // token budget per step under chunked prefill
   int max_replicas = 100000;
   int pareto_size = 8;
+  // Also lay LLM services out as disaggregated prefill and decode pools (`plan`; autoscaling
+  // and the manifests take one pool).
+  bool consider_disaggregated = false;
 };
 
 // A trace-driven service's own (input, output) token pairs (the trace's sample, one pair per

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "model/presets.h"
+#include "plan/verify.h"
 
 namespace gw {
 namespace {
@@ -290,6 +291,61 @@ services:
   ServicePlan plan = plan_service(catalog, spec.value(), spec.value().services[0], PlannerOptions{});
   EXPECT_FALSE(plan.feasible);
   EXPECT_NE(plan.binding.find("ttft_p99_s"), std::string::npos) << plan.binding;
+}
+
+}  // namespace
+}  // namespace gw
+
+namespace gw {
+namespace {
+
+std::string chat_with(const std::string& traffic_extra, const std::string& deployment) {
+  return R"(
+constraints: {clouds: [aws, gcp, lambda, runpod], pricing: [on-demand]}
+models: {m: {preset: llama-3.1-8b, precision: bf16}}
+services:
+  - name: chat
+    model: m
+    traffic: {rps: 20)" + traffic_extra + R"(}
+    tokens: {input: 300, output: 200}
+    slo: {ttft_p99_s: 1.0, tpot_p99_s: 0.05}
+)" + deployment;
+}
+
+// A 2,000-token system prompt and six turns of history: the replicas hold 3,550-token prompts,
+// not 300, and the screen sizes them so (more KV per request: dearer or as dear), while prefill
+// computes what the cache does not hold; the plan says what it assumed.
+TEST(InferencePlanner, SharedPrefixesAreScreenedAsTheReplicasHoldThem) {
+  Catalog catalog = Catalog::embedded().value();
+  auto plain = parse_spec(chat_with("", ""), "chat.yaml");
+  auto prefixed = parse_spec(chat_with(", prefix: {system_prompt_tokens: 2000, turns: 6, think_time_s: 30}", ""), "chat.yaml");
+  ASSERT_TRUE(plain.ok() && prefixed.ok());
+  ServicePlan a = plan_service(catalog, plain.value(), plain.value().services[0], PlannerOptions{});
+  ServicePlan b = plan_service(catalog, prefixed.value(), prefixed.value().services[0], PlannerOptions{});
+  ASSERT_TRUE(a.best && b.best);
+  EXPECT_GE(b.best->usd_per_hour, a.best->usd_per_hour);
+  EXPECT_TRUE(std::any_of(b.assumptions.begin(), b.assumptions.end(),
+                          [](const std::string& s) { return s.find("3550 tokens on average") != std::string::npos; }));
+}
+
+// An engine-only deployment (no replicas) carries into the plan: its screen decodes
+// speculatively and says so, and the deployment it verifies runs the same engine.
+TEST(InferencePlanner, ThePlanRunsTheSpecsEngine) {
+  Catalog catalog = Catalog::embedded().value();
+  auto spec = parse_spec(chat_with("", "    deployment: {prefix_cache: off, speculative: {method: ngram, tokens: 3, acceptance: 0.6}}\n"),
+                         "chat.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  const ServiceSpec& service = spec.value().services[0];
+  ServicePlan plan = plan_service(catalog, spec.value(), service, PlannerOptions{});
+  ASSERT_TRUE(plan.best);
+  EXPECT_TRUE(std::any_of(plan.assumptions.begin(), plan.assumptions.end(),
+                          [](const std::string& s) { return s.find("speculative decoding (ngram, 3 tokens") != std::string::npos; }));
+  Deployment d = deployment_of(*plan.best, true, 2048, &*service.deployment);
+  ASSERT_EQ(d.groups.size(), 1u);
+  EXPECT_EQ(d.groups[0].count, plan.best->replicas);
+  ASSERT_TRUE(d.speculative);
+  EXPECT_EQ(d.speculative->tokens, 3);
+  EXPECT_EQ(d.prefix_cache, "off");
 }
 
 }  // namespace

@@ -35,6 +35,20 @@ json option_json(const PlanOption& o, const ServicePlan& p, bool llm) {
                      {"instances", g.instances}, {"usd_per_hour", g.offering->usd_per_hour(g.pricing).value_or(0) * g.instances}});
   j["nodes"] = nodes;
   j["min_nodes"] = o.min_nodes;
+  // Disaggregated: the option's own layout is the prefill pool's; this is the decode pool's.
+  if (o.decode) {
+    const DecodePool& d = *o.decode;
+    j["disaggregated"] = {{"prefill_gpus", o.config.tensor_parallel * o.replicas},
+                          {"decode_gpus", d.config.tensor_parallel * d.replicas},
+                          {"ratio", o.layout()},
+                          {"decode_tensor_parallel", d.config.tensor_parallel},
+                          {"decode_replicas", d.replicas},
+                          {"link", d.link},
+                          {"link_gbps_per_gpu", d.link_gbps_per_gpu},
+                          {"kv_transfer_s", d.kv_transfer_s},
+                          {"prefill_bound_by", d.prefill_binding},
+                          {"decode_bound_by", d.decode_binding}};
+  }
   // The latencies are the simulation's where one ran (what the plan was verified on); the
   // analytical screen's own figures stay under "screen" and say where the screen is rough.
   json screen = {{"latency_p50_s", o.level.latency_p50_s}, {"latency_p99_s", o.level.latency_p99_s}};
@@ -89,6 +103,10 @@ json service_json(const ServicePlan& p, const ServiceSpec& s, const Spec& spec) 
             {"dropped_after_simulation", p.dropped}};
   if (!p.feasible) j["binding_constraint"] = p.binding;
   if (!p.quota_choice.empty()) j["quota_choice"] = p.quota_choice;
+  if (p.disaggregated)
+    j["disaggregation"] = {{"best", option_json(*p.disaggregated, p, llm)},
+                           {"chosen", p.best && p.best->disaggregated()},
+                           {"verdict", p.disaggregation_verdict}};
   if (p.best && p.no_batching) j["batching_saves_usd_per_month"] = p.no_batching->usd_per_month() - p.best->usd_per_month();
   if (!s.traffic.trace_path.empty()) j["trace"] = s.traffic.trace_path;
   return j;

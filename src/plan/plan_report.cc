@@ -124,13 +124,18 @@ class PlanReportBuilder {
       return;
     }
     const PlanOption& b = *p.best;
-    out_ += "  " + paint("best:", Style::good, colour) + fmt::format(" {}, {} replica{} of {}x {} (tp{}, {} batching{}), {}; "
-                       "{:.0f}% of capacity at peak\n",
-                       describe_nodes(b),
-                       b.replicas, b.replicas == 1 ? "" : "s", b.config.tensor_parallel,
-                       b.config.accelerator->name, b.config.tensor_parallel, batching_name(b.config.batching),
-                       b.config.batching == Batching::none ? "" : fmt::format(", max {}", b.config.max_batch),
-                       latency_text(b, llm), b.level.utilization * 100);
+    const std::string layout =
+        b.decode ? fmt::format("disaggregated: {} prefill replica{} of {}x {} and {} decode of {}x {} ({} GPUs, prefill:decode), "
+                               "continuous batching, max {}, KV over {} at {:.0f} Gb/s per GPU",
+                               b.replicas, b.replicas == 1 ? "" : "s", b.config.tensor_parallel, b.config.accelerator->name,
+                               b.decode->replicas, b.decode->config.tensor_parallel, b.config.accelerator->name, b.layout(),
+                               b.config.max_batch, b.decode->link, b.decode->link_gbps_per_gpu)
+                 : fmt::format("{} replica{} of {}x {} (tp{}, {} batching{})", b.replicas, b.replicas == 1 ? "" : "s",
+                               b.config.tensor_parallel, b.config.accelerator->name, b.config.tensor_parallel,
+                               batching_name(b.config.batching),
+                               b.config.batching == Batching::none ? "" : fmt::format(", max {}", b.config.max_batch));
+    out_ += "  " + paint("best:", Style::good, colour) + fmt::format(" {}, {}, {}; {:.0f}% of capacity at peak\n", describe_nodes(b),
+                                                                      layout, latency_text(b, llm), b.level.utilization * 100);
     add_simulated(b, s, llm);
     for (const auto& dropped : p.dropped) out_ += "  dropped after simulation: " + dropped + "\n";
     if (!p.quota_choice.empty()) out_ += "  within quota: " + p.quota_choice + "\n";
@@ -140,6 +145,7 @@ class PlanReportBuilder {
     out_ += fmt::format("  cost: {}/hour, {}/month, {} per 1k inferences{}\n", format_usd(b.usd_per_hour),
                         format_usd(b.usd_per_month()), format_usd(usd_per_1k_inferences(b, p)),
                         llm ? fmt::format(", {} per 1M tokens", format_usd(usd_per_million_tokens(b, p))) : "");
+    if (!p.disaggregation_verdict.empty()) out_ += "  disaggregation: " + p.disaggregation_verdict + "\n";
     if (p.no_batching) {
       double saving = p.no_batching->usd_per_month() - b.usd_per_month();
       out_ += fmt::format("  without batching: {} replicas on {} x {} ({}), {}/month; batching saves {}/month ({:.0f}%)\n",
@@ -191,8 +197,11 @@ class PlanReportBuilder {
     table.align = {Align::left, Align::right, Align::left, Align::right, Align::left, Align::left,
                    Align::right, Align::right, Align::right, Align::right, Align::right, Align::right};
     for (const auto& o : p.pareto)
-      table.add_row({o.config.accelerator->name, std::to_string(o.config.tensor_parallel),
-                     std::string(batching_name(o.config.batching)), std::to_string(o.replicas),
+      table.add_row({o.config.accelerator->name,
+                     o.decode ? fmt::format("{}/{}", o.config.tensor_parallel, o.decode->config.tensor_parallel)
+                              : std::to_string(o.config.tensor_parallel),
+                     o.decode ? "disaggregated" : std::string(batching_name(o.config.batching)),
+                     o.decode ? fmt::format("{}+{}", o.replicas, o.decode->replicas) : std::to_string(o.replicas),
                      o.spot_with_floor() ? fmt::format("{}x {} {} {} (2 zones)", o.instances, o.offering->cloud, o.offering->region, o.offering->instance_type)
                                          : fmt::format("{}x {} {} {}", o.instances, o.offering->cloud, o.offering->region, o.offering->instance_type),
                      o.spot_with_floor() ? std::string("spot+1 on-demand") : std::string(pricing_name(o.pricing)),

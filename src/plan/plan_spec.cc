@@ -8,6 +8,7 @@
 #include "catalog/precision_support.h"
 #include "core/formatting.h"
 #include "core/parallel.h"
+#include "plan/disaggregated_plan.h"
 #include "plan/spec_names.h"
 #include "plan/spot.h"
 
@@ -193,6 +194,7 @@ Result<PlanResult> plan_spec(const Catalog& catalog, const Spec& spec, const Pla
   planner.usable_fraction = options.usable_fraction;
   planner.overhead_gib = options.overhead_gib;
   planner.prefill_chunk_tokens = options.prefill_chunk_tokens;
+  planner.consider_disaggregated = options.disaggregated;
   VerifyOptions verify = verify_options(options);
   // One pool: across services when there are several, else across one service's frontier.
   verify.jobs = spec.services.size() > 1 ? 1 : options.jobs;
@@ -202,7 +204,11 @@ Result<PlanResult> plan_spec(const Catalog& catalog, const Spec& spec, const Pla
   parallel_for(spec.services.size(), options.jobs, [&](size_t i) {
     const ServiceSpec& service = spec.services[i];
     result.services[i] = plan_service(catalog, spec, service, planner);
+    if (!options.disaggregated && spec.models.at(service.model_key).arch.kind == ModelKind::decoder)
+      result.services[i].assumptions.push_back("disaggregated prefill and decode pools not considered: the Kubernetes manifests "
+                                               "describe one pool of replicas that scales on its queue");
     if (options.simulate) verify_plan(catalog, spec, service, result.services[i], verify);
+    judge_disaggregation(catalog, spec, service, result.services[i], planner, options.simulate ? &verify : nullptr);
   });
   for (const ServicePlan& p : result.services)
     result.efficiency_sources.push_back(p.best ? efficiency_for(*p.best->config.accelerator, options.calibration).source : "");

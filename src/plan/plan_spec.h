@@ -28,6 +28,9 @@ struct PlanSpecOptions {
   long long sim_requests = 20000;                  // per simulated candidate
   uint64_t seed = 1;
   int jobs = 0;  // services planned at once (0: one per core); the answer is the same for any
+  // LLM services also laid out as disaggregated prefill and decode pools (off where the answer
+  // must be one pool: autoscaling manifests).
+  bool disaggregated = true;
 };
 
 // One line of the cost-per-unit summary: a service per 1k inferences, a training job per run.

@@ -328,7 +328,7 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   report.service_min_replicas = service.min_replicas;
   report.capacity_rps_per_replica = best.level.capacity_rps;
 
-  Deployment deployment = deployment_of(best, llm, verify.prefill_chunk_tokens);
+  Deployment deployment = deployment_of(best, llm, verify.prefill_chunk_tokens, service.deployment ? &*service.deployment : nullptr);
   deployment.groups.front().count = 1;
   auto replicas = build_replicas(catalog, model, service, deployment, verify.build);
   if (!replicas.ok()) return replicas.error();

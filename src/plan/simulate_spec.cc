@@ -105,10 +105,11 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
 Result<Deployment> deployment_for(const Catalog& catalog, const Spec& spec, const ServiceSpec& service, bool llm,
                                   const ReplicaBuildOptions& build, uint64_t seed, std::string& origin) {
   origin = "spec";
-  if (!service.deployment && !service.slo_given)
+  const bool replicas_given = service.deployment && !service.deployment->groups.empty();
+  if (!replicas_given && !service.slo_given)
     return Error{spec.path, service.line, "services." + service.name + ".slo",
                  "required to plan a deployment to simulate (or give services." + service.name + ".deployment)"};
-  if (service.deployment) return *service.deployment;
+  if (replicas_given) return *service.deployment;
   PlannerOptions planner;
   planner.calibration = build.calibration;
   ServicePlan plan = plan_service(catalog, spec, service, planner);
@@ -120,7 +121,7 @@ Result<Deployment> deployment_for(const Catalog& catalog, const Spec& spec, cons
     return Error{spec.path, service.line, "services." + service.name + ".deployment",
                  "no deployment given and none can be planned: " + plan.binding};
   origin = "the plan's best";
-  return deployment_of(*plan.best, llm, planner.prefill_chunk_tokens);
+  return deployment_of(*plan.best, llm, planner.prefill_chunk_tokens, service.deployment ? &*service.deployment : nullptr);
 }
 
 // Each group on the cheapest offering the spec allows: whole instances of replicas that fit one.
@@ -216,7 +217,8 @@ std::string deployment_text(const Deployment& d) {
   for (const auto& g : d.groups)
     groups += fmt::format("{}{} x {} tp{}{}", groups.empty() ? "" : " + ", g.count, g.accelerator, g.tensor_parallel,
                           g.role == "both" ? "" : " for " + g.role);
-  std::string text = fmt::format("{}, {} batching (max {}), {}", groups, d.batching.empty() ? "default" : d.batching, d.max_batch, d.router);
+  std::string text = fmt::format("{}, {} batching ({}), {}", groups, d.batching.empty() ? "default" : d.batching,
+                                 d.max_batch > 0 ? fmt::format("max {}", d.max_batch) : "the default max: 256 for LLMs, 32 otherwise", d.router);
   if (d.disaggregation)
     text += fmt::format(", KV over {}{}", d.disaggregation->link,
                         d.disaggregation->gbps_per_gpu ? fmt::format(" at {:.4g} Gb/s per GPU", *d.disaggregation->gbps_per_gpu) : "");

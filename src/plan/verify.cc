@@ -12,9 +12,29 @@
 
 namespace gw {
 
-Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_tokens) {
+Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_tokens, const Deployment* engine) {
   Deployment d;
-  d.groups.push_back({option.config.accelerator->name, option.config.tensor_parallel, option.replicas});
+  if (engine) {
+    // How the spec's engine runs (its prefix cache, speculative decoding, scheduler): the
+    // replicas and batching are the plan's.
+    d.scheduler = engine->scheduler;
+    d.chunked_prefill = engine->chunked_prefill;
+    d.preemption = engine->preemption;
+    d.watermark_fraction = engine->watermark_fraction;
+    d.prefix_cache = engine->prefix_cache;
+    d.prefix_cache_tokens = engine->prefix_cache_tokens;
+    d.speculative = engine->speculative;
+  }
+  if (option.decode) {
+    d.groups.push_back({option.config.accelerator->name, option.config.tensor_parallel, option.replicas, "prefill"});
+    d.groups.push_back({option.decode->config.accelerator->name, option.decode->config.tensor_parallel, option.decode->replicas, "decode"});
+    DisaggregationSpec link;
+    link.link = option.decode->link;
+    link.gbps_per_gpu = option.decode->link_gbps_per_gpu;
+    d.disaggregation = link;
+  } else {
+    d.groups.push_back({option.config.accelerator->name, option.config.tensor_parallel, option.replicas});
+  }
   d.batching = std::string(batching_name(option.config.batching));
   d.max_batch = option.config.max_batch;
   d.token_budget = prefill_chunk_tokens;
@@ -26,7 +46,7 @@ Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_t
 Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& model, const ServiceSpec& service,
                                        const PlanOption& option, const VerifyOptions& options) {
   bool llm = model.arch.kind == ModelKind::decoder;
-  Deployment deployment = deployment_of(option, llm, options.prefill_chunk_tokens);
+  Deployment deployment = deployment_of(option, llm, options.prefill_chunk_tokens, service.deployment ? &*service.deployment : nullptr);
   auto replicas = build_replicas(catalog, model, service, deployment, options.build);
   if (!replicas.ok()) return replicas.error();
   ArrivalOptions arrivals = arrival_options(service, service.traffic.peak_rps);
@@ -119,6 +139,8 @@ bool verify_option(const Catalog& catalog, const ModelSpec& model, const Service
 
 std::optional<PlanOption> grow_until_verified(const Catalog& catalog, const ModelSpec& model, const ServiceSpec& service,
                                               const PlanOption& screened, const VerifyOptions& options, double below_usd_per_hour) {
+  // A disaggregated layout has two pools to grow: it is verified as screened.
+  if (screened.disaggregated()) return std::nullopt;
   PlanOption grown = screened;
   auto affordable = [&](int replicas) {
     PlanOption probe = screened;
@@ -164,9 +186,15 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
       chosen = option;
       break;
     }
-    plan.dropped.push_back(fmt::format("{} x{} tp{} ({} replicas, {}/hour): simulated {} missed", option.config.accelerator->name,
-                                       option.config.tensor_parallel * option.replicas, option.config.tensor_parallel,
-                                       option.replicas, format_usd(option.usd_per_hour), option.simulated->miss));
+    plan.dropped.push_back(option.disaggregated()
+                               ? fmt::format("{} disaggregated {} GPUs (prefill {} x tp{}, decode {} x tp{}, {}/hour): simulated {} missed",
+                                             option.config.accelerator->name, option.layout(), option.replicas,
+                                             option.config.tensor_parallel, option.decode->replicas,
+                                             option.decode->config.tensor_parallel, format_usd(option.usd_per_hour),
+                                             option.simulated->miss)
+                               : fmt::format("{} x{} tp{} ({} replicas, {}/hour): simulated {} missed", option.config.accelerator->name,
+                                             option.config.tensor_parallel * option.replicas, option.config.tensor_parallel,
+                                             option.replicas, format_usd(option.usd_per_hour), option.simulated->miss));
   }
   if (!chosen) {
     // None passed as screened: grow each layout until the simulation agrees and keep the cheapest.
@@ -201,7 +229,7 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
     // A full replay outranks the frontier's shorter run: what it dropped stays dropped (the same
     // replicas of the same configuration serve alike, whatever the offering).
     for (const auto& checked : plan.ranked)
-      if (!option.simulated && checked.simulated && checked.config == option.config && checked.replicas == option.replicas)
+      if (!option.simulated && checked.simulated && same_layout(checked, option))
         option.simulated = checked.simulated;
   }
   // The rest of the frontier is simulated in parallel, each option in its own slot.

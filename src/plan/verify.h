@@ -44,7 +44,8 @@ std::optional<PlanOption> grow_until_verified(const Catalog& catalog, const Mode
 void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& service, ServicePlan& plan,
                  const VerifyOptions& options);
 
-// The deployment a plan option stands for.
-Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_tokens);
+// The deployment a plan option stands for, run by the engine the spec's deployment describes
+// (its prefix cache, speculative decoding, scheduler), when given.
+Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_tokens, const Deployment* engine = nullptr);
 
 }  // namespace gw

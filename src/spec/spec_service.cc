@@ -224,8 +224,12 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
                             "watermark", "gpu_memory_utilization", "overhead_gib", "prefix_cache", "speculative", "disaggregation"});
     Deployment deployment;
     deployment.line = d.Mark().line + 1;
-    if (!d["replicas"]) r.fail(d, where + ".replicas", "required: a count (with accelerator) or a list of groups");
-    if (d["replicas"].IsSequence()) {
+    // Without replicas the deployment says how the engine runs (its prefix cache, speculative
+    // decoding, scheduler) and plans choose the replicas; simulate then plans them first.
+    if (!d["replicas"]) {
+      for (const char* key : {"accelerator", "tp"})
+        if (d[key]) r.fail(d[key], where + ".replicas", std::string("required with ") + key + ": a count or a list of groups");
+    } else if (d["replicas"].IsSequence()) {
       for (const auto& group : d["replicas"]) {
         r.check_keys(group, where + ".replicas", {"accelerator", "tp", "count", "role"});
         if (!group["accelerator"]) r.fail(group, where + ".replicas.accelerator", "required");
@@ -328,7 +332,7 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
       if (const YAML::Node dis = d["disaggregation"]) {
         const std::string field = where + ".disaggregation";
         r.check_keys(dis, field, {"link", "gbps_per_gpu"});
-        if (!prefill) r.fail(dis, field, "give replica groups of role prefill and decode");
+        if (!prefill && !deployment.groups.empty()) r.fail(dis, field, "give replica groups of role prefill and decode");
         DisaggregationSpec spec;
         spec.line = dis.Mark().line + 1;
         if (dis["link"]) {

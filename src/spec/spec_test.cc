@@ -170,6 +170,22 @@ TEST(Spec, DisaggregatedDeploymentsNeedBothPools) {
             "services.a.deployment.disaggregation.link");
 }
 
+// A deployment without replicas says how the engine runs; plans choose the replicas.
+TEST(Spec, ADeploymentWithoutReplicasDescribesTheEngine) {
+  const std::string head = "services:\n  - name: a\n    model: llama-3.1-8b\n    tokens: {input: {mean: 300}, output: {mean: 100}}\n"
+                           "    slo: {ttft_p99_s: 1}\n    traffic: {rps: 1}\n    deployment: ";
+  auto engine = parse(head + "{prefix_cache: off, speculative: {method: ngram, tokens: 3, acceptance: 0.4}, disaggregation: {link: roce}}\n");
+  ASSERT_TRUE(engine.ok()) << engine.error().to_string();
+  const Deployment& d = *engine.value().services[0].deployment;
+  EXPECT_TRUE(d.groups.empty());
+  EXPECT_EQ(d.prefix_cache, "off");
+  EXPECT_EQ(d.speculative->tokens, 3);
+  EXPECT_EQ(d.disaggregation->link, "roce");
+  auto bad = parse(head + "{accelerator: H100}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field, "services.a.deployment.replicas");
+}
+
 // Clients' timeout: 60 s, or twice the SLO's longest target where that is longer, unless the
 // traffic says otherwise; none for clients that wait for ever; a bad value names its line and field.
 TEST(Spec, ClientTimeoutDefaultsToSixtySecondsOrTwiceTheSlo) {
