@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "model/presets.h"
+#include "trace/prefix_reuse.h"
 #include "perf/layer_operators.h"
 
 namespace gw {
@@ -38,12 +39,14 @@ double ScreenEngine::tokens_per_step() const {
 }
 
 double ScreenEngine::computed_mean(int replicas, bool answers_cached) const {
+  if (caching && !trace_reuse.empty()) return prompts.mean() * (1 - cached_share_at(trace_reuse, replicas));
   if (!prefix_widened || !caching) return prompts.mean();
   const double history = (turns - 1) / 2.0 * turn_tokens, elsewhere = 1 - 1.0 / std::max(1, replicas);
   return fresh.mean() + history * elsewhere + (answers_cached ? 0 : history * answer_share * (1 - elsewhere));
 }
 
 double ScreenEngine::computed_quantile(double q, int replicas, bool answers_cached) const {
+  if (caching && !trace_reuse.empty()) return prompts.quantile(q) * (1 - cached_share_at(trace_reuse, replicas));
   if (!prefix_widened || !caching) return prompts.quantile(q);
   // Turns are spread evenly over a conversation: the history at quantile q is q of the longest.
   const double history = q * (turns - 1) * turn_tokens, elsewhere = 1 - 1.0 / std::max(1, replicas);
@@ -73,6 +76,14 @@ Result<ScreenedService> screen_service(const ServiceSpec& service) {
                          "replica (the router ignores the cache: 1 - 1/replicas of turns), answers too on a prefill pool (decoded "
                          "elsewhere); the KV cache holds every prompt whole; the simulation then measures the hits"
                        : "prefix caching off: every prompt token computed"));
+  }
+  if (engine.caching && service.traffic.trace && !service.traffic.trace->prefix_reuse.empty()) {
+    engine.trace_reuse = service.traffic.trace->prefix_reuse;
+    auto at = [&](int r) { return cached_share_at(engine.trace_reuse, r) * 100; };
+    engine.notes.push_back(fmt::format(
+        "prefill screened as the trace's prompt blocks leave it: replayed over replicas taking its requests in turn, each with "
+        "an unlimited cache, {:.1f}% of prompt tokens cached on 1 replica, {:.1f}% on 4, {:.1f}% on 16 (the simulation then "
+        "measures the hits its caches and router give)", at(1), at(4), at(16)));
   }
   if (d && d->speculative) {
     engine.speculative = d->speculative;

@@ -26,6 +26,9 @@ struct ScreenEngine {
   int turns = 1;
   double turn_tokens = 0;       // one earlier turn in the history: its new tokens and its answer, on average
   double answer_share = 0;      // of turn_tokens, the answer's
+  // A trace that names its prompt blocks: the share of prompt tokens cached by replicas sharing
+  // its traffic (TraceSummary::prefix_reuse).
+  std::vector<std::pair<int, double>> trace_reuse;
   std::optional<SpeculativeSpec> speculative;
   std::shared_ptr<const ModelArch> draft;  // method draft: its architecture
   std::vector<std::string> notes;          // what the screen assumed, for the plan's assumptions
@@ -36,7 +39,8 @@ struct ScreenEngine {
   // replicas that route without regard to the cache: the system prompt is cached everywhere, a
   // turn's history only where its conversation's last turn ran (one in `replicas`), and the
   // answers only where they were decoded (answers_cached false: a prefill pool's replicas never
-  // hold them). Without traffic.prefix or with caching off: the whole prompt.
+  // hold them); for a trace that names its blocks, its prompts less the share its replay leaves
+  // cached at that many replicas. Without either, or with caching off: the whole prompt.
   double computed_mean(int replicas, bool answers_cached) const;
   double computed_quantile(double q, int replicas, bool answers_cached) const;
 };

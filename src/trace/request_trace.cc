@@ -1,5 +1,7 @@
 #include "trace/request_trace.h"
 
+#include "trace/prefix_reuse.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -264,7 +266,10 @@ Result<TraceSummary> summarize_trace(const std::string& path, TraceFormat format
   std::mt19937_64 random(42);  // seeded: the same trace gives the same summary
   double first = 0, last = 0, input_sum = 0, output_sum = 0;
   std::map<long long, long long> per_minute;
+  PrefixReuse reuse;
   auto error = read_trace(path, format, [&](const TraceRequest& r) {
+    if (!r.prefix_block_ids.empty() && summary.requests < kPrefixReuseRequests)
+      reuse.add(r.input_tokens, r.prefix_block_ids, r.prefix_block_tokens);
     if (summary.requests == 0) first = r.timestamp_s;
     last = r.timestamp_s;
     double t = (r.timestamp_s - first) / time_scale;
@@ -292,6 +297,7 @@ Result<TraceSummary> summarize_trace(const std::string& path, TraceFormat format
   summary.peak_rps = std::max(summary.mean_rps, static_cast<double>(busiest) / 60.0);
   summary.input_mean = input_sum / static_cast<double>(summary.requests);
   summary.output_mean = output_sum / static_cast<double>(summary.requests);
+  if (!reuse.empty()) summary.prefix_reuse = reuse.curve({1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64});
   return summary;
 }
 

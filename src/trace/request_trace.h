@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -75,7 +76,13 @@ struct TraceSummary {
   std::vector<double> input_sample;   // up to 65,536 requests, reservoir-sampled (seeded)
   std::vector<double> output_sample;  // same requests as input_sample
   double input_mean = 0, output_mean = 0;
+  // Traces that name their prompt blocks (Mooncake): the share of prompt tokens a prefix cache
+  // could spare by replicas sharing the traffic (PrefixReuse over the first kPrefixReuseRequests
+  // requests); empty for other traces.
+  std::vector<std::pair<int, double>> prefix_reuse;
 };
+
+inline constexpr long long kPrefixReuseRequests = 200000;
 
 Result<TraceSummary> summarize_trace(const std::string& path, TraceFormat format, double time_scale = 1.0);
 
