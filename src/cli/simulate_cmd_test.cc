@@ -199,7 +199,8 @@ TEST(CliSimulate, BadDeploymentNamesTheKey) {
 // one does; at twelve they are compute-bound and the rejected proposals are paid for. The sign
 // flip vLLM published for Llama-3-70B on 4 x H100 (1.5x faster at QPS 1, 1.4x slower at high QPS).
 TEST(CliSimulate, SpeculativeDecodingGainsAtLowLoadAndLosesAtHighLoad) {
-  auto mean_latency = [](double rps, bool speculative) {
+  long long kv_blocks[2] = {0, 0};  // without, with speculation
+  auto mean_latency = [&kv_blocks](double rps, bool speculative) {
     std::string path = temp_path("spec.yaml");
     std::ofstream(path) << fmt::format(R"(
 models: {{m: {{preset: llama-3.1-70b}}}}
@@ -216,13 +217,18 @@ services:
 )", rps, speculative ? "      speculative: {method: draft, draft_model: llama-3.2-1b, tokens: 4, acceptance: 0.535}" : "");
     CliRun r = run({"simulate", path, "--requests", "1500", "--format", "json"});
     EXPECT_EQ(r.code, 0) << r.err;
-    return nlohmann::json::parse(r.out)["services"][0]["latency_s"]["mean"].get<double>();
+    const auto doc = nlohmann::json::parse(r.out)["services"][0];
+    kv_blocks[speculative] = doc["replicas"][0]["kv_capacity_blocks"].get<long long>();
+    return doc["latency_s"]["mean"].get<double>();
   };
   const double low_gain = mean_latency(1, false) / mean_latency(1, true);
   const double high_loss = mean_latency(12, true) / mean_latency(12, false);
   EXPECT_GT(low_gain, 1.2);
   EXPECT_LT(low_gain, 2.0);
   EXPECT_GT(high_loss, 1.2);
+  // The draft's weights and KV per token, and a full batch's lookahead slots (256 sequences x 4
+  // tokens = 64 blocks of 16), come out of the cache.
+  EXPECT_LT(kv_blocks[1], kv_blocks[0] - 64);
 
   std::string bad = temp_path("spec-bad.yaml");
   std::ofstream(bad) << R"(

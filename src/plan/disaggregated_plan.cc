@@ -101,7 +101,8 @@ ServiceLevel disaggregated_level(const DisaggregatedSearch& in, const PoolLayout
   // prompt and answer) and max_batch; a slot's request waits for one to free when all are held.
   const PerfSetup& ds = dm.setup;
   const double slot_context = in.lengths.slot_context_tokens();
-  const double batch_cap = std::min<double>(std::floor(dm.free_bytes / (dm.kv_bytes_per_token * in.lengths.slot_reserved_tokens())),
+  const double batch_cap = std::min<double>(std::floor(dm.free_bytes / (dm.kv_bytes_per_token *
+                                                                       (in.lengths.slot_reserved_tokens() + engine.lookahead_tokens()))),
                                             decode.max_batch);
   if (batch_cap < 1) {
     level.binding = "memory: the decode pool's KV cache holds no request";

@@ -160,7 +160,8 @@ ServiceLevel llm_level(const ModelArch& arch, Precision precision, const Service
     return level;
   }
   const double slot_context = lengths.slot_context_tokens(), prompt_context = lengths.prefill_context_tokens();
-  double kv_batch = std::floor(free / (kv_per_token * lengths.slot_reserved_tokens()));
+  // Each slot reserves its request's tokens, and under speculative decoding its k lookahead slots.
+  double kv_batch = std::floor(free / (kv_per_token * (lengths.slot_reserved_tokens() + engine.lookahead_tokens())));
   double batch_cap = std::min<double>(kv_batch, config.max_batch);
   if (batch_cap < 1) {
     level.binding = "KV cache too small for one request";

@@ -35,6 +35,8 @@ struct ScreenEngine {
 
   // Tokens a decoding sequence yields per step, (1 - a^(k+1)) / (1 - a); 1 without speculation.
   double tokens_per_step() const;
+  // KV slots each decoding sequence holds for its proposals (k; 0 without speculation).
+  double lookahead_tokens() const { return speculative ? speculative->tokens : 0; }
   // The prompt tokens prefill computes per request, on average or at quantile q, over `replicas`
   // replicas that route without regard to the cache: the system prompt is cached everywhere, a
   // turn's history only where its conversation's last turn ran (one in `replicas`), and the

@@ -121,6 +121,11 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
         }
       }
       c.kv_blocks = static_cast<long long>(free / (kv_bytes_per_token * c.block_tokens));
+      // Speculative decoding writes k proposed tokens per sequence before verifying them (vLLM's
+      // lookahead slots): a full batch's worth is set aside.
+      if (deployment.speculative)
+        c.kv_blocks = std::max(0LL, c.kv_blocks - (static_cast<long long>(c.max_batch) * deployment.speculative->tokens + c.block_tokens - 1) /
+                                                      c.block_tokens);
       if (const auto& dis = deployment.disaggregation) {
         c.role = group.role == "prefill" ? ReplicaRole::prefill : group.role == "decode" ? ReplicaRole::decode : ReplicaRole::both;
         if (c.role != ReplicaRole::both) c.name += " " + group.role;
