@@ -7,7 +7,7 @@ namespace gw::sim_detail {
 size_t PrefixCache::longest_hit(const unsigned long long* ids, size_t n, size_t max_blocks) const {
   size_t hit = 0;
   const size_t limit = n < max_blocks ? n : max_blocks;
-  while (hit < limit && index_.count(ids[hit]) != 0) ++hit;
+  while (hit < limit && index_.find(ids[hit]) >= 0) ++hit;
   return hit;
 }
 
@@ -40,8 +40,8 @@ void PrefixCache::acquire(const ChainView& chain, size_t from, size_t to) {
 void PrefixCache::pin(unsigned long long id, double block_tokens) {
   ++pins_;
   {
-    auto [it, added] = index_.try_emplace(id, -1);
-    if (added) {
+    const int found = index_.find(id);
+    if (found < 0) {
       int slot;
       if (!free_slots_.empty()) {
         slot = free_slots_.back();
@@ -51,12 +51,12 @@ void PrefixCache::pin(unsigned long long id, double block_tokens) {
         entries_.emplace_back();
       }
       entries_[static_cast<size_t>(slot)] = Entry{id, 1, block_tokens, -1, -1};
-      it->second = slot;
+      index_.insert(id, slot);
       return;
     }
-    Entry& e = entries_[static_cast<size_t>(it->second)];
+    Entry& e = entries_[static_cast<size_t>(found)];
     if (e.refs++ == 0) {
-      unlink(it->second);
+      unlink(found);
       unused_tokens_ -= e.block_tokens;
     }
   }
@@ -65,12 +65,12 @@ void PrefixCache::pin(unsigned long long id, double block_tokens) {
 void PrefixCache::release(const unsigned long long* ids, size_t n) {
   // The chain's last block first: it goes nearer the front of the eviction order.
   for (size_t i = n; i-- > 0;) {
-    auto it = index_.find(ids[i]);
-    if (it == index_.end()) continue;  // not held (a caller's bug shows in check())
+    const int slot = index_.find(ids[i]);
+    if (slot < 0) continue;  // not held (a caller's bug shows in check())
     --pins_;
-    Entry& e = entries_[static_cast<size_t>(it->second)];
+    Entry& e = entries_[static_cast<size_t>(slot)];
     if (--e.refs == 0) {
-      push_back(it->second);
+      push_back(slot);
       unused_tokens_ += e.block_tokens;
     }
   }
@@ -99,13 +99,16 @@ std::string PrefixCache::check() const {
   }
   size_t unused_blocks = 0;
   long long refs = 0;
-  for (const auto& [id, slot] : index_) {
+  std::string wrong;
+  index_.for_each([&](unsigned long long id, int slot) {
     const Entry& e = entries_[static_cast<size_t>(slot)];
-    if (e.id != id) return fmt::format("prefix block {} is filed under {}", e.id, id);
-    if (e.refs < 0) return fmt::format("prefix block {} released more often than acquired", id);
+    if (!wrong.empty()) return;
+    if (e.id != id) wrong = fmt::format("prefix block {} is filed under {}", e.id, id);
+    else if (e.refs < 0) wrong = fmt::format("prefix block {} released more often than acquired", id);
     unused_blocks += e.refs == 0;
     refs += e.refs;
-  }
+  });
+  if (!wrong.empty()) return wrong;
   if (refs != pins_) return fmt::format("{} prefix pins counted, blocks hold {}", pins_, refs);
   if (unused_blocks != in_order)
     return fmt::format("{} unused prefix blocks, {} in the eviction order", unused_blocks, in_order);

@@ -12,9 +12,9 @@
 #include <cstddef>
 #include <limits>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "sim/block_index.h"
 #include "sim/sim_request.h"
 
 namespace gw::sim_detail {
@@ -71,7 +71,7 @@ class PrefixCache {
 
   bool in_kv_ = true;
   double room_tokens_ = std::numeric_limits<double>::infinity();
-  std::unordered_map<unsigned long long, int> index_;  // chain hash -> entry slot
+  BlockIndex index_;  // chain hash -> entry slot
   std::vector<Entry> entries_;
   std::vector<int> free_slots_;
   int head_ = -1, tail_ = -1;  // unused blocks: head is evicted first
