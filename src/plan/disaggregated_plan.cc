@@ -199,8 +199,14 @@ std::vector<PlanOption> search_disaggregated(const DisaggregatedSearch& in, long
       if (arch.num_heads % tp == 0) layouts[tp] = pool_layout(in, Configuration{accelerator, tp, Batching::continuous, max_batch});
     // The prefill pool's size depends on its own layout and link alone: found once for every decode pool.
     std::map<std::tuple<int, std::string, double>, std::pair<std::optional<int>, std::string>> prefill_sized;
-    for (const auto& [tp_prefill, prefill] : layouts) {
-      for (const auto& [tp_decode, decode] : layouts) {
+    // (plain references, not structured bindings: lambdas below capture them, which clang before
+    // 16 refuses)
+    for (const auto& prefill_entry : layouts) {
+      const int tp_prefill = prefill_entry.first;
+      const PoolLayout& prefill = prefill_entry.second;
+      for (const auto& decode_entry : layouts) {
+        const int tp_decode = decode_entry.first;
+        const PoolLayout& decode = decode_entry.second;
         const Configuration& prefill_config = prefill.config;
         const Configuration& decode_config = decode.config;
         if (disaggregated_level(in, prefill, 1, decode, 1, {"tcp", 1}, 1e-6).binding.starts_with("memory")) continue;
@@ -235,7 +241,9 @@ std::vector<PlanOption> search_disaggregated(const DisaggregatedSearch& in, long
             DecodePool probe;
             disaggregated_level(in, prefill, 1, decode, 1, link, in.peak_rps, &probe);
             const int prefill_low = static_cast<int>(std::floor(probe.prefill_level.utilization / in.max_utilization));
-            auto& [p, prefill_binding] = prefill_sized[std::make_tuple(tp_prefill, link.name, link.gbps_per_gpu)];
+            auto& prefill_entry_sized = prefill_sized[std::make_tuple(tp_prefill, link.name, link.gbps_per_gpu)];
+            std::optional<int>& p = prefill_entry_sized.first;
+            std::string& prefill_binding = prefill_entry_sized.second;
             if (!p && prefill_binding.empty()) {
               p = fewest(prefill_low, in.options.max_replicas, [&](int n) { return prefill_miss(n).empty(); });
               prefill_binding = p ? binding_below(*p, in.service.min_replicas, [&](int n) { return prefill_miss(n); }) : "unmet";
@@ -313,6 +321,7 @@ void judge_disaggregation(const Catalog& catalog, const Spec& spec, const Servic
   if (plan.best && plan.best->disaggregated()) {
     plan.disaggregated = plan.best;
   } else if (verify) {
+    bool passed = false;
     for (PlanOption& candidate : plan.disaggregated_ranked) {
       for (const PlanOption& r : plan.ranked)
         if (!candidate.simulated && r.simulated && same_layout(r, candidate)) candidate.simulated = r.simulated;
@@ -320,10 +329,15 @@ void judge_disaggregation(const Catalog& catalog, const Spec& spec, const Servic
       brief.requests = std::min<long long>(verify->requests, 5000);
       if (verify_option(catalog, spec.models.at(service.model_key), service, candidate, brief)) {
         plan.disaggregated = candidate;
+        passed = true;
         break;
       }
+      if (!candidate.simulated) break;  // the caller gave up (cancelled): no more simulations
       missed.push_back(fmt::format("{} {} GPUs missed {}", candidate.config.accelerator->name, candidate.layout(), candidate.simulated->miss));
     }
+    // None passed: the verdict speaks of the cheapest, as simulated.
+    if (!passed && !plan.disaggregated_ranked.empty() && plan.disaggregated_ranked.front().simulated)
+      plan.disaggregated = plan.disaggregated_ranked.front();
   }
   PlanOption& d = *plan.disaggregated;
   // The aggregated layout to weigh it against: the plan's, or the cheapest that passed.
