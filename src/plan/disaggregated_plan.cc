@@ -218,10 +218,6 @@ std::vector<PlanOption> search_disaggregated(const DisaggregatedSearch& in, long
           const KvLink link = kv_link_for(*offering, in.service);
           const auto key = std::make_pair(link.name, link.gbps_per_gpu);
           if (!sized.count(key)) {
-            auto level = [&](int p, int d) {
-              ++evaluated;
-              return disaggregated_level(in, prefill, p, decode, d, link, in.peak_rps);
-            };
             // Prefill replicas by TTFT, its load and its link's; decode replicas by TPOT and load.
             auto prefill_miss = [&](int p) -> std::string {
               DecodePool d;
@@ -235,7 +231,8 @@ std::vector<PlanOption> search_disaggregated(const DisaggregatedSearch& in, long
             };
             auto decode_miss = [&](int p, int d) -> std::string {
               std::string why;
-              ServiceLevel l = level(p, d);
+              ++evaluated;
+              const ServiceLevel l = disaggregated_level(in, prefill, p, decode, d, link, in.peak_rps);
               return meets_slo(l, slo, in.max_utilization, &why) ? "" : why;
             };
             DecodePool probe;
@@ -325,9 +322,7 @@ void judge_disaggregation(const Catalog& catalog, const Spec& spec, const Servic
     for (PlanOption& candidate : plan.disaggregated_ranked) {
       for (const PlanOption& r : plan.ranked)
         if (!candidate.simulated && r.simulated && same_layout(r, candidate)) candidate.simulated = r.simulated;
-      VerifyOptions brief = *verify;
-      brief.requests = std::min<long long>(verify->requests, 5000);
-      if (verify_option(catalog, spec.models.at(service.model_key), service, candidate, brief)) {
+      if (verify_option(catalog, spec.models.at(service.model_key), service, candidate, brief_options(*verify))) {
         plan.disaggregated = candidate;
         passed = true;
         break;
@@ -349,8 +344,7 @@ void judge_disaggregation(const Catalog& catalog, const Spec& spec, const Servic
   std::optional<PlanOption> grown;
   int grown_from = 0;  // the screen's replicas of the layout grown
   if (!aggregated && verify) {
-    VerifyOptions brief = *verify;
-    brief.requests = std::min<long long>(verify->requests, 5000);
+    const VerifyOptions brief = brief_options(*verify);
     int tried = 0;
     for (const PlanOption& r : plan.ranked) {
       if (r.disaggregated() || ++tried > 3) continue;

@@ -169,10 +169,10 @@ ServiceLevel llm_level(const ModelArch& arch, Precision precision, const Service
   }
   // At the largest batch the cache holds: each step decodes batch_cap sequences and prefills
   // the computed prompts of the requests that replace finished ones.
-  const double full_step = step(batch_cap, slot_context, batch_cap / output * computed, batch_cap / output, prompt_context);
-  level.capacity_rps = engine.speculative || computed < input
-                           ? batch_cap / output / std::max(1e-12, full_step)
-                           : continuous_max_throughput(arch, setup, kv_per_token, free, lengths, batch_cap).requests_per_s;
+  level.capacity_rps =
+      engine.speculative || computed < input
+          ? batch_cap / output / std::max(1e-12, step(batch_cap, slot_context, batch_cap / output * computed, batch_cap / output, prompt_context))
+          : continuous_max_throughput(arch, setup, kv_per_token, free, lengths, batch_cap).requests_per_s;
   level.utilization = per_replica / std::max(1e-12, level.capacity_rps);
   if (per_replica >= level.capacity_rps) {
     level.binding = "overloaded";

@@ -103,6 +103,12 @@ Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& 
   return check;
 }
 
+VerifyOptions brief_options(const VerifyOptions& options) {
+  VerifyOptions brief = options;
+  brief.requests = std::min<long long>(options.requests, 5000);
+  return brief;
+}
+
 std::string slo_miss(const Slo& slo, const SimResult& r) {
   if (r.rejected > 0) return fmt::format("{} prompts longer than the KV cache", r.rejected);
   // A request its client gave up on never got a first token: longer than any served one.
@@ -223,8 +229,7 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
   plan.best = chosen;
   // Report simulated percentiles for the frontier too (shorter runs), and drop what misses.
   std::vector<PlanOption> kept;
-  VerifyOptions brief = options;
-  brief.requests = std::min<long long>(options.requests, 5000);
+  const VerifyOptions brief = brief_options(options);
   for (auto& option : plan.pareto) {
     // A full replay outranks the frontier's shorter run: what it dropped stays dropped (the same
     // replicas of the same configuration serve alike, whatever the offering).

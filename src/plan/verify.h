@@ -22,6 +22,10 @@ struct VerifyOptions {
   int jobs = 1;                // frontier options simulated at once (0: one per core)
 };
 
+// The same with at most 5,000 requests: the shorter runs that check options beside the plan's
+// (its frontier, the disaggregated layouts it weighs).
+VerifyOptions brief_options(const VerifyOptions& options);
+
 // The first p99 target of the SLO a simulation misses ("ttft_p99_s", ...; "" when it meets
 // them all), or the prompts rejected: one rule for plan verification and scaling policies.
 std::string slo_miss(const Slo& slo, const SimResult& result);
