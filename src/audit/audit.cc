@@ -1,5 +1,7 @@
 #include "audit/audit.h"
 
+#include <array>
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -354,7 +356,18 @@ std::string run_cost_text(const RunCost& r, const Accelerator& accelerator) {
 // The fleet's sums over its series.
 struct FleetTotals {
   double util_sum = 0, idle_sum = 0, util_count = 0, requests_per_s = 0, priced_for_requests = 0, underused_util = 0;
+  std::array<double, 168> hour_idle{}, hour_count{}, hour_idle_usd{};
+  // Each group's idle and all samples by hour of the week.
+  std::map<const Attribution*, std::pair<std::array<double, 168>, std::array<double, 168>>> group_hours;
 };
+
+// Idle samples over samples in each hour of the week; -1 where there were none.
+std::vector<double> idle_ratios(const std::array<double, 168>& idle, const std::array<double, 168>& count) {
+  std::vector<double> out(168, -1);
+  for (size_t h = 0; h < 168; ++h)
+    if (count[h] > 0) out[h] = idle[h] / count[h];
+  return out;
+}
 
 // Fleet figures, findings by waste, attribution by cost, and the assumptions.
 void summarize(AuditReport& report, std::map<std::string, Attribution>& groups, const FleetTotals& t, const AuditOptions& o) {
@@ -362,6 +375,8 @@ void summarize(AuditReport& report, std::map<std::string, Attribution>& groups, 
   report.underused_fit_on = static_cast<int>(std::ceil(t.underused_util / o.target_util_pct - 1e-9));
   if (t.requests_per_s > 0) report.usd_per_1k_inferences = t.priced_for_requests / kHoursPerMonth / (t.requests_per_s * 3600) * 1000;
   report.idle_sample_fraction = t.util_count > 0 ? t.idle_sum / t.util_count : 0;
+  report.hour_of_week_idle_ratio = idle_ratios(t.hour_idle, t.hour_count);
+  report.hour_of_week_idle_usd_per_hour.assign(t.hour_idle_usd.begin(), t.hour_idle_usd.end());
   // One recoverable amount per series: the largest of its findings.
   std::map<std::string, double> per_scope;
   for (const auto& f : report.findings) per_scope[f.scope] = std::max(per_scope[f.scope], f.waste_usd_per_month);
@@ -371,6 +386,8 @@ void summarize(AuditReport& report, std::map<std::string, Attribution>& groups, 
   for (auto& [name, g] : groups) {
     g.group = name;
     g.mean_util_pct /= std::max(1, g.gpus);
+    if (auto hours = t.group_hours.find(&g); hours != t.group_hours.end())
+      g.hour_of_week_idle_ratio = idle_ratios(hours->second.first, hours->second.second);
     report.attribution.push_back(g);
   }
   std::sort(report.attribution.begin(), report.attribution.end(),
@@ -496,12 +513,23 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     totals.util_sum += a.util_sum;
     totals.idle_sum += static_cast<double>(a.idle_samples);
     totals.util_count += static_cast<double>(a.util_samples);
+    for (size_t h = 0; h < 168; ++h) {
+      if (a.hour_count[h] == 0) continue;
+      totals.hour_idle[h] += a.hour_idle[h];
+      totals.hour_count[h] += a.hour_count[h];
+      totals.hour_idle_usd[h] += price.value_or(0) * a.hour_idle[h] / a.hour_count[h];
+    }
     std::string group = o.group_by.empty() ? std::string() : a.label(o.group_by);
     if (!o.group_by.empty()) {
       auto& g = groups[group.empty() ? "(no " + o.group_by + ")" : group];
       g.usd_per_month += s.usd_per_month;
       g.mean_util_pct += s.mean_util_pct;
       ++g.gpus;
+      auto& hours = totals.group_hours[&g];
+      for (size_t h = 0; h < 168; ++h) {
+        hours.first[h] += a.hour_idle[h];
+        hours.second[h] += a.hour_count[h];
+      }
     }
 
     Finding f = utilization_finding(a, s, o, price.has_value(), report, totals.underused_util);

@@ -67,6 +67,7 @@ struct Attribution {
   double usd_per_month = 0;
   double mean_util_pct = 0;
   int gpus = 0;
+  std::vector<double> hour_of_week_idle_ratio;  // 168, Monday 00:00 first; -1 without data
 };
 
 struct AuditReport {
@@ -86,6 +87,10 @@ struct AuditReport {
   int scheduled_gpus = 0;         // priced for the share of the log they reported (jobs on a schedule)
   int gpu_only_prices = 0;        // priced per GPU without the host VM the GPU is attached to (and no --host-usd-per-hour)
   double log_span_hours = 0;      // first to last sample of the input
+  // When the fleet sits idle, by hour of the week (UTC, Monday 00:00 first; -1 without data): the
+  // share of its duty-cycle samples under the idle threshold, and the dollars per hour its idle
+  // GPUs cost then (each GPU's hourly price x its idle share in that hour of the week).
+  std::vector<double> hour_of_week_idle_ratio, hour_of_week_idle_usd_per_hour;
   std::vector<std::string> assumptions;
 };
 

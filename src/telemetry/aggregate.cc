@@ -149,6 +149,7 @@ void TelemetryAggregator::accumulate(SeriesAggregate& a, const TelemetrySample& 
       const size_t how = last_hour_of_week_;
       a.hour_sum[how] += s.value;
       ++a.hour_count[how];
+      if (s.value < idle_threshold_) ++a.hour_idle[how];
       ++a.timed_samples;
       a.first_s = std::min(a.first_s, s.time_s);
       a.last_s = std::max(a.last_s, s.time_s);
@@ -234,11 +235,13 @@ void TelemetryAggregator::add_hour(const std::string& series, const Labels& labe
     long long n = static_cast<long long>(std::llround(h.samples));
     a.util_samples += n;
     a.util_sum += h.util_mean * h.samples;
-    a.idle_samples += static_cast<long long>(std::llround(h.idle_samples));
+    const long long idle = std::clamp(static_cast<long long>(std::llround(h.idle_samples)), 0LL, n);
+    a.idle_samples += idle;
     long long hour = static_cast<long long>(std::floor(h.hour_start_s / 3600.0));
     size_t how = static_cast<size_t>(((hour + 72) % 168 + 168) % 168);
     a.hour_sum[how] += h.util_mean * h.samples;
     a.hour_count[how] += static_cast<uint32_t>(n);
+    a.hour_idle[how] += static_cast<uint32_t>(idle);
     a.timed_samples += n;
     a.first_s = std::min(a.first_s, h.first_s);
     a.last_s = std::max(a.last_s, h.last_s);

@@ -66,6 +66,7 @@ struct SeriesAggregate {
   // Samples by hour of the week. 32 bits: a slot overflows only past 4.29e9 samples of one series
   // in one hour of the week (over 1,000 a second for 20 years), and keeps each series under 4 KB.
   std::array<uint32_t, 168> hour_count{};
+  std::array<uint32_t, 168> hour_idle{};  // of hour_count, the samples below the idle threshold
 
   double mean_util() const { return util_samples ? util_sum / util_samples : 0; }
   double idle_fraction() const { return util_samples ? static_cast<double>(idle_samples) / util_samples : 0; }

@@ -50,6 +50,13 @@ class Families {
   std::string name_;
 };
 
+// An hour of the week (0: Monday 00:00 UTC) as the labels weekday ("1-Mon") and hour ("00"), after `labels`.
+LabelSet hour_of_week(size_t h, LabelSet labels) {
+  static const char* const kDays[] = {"1-Mon", "2-Tue", "3-Wed", "4-Thu", "5-Fri", "6-Sat", "7-Sun"};
+  labels.insert(labels.begin(), {{"weekday", kDays[h / 24]}, {"hour", fmt::format("{:02d}", h % 24)}});
+  return labels;
+}
+
 LabelSet with(LabelSet labels, std::string key, std::string value) {
   labels.emplace_back(std::move(key), std::move(value));
   return labels;
@@ -159,7 +166,6 @@ std::string fleet_exposition(const AuditRun& run, const std::string& window, con
     // The fleet's duty cycle by hour of the week (UTC), over the GPUs with samples in that hour:
     // the heat map of when GPUs sit idle.
     f.family("gpuwise_fleet_duty_cycle_by_hour_of_week_ratio", "gauge", "Mean GPU duty cycle in each hour of the week (UTC, Monday 00 first)");
-    static const char* const kDays[] = {"1-Mon", "2-Tue", "3-Wed", "4-Thu", "5-Fri", "6-Sat", "7-Sun"};
     for (size_t h = 0; h < 168; ++h) {
       double sum = 0;
       int n = 0;
@@ -168,7 +174,24 @@ std::string fleet_exposition(const AuditRun& run, const std::string& window, con
           sum += s.hour_of_week_util_pct[h];
           ++n;
         }
-      if (n) f.sample({{"weekday", kDays[h / 24]}, {"hour", fmt::format("{:02d}", h % 24)}, {"window", window}}, sum / n / 100);
+      if (n) f.sample(hour_of_week(h, w), sum / n / 100);
+    }
+    // When GPUs sit idle: the share of samples idle and the dollars per hour idle GPUs cost, by
+    // hour of the week, over the fleet and (with --group-by) each group.
+    f.family("gpuwise_fleet_idle_by_hour_of_week_ratio", "gauge",
+             "Share of the fleet's duty-cycle samples idle (under 5%) in each hour of the week (UTC, Monday 00 first)");
+    for (size_t h = 0; h < r.hour_of_week_idle_ratio.size(); ++h)
+      if (r.hour_of_week_idle_ratio[h] >= 0) f.sample(hour_of_week(h, w), r.hour_of_week_idle_ratio[h]);
+    f.family("gpuwise_fleet_idle_cost_by_hour_of_week_usd_per_hour", "gauge",
+             "Dollars per hour the fleet's idle GPUs cost in each hour of the week (hourly price x idle share then)");
+    for (size_t h = 0; h < r.hour_of_week_idle_usd_per_hour.size(); ++h)
+      if (r.hour_of_week_idle_ratio[h] >= 0) f.sample(hour_of_week(h, w), r.hour_of_week_idle_usd_per_hour[h]);
+    if (!group_by.empty()) {
+      f.family("gpuwise_group_idle_by_hour_of_week_ratio", "gauge", "Share of each group's duty-cycle samples idle in each hour of the week");
+      for (const auto& a : r.attribution)
+        for (size_t h = 0; h < a.hour_of_week_idle_ratio.size(); ++h)
+          if (a.hour_of_week_idle_ratio[h] >= 0)
+            f.sample(hour_of_week(h, {{"group_by", group_by}, {"group", a.group}, {"window", window}}), a.hour_of_week_idle_ratio[h]);
     }
     f.family("gpuwise_fleet_gpus", "gauge", "GPU series seen in the window");
     f.sample(w, r.gpus);

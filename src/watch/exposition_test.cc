@@ -34,7 +34,12 @@ AuditRun fleet_with_hostile_labels() {
   r.fleet_usd_per_month = 2 * 730 * 2.0;
   r.recoverable_usd_per_month = 730;
   r.gpus = 2;
-  r.attribution.push_back({"ml", 1460, 20, 1});
+  r.attribution.push_back({"ml", 1460, 20, 1, std::vector<double>(168, -1)});
+  r.attribution.back().hour_of_week_idle_ratio[9] = 0.25;  // Monday 09:00
+  r.hour_of_week_idle_ratio.assign(168, -1);
+  r.hour_of_week_idle_usd_per_hour.assign(168, 0);
+  r.hour_of_week_idle_ratio[33] = 0.5;  // Tuesday 09:00
+  r.hour_of_week_idle_usd_per_hour[33] = 2;
   return run;
 }
 
@@ -73,6 +78,14 @@ TEST(WatchExposition, HostileLabelsAreEscapedAndEveryLineParses) {
   EXPECT_NE(text.find("gpuwise_gpu_idle_cost_usd_per_hour{"), std::string::npos);
   EXPECT_NE(text.find("gpuwise_watch_data_age_seconds 60\n"), std::string::npos);
   EXPECT_NE(text.find("gpuwise_group_cost_usd_per_hour{group_by=\"namespace\",group=\"ml\",window=\"7d\"} 2\n"), std::string::npos);
+  // The idle heat map: only the hours with data, the fleet's and the group's.
+  EXPECT_NE(text.find("gpuwise_fleet_idle_by_hour_of_week_ratio{weekday=\"2-Tue\",hour=\"09\",window=\"7d\"} 0.5\n"), std::string::npos);
+  EXPECT_NE(text.find("gpuwise_fleet_idle_cost_by_hour_of_week_usd_per_hour{weekday=\"2-Tue\",hour=\"09\",window=\"7d\"} 2\n"),
+            std::string::npos);
+  EXPECT_EQ(text.find("gpuwise_fleet_idle_by_hour_of_week_ratio{weekday=\"1-Mon\""), std::string::npos);
+  EXPECT_NE(text.find("gpuwise_group_idle_by_hour_of_week_ratio{weekday=\"1-Mon\",hour=\"09\",group_by=\"namespace\",group=\"ml\","
+                      "window=\"7d\"} 0.25\n"),
+            std::string::npos);
   // No duty cycle for the series without one; no recoverable dollars for a healthy GPU.
   EXPECT_EQ(text.find("gpuwise_gpu_duty_cycle_ratio{gpu=\"gpu=1"), std::string::npos);
   EXPECT_EQ(text.find("kind=\"healthy\",scope"), std::string::npos);
