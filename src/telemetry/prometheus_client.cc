@@ -16,6 +16,7 @@
 #include "core/parallel.h"
 #include "telemetry/prometheus_api.h"
 #include "telemetry/pushdown_coverage.h"
+#include "telemetry/pushdown_store.h"
 #include "telemetry/recording_rules.h"
 
 namespace gw {
@@ -66,27 +67,6 @@ constexpr double kStepS = 3600;
 constexpr const char* kUtilMetric = "DCGM_FI_DEV_GPU_UTIL";
 constexpr const char* kMemoryMetric = "DCGM_FI_DEV_FB_USED";
 
-// What the server summed for one series in one hour, and the raw reads found (NaN: not known).
-// The mean in double precision (the audit's means match the files' to 1e-9); the rest in single,
-// which halves what 10,000 series x 168 hours hold: counts and minutes are exact, a memory peak
-// (whole MiB x 2^20) too; first and last sample times are kept as seconds after the hour's start.
-enum HourField { kMean, kCount, kIdleMinutes, kFreshMinutes, kMemMax, kMemP95, kImpossible, kFirst, kLast, kHourFields };
-class HourValues {
- public:
-  HourValues() { rest_.fill(std::numeric_limits<float>::quiet_NaN()); }
-  double operator[](HourField f) const { return f == kMean ? mean_ : rest_[f - 1]; }
-  void set(HourField f, double value) {
-    if (f == kMean) mean_ = value;
-    else rest_[f - 1] = static_cast<float>(value);
-  }
-  bool any_known() const {
-    return !std::isnan(mean_) || std::any_of(rest_.begin(), rest_.end(), [](float x) { return !std::isnan(x); });
-  }
-
- private:
-  double mean_ = std::numeric_limits<double>::quiet_NaN();
-  std::array<float, kHourFields - 1> rest_;
-};
 constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
 using namespace pushdown;
@@ -112,14 +92,16 @@ struct Answer {
 // so the result does not depend on which came back first.
 class PushDownReader {
  public:
-  PushDownReader(const PrometheusQueryOptions& o, const PrometheusUrl& url, TelemetryAggregator& aggregator, PrometheusStats& stats)
-      : o_(o), url_(url), aggregator_(aggregator), stats_(stats) {
-    end_ = o.end_s > 0 ? o.end_s : static_cast<double>(std::time(nullptr));
+  PushDownReader(const PrometheusQueryOptions& o, const PrometheusUrl& url, PushDownStore& store, TelemetryAggregator& aggregator,
+                 PrometheusStats& stats)
+      : o_(o), url_(url), store_(store), data_(store.series), aggregator_(aggregator), stats_(stats) {
+    now_ = o.end_s > 0 ? o.end_s : static_cast<double>(std::time(nullptr));
     // Hour boundaries, so server-side windows match the hours of the week. The end is rounded up:
     // the hour in progress holds the newest series, often the short-lived ones.
-    end_ = std::ceil(end_ / 3600) * 3600;
+    end_ = std::ceil(now_ / 3600) * 3600;
     hours_ = static_cast<size_t>(std::ceil(o.range_s / 3600));
     start_ = end_ - static_cast<double>(hours_) * 3600;
+    first_hour_ = static_cast<long long>(std::llround(start_ / 3600));
     auto client = make_client();
     // Prometheus 2.x closes range windows at both ends, 3.x opens them at the start: a sample on
     // an hour boundary must fall in one hour only, (h - 1h, h], as the files' hours are.
@@ -136,9 +118,11 @@ class PushDownReader {
     if (stats_.over_series_limit > 0)
       return Error{o_.url, 0, "", fmt::format("more than {} series match (raise the limit with --max-series, or narrow --selector)",
                                               input_limits().max_series)};
-    if (data_.empty() && stats_.partial) return Error{o_.url, 0, "", stats_.warnings.substr(0, stats_.warnings.find(';'))};
-    if (data_.empty())
-      return Error{o_.url, 0, "", "Prometheus has no DCGM_FI_DEV_GPU_UTIL or DCGM_FI_DEV_FB_USED series in the range"};
+    bool any = false;
+    for (const auto& [id, entry] : data_) any = any || life_of(entry).samples > 0 || has_memory(entry);
+    if (!any && stats_.partial) return Error{o_.url, 0, "", stats_.warnings.substr(0, stats_.warnings.find(';'))};
+    if (!any) return Error{o_.url, 0, "", "Prometheus has no DCGM_FI_DEV_GPU_UTIL or DCGM_FI_DEV_FB_USED series in the range"};
+    add_host_hours();
     std::set<std::string> read_raw = read_short_lived_and_boundaries();
     for (const auto& id : read_irregular(read_raw)) read_raw.insert(id);
     read_impossible_hours(read_raw);
@@ -148,12 +132,19 @@ class PushDownReader {
   }
 
  private:
-  // A series' labels, its matchers, and its hours (by index from the range's first hour).
-  struct Entry {
-    Labels labels;
-    std::string matchers;
-    std::vector<HourValues> hours;
-  };
+  using Entry = SeriesHours;
+
+  // The window's hour `i` of a series (unknown where the store has none).
+  const HourValues& hour(const Entry& entry, size_t i) const {
+    static const HourValues unknown;
+    const HourValues* h = entry.run.find(first_hour_ + static_cast<long long>(i));
+    return h ? *h : unknown;
+  }
+  bool has_memory(const Entry& entry) const {
+    for (size_t i = 0; i < hours_; ++i)
+      if (!std::isnan(hour(entry, i)[kMemMax])) return true;
+    return false;
+  }
 
   std::unique_ptr<HttpClient> make_client() const {
     auto client = make_http_client(url_.scheme_host_port);
@@ -329,31 +320,57 @@ class PushDownReader {
     const char* host_names[] = {"host cpu", "host iowait", "host cpus"};
     size_t chunk = 0;
     if (auto error = chunk_hours(chunk)) return error;
-    std::vector<std::pair<double, double>> chunks;  // evaluation times
-    for (double from = start_ + kStepS; from <= end_; from += static_cast<double>(chunk) * kStepS)
-      chunks.emplace_back(from, std::min(end_, from + static_cast<double>(chunk - 1) * kStepS));
+    // The hours to ask: the window's, but those the store holds complete (and none when the store
+    // was filled for this very end, by the longest window of the same refresh).
+    std::vector<size_t> ask;
+    for (size_t i = 0; i < hours_; ++i)
+      if (store_.filled_for_end_s != now_ && !store_.complete(first_hour_ + static_cast<long long>(i))) ask.push_back(i);
+    stats_.queried_s += static_cast<double>(hours_ - ask.size()) * kStepS;  // answered before
+    for (size_t i : ask) store_.clear_hour(first_hour_ + static_cast<long long>(i));
+    const auto chunks = runs_of(ask, chunk);
     std::vector<Request> requests = over_chunks(gpu_queries, gpu_names, chunks);
     const size_t gpu_requests = requests.size();
     for (auto& r : over_chunks(host_queries, host_names, chunks)) requests.push_back(std::move(r));
     auto error = run_and_take(requests, [&](size_t i, const QueryResult& result) {
       if (i < gpu_requests)
         take_gpu_answer(gpu_queries[i / chunks.size()].first, result);
-      else if (!data_.empty())
+      else
         take_host_answer(host_queries[(i - gpu_requests) / chunks.size()].first, result);
     });
-    if (error || !o_.use_recording_rules) return error;
-    return ask_unrecorded_hours(chunk);
+    if (!error && o_.use_recording_rules) error = ask_unrecorded_hours(ask, chunk);
+    if (error) return error;
+    // Hours answered in full and settled are not asked again.
+    for (size_t i : ask) {
+      const double at = hour_start(i) + kStepS;
+      bool failed = std::any_of(stats_.failed_ranges.begin(), stats_.failed_ranges.end(),
+                                [&](const auto& range) { return at >= range.first && at <= range.second; });
+      if (!failed) store_.answered(first_hour_ + static_cast<long long>(i), now_);
+    }
+    store_.filled_for_end_s = now_;
+    return std::nullopt;
+  }
+
+  // Evaluation times of runs of consecutive hours (window indices, ascending), `chunk` at most each.
+  std::vector<std::pair<double, double>> runs_of(const std::vector<size_t>& hours, size_t chunk) const {
+    std::vector<std::pair<double, double>> chunks;
+    for (size_t k = 0; k < hours.size();) {
+      size_t j = k + 1;
+      while (j < hours.size() && hours[j] == hours[j - 1] + 1 && j - k < chunk) ++j;
+      chunks.emplace_back(hour_start(hours[k]) + kStepS, hour_start(hours[j - 1]) + kStepS);
+      k = j;
+    }
+    return chunks;
   }
 
   // Hours the recorded idle flag cannot answer, asked again by subqueries: hours in which a
   // series was scraped but not recorded (before the rule existed, or while its ruler was down),
   // and the hour the rule started in when series were scraped before it (recorded in part).
-  std::optional<Error> ask_unrecorded_hours(size_t chunk) {
+  std::optional<Error> ask_unrecorded_hours(const std::vector<size_t>& asked, size_t chunk) {
     std::vector<bool> unrecorded(hours_, false), recorded(hours_, false);
     size_t first_recorded = hours_;
     for (const auto& [id, entry] : data_)
-      for (size_t i = 0; i < hours_; ++i) {
-        const HourValues& h = entry.hours[i];
+      for (size_t i : asked) {
+        const HourValues& h = hour(entry, i);
         if (!std::isnan(h[kFreshMinutes])) {
           recorded[i] = true;
           first_recorded = std::min(first_recorded, i);
@@ -362,25 +379,19 @@ class PushDownReader {
         }
       }
     if (first_recorded > 0 && first_recorded < hours_ && unrecorded[first_recorded - 1]) unrecorded[first_recorded] = true;
-    std::vector<std::pair<double, double>> chunks;  // runs of unrecorded hours, `chunk` at most
-    for (size_t i = 0; i < hours_;) {
-      if (!unrecorded[i]) {
-        stats_.hours_by_rule += recorded[i];
-        ++i;
-        continue;
-      }
-      size_t j = i;
-      while (j < hours_ && unrecorded[j] && j - i < chunk) ++j;
-      chunks.emplace_back(hour_start(i) + kStepS, hour_start(j - 1) + kStepS);
-      stats_.hours_by_subquery += static_cast<int>(j - i);
-      i = j;
+    std::vector<size_t> again;
+    for (size_t i : asked) {
+      stats_.hours_by_rule += recorded[i] && !unrecorded[i];
+      if (unrecorded[i]) again.push_back(i);
     }
-    if (chunks.empty()) return std::nullopt;
+    stats_.hours_by_subquery += static_cast<int>(again.size());
+    if (again.empty()) return std::nullopt;
+    const auto chunks = runs_of(again, chunk);
     for (auto& [id, entry] : data_)
-      for (size_t i = 0; i < hours_; ++i)
-        if (unrecorded[i]) {
-          entry.hours[i].set(kFreshMinutes, kUnknown);
-          entry.hours[i].set(kIdleMinutes, kUnknown);
+      for (size_t i : again)
+        if (HourValues* h = entry.run.find(first_hour_ + static_cast<long long>(i))) {
+          h->set(kFreshMinutes, kUnknown);
+          h->set(kIdleMinutes, kUnknown);
         }
     const auto subqueries = minute_queries(false);
     const auto names = minute_query_names(false);
@@ -409,14 +420,17 @@ class PushDownReader {
           continue;
         }
         it = data_.emplace(id, Entry{labels, std::move(matchers), {}}).first;
-        it->second.hours.assign(hours_, HourValues{});
       }
-      for (const auto& [t, value] : series.points) {
-        double index = std::round((t - kStepS - start_) / kStepS);
-        if (index < 0 || index >= static_cast<double>(hours_)) continue;  // not an hour asked for
-        it->second.hours[static_cast<size_t>(index)].set(field, value);
-      }
+      for (const auto& [t, value] : series.points)
+        if (auto i = hour_index(t)) it->second.run.at(first_hour_ + static_cast<long long>(*i)).set(field, value);
     }
+  }
+
+  // The window's hour an evaluation time closes (none outside the window).
+  std::optional<size_t> hour_index(double evaluation_s) const {
+    double index = std::round((evaluation_s - kStepS - start_) / kStepS);
+    if (index < 0 || index >= static_cast<double>(hours_)) return std::nullopt;  // not an hour asked for
+    return static_cast<size_t>(index);
   }
 
   void take_host_answer(Metric metric, const QueryResult& result) {
@@ -424,9 +438,25 @@ class PushDownReader {
       auto instance = std::find_if(series.metric.begin(), series.metric.end(), [](const auto& kv) { return kv.first == "instance"; });
       if (instance == series.metric.end()) continue;
       Labels labels{{"hostname", instance_host(instance->second)}};
-      std::string id = "hostname=" + labels[0].second;
-      for (const auto& point : series.points) aggregator_.add_mean(id, labels, metric, point.second, 1);
+      HostHours& host = store_.hosts["hostname=" + labels[0].second];
+      host.labels = labels;
+      for (const auto& [t, value] : series.points) {
+        auto i = hour_index(t);
+        if (!i) continue;
+        HostHour& h = host.run.at(first_hour_ + static_cast<long long>(*i));
+        (metric == Metric::cpu_util_pct ? h.cpu_pct : metric == Metric::cpu_iowait_pct ? h.iowait_pct : h.cpus) = value;
+      }
     }
+  }
+
+  // The hosts' CPU in the window's hours, hour by hour.
+  void add_host_hours() {
+    for (const auto& [id, host] : store_.hosts)
+      for (auto [metric, field] : {std::pair{Metric::cpu_util_pct, &HostHour::cpu_pct}, std::pair{Metric::cpu_iowait_pct, &HostHour::iowait_pct},
+                                   std::pair{Metric::host_cpus, &HostHour::cpus}})
+        for (size_t i = 0; i < hours_; ++i)
+          if (const HostHour* h = host.run.find(first_hour_ + static_cast<long long>(i)); h && !std::isnan(h->*field))
+            aggregator_.add_mean(id, host.labels, metric, h->*field, 1);
   }
 
   // Requests for the raw samples of a series (util, and memory when asked) in the window_s
@@ -471,10 +501,10 @@ class PushDownReader {
     size_t first = 0, last = 0;
     double samples = 0;
   };
-  static Life life_of(const Entry& entry) {
-    Life life{entry.hours.size(), 0, 0};
-    for (size_t i = 0; i < entry.hours.size(); ++i) {
-      double n = entry.hours[i][kCount];
+  Life life_of(const Entry& entry) const {
+    Life life{hours_, 0, 0};
+    for (size_t i = 0; i < hours_; ++i) {
+      double n = hour(entry, i)[kCount];
       if (!(n >= 1)) continue;
       life.first = std::min(life.first, i);
       life.last = i;
@@ -507,12 +537,13 @@ class PushDownReader {
     double budget = kBoundaryRawBudgetSamples;
     for (const auto& [id, entry] : data_) {
       if (read_raw.count(id)) continue;
-      for (size_t i = 0; i < entry.hours.size(); ++i) {
-        const HourValues& h = entry.hours[i];
+      for (size_t i = 0; i < hours_; ++i) {
+        const HourValues& h = hour(entry, i);
         // Stale for a minute or more; or silent in the next hour, having stopped within this
-        // hour's last five minutes, which staleness shows as fresh.
-        bool goes_silent = i + 1 < entry.hours.size() && !(entry.hours[i + 1][kCount] >= 1);
-        if (!(h[kCount] >= 1) || !(h[kFreshMinutes] < 59.5 || goes_silent)) continue;
+        // hour's last five minutes, which staleness shows as fresh. Placed by an earlier refresh:
+        // not read again.
+        bool goes_silent = i + 1 < hours_ && !(hour(entry, i + 1)[kCount] >= 1);
+        if (!(h[kCount] >= 1) || !(h[kFreshMinutes] < 59.5 || goes_silent) || !std::isnan(h[kLast])) continue;
         if ((budget -= h[kCount] + 5) < 0) break;
         boundaries[i].push_back(id);
       }
@@ -552,7 +583,7 @@ class PushDownReader {
         if (one && id != *one) continue;
         auto it = data_.find(id);
         if (it == data_.end() || read_raw.count(id)) continue;
-        place_hour(it->second.hours[hour], hour_start(hour), series.points);
+        if (HourValues* h = it->second.run.find(first_hour_ + static_cast<long long>(hour))) place_hour(*h, hour_start(hour), series.points);
       }
     });
     return read_raw;
@@ -597,7 +628,7 @@ class PushDownReader {
       if (life.samples < 1 || life.samples > kRawReadSamples) continue;
       std::vector<HourSpan> spans;
       for (size_t i = life.first; i <= life.last; ++i) {
-        const HourValues& h = entry.hours[i];
+        const HourValues& h = hour(entry, i);
         if (!(h[kCount] >= 1)) continue;
         auto [first, last] = first_last(h, hour_start(i));
         double intervals = hour_intervals(h[kCount], first, hour_start(i));
@@ -637,8 +668,8 @@ class PushDownReader {
     std::vector<std::pair<std::string, size_t>> hours;
     for (const auto& [id, entry] : data_) {
       if (read_raw.count(id)) continue;
-      for (size_t i = 0; i < entry.hours.size(); ++i) {
-        if (std::isnan(entry.hours[i][kImpossible])) continue;
+      for (size_t i = 0; i < hours_; ++i) {
+        if (std::isnan(hour(entry, i)[kImpossible])) continue;
         for (auto& r : raw_requests("raw: hours with impossible values", entry.matchers, hour_start(i) + kStepS, kStepS, true))
           requests.push_back(std::move(r));
         hours.emplace_back(id, i);
@@ -656,8 +687,8 @@ class PushDownReader {
     std::vector<TelemetryAggregator::HourSummary> hours;
     std::vector<double> fresh_s;
     long long out_of_range = 0;
-    for (size_t i = 0; i < entry.hours.size(); ++i) {
-      const HourValues& v = entry.hours[i];
+    for (size_t i = 0; i < hours_; ++i) {
+      const HourValues& v = hour(entry, i);
       auto known = [&](HourField f) { return std::isnan(v[f]) ? std::nullopt : std::optional<double>(v[f]); };
       if (!v.any_known()) continue;
       TelemetryAggregator::HourSummary h;
@@ -685,13 +716,15 @@ class PushDownReader {
 
   const PrometheusQueryOptions& o_;
   const PrometheusUrl& url_;
+  PushDownStore& store_;
+  std::map<std::string, SeriesHours>& data_;  // the store's series: labels, matchers and hours
   TelemetryAggregator& aggregator_;
   PrometheusStats& stats_;
-  double start_ = 0, end_ = 0;
+  double now_ = 0, start_ = 0, end_ = 0;  // the window [start_, end_) in whole hours, up to the hour holding now_
+  long long first_hour_ = 0;              // start_ in hours since the epoch
   size_t hours_ = 0;
   bool closed_windows_ = false;
   std::string hour_, util_, memory_, idle_rule_;
-  std::map<std::string, Entry> data_;  // series -> labels, matchers and hours
   std::map<std::pair<std::string, size_t>, std::vector<TelemetrySample>> impossible_;  // raw samples of hours with impossible values
   bool answered_ = false;                                                              // the server answered at least one query
   int chunks_done_ = 0, chunks_total_ = 0;
@@ -703,7 +736,8 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
                                            PrometheusStats& stats) {
   auto url = split_prometheus_url(o.url);
   if (!url) return Error{o.url, 0, "--prometheus", "expected a URL like http://localhost:9090"};
-  PushDownReader reader(o, *url, aggregator, stats);
+  PushDownStore own;
+  PushDownReader reader(o, *url, o.store ? *o.store : own, aggregator, stats);
   return reader.read();
 }
 

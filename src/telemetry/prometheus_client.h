@@ -17,6 +17,10 @@
 
 namespace gw {
 
+namespace pushdown {
+class PushDownStore;
+}
+
 struct PrometheusQueryOptions {
   std::string url;               // http://host:9090
   HttpCredentials credentials;   // bearer token or basic auth, CA bundle (from files or the environment)
@@ -32,6 +36,9 @@ struct PrometheusQueryOptions {
   // server has it, by subqueries for the hours it does not.
   bool use_recording_rules = false;
   size_t max_response_bytes = 256u << 20;  // a larger answer is split by time range
+  // Hourly answers kept between calls (gpuwise watch): complete hours are not asked again, and
+  // a window ending where the store was last filled asks nothing. Null: a store of the call's own.
+  pushdown::PushDownStore* store = nullptr;
   std::function<void(int chunks_done, int chunks_total)> on_progress;
 };
 
