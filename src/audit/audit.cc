@@ -356,7 +356,7 @@ std::string run_cost_text(const RunCost& r, const Accelerator& accelerator) {
 // The fleet's sums over its series.
 struct FleetTotals {
   double util_sum = 0, idle_sum = 0, util_count = 0, requests_per_s = 0, priced_for_requests = 0, underused_util = 0;
-  std::array<double, 168> hour_idle{}, hour_count{}, hour_idle_usd{};
+  std::array<double, 168> hour_idle{}, hour_count{}, hour_idle_usd{}, hour_util_pct_sum{}, hour_gpus{};
   // Each group's idle and all samples by hour of the week.
   std::map<const Attribution*, std::pair<std::array<double, 168>, std::array<double, 168>>> group_hours;
 };
@@ -377,6 +377,9 @@ void summarize(AuditReport& report, std::map<std::string, Attribution>& groups, 
   report.idle_sample_fraction = t.util_count > 0 ? t.idle_sum / t.util_count : 0;
   report.hour_of_week_idle_ratio = idle_ratios(t.hour_idle, t.hour_count);
   report.hour_of_week_idle_usd_per_hour.assign(t.hour_idle_usd.begin(), t.hour_idle_usd.end());
+  report.hour_of_week_util_pct.assign(168, -1);
+  for (size_t h = 0; h < 168; ++h)
+    if (t.hour_gpus[h] > 0) report.hour_of_week_util_pct[h] = t.hour_util_pct_sum[h] / t.hour_gpus[h];
   // One recoverable amount per series: the largest of its findings.
   std::map<std::string, double> per_scope;
   for (const auto& f : report.findings) per_scope[f.scope] = std::max(per_scope[f.scope], f.waste_usd_per_month);
@@ -518,6 +521,8 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
       totals.hour_idle[h] += a.hour_idle[h];
       totals.hour_count[h] += a.hour_count[h];
       totals.hour_idle_usd[h] += price.value_or(0) * a.hour_idle[h] / a.hour_count[h];
+      totals.hour_util_pct_sum[h] += s.hour_of_week_util_pct[h];
+      ++totals.hour_gpus[h];
     }
     std::string group = o.group_by.empty() ? std::string() : a.label(o.group_by);
     if (!o.group_by.empty()) {

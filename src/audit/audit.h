@@ -91,6 +91,9 @@ struct AuditReport {
   // share of its duty-cycle samples under the idle threshold, and the dollars per hour its idle
   // GPUs cost then (each GPU's hourly price x its idle share in that hour of the week).
   std::vector<double> hour_of_week_idle_ratio, hour_of_week_idle_usd_per_hour;
+  // The fleet's duty cycle by hour of the week: the mean over the GPUs with data then of their
+  // mean duty cycle in that hour (-1 without data).
+  std::vector<double> hour_of_week_util_pct;
   std::vector<std::string> assumptions;
 };
 

@@ -11,6 +11,8 @@
 
 #include "cli/context.h"
 #include "cli/prometheus_options.h"
+#include "core/numbers.h"
+#include "core/text.h"
 #include "watch/watcher.h"
 
 namespace gw {
@@ -18,7 +20,8 @@ namespace gw {
 namespace {
 
 struct WatchArgs {
-  std::string prometheus, listen = "127.0.0.1:9464", interval = "5m", window = "7d", selector, group_by, offering, accelerator;
+  std::string prometheus, listen = "127.0.0.1:9464", interval = "5m", window = "7d", windows = "1h,24h,7d,14d", settle = "15m";
+  std::string selector, group_by, offering, accelerator;
   std::string metrics_token_file;
   double usd_per_gpu_hour = 0, min_coverage_hours = -1;
   bool once = false;
@@ -62,6 +65,16 @@ int run_watch_command(CommandContext& context, const WatchArgs& args) {
   if (!window || *window < 3600) fail("--window", "'" + args.window + "' is not a duration of an hour or more, like 7d or 24h");
   options.query.range_s = *window;
   options.window_text = args.window;
+  for (const auto& piece : split(args.windows, ',')) {
+    const std::string text(trim(piece));
+    if (text.empty()) continue;
+    auto seconds = parse_duration_s(text);
+    if (!seconds || *seconds < 3600) fail("--windows", "'" + text + "' is not a duration of an hour or more, like 1h, 24h, 7d or 14d");
+    options.windows.emplace_back(text, *seconds);
+  }
+  auto settle = parse_duration_s(args.settle);
+  if (!settle) fail("--settle", "'" + args.settle + "' is not a duration, like 15m");
+  options.settle_s = *settle;
   auto interval = parse_duration_s(args.interval);
   if (!interval || *interval < 1) fail("--interval", "'" + args.interval + "' is not a duration of a second or more, like 5m");
   options.interval_s = *interval;
@@ -101,7 +114,12 @@ void add_watch_command(CLI::App& app, CommandContext& context, Action& action) {
   watch->add_option("--prometheus", args->prometheus, "The fleet's Prometheus-compatible server (http://host:9090)")->required();
   watch->add_option("--listen", args->listen, "Address to serve on (loopback unless told otherwise)")->capture_default_str();
   watch->add_option("--interval", args->interval, "Time between refreshes")->capture_default_str();
-  watch->add_option("--window", args->window, "The span each refresh audits, ending now")->capture_default_str();
+  watch->add_option("--window", args->window, "The primary window, ending now: per-GPU metrics, findings, page and JSON")
+      ->capture_default_str();
+  watch->add_option("--windows", args->windows, "Rolling windows audited beside it at every refresh (fleet and group metrics, label window)")
+      ->capture_default_str();
+  watch->add_option("--settle", args->settle, "An hour that ended this long ago is complete in Prometheus: kept, not asked again")
+      ->capture_default_str();
   watch->add_option("--selector", args->selector, "Extra label matchers for the queries, e.g. namespace=\"ml\"");
   watch->add_option("--group-by", args->group_by, "Attribute cost to this label (namespace, team, ...): gpuwise_group_* metrics");
   watch->add_option("--offering", args->offering, "The instance type that runs (prices per GPU from it)");

@@ -38,6 +38,9 @@ struct QueryResult {
   double from = 0, to = 0;  // the evaluation times a range query covered
 };
 
+// Frees what the answers' parser holds (it keeps room for the largest answer it has read).
+void release_parser_memory();
+
 // One query with retries. Malformed series and points are counted in stats and skipped; warnings
 // (Thanos and Mimir say so when some stores did not answer) make the stats partial.
 QueryResult prometheus_query(HttpClient& client, const PrometheusUrl& url, const char* endpoint,

@@ -326,6 +326,7 @@ class PushDownReader {
     for (size_t i = 0; i < hours_; ++i)
       if (store_.filled_for_end_s != now_ && !store_.complete(first_hour_ + static_cast<long long>(i))) ask.push_back(i);
     stats_.queried_s += static_cast<double>(hours_ - ask.size()) * kStepS;  // answered before
+    stats_.hours_asked = static_cast<int>(ask.size());
     for (size_t i : ask) store_.clear_hour(first_hour_ + static_cast<long long>(i));
     const auto chunks = runs_of(ask, chunk);
     std::vector<Request> requests = over_chunks(gpu_queries, gpu_names, chunks);
@@ -738,7 +739,9 @@ std::optional<Error> audit_from_prometheus(const PrometheusQueryOptions& o, Tele
   if (!url) return Error{o.url, 0, "--prometheus", "expected a URL like http://localhost:9090"};
   PushDownStore own;
   PushDownReader reader(o, *url, o.store ? *o.store : own, aggregator, stats);
-  return reader.read();
+  auto error = reader.read();
+  release_parser_memory();
+  return error;
 }
 
 }  // namespace gw

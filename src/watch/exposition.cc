@@ -111,94 +111,113 @@ LabelSet gpu_labels(const SeriesReport& series) {
 }
 
 std::string fleet_exposition(const AuditRun& run, const std::string& window, const std::string& group_by) {
+  return fleet_exposition({{window, &run, true}}, group_by);
+}
+
+std::string fleet_exposition(const std::vector<WindowAudit>& audits, const std::string& group_by) {
   Families f;
-  const LabelSet w = {{"window", window}};
-  {
-    const AuditReport& r = run.report;
-    // Each GPU's labels, rendered once: every per-GPU family repeats them.
-    std::vector<std::string> labels;
-    labels.reserve(r.series.size());
-    for (const auto& s : r.series) labels.push_back(render_labels(with(gpu_labels(s), "window", window)));
-    auto each_gpu = [&](bool (*has)(const SeriesReport&), double (*value)(const SeriesReport&)) {
-      for (size_t i = 0; i < r.series.size(); ++i)
-        if (has(r.series[i])) f.sample_rendered(labels[i], value(r.series[i]));
-    };
-    auto always = [](const SeriesReport&) { return true; };
-    auto measured = [](const SeriesReport& s) { return s.util_measured; };
-    f.family("gpuwise_gpu_cost_usd_per_hour", "gauge", "What the GPU costs per hour, averaged over a 730-hour month (a scheduled job's share of it)");
-    each_gpu(always, [](const SeriesReport& s) { return s.usd_per_month / kHoursPerMonth; });
-    f.family("gpuwise_gpu_duty_cycle_ratio", "gauge", "Mean GPU duty cycle over the window (0-1)");
-    each_gpu(measured, [](const SeriesReport& s) { return s.mean_util_pct / 100; });
-    f.family("gpuwise_gpu_idle_ratio", "gauge", "Share of the window's samples with the GPU idle (duty cycle under 5%)");
-    each_gpu(measured, [](const SeriesReport& s) { return s.idle_fraction; });
-    f.family("gpuwise_gpu_idle_cost_usd_per_hour", "gauge", "Dollars per hour paid for the GPU while idle (cost per hour x idle share)");
-    each_gpu(measured, [](const SeriesReport& s) { return s.usd_per_month / kHoursPerMonth * s.idle_fraction; });
-    f.family("gpuwise_gpu_memory_peak_bytes", "gauge", "Peak GPU memory used over the window");
-    each_gpu(always, [](const SeriesReport& s) { return s.peak_memory_bytes; });
-    f.family("gpuwise_gpu_observed_seconds", "gauge", "Seconds of the window the GPU's samples cover (gaps excluded)");
-    each_gpu(always, [](const SeriesReport& s) { return s.coverage_hours * 3600; });
-    f.family("gpuwise_gpu_cost_per_1k_inferences_usd", "gauge", "Dollars per 1,000 requests served, where request metrics exist");
-    each_gpu([](const SeriesReport& s) { return s.usd_per_1k_inferences.has_value(); },
-             [](const SeriesReport& s) { return *s.usd_per_1k_inferences; });
-    f.family("gpuwise_finding_recoverable_usd_per_month", "gauge", "Dollars a month the finding's move recovers");
-    for (const auto& x : r.findings)
+  // Each exported GPU's labels, rendered once per window: every per-GPU family repeats them.
+  std::vector<std::vector<std::string>> labels(audits.size());
+  for (size_t k = 0; k < audits.size(); ++k)
+    if (audits[k].per_gpu)
+      for (const auto& s : audits[k].run->report.series) labels[k].push_back(render_labels(with(gpu_labels(s), "window", audits[k].window)));
+  auto each_gpu = [&](bool (*has)(const SeriesReport&), double (*value)(const SeriesReport&)) {
+    for (size_t k = 0; k < audits.size(); ++k) {
+      if (!audits[k].per_gpu) continue;
+      const auto& series = audits[k].run->report.series;
+      for (size_t i = 0; i < series.size(); ++i)
+        if (has(series[i])) f.sample_rendered(labels[k][i], value(series[i]));
+    }
+  };
+  auto always = [](const SeriesReport&) { return true; };
+  auto measured = [](const SeriesReport& s) { return s.util_measured; };
+  f.family("gpuwise_gpu_cost_usd_per_hour", "gauge", "What the GPU costs per hour, averaged over a 730-hour month (a scheduled job's share of it)");
+  each_gpu(always, [](const SeriesReport& s) { return s.usd_per_month / kHoursPerMonth; });
+  f.family("gpuwise_gpu_duty_cycle_ratio", "gauge", "Mean GPU duty cycle over the window (0-1)");
+  each_gpu(measured, [](const SeriesReport& s) { return s.mean_util_pct / 100; });
+  f.family("gpuwise_gpu_idle_ratio", "gauge", "Share of the window's samples with the GPU idle (duty cycle under 5%)");
+  each_gpu(measured, [](const SeriesReport& s) { return s.idle_fraction; });
+  f.family("gpuwise_gpu_idle_cost_usd_per_hour", "gauge", "Dollars per hour paid for the GPU while idle (cost per hour x idle share)");
+  each_gpu(measured, [](const SeriesReport& s) { return s.usd_per_month / kHoursPerMonth * s.idle_fraction; });
+  f.family("gpuwise_gpu_memory_peak_bytes", "gauge", "Peak GPU memory used over the window");
+  each_gpu(always, [](const SeriesReport& s) { return s.peak_memory_bytes; });
+  f.family("gpuwise_gpu_observed_seconds", "gauge", "Seconds of the window the GPU's samples cover (gaps excluded)");
+  each_gpu(always, [](const SeriesReport& s) { return s.coverage_hours * 3600; });
+  f.family("gpuwise_gpu_cost_per_1k_inferences_usd", "gauge", "Dollars per 1,000 requests served, where request metrics exist");
+  each_gpu([](const SeriesReport& s) { return s.usd_per_1k_inferences.has_value(); },
+           [](const SeriesReport& s) { return *s.usd_per_1k_inferences; });
+  f.family("gpuwise_finding_recoverable_usd_per_month", "gauge", "Dollars a month the finding's move recovers");
+  for (const auto& audit : audits) {
+    if (!audit.per_gpu) continue;  // a finding is a GPU's
+    for (const auto& x : audit.run->report.findings)
       if (x.kind != "healthy" && x.kind != "insufficient_data")
-        f.sample({{"kind", x.kind}, {"scope", x.scope}, {"confidence", x.confidence}, {"window", window}}, x.waste_usd_per_month);
-    f.family("gpuwise_findings", "gauge", "Findings of each kind");
+        f.sample({{"kind", x.kind}, {"scope", x.scope}, {"confidence", x.confidence}, {"window", audit.window}}, x.waste_usd_per_month);
+  }
+  f.family("gpuwise_findings", "gauge", "Findings of each kind");
+  for (const auto& audit : audits) {
     std::map<std::string, int> kinds;
-    for (const auto& x : r.findings) ++kinds[x.kind];
-    for (const auto& [kind, n] : kinds) f.sample({{"kind", kind}, {"window", window}}, n);
-    if (!group_by.empty()) {
-      f.family("gpuwise_group_cost_usd_per_hour", "gauge", "What each group's GPUs cost per hour (the --group-by label)");
-      for (const auto& a : r.attribution)
-        f.sample({{"group_by", group_by}, {"group", a.group}, {"window", window}}, a.usd_per_month / kHoursPerMonth);
-      f.family("gpuwise_group_duty_cycle_ratio", "gauge", "Mean duty cycle of each group's GPUs");
-      for (const auto& a : r.attribution) f.sample({{"group_by", group_by}, {"group", a.group}, {"window", window}}, a.mean_util_pct / 100);
-    }
-    f.family("gpuwise_fleet_cost_usd_per_hour", "gauge", "What the fleet's GPUs cost per hour");
-    f.sample(w, r.fleet_usd_per_month / kHoursPerMonth);
-    f.family("gpuwise_fleet_recoverable_usd_per_month", "gauge", "Dollars a month the findings' moves recover, all together");
-    f.sample(w, r.recoverable_usd_per_month);
-    f.family("gpuwise_fleet_duty_cycle_ratio", "gauge", "Mean duty cycle over the fleet's GPUs");
-    f.sample(w, r.mean_util_pct / 100);
-    f.family("gpuwise_fleet_idle_ratio", "gauge", "Share of the fleet's samples with the GPU idle");
-    f.sample(w, r.idle_sample_fraction);
-    // The fleet's duty cycle by hour of the week (UTC), over the GPUs with samples in that hour:
-    // the heat map of when GPUs sit idle.
-    f.family("gpuwise_fleet_duty_cycle_by_hour_of_week_ratio", "gauge", "Mean GPU duty cycle in each hour of the week (UTC, Monday 00 first)");
-    for (size_t h = 0; h < 168; ++h) {
-      double sum = 0;
-      int n = 0;
-      for (const auto& s : r.series)
-        if (h < s.hour_of_week_util_pct.size() && s.hour_of_week_util_pct[h] >= 0) {
-          sum += s.hour_of_week_util_pct[h];
-          ++n;
-        }
-      if (n) f.sample(hour_of_week(h, w), sum / n / 100);
-    }
-    // When GPUs sit idle: the share of samples idle and the dollars per hour idle GPUs cost, by
-    // hour of the week, over the fleet and (with --group-by) each group.
-    f.family("gpuwise_fleet_idle_by_hour_of_week_ratio", "gauge",
-             "Share of the fleet's duty-cycle samples idle (under 5%) in each hour of the week (UTC, Monday 00 first)");
+    for (const auto& x : audit.run->report.findings) ++kinds[x.kind];
+    for (const auto& [kind, n] : kinds) f.sample({{"kind", kind}, {"window", audit.window}}, n);
+  }
+  if (!group_by.empty()) {
+    f.family("gpuwise_group_cost_usd_per_hour", "gauge", "What each group's GPUs cost per hour (the --group-by label)");
+    for (const auto& audit : audits)
+      for (const auto& a : audit.run->report.attribution)
+        f.sample({{"group_by", group_by}, {"group", a.group}, {"window", audit.window}}, a.usd_per_month / kHoursPerMonth);
+    f.family("gpuwise_group_duty_cycle_ratio", "gauge", "Mean duty cycle of each group's GPUs");
+    for (const auto& audit : audits)
+      for (const auto& a : audit.run->report.attribution)
+        f.sample({{"group_by", group_by}, {"group", a.group}, {"window", audit.window}}, a.mean_util_pct / 100);
+  }
+  // One sample per window of a fleet figure.
+  auto each_window = [&](const char* name, const char* help, double (*value)(const AuditReport&)) {
+    f.family(name, "gauge", help);
+    for (const auto& audit : audits) f.sample({{"window", audit.window}}, value(audit.run->report));
+  };
+  each_window("gpuwise_fleet_cost_usd_per_hour", "What the fleet's GPUs cost per hour",
+              [](const AuditReport& r) { return r.fleet_usd_per_month / kHoursPerMonth; });
+  each_window("gpuwise_fleet_recoverable_usd_per_month", "Dollars a month the findings' moves recover, all together",
+              [](const AuditReport& r) { return r.recoverable_usd_per_month; });
+  each_window("gpuwise_fleet_duty_cycle_ratio", "Mean duty cycle over the fleet's GPUs", [](const AuditReport& r) { return r.mean_util_pct / 100; });
+  each_window("gpuwise_fleet_idle_ratio", "Share of the fleet's samples with the GPU idle", [](const AuditReport& r) { return r.idle_sample_fraction; });
+  // The fleet's duty cycle by hour of the week (UTC), over the GPUs with samples in that hour.
+  f.family("gpuwise_fleet_duty_cycle_by_hour_of_week_ratio", "gauge", "Mean GPU duty cycle in each hour of the week (UTC, Monday 00 first)");
+  for (const auto& audit : audits) {
+    const AuditReport& r = audit.run->report;
+    for (size_t h = 0; h < r.hour_of_week_util_pct.size(); ++h)
+      if (r.hour_of_week_util_pct[h] >= 0) f.sample(hour_of_week(h, {{"window", audit.window}}), r.hour_of_week_util_pct[h] / 100);
+  }
+  // When GPUs sit idle: the share of samples idle and the dollars per hour idle GPUs cost, by
+  // hour of the week, over the fleet and (with --group-by) each group.
+  f.family("gpuwise_fleet_idle_by_hour_of_week_ratio", "gauge",
+           "Share of the fleet's duty-cycle samples idle (under 5%) in each hour of the week (UTC, Monday 00 first)");
+  for (const auto& audit : audits) {
+    const AuditReport& r = audit.run->report;
     for (size_t h = 0; h < r.hour_of_week_idle_ratio.size(); ++h)
-      if (r.hour_of_week_idle_ratio[h] >= 0) f.sample(hour_of_week(h, w), r.hour_of_week_idle_ratio[h]);
-    f.family("gpuwise_fleet_idle_cost_by_hour_of_week_usd_per_hour", "gauge",
-             "Dollars per hour the fleet's idle GPUs cost in each hour of the week (hourly price x idle share then)");
-    for (size_t h = 0; h < r.hour_of_week_idle_usd_per_hour.size(); ++h)
-      if (r.hour_of_week_idle_ratio[h] >= 0) f.sample(hour_of_week(h, w), r.hour_of_week_idle_usd_per_hour[h]);
-    if (!group_by.empty()) {
-      f.family("gpuwise_group_idle_by_hour_of_week_ratio", "gauge", "Share of each group's duty-cycle samples idle in each hour of the week");
-      for (const auto& a : r.attribution)
+      if (r.hour_of_week_idle_ratio[h] >= 0) f.sample(hour_of_week(h, {{"window", audit.window}}), r.hour_of_week_idle_ratio[h]);
+  }
+  f.family("gpuwise_fleet_idle_cost_by_hour_of_week_usd_per_hour", "gauge",
+           "Dollars per hour the fleet's idle GPUs cost in each hour of the week (hourly price x idle share then)");
+  for (const auto& audit : audits) {
+    const AuditReport& r = audit.run->report;
+    for (size_t h = 0; h < r.hour_of_week_idle_usd_per_hour.size() && h < r.hour_of_week_idle_ratio.size(); ++h)
+      if (r.hour_of_week_idle_ratio[h] >= 0) f.sample(hour_of_week(h, {{"window", audit.window}}), r.hour_of_week_idle_usd_per_hour[h]);
+  }
+  if (!group_by.empty()) {
+    f.family("gpuwise_group_idle_by_hour_of_week_ratio", "gauge", "Share of each group's duty-cycle samples idle in each hour of the week");
+    for (const auto& audit : audits)
+      for (const auto& a : audit.run->report.attribution)
         for (size_t h = 0; h < a.hour_of_week_idle_ratio.size(); ++h)
           if (a.hour_of_week_idle_ratio[h] >= 0)
-            f.sample(hour_of_week(h, {{"group_by", group_by}, {"group", a.group}, {"window", window}}), a.hour_of_week_idle_ratio[h]);
-    }
-    f.family("gpuwise_fleet_gpus", "gauge", "GPU series seen in the window");
-    f.sample(w, r.gpus);
-    if (r.usd_per_1k_inferences) {
-      f.family("gpuwise_fleet_cost_per_1k_inferences_usd", "gauge", "Dollars per 1,000 requests over the fleet");
-      f.sample(w, *r.usd_per_1k_inferences);
-    }
+            f.sample(hour_of_week(h, {{"group_by", group_by}, {"group", a.group}, {"window", audit.window}}), a.hour_of_week_idle_ratio[h]);
+  }
+  each_window("gpuwise_fleet_gpus", "GPU series seen in the window", [](const AuditReport& r) { return static_cast<double>(r.gpus); });
+  bool any_requests = false;
+  for (const auto& audit : audits) any_requests = any_requests || audit.run->report.usd_per_1k_inferences.has_value();
+  if (any_requests) {
+    f.family("gpuwise_fleet_cost_per_1k_inferences_usd", "gauge", "Dollars per 1,000 requests over the fleet");
+    for (const auto& audit : audits)
+      if (audit.run->report.usd_per_1k_inferences) f.sample({{"window", audit.window}}, *audit.run->report.usd_per_1k_inferences);
   }
   return f.take();
 }
@@ -220,7 +239,12 @@ std::string health_exposition(const WatchHealth& h, size_t series) {
   f.sample({}, h.missing_fraction);
   f.family("gpuwise_watch_series", "gauge", "GPU series kept from the last refresh");
   f.sample({}, static_cast<double>(series));
-  f.family("gpuwise_watch_window_seconds", "gauge", "The window each refresh audits");
+  f.family("gpuwise_watch_hourly_answers_kept", "gauge", "Series-hours of Prometheus' answers kept between refreshes (not asked again)");
+  f.sample({}, static_cast<double>(h.hours_kept));
+  f.family("gpuwise_watch_asked_span_seconds", "gauge",
+           "Span of the windows the last refresh asked Prometheus for: the hours new or not settled since the refresh before");
+  f.sample({}, 3600.0 * h.hours_asked);
+  f.family("gpuwise_watch_window_seconds", "gauge", "The primary window each refresh audits (per-GPU figures, findings, page)");
   f.sample({}, h.window_s);
   f.family("gpuwise_watch_prometheus_queries_total", "counter", "Queries sent to Prometheus");
   f.sample({}, static_cast<double>(h.prometheus_queries));

@@ -22,6 +22,8 @@ struct WatchHealth {
   bool partial = false;             // the last answer was partial (some chunks missing)
   double missing_fraction = 0;      // of the GPU-hours asked for
   long long prometheus_queries = 0, prometheus_retries = 0;
+  long long hours_kept = 0;         // series-hours held between refreshes
+  int hours_asked = 0;              // hours the last refresh asked Prometheus for (the others were held)
 };
 
 // A label value in the text format: backslash, double quote and line feed escaped.
@@ -31,7 +33,18 @@ std::string escape_label_value(const std::string& value);
 // hostname, namespace, pod, container, team, accelerator and instance_type.
 std::vector<std::pair<std::string, std::string>> gpu_labels(const SeriesReport& series);
 
-// The fleet's figures from an audit: rendered once per refresh, served at every scrape.
+// One window's audit: its name ("7d", the `window` label) and whether its per-GPU families and
+// findings are exported (the primary window's; the others export fleet and group figures only,
+// so that a 10,000-GPU fleet is not exported four times over).
+struct WindowAudit {
+  std::string window;
+  const AuditRun* run = nullptr;
+  bool per_gpu = true;
+};
+
+// The fleet's figures from audits of one or more windows: rendered once per refresh, served at
+// every scrape.
+std::string fleet_exposition(const std::vector<WindowAudit>& audits, const std::string& group_by);
 std::string fleet_exposition(const AuditRun& run, const std::string& window, const std::string& group_by);
 // The watcher's own health, rendered at each scrape; `series` kept from the last refresh.
 std::string health_exposition(const WatchHealth& health, size_t series);

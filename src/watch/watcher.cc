@@ -39,31 +39,73 @@ std::string refreshing(std::string html, double interval_s) {
 
 }  // namespace
 
-Watcher::Watcher(const Catalog& catalog, WatchOptions options) : catalog_(catalog), options_(std::move(options)) {
+Watcher::Watcher(const Catalog& catalog, WatchOptions options)
+    : catalog_(catalog), options_(std::move(options)), store_(options_.settle_s) {
   health_.window_s = options_.query.range_s;
 }
 
 bool Watcher::refresh(double now_s) {
-  AuditInputs in;
-  in.prometheus = options_.query;
-  in.prometheus->end_s = now_s;
-  in.options = options_.audit;
+  std::lock_guard<std::mutex> one_at_a_time(refresh_mutex_);
+  // The longest window first: it asks Prometheus for what the store lacks; the others find
+  // every hour in the store.
+  struct Window {
+    std::string name;
+    double seconds;
+    bool primary;
+  };
+  std::vector<Window> windows = {{options_.window_text, options_.query.range_s, true}};
+  for (const auto& [name, seconds] : options_.windows)
+    if (name != options_.window_text) windows.push_back({name, seconds, false});
+  std::stable_sort(windows.begin(), windows.end(), [](const Window& a, const Window& b) { return a.seconds > b.seconds; });
   const auto started = std::chrono::steady_clock::now();
-  auto run = audit_telemetry(catalog_, in);
+  store_.filled_for_end_s = 0;  // a new refresh asks again what has not settled
+  std::vector<AuditRun> runs;
+  runs.reserve(windows.size());
+  std::string error;
+  std::vector<Window> audited;
+  for (const auto& w : windows) {
+    AuditInputs in;
+    in.prometheus = options_.query;
+    in.prometheus->range_s = w.seconds;
+    in.prometheus->end_s = now_s;
+    in.prometheus->store = &store_;
+    in.options = options_.audit;
+    if (!w.primary) in.options.min_coverage_hours = std::min(in.options.min_coverage_hours, 0.5 * w.seconds / 3600);
+    auto run = audit_telemetry(catalog_, in);
+    if (!run.ok()) {
+      // The longest window asks Prometheus and the primary one is what the watcher serves: either
+      // failing fails the refresh. Another window without data (an hour in which nothing
+      // reported) is left out of this refresh's figures.
+      if (runs.empty() || w.primary) {
+        error = run.error().to_string();
+        break;
+      }
+      continue;
+    }
+    // Beside the primary window only the fleet's and the groups' figures are exported.
+    if (!w.primary) run.value().report.series = {};
+    runs.push_back(std::move(run.value()));
+    audited.push_back(w);
+  }
+  store_.forget_before(static_cast<long long>(std::ceil(now_s / 3600)) - static_cast<long long>(std::ceil(windows.front().seconds / 3600)));
   const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::shared_ptr<Snapshot> next;
-  std::string error;
-  if (run.ok()) {
+  if (error.empty()) {
     next = std::make_shared<Snapshot>();
-    next->run = std::move(run.value());
-    next->fleet_metrics = fleet_exposition(next->run, options_.window_text, options_.audit.group_by);
-    next->findings_json = to_json(next->run).dump();
+    std::vector<WindowAudit> audits;
+    size_t primary = 0;
+    for (size_t k = 0; k < audited.size(); ++k) {
+      audits.push_back({audited[k].name, &runs[k], audited[k].primary});
+      if (audited[k].primary) primary = k;
+    }
+    next->fleet_metrics = fleet_exposition(audits, options_.audit.group_by);
+    next->prometheus = runs.front().prometheus;  // the longest window's: what was asked this time
+    next->run = std::move(runs[primary]);
+    runs.clear();
     auto page = render_html(audit_run_document(next->run, options_.audit.group_by, 50));
     next->page_html = page.ok() ? refreshing(page.value(), options_.interval_s)
                                 : "<!doctype html><title>gpuwise watch</title><p>The page could not be drawn: " +
                                       page.error().to_string() + "</p>";
-  } else {
-    error = run.error().to_string();
   }
 #ifdef __GLIBC__
   // The audit's working memory (answers, aggregates) is freed by now; hand it back to the
@@ -83,10 +125,13 @@ bool Watcher::refresh(double now_s) {
   last_error_.clear();
   health_.last_success_s = now_s;
   health_.last_refresh_seconds = took_s;
-  health_.partial = next->run.prometheus.partial;
-  health_.missing_fraction = next->run.prometheus.missing_fraction();
-  health_.prometheus_queries += next->run.prometheus.queries;
-  health_.prometheus_retries += next->run.prometheus.retries;
+  health_.partial = next->prometheus.partial;
+  health_.missing_fraction = next->prometheus.missing_fraction();
+  health_.prometheus_queries += next->prometheus.queries;
+  health_.prometheus_retries += next->prometheus.retries;
+  health_.hours_asked = next->prometheus.hours_asked;
+  health_.hours_kept = 0;
+  for (const auto& [id, series] : store_.series) health_.hours_kept += static_cast<long long>(series.run.hours.size());
   snapshot_ = std::move(next);
   return true;
 }
@@ -141,7 +186,8 @@ HttpReply Watcher::answer(const HttpRequest& request, double now_s) const {
   }
   if (!snapshot) return reply(503, "text/plain; charset=utf-8", "no refresh has succeeded yet: " + last_error() + "\n");
   if (path == "/") return reply(200, "text/html; charset=utf-8", snapshot->page_html);
-  return reply(200, "application/json", snapshot->findings_json);
+  // Rendered when asked: 30 MB of JSON for 10,000 GPUs is not worth holding between refreshes.
+  return reply(200, "application/json", to_json(snapshot->run).dump());
 }
 
 void run_watch(Watcher& watcher, HttpServer& server, const std::atomic<bool>& stop) {

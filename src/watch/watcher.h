@@ -1,9 +1,11 @@
 // `gpuwise watch`: the audit run continuously against the fleet's Prometheus. Every interval it
 // audits the window that ends now through the push-down (hourly aggregates computed by the
 // server), keeps the answer, and serves it: /metrics (exposition.h), / (the audit page,
-// refreshing itself), /api/v1/findings (the audit's JSON), /healthz and /readyz. When
+// refreshing itself), /api/v1/findings (the audit's JSON), /healthz and /readyz. The hours
+// Prometheus answered in full are kept (pushdown_store.h), so a refresh asks only for the hours
+// since the last one (and those still settling), however long its windows. When
 // Prometheus is down or slow it keeps serving the last values, their age exported, and retries
-// with a backoff that doubles up to the interval; it holds no local state, so a restart rebuilds
+// with a backoff that doubles up to the interval; it holds no state on disk, so a restart rebuilds
 // everything from Prometheus at its first refresh.
 #pragma once
 
@@ -16,16 +18,23 @@
 #include "audit/audit_run.h"
 #include "catalog/catalog.h"
 #include "telemetry/http_server.h"
+#include "telemetry/pushdown_store.h"
 #include "watch/exposition.h"
 
 namespace gw {
 
 struct WatchOptions {
-  PrometheusQueryOptions query;  // url, selector, timeouts; range_s is the window
-  AuditOptions audit;
+  PrometheusQueryOptions query;  // url, selector, timeouts; range_s is the primary window
+  AuditOptions audit;            // min_coverage_hours: the primary window's; other windows' at most half their span
   double interval_s = 300;
   double first_retry_s = 5;      // after a failed refresh; doubles up to interval_s
   std::string window_text = "24h";
+  // Rolling windows audited beside the primary one at every refresh, each exported with its
+  // fleet and group figures (the per-GPU ones, the findings, the page and the JSON are the
+  // primary window's): name and seconds.
+  std::vector<std::pair<std::string, double>> windows;
+  // An hour that ended this long before a refresh is complete in Prometheus: kept, not asked again.
+  double settle_s = 900;
   std::string metrics_token;     // non-empty: /metrics answers only "Authorization: Bearer <token>"
 };
 
@@ -47,14 +56,16 @@ class Watcher {
 
  private:
   struct Snapshot {
-    AuditRun run;
+    AuditRun run;                  // the primary window's
+    PrometheusStats prometheus;    // what the refresh asked (the longest window's audit)
     std::string fleet_metrics;  // the exposition of the fleet's figures
-    std::string findings_json;
     std::string page_html;
   };
 
   const Catalog& catalog_;
   WatchOptions options_;
+  std::mutex refresh_mutex_;        // one refresh at a time: they share the store
+  pushdown::PushDownStore store_;   // the hours already answered, the longest window's
   mutable std::mutex mutex_;
   std::shared_ptr<const Snapshot> snapshot_;
   WatchHealth health_;

@@ -88,6 +88,9 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
   options.audit.usd_per_gpu_hour = 2.0;
   options.audit.min_coverage_hours = 24;
   options.audit.group_by = "namespace";
+  // Rolling windows beside the primary: the last hour holds no data (the history ends an hour or
+  // two ago) and is left out; 24 hours is audited from the hours the 3-day window fetched.
+  options.windows = {{"1h", 3600}, {"24h", 86400}, {"3d", 3 * 86400}};
   Watcher watcher(catalog, options);
   EXPECT_EQ(watcher.answer({"/readyz", ""}, now).status, 503);
   EXPECT_EQ(watcher.answer({"/healthz", ""}, now).status, 200);
@@ -132,11 +135,11 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
     if (sample["metric"].value("pod", "") == "evil\"pod<script>") hostile_seen = true;
   }
   EXPECT_TRUE(hostile_seen) << "the pod's name with a quote and markup came through the exposition whole: " << idle.dump();
-  auto fleet = prometheus_query(prometheus.port, "gpuwise_fleet_cost_usd_per_hour");
+  auto fleet = prometheus_query(prometheus.port, "gpuwise_fleet_cost_usd_per_hour{window=\"3d\"}");
   ASSERT_EQ(fleet["data"]["result"].size(), 1u) << fleet.dump();
   EXPECT_NEAR(std::stod(fleet["data"]["result"][0]["value"][1].get<std::string>()), report.fleet_usd_per_month / 730, 1e-6);
   EXPECT_NEAR(report.fleet_usd_per_month / 730, 4 * 2.0, 1e-6);  // four GPUs at $2 an hour
-  auto recoverable = prometheus_query(prometheus.port, "gpuwise_fleet_recoverable_usd_per_month");
+  auto recoverable = prometheus_query(prometheus.port, "gpuwise_fleet_recoverable_usd_per_month{window=\"3d\"}");
   ASSERT_EQ(recoverable["data"]["result"].size(), 1u);
   EXPECT_NEAR(std::stod(recoverable["data"]["result"][0]["value"][1].get<std::string>()), report.recoverable_usd_per_month, 1e-6);
   EXPECT_GT(report.recoverable_usd_per_month, 0);  // the idle GPU at least
@@ -163,7 +166,7 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
   const auto dashboard = nlohmann::json::parse(dashboard_file);
   std::vector<std::string> variables;
   for (const auto& v : dashboard["templating"]["list"]) variables.push_back(v["name"]);
-  EXPECT_EQ(variables, std::vector<std::string>({"datasource", "namespace", "team", "accelerator"}));
+  EXPECT_EQ(variables, std::vector<std::string>({"datasource", "window", "namespace", "team", "accelerator"}));
   auto label_values = prometheus_query(prometheus.port, "count by (namespace) (gpuwise_gpu_cost_usd_per_hour)");
   ASSERT_EQ(label_values["data"]["result"].size(), 1u);
   EXPECT_EQ(label_values["data"]["result"][0]["metric"]["namespace"], "ml");
@@ -180,6 +183,7 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
       std::string expr = target["expr"];
       for (const char* name : {"$namespace", "$team", "$accelerator"})
         for (size_t at; (at = expr.find(name)) != std::string::npos;) expr.replace(at, std::string(name).size(), ".*");
+      for (size_t at; (at = expr.find("$window")) != std::string::npos;) expr.replace(at, 7, "3d");
       auto answer = prometheus_query(prometheus.port, expr);
       ASSERT_EQ(answer.value("status", ""), "success") << title << ": " << expr << ": " << answer.dump();
       if (title == "Cost per 1k inferences") continue;
@@ -191,9 +195,51 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
       }
     }
   }
-  EXPECT_GE(panels, 10);
-  auto hours = prometheus_query(prometheus.port, "count(gpuwise_fleet_duty_cycle_by_hour_of_week_ratio)");
+  EXPECT_GE(panels, 12);
+  auto hours = prometheus_query(prometheus.port, "count(gpuwise_fleet_duty_cycle_by_hour_of_week_ratio{window=\"3d\"})");
   EXPECT_GE(std::stod(hours["data"]["result"][0]["value"][1].get<std::string>()), 40);  // 40 hours of history
+  // The idle heat map: one GPU of four idle in every hour of the history; its dollars are the idle
+  // GPU's $2 an hour.
+  auto idle_hours = prometheus_query(prometheus.port, "gpuwise_fleet_idle_by_hour_of_week_ratio{window=\"3d\"}");
+  ASSERT_GE(idle_hours["data"]["result"].size(), 40u) << idle_hours.dump();
+  for (const auto& sample : idle_hours["data"]["result"]) EXPECT_NEAR(std::stod(sample["value"][1].get<std::string>()), 0.25, 1e-9);
+  auto idle_dollars = prometheus_query(prometheus.port, "max(gpuwise_fleet_idle_cost_by_hour_of_week_usd_per_hour{window=\"3d\"})");
+  EXPECT_NEAR(std::stod(idle_dollars["data"]["result"][0]["value"][1].get<std::string>()), 2.0, 1e-9);
+
+  // The rolling windows: the fleet's figures for each window with data, the per-GPU ones for the
+  // primary window only; the 24-hour window's cost is the four GPUs' too.
+  auto windows = prometheus_query(prometheus.port, "gpuwise_fleet_cost_usd_per_hour");
+  std::map<std::string, double> cost_by_window;
+  for (const auto& sample : windows["data"]["result"])
+    cost_by_window[sample["metric"]["window"]] = std::stod(sample["value"][1].get<std::string>());
+  EXPECT_EQ(cost_by_window.size(), 2u) << windows.dump();
+  EXPECT_NEAR(cost_by_window["24h"], 8.0, 1e-6);
+  EXPECT_NEAR(cost_by_window["3d"], 8.0, 1e-6);
+  auto per_gpu_windows = prometheus_query(prometheus.port, "count by (window) (gpuwise_gpu_idle_ratio)");
+  ASSERT_EQ(per_gpu_windows["data"]["result"].size(), 1u) << per_gpu_windows.dump();
+  EXPECT_EQ(per_gpu_windows["data"]["result"][0]["metric"]["window"], "3d");
+
+  // A second refresh asks Prometheus only for the hours that had not settled: the store answers
+  // the rest, and the figures stay the audit's.
+  const auto gauge = [&](const std::string& name) {
+    const std::string text = watcher.metrics(wall_now());
+    const std::string sample = "\n" + name + " ";  // the sample, not its HELP
+    return std::stod(text.substr(text.find(sample) + sample.size()));
+  };
+  EXPECT_EQ(gauge("gpuwise_watch_asked_span_seconds"), 72 * 3600);  // the 3-day window, all of it
+  EXPECT_GE(gauge("gpuwise_watch_hourly_answers_kept"), 4 * 40);
+  ASSERT_TRUE(watcher.refresh(now + 60)) << watcher.last_error();
+  // The hour in progress, and the one before while it settles (15 minutes).
+  EXPECT_GE(gauge("gpuwise_watch_asked_span_seconds"), 3600);
+  EXPECT_LE(gauge("gpuwise_watch_asked_span_seconds"), 2 * 3600);
+  const std::string again = watcher.metrics(now + 60);
+  for (const auto& s : report.series) {
+    const std::string line = fmt::format("\ngpuwise_gpu_idle_ratio{{gpu=\"{}\"", escape_label_value(s.id));
+    const size_t at = again.find(line);
+    ASSERT_NE(at, std::string::npos) << s.id;
+    const size_t value = again.find("} ", at) + 2;
+    EXPECT_NEAR(std::stod(again.substr(value, again.find('\n', value) - value)), s.idle_fraction, 1e-9) << s.id;
+  }
 
   // Over HTTP: the findings are the audit's, the page refreshes itself, unknown paths are 404.
   httplib::Client client("127.0.0.1", server->port());
