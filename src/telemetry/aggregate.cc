@@ -188,6 +188,7 @@ void TelemetryAggregator::add_mean(const std::string& series, const Labels& labe
     case Metric::cpu_util_pct: a.cpu_samples += n; a.cpu_sum += mean * samples; break;
     case Metric::cpu_iowait_pct: a.iowait_samples += n; a.iowait_sum += mean * samples; break;
     case Metric::host_cpus: a.host_cpus = std::max(a.host_cpus, static_cast<int>(std::lround(mean))); break;
+    case Metric::requests_per_s: a.requests_samples += n; a.requests_sum += mean * samples; break;
     default: break;  // GPU metrics come through add_hour
   }
 }

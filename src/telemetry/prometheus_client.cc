@@ -66,6 +66,10 @@ constexpr double kStepS = 3600;
 // dcgm-exporter's duty cycle (%) and framebuffer use (MiB).
 constexpr const char* kUtilMetric = "DCGM_FI_DEV_GPU_UTIL";
 constexpr const char* kMemoryMetric = "DCGM_FI_DEV_FB_USED";
+// Requests served, counted by the serving engines' own exporters: vLLM (docs.vllm.ai, "Production
+// Metrics"), SGLang (docs.sglang.ai, "Production Metrics"), Hugging Face TGI and NVIDIA Triton
+// (their metrics pages), as of 2026-12.
+constexpr const char* kServedCounters = "vllm:request_success_total|sglang:num_requests_total|tgi_request_success|nv_inference_request_success";
 
 constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
@@ -123,6 +127,7 @@ class PushDownReader {
     if (!any && stats_.partial) return Error{o_.url, 0, "", stats_.warnings.substr(0, stats_.warnings.find(';'))};
     if (!any) return Error{o_.url, 0, "", "Prometheus has no DCGM_FI_DEV_GPU_UTIL or DCGM_FI_DEV_FB_USED series in the range"};
     add_host_hours();
+    add_served_requests();
     std::set<std::string> read_raw = read_short_lived_and_boundaries();
     for (const auto& id : read_irregular(read_raw)) read_raw.insert(id);
     read_impossible_hours(read_raw);
@@ -318,6 +323,11 @@ class PushDownReader {
         {Metric::host_cpus, "count by (instance) (node_cpu_seconds_total{mode=\"idle\"})"},
     };
     const char* host_names[] = {"host cpu", "host iowait", "host cpus"};
+    // Requests each pod served per second in the hour, for the cost per 1,000 inferences.
+    const std::pair<Metric, std::string> served_queries[] = {
+        {Metric::requests_per_s, std::string("sum by (namespace, pod) (rate({__name__=~\"") + kServedCounters + "\"" +
+                                     (o_.selector.empty() ? "" : "," + o_.selector) + "}[" + hour + "]))"}};
+    const char* served_names[] = {"requests served"};
     size_t chunk = 0;
     if (auto error = chunk_hours(chunk)) return error;
     // The hours to ask: the window's, but those the store holds complete (and none when the store
@@ -332,11 +342,15 @@ class PushDownReader {
     std::vector<Request> requests = over_chunks(gpu_queries, gpu_names, chunks);
     const size_t gpu_requests = requests.size();
     for (auto& r : over_chunks(host_queries, host_names, chunks)) requests.push_back(std::move(r));
+    const size_t host_requests = requests.size();
+    for (auto& r : over_chunks(served_queries, served_names, chunks)) requests.push_back(std::move(r));
     auto error = run_and_take(requests, [&](size_t i, const QueryResult& result) {
       if (i < gpu_requests)
         take_gpu_answer(gpu_queries[i / chunks.size()].first, result);
-      else
+      else if (i < host_requests)
         take_host_answer(host_queries[(i - gpu_requests) / chunks.size()].first, result);
+      else
+        take_served_answer(result);
     });
     if (!error && o_.use_recording_rules) error = ask_unrecorded_hours(ask, chunk);
     if (error) return error;
@@ -447,6 +461,47 @@ class PushDownReader {
         HostHour& h = host.run.at(first_hour_ + static_cast<long long>(*i));
         (metric == Metric::cpu_util_pct ? h.cpu_pct : metric == Metric::cpu_iowait_pct ? h.iowait_pct : h.cpus) = value;
       }
+    }
+  }
+
+  static std::pair<std::string, std::string> namespace_and_pod(const std::vector<std::pair<std::string, std::string>>& labels) {
+    std::pair<std::string, std::string> out;
+    for (const auto& [key, value] : labels) {
+      if (key == "namespace") out.first = value;
+      if (key == "pod") out.second = value;
+    }
+    return out;
+  }
+
+  void take_served_answer(const QueryResult& result) {
+    for (const auto& series : result.series) {
+      auto [ns, pod] = namespace_and_pod(series.metric);
+      if (pod.empty()) continue;  // not a pod's: nothing to join it to
+      auto& run = store_.served[{ns, pod}];
+      for (const auto& [t, value] : series.points)
+        if (auto i = hour_index(t); i && value >= 0) run.at(first_hour_ + static_cast<long long>(*i)).per_s = value;
+    }
+  }
+
+  // Each pod's mean request rate over the window's hours it served in, shared by the pod's GPUs.
+  void add_served_requests() {
+    std::map<std::pair<std::string, std::string>, std::vector<const std::string*>> gpus;  // by (namespace, pod)
+    for (const auto& [id, entry] : data_) {
+      auto key = namespace_and_pod(entry.labels);
+      if (!key.second.empty() && life_of(entry).samples > 0) gpus[key].push_back(&id);
+    }
+    for (const auto& [key, run] : store_.served) {
+      auto found = gpus.find(key);
+      if (found == gpus.end()) continue;
+      double sum = 0, hours = 0;
+      for (size_t i = 0; i < hours_; ++i)
+        if (const ServedHour* h = run.find(first_hour_ + static_cast<long long>(i)); h && !std::isnan(h->per_s)) {
+          sum += h->per_s;
+          ++hours;
+        }
+      if (hours == 0) continue;
+      for (const std::string* id : found->second)
+        aggregator_.add_mean(*id, data_.at(*id).labels, Metric::requests_per_s, sum / hours / static_cast<double>(found->second.size()), hours);
     }
   }
 

@@ -7,6 +7,8 @@ void PushDownStore::clear_hour(long long hour) {
     if (s.run.find(hour)) s.run.at(hour) = HourValues{};
   for (auto& [id, h] : hosts)
     if (h.run.find(hour)) h.run.at(hour) = HostHour{};
+  for (auto& [pod, run] : served)
+    if (run.find(hour)) run.at(hour) = ServedHour{};
   complete_.erase(hour);
 }
 
@@ -20,6 +22,10 @@ void PushDownStore::forget_before(long long hour) {
   for (auto it = hosts.begin(); it != hosts.end();) {
     it->second.run.forget_before(hour);
     it = it->second.run.hours.empty() ? hosts.erase(it) : std::next(it);
+  }
+  for (auto it = served.begin(); it != served.end();) {
+    it->second.forget_before(hour);
+    it = it->second.hours.empty() ? served.erase(it) : std::next(it);
   }
   complete_.erase(complete_.begin(), complete_.lower_bound(hour));
 }

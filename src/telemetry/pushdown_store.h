@@ -90,12 +90,18 @@ struct HostHours {
   HourRun<HostHour> run;
 };
 
+// Requests a pod's serving engine answered per second in an hour (NaN: not known).
+struct ServedHour {
+  double per_s = std::numeric_limits<double>::quiet_NaN();
+};
+
 class PushDownStore {
  public:
   explicit PushDownStore(double settle_s = 900) : settle_s_(settle_s) {}
 
   std::map<std::string, SeriesHours> series;
   std::map<std::string, HostHours> hosts;
+  std::map<std::pair<std::string, std::string>, HourRun<ServedHour>> served;  // by (namespace, pod)
   // The window's end the store was last filled for: a window ending there asks nothing again.
   double filled_for_end_s = 0;
 
