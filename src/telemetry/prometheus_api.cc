@@ -169,6 +169,30 @@ void release_parser_memory() {
   shared_parser() = simdjson::dom::parser{};
 }
 
+std::optional<double> parse_duration_s(std::string_view text) {
+  text = trim(text);
+  if (text.empty()) return std::nullopt;
+  double unit = 1;
+  char last = text.back();
+  if (last == 'd') unit = 86400;
+  else if (last == 'h') unit = 3600;
+  else if (last == 'm') unit = 60;
+  else if (last == 's') unit = 1;
+  if (last == 'd' || last == 'h' || last == 'm' || last == 's') text.remove_suffix(1);
+  auto value = parse_finite_double(text);
+  if (!value || *value <= 0) return std::nullopt;
+  return *value * unit;
+}
+
+void PrometheusStats::add_seconds(const std::string& what, double seconds) {
+  for (auto& [name, total] : seconds_by_query)
+    if (name == what) {
+      total += seconds;
+      return;
+    }
+  seconds_by_query.emplace_back(what, seconds);
+}
+
 QueryResult prometheus_query(HttpClient& client, const PrometheusUrl& url, const char* endpoint,
                              const HttpParams& params, const PrometheusQueryOptions& o, PrometheusStats& stats) {
   QueryResult result;

@@ -16,34 +16,11 @@
 #include "core/parallel.h"
 #include "telemetry/prometheus_api.h"
 #include "telemetry/pushdown_coverage.h"
+#include "telemetry/pushdown_joins.h"
 #include "telemetry/pushdown_store.h"
 #include "telemetry/recording_rules.h"
 
 namespace gw {
-
-std::optional<double> parse_duration_s(std::string_view text) {
-  text = trim(text);
-  if (text.empty()) return std::nullopt;
-  double unit = 1;
-  char last = text.back();
-  if (last == 'd') unit = 86400;
-  else if (last == 'h') unit = 3600;
-  else if (last == 'm') unit = 60;
-  else if (last == 's') unit = 1;
-  if (last == 'd' || last == 'h' || last == 'm' || last == 's') text.remove_suffix(1);
-  auto value = parse_finite_double(text);
-  if (!value || *value <= 0) return std::nullopt;
-  return *value * unit;
-}
-
-void PrometheusStats::add_seconds(const std::string& what, double seconds) {
-  for (auto& [name, total] : seconds_by_query)
-    if (name == what) {
-      total += seconds;
-      return;
-    }
-  seconds_by_query.emplace_back(what, seconds);
-}
 
 namespace {
 
@@ -106,6 +83,7 @@ class PushDownReader {
     hours_ = static_cast<size_t>(std::ceil(o.range_s / 3600));
     start_ = end_ - static_cast<double>(hours_) * 3600;
     first_hour_ = static_cast<long long>(std::llround(start_ / 3600));
+    window_ = {start_, first_hour_, hours_};
     auto client = make_client();
     // Prometheus 2.x closes range windows at both ends, 3.x opens them at the start: a sample on
     // an hour boundary must fall in one hour only, (h - 1h, h], as the files' hours are.
@@ -126,8 +104,8 @@ class PushDownReader {
     for (const auto& [id, entry] : data_) any = any || life_of(entry).samples > 0 || has_memory(entry);
     if (!any && stats_.partial) return Error{o_.url, 0, "", stats_.warnings.substr(0, stats_.warnings.find(';'))};
     if (!any) return Error{o_.url, 0, "", "Prometheus has no DCGM_FI_DEV_GPU_UTIL or DCGM_FI_DEV_FB_USED series in the range"};
-    add_host_hours();
-    add_served_requests();
+    add_host_hours(store_, window_, aggregator_);
+    add_served_requests(store_, window_, aggregator_);
     std::set<std::string> read_raw = read_short_lived_and_boundaries();
     for (const auto& id : read_irregular(read_raw)) read_raw.insert(id);
     read_impossible_hours(read_raw);
@@ -348,9 +326,9 @@ class PushDownReader {
       if (i < gpu_requests)
         take_gpu_answer(gpu_queries[i / chunks.size()].first, result);
       else if (i < host_requests)
-        take_host_answer(host_queries[(i - gpu_requests) / chunks.size()].first, result);
+        store_host_answer(store_, host_queries[(i - gpu_requests) / chunks.size()].first, result, window_);
       else
-        take_served_answer(result);
+        store_served_answer(store_, result, window_);
     });
     if (!error && o_.use_recording_rules) error = ask_unrecorded_hours(ask, chunk);
     if (error) return error;
@@ -437,82 +415,8 @@ class PushDownReader {
         it = data_.emplace(id, Entry{labels, std::move(matchers), {}}).first;
       }
       for (const auto& [t, value] : series.points)
-        if (auto i = hour_index(t)) it->second.run.at(first_hour_ + static_cast<long long>(*i)).set(field, value);
+        if (auto i = window_.index_of(t)) it->second.run.at(window_.hour(*i)).set(field, value);
     }
-  }
-
-  // The window's hour an evaluation time closes (none outside the window).
-  std::optional<size_t> hour_index(double evaluation_s) const {
-    double index = std::round((evaluation_s - kStepS - start_) / kStepS);
-    if (index < 0 || index >= static_cast<double>(hours_)) return std::nullopt;  // not an hour asked for
-    return static_cast<size_t>(index);
-  }
-
-  void take_host_answer(Metric metric, const QueryResult& result) {
-    for (const auto& series : result.series) {
-      auto instance = std::find_if(series.metric.begin(), series.metric.end(), [](const auto& kv) { return kv.first == "instance"; });
-      if (instance == series.metric.end()) continue;
-      Labels labels{{"hostname", instance_host(instance->second)}};
-      HostHours& host = store_.hosts["hostname=" + labels[0].second];
-      host.labels = labels;
-      for (const auto& [t, value] : series.points) {
-        auto i = hour_index(t);
-        if (!i) continue;
-        HostHour& h = host.run.at(first_hour_ + static_cast<long long>(*i));
-        (metric == Metric::cpu_util_pct ? h.cpu_pct : metric == Metric::cpu_iowait_pct ? h.iowait_pct : h.cpus) = value;
-      }
-    }
-  }
-
-  static std::pair<std::string, std::string> namespace_and_pod(const std::vector<std::pair<std::string, std::string>>& labels) {
-    std::pair<std::string, std::string> out;
-    for (const auto& [key, value] : labels) {
-      if (key == "namespace") out.first = value;
-      if (key == "pod") out.second = value;
-    }
-    return out;
-  }
-
-  void take_served_answer(const QueryResult& result) {
-    for (const auto& series : result.series) {
-      auto [ns, pod] = namespace_and_pod(series.metric);
-      if (pod.empty()) continue;  // not a pod's: nothing to join it to
-      auto& run = store_.served[{ns, pod}];
-      for (const auto& [t, value] : series.points)
-        if (auto i = hour_index(t); i && value >= 0) run.at(first_hour_ + static_cast<long long>(*i)).per_s = value;
-    }
-  }
-
-  // Each pod's mean request rate over the window's hours it served in, shared by the pod's GPUs.
-  void add_served_requests() {
-    std::map<std::pair<std::string, std::string>, std::vector<const std::string*>> gpus;  // by (namespace, pod)
-    for (const auto& [id, entry] : data_) {
-      auto key = namespace_and_pod(entry.labels);
-      if (!key.second.empty() && life_of(entry).samples > 0) gpus[key].push_back(&id);
-    }
-    for (const auto& [key, run] : store_.served) {
-      auto found = gpus.find(key);
-      if (found == gpus.end()) continue;
-      double sum = 0, hours = 0;
-      for (size_t i = 0; i < hours_; ++i)
-        if (const ServedHour* h = run.find(first_hour_ + static_cast<long long>(i)); h && !std::isnan(h->per_s)) {
-          sum += h->per_s;
-          ++hours;
-        }
-      if (hours == 0) continue;
-      for (const std::string* id : found->second)
-        aggregator_.add_mean(*id, data_.at(*id).labels, Metric::requests_per_s, sum / hours / static_cast<double>(found->second.size()), hours);
-    }
-  }
-
-  // The hosts' CPU in the window's hours, hour by hour.
-  void add_host_hours() {
-    for (const auto& [id, host] : store_.hosts)
-      for (auto [metric, field] : {std::pair{Metric::cpu_util_pct, &HostHour::cpu_pct}, std::pair{Metric::cpu_iowait_pct, &HostHour::iowait_pct},
-                                   std::pair{Metric::host_cpus, &HostHour::cpus}})
-        for (size_t i = 0; i < hours_; ++i)
-          if (const HostHour* h = host.run.find(first_hour_ + static_cast<long long>(i)); h && !std::isnan(h->*field))
-            aggregator_.add_mean(id, host.labels, metric, h->*field, 1);
   }
 
   // Requests for the raw samples of a series (util, and memory when asked) in the window_s
@@ -639,34 +543,10 @@ class PushDownReader {
         if (one && id != *one) continue;
         auto it = data_.find(id);
         if (it == data_.end() || read_raw.count(id)) continue;
-        if (HourValues* h = it->second.run.find(first_hour_ + static_cast<long long>(hour))) place_hour(*h, hour_start(hour), series.points);
+        if (HourValues* h = it->second.run.find(first_hour_ + static_cast<long long>(hour))) place_hour(*h, hour_start(hour), series.points, closed_windows_);
       }
     });
     return read_raw;
-  }
-
-  // An hour's first and last sample times from its raw samples, as a minute-step subquery sees
-  // them: the earliest is the previous hour's last sample when that was fresh at the hour's
-  // first minute step (the interval from it ends in this hour).
-  void place_hour(HourValues& h, double start_s, const std::vector<std::pair<double, double>>& points) const {
-    const double first_step = start_s + 60, lookback_s = 300;
-    double fresh_at_first_step = -1e300, first_in_hour = 1e300, last = -1e300;
-    for (const auto& point : points) {
-      double t = point.first;
-      bool fresh = closed_windows_ ? t >= first_step - lookback_s : t > first_step - lookback_s;
-      if (t <= first_step && fresh) fresh_at_first_step = std::max(fresh_at_first_step, t);
-      if (t > start_s) first_in_hour = std::min(first_in_hour, t);
-      last = std::max(last, t);
-    }
-    if (last <= start_s) return;  // no sample in the hour
-    h.set(kFirst, (fresh_at_first_step > -1e299 ? fresh_at_first_step : first_in_hour) - start_s);
-    h.set(kLast, last - start_s);
-  }
-
-  // An hour's first and last samples: where a raw read placed them, else (fresh every minute)
-  // the previous hour's last sample and the hour's end.
-  std::pair<double, double> first_last(const HourValues& h, double start_s) const {
-    return {start_s + (std::isnan(h[kFirst]) ? 0.0 : h[kFirst]), start_s + (std::isnan(h[kLast]) ? kStepS : h[kLast])};
   }
 
   // Long series whose hours may hide gaps are read raw (most irregular first, within a budget):
@@ -778,6 +658,7 @@ class PushDownReader {
   PrometheusStats& stats_;
   double now_ = 0, start_ = 0, end_ = 0;  // the window [start_, end_) in whole hours, up to the hour holding now_
   long long first_hour_ = 0;              // start_ in hours since the epoch
+  WindowHours window_;
   size_t hours_ = 0;
   bool closed_windows_ = false;
   std::string hour_, util_, memory_, idle_rule_;

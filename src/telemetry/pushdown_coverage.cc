@@ -163,4 +163,23 @@ long long summarize_hour(const std::vector<TelemetrySample>& raw, TelemetryAggre
   return out_of_range;
 }
 
+void place_hour(HourValues& h, double start_s, const std::vector<std::pair<double, double>>& points, bool closed_windows) {
+  const double first_step = start_s + 60, lookback_s = 300;
+  double fresh_at_first_step = -1e300, first_in_hour = 1e300, last = -1e300;
+  for (const auto& point : points) {
+    double t = point.first;
+    bool fresh = closed_windows ? t >= first_step - lookback_s : t > first_step - lookback_s;
+    if (t <= first_step && fresh) fresh_at_first_step = std::max(fresh_at_first_step, t);
+    if (t > start_s) first_in_hour = std::min(first_in_hour, t);
+    last = std::max(last, t);
+  }
+  if (last <= start_s) return;  // no sample in the hour
+  h.set(kFirst, (fresh_at_first_step > -1e299 ? fresh_at_first_step : first_in_hour) - start_s);
+  h.set(kLast, last - start_s);
+}
+
+std::pair<double, double> first_last(const HourValues& h, double start_s) {
+  return {start_s + (std::isnan(h[kFirst]) ? 0.0 : h[kFirst]), start_s + (std::isnan(h[kLast]) ? 3600.0 : h[kLast])};
+}
+
 }  // namespace gw::pushdown

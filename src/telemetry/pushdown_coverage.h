@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "telemetry/aggregate.h"
+#include "telemetry/pushdown_store.h"
 #include "telemetry/readers.h"
 
 namespace gw::pushdown {
@@ -48,5 +49,15 @@ double hidden_gap_room_s(const std::vector<HourSpan>& hours);
 // An hour's summary from its raw samples (an hour holding impossible values): the measurements
 // only, their exact idle count and memory p95; returns how many samples were out of range.
 long long summarize_hour(const std::vector<TelemetrySample>& raw, TelemetryAggregator::HourSummary& h);
+
+// An hour's first and last sample times from its raw samples (the hour before and the 5 minutes
+// of lookback before it included), as a minute-step subquery sees them: the earliest is the
+// previous hour's last sample when that was fresh at the hour's first minute step (the interval
+// from it ends in this hour). `closed_windows`: the server's range windows include their start.
+void place_hour(HourValues& h, double start_s, const std::vector<std::pair<double, double>>& points, bool closed_windows);
+
+// An hour's first and last samples: where a raw read placed them, else (fresh every minute) the
+// previous hour's last sample and the hour's end.
+std::pair<double, double> first_last(const HourValues& h, double start_s);
 
 }  // namespace gw::pushdown

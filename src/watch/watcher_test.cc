@@ -1,4 +1,4 @@
-// gpuwise watch with real parts: Debian's Prometheus backfilled with two days of dcgm-exporter
+// gpuwise watch with real parts: Debian's Prometheus backfilled with a week of dcgm-exporter
 // history, the watcher auditing it and serving on loopback, and the same Prometheus scraping the
 // watcher. What Prometheus stores from the scrape must be what the audit computes from the same
 // data; the shipped rules must evaluate there; the page, the JSON, readiness, the token and
@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -30,7 +31,7 @@ using testing_support::PrometheusServer;
 
 double wall_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
-// Four A100s every 5 minutes for 40 hours ending an hour or two ago: idle, busy, a quarter busy,
+// Four A100s every 5 minutes for a week ending an hour or two ago: idle, busy, a quarter busy,
 // and one whose pod's name carries a quote and markup.
 void write_history(const std::filesystem::path& file, double start, double end) {
   struct Gpu {
@@ -67,7 +68,7 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const double now = wall_now();
-  const double end = std::floor(now / 3600) * 3600 - 3600, start = end - 40 * 3600;
+  const double end = std::floor(now / 3600) * 3600 - 3600, start = end - 7 * 86400;
   write_history(dir / "history.om", start, end);
 
   // The watcher's address first, so that Prometheus can be told to scrape it.
@@ -86,15 +87,15 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
   Catalog catalog = Catalog::embedded().value();
   WatchOptions options;
   options.query.url = fmt::format("http://127.0.0.1:{}", prometheus.port);
-  options.query.range_s = 3 * 86400;
-  options.window_text = "3d";
+  options.query.range_s = 7 * 86400;
+  options.window_text = "7d";
   options.interval_s = 3600;
   options.audit.usd_per_gpu_hour = 2.0;
   options.audit.min_coverage_hours = 24;
   options.audit.group_by = "namespace";
   // Rolling windows beside the primary: the last hour holds no data (the history ends an hour or
   // two ago) and is left out; 24 hours is audited from the hours the 3-day window fetched.
-  options.windows = {{"1h", 3600}, {"24h", 86400}, {"3d", 3 * 86400}};
+  options.windows = {{"1h", 3600}, {"24h", 86400}, {"7d", 7 * 86400}};
   Watcher watcher(catalog, options);
   EXPECT_EQ(watcher.answer({"/readyz", ""}, now).status, 503);
   EXPECT_EQ(watcher.answer({"/healthz", ""}, now).status, 200);
@@ -135,15 +136,15 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
     const std::string gpu = sample["metric"]["gpu"];
     ASSERT_TRUE(by_id.count(gpu)) << gpu;
     EXPECT_NEAR(std::stod(sample["value"][1].get<std::string>()), by_id[gpu]->idle_fraction, 1e-9) << gpu;
-    EXPECT_EQ(sample["metric"]["window"], "3d");
+    EXPECT_EQ(sample["metric"]["window"], "7d");
     if (sample["metric"].value("pod", "") == "evil\"pod<script>") hostile_seen = true;
   }
   EXPECT_TRUE(hostile_seen) << "the pod's name with a quote and markup came through the exposition whole: " << idle.dump();
-  auto fleet = prometheus_query(prometheus.port, "gpuwise_fleet_cost_usd_per_hour{window=\"3d\"}");
+  auto fleet = prometheus_query(prometheus.port, "gpuwise_fleet_cost_usd_per_hour{window=\"7d\"}");
   ASSERT_EQ(fleet["data"]["result"].size(), 1u) << fleet.dump();
   EXPECT_NEAR(std::stod(fleet["data"]["result"][0]["value"][1].get<std::string>()), report.fleet_usd_per_month / 730, 1e-6);
   EXPECT_NEAR(report.fleet_usd_per_month / 730, 4 * 2.0, 1e-6);  // four GPUs at $2 an hour
-  auto recoverable = prometheus_query(prometheus.port, "gpuwise_fleet_recoverable_usd_per_month{window=\"3d\"}");
+  auto recoverable = prometheus_query(prometheus.port, "gpuwise_fleet_recoverable_usd_per_month{window=\"7d\"}");
   ASSERT_EQ(recoverable["data"]["result"].size(), 1u);
   EXPECT_NEAR(std::stod(recoverable["data"]["result"][0]["value"][1].get<std::string>()), report.recoverable_usd_per_month, 1e-6);
   EXPECT_GT(report.recoverable_usd_per_month, 0);  // the idle GPU at least
@@ -186,7 +187,7 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
       std::string expr = target["expr"];
       for (const char* name : {"$namespace", "$team", "$accelerator"})
         for (size_t at; (at = expr.find(name)) != std::string::npos;) expr.replace(at, std::string(name).size(), ".*");
-      for (size_t at; (at = expr.find("$window")) != std::string::npos;) expr.replace(at, 7, "3d");
+      for (size_t at; (at = expr.find("$window")) != std::string::npos;) expr.replace(at, 7, "7d");
       auto answer = prometheus_query(prometheus.port, expr);
       ASSERT_EQ(answer.value("status", ""), "success") << title << ": " << expr << ": " << answer.dump();
       ASSERT_FALSE(answer["data"]["result"].empty()) << title << ": " << expr;
@@ -198,14 +199,14 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
     }
   }
   EXPECT_GE(panels, 12);
-  auto hours = prometheus_query(prometheus.port, "count(gpuwise_fleet_duty_cycle_by_hour_of_week_ratio{window=\"3d\"})");
-  EXPECT_GE(std::stod(hours["data"]["result"][0]["value"][1].get<std::string>()), 40);  // 40 hours of history
+  auto hours = prometheus_query(prometheus.port, "count(gpuwise_fleet_duty_cycle_by_hour_of_week_ratio{window=\"7d\"})");
+  EXPECT_GE(std::stod(hours["data"]["result"][0]["value"][1].get<std::string>()), 160);  // a week of history
   // The idle heat map: one GPU of four idle in every hour of the history; its dollars are the idle
   // GPU's $2 an hour.
-  auto idle_hours = prometheus_query(prometheus.port, "gpuwise_fleet_idle_by_hour_of_week_ratio{window=\"3d\"}");
-  ASSERT_GE(idle_hours["data"]["result"].size(), 40u) << idle_hours.dump();
+  auto idle_hours = prometheus_query(prometheus.port, "gpuwise_fleet_idle_by_hour_of_week_ratio{window=\"7d\"}");
+  ASSERT_GE(idle_hours["data"]["result"].size(), 160u) << idle_hours.dump();
   for (const auto& sample : idle_hours["data"]["result"]) EXPECT_NEAR(std::stod(sample["value"][1].get<std::string>()), 0.25, 1e-9);
-  auto idle_dollars = prometheus_query(prometheus.port, "max(gpuwise_fleet_idle_cost_by_hour_of_week_usd_per_hour{window=\"3d\"})");
+  auto idle_dollars = prometheus_query(prometheus.port, "max(gpuwise_fleet_idle_cost_by_hour_of_week_usd_per_hour{window=\"7d\"})");
   EXPECT_NEAR(std::stod(idle_dollars["data"]["result"][0]["value"][1].get<std::string>()), 2.0, 1e-9);
 
   // Cost per 1,000 inferences from the serving engine's counter, on the server's GPU and the fleet.
@@ -213,7 +214,7 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
   ASSERT_EQ(per_1k["data"]["result"].size(), 1u) << per_1k.dump();
   EXPECT_EQ(per_1k["data"]["result"][0]["metric"]["pod"], "server");
   EXPECT_NEAR(std::stod(per_1k["data"]["result"][0]["value"][1].get<std::string>()), 2.0 / (5 * 3600) * 1000, 1e-4);
-  auto fleet_per_1k = prometheus_query(prometheus.port, "gpuwise_fleet_cost_per_1k_inferences_usd{window=\"3d\"}");
+  auto fleet_per_1k = prometheus_query(prometheus.port, "gpuwise_fleet_cost_per_1k_inferences_usd{window=\"7d\"}");
   ASSERT_EQ(fleet_per_1k["data"]["result"].size(), 1u) << fleet_per_1k.dump();
   EXPECT_NEAR(std::stod(fleet_per_1k["data"]["result"][0]["value"][1].get<std::string>()), *report.usd_per_1k_inferences, 1e-9);
 
@@ -225,10 +226,10 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
     cost_by_window[sample["metric"]["window"]] = std::stod(sample["value"][1].get<std::string>());
   EXPECT_EQ(cost_by_window.size(), 2u) << windows.dump();
   EXPECT_NEAR(cost_by_window["24h"], 8.0, 1e-6);
-  EXPECT_NEAR(cost_by_window["3d"], 8.0, 1e-6);
+  EXPECT_NEAR(cost_by_window["7d"], 8.0, 1e-6);
   auto per_gpu_windows = prometheus_query(prometheus.port, "count by (window) (gpuwise_gpu_idle_ratio)");
   ASSERT_EQ(per_gpu_windows["data"]["result"].size(), 1u) << per_gpu_windows.dump();
-  EXPECT_EQ(per_gpu_windows["data"]["result"][0]["metric"]["window"], "3d");
+  EXPECT_EQ(per_gpu_windows["data"]["result"][0]["metric"]["window"], "7d");
 
   // A second refresh asks Prometheus only for the hours that had not settled: the store answers
   // the rest, and the figures stay the audit's.
@@ -237,7 +238,7 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
     const std::string sample = "\n" + name + " ";  // the sample, not its HELP
     return std::stod(text.substr(text.find(sample) + sample.size()));
   };
-  EXPECT_EQ(gauge("gpuwise_watch_asked_span_seconds"), 72 * 3600);  // the 3-day window, all of it
+  EXPECT_EQ(gauge("gpuwise_watch_asked_span_seconds"), 168 * 3600);  // the week's window, all of it
   EXPECT_GE(gauge("gpuwise_watch_hourly_answers_kept"), 4 * 40);
   ASSERT_TRUE(watcher.refresh(now + 60)) << watcher.last_error();
   // The hour in progress, and the one before while it settles (15 minutes).
@@ -264,6 +265,23 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
   EXPECT_EQ(page->status, 200);
   EXPECT_NE(page->body.find("<meta http-equiv=\"refresh\" content=\"3600\">"), std::string::npos);
   EXPECT_EQ(page->body.find("<script>\""), std::string::npos);
+  // The live page in Chromium: its charts draw, no script from the data runs, the hostile pod's
+  // name shows as text.
+  const bool browser = have("node") && have("chromium") &&
+                       std::filesystem::exists(std::filesystem::path(GPUWISE_SOURCE_DIR) / "web" / "node_modules" / "playwright-core");
+  if (browser) {
+    std::ofstream(dir / "watch.html") << page->body;
+    const std::string command = fmt::format("cd '{}' && node test/render.mjs '{}' '{}' 'evil\"pod<script>' >'{}' 2>&1",
+                                            (std::filesystem::path(GPUWISE_SOURCE_DIR) / "web").string(), (dir / "watch.html").string(),
+                                            (dir / "watch.png").string(), (dir / "render.log").string());
+    const int status = std::system(command.c_str());
+    std::ifstream log(dir / "render.log");
+    const std::string said((std::istreambuf_iterator<char>(log)), {});
+    EXPECT_EQ(status, 0) << said;
+    EXPECT_NE(said.find("\"failures\":[]"), std::string::npos) << said;
+  } else if (std::getenv("GPUWISE_REQUIRE_BROWSER")) {
+    ADD_FAILURE() << "node, chromium and web/node_modules are required to render the page (scripts/bootstrap installs them)";
+  }
   EXPECT_EQ(client.Get("/nothing")->status, 404);
   EXPECT_EQ(client.Get("/readyz")->status, 200);
 
