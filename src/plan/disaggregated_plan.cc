@@ -150,20 +150,14 @@ ServiceLevel disaggregated_level(const DisaggregatedSearch& in, const PoolLayout
 }
 
 void place_disaggregated(PlanOption& option, int prefill_replicas, int decode_replicas) {
-  const int count = option.offering->accelerator_count;
   DecodePool& decode = *option.decode;
-  auto nodes_for = [&](int replicas, int tp) {
-    const int per_node = std::max(1, count / tp);
-    return std::max((replicas + per_node - 1) / per_node, option.min_nodes);
-  };
   option.needed_replicas = prefill_replicas;
   option.replicas = std::max(prefill_replicas, option.min_nodes);
   decode.replicas = std::max(decode_replicas, option.min_nodes);
-  const int prefill_nodes = nodes_for(option.replicas, option.config.tensor_parallel);
-  const int decode_nodes = nodes_for(decode.replicas, decode.config.tensor_parallel);
+  const int prefill_nodes = std::max(option.nodes_for(option.replicas, option.config.tensor_parallel), option.min_nodes);
+  const int decode_nodes = std::max(option.nodes_for(decode.replicas, decode.config.tensor_parallel), option.min_nodes);
   option.nodes = {{option.offering, option.pricing, prefill_nodes, ""}, {option.offering, option.pricing, decode_nodes, ""}};
-  option.instances = prefill_nodes + decode_nodes;
-  option.usd_per_hour = option.offering->usd_per_hour(option.pricing).value_or(0) * option.instances;
+  option.price_nodes();
 }
 
 namespace {

@@ -225,7 +225,7 @@ std::vector<int> batch_limits(const ServiceSpec& service, Batching batching, boo
 
 void place_replicas(PlanOption& option, int needed) {
   const int per_node = option.replicas_per_node();
-  const int needed_nodes = (std::max(1, needed) + per_node - 1) / per_node;
+  const int needed_nodes = option.nodes_for(needed, option.config.tensor_parallel);
   option.needed_replicas = needed;
   option.nodes.clear();
   if (!option.spot_with_floor()) {
@@ -244,11 +244,15 @@ void place_replicas(PlanOption& option, int needed) {
     option.nodes.push_back({option.offering, Pricing::spot, (spot + 1) / 2, ""});
     if (spot >= 2) option.nodes.push_back({option.offering, Pricing::spot, spot / 2, "a second zone"});
   }
-  option.instances = 0;
-  option.usd_per_hour = 0;
-  for (const NodeGroup& g : option.nodes) {
-    option.instances += g.instances;
-    option.usd_per_hour += g.offering->usd_per_hour(g.pricing).value_or(0) * g.instances;
+  option.price_nodes();
+}
+
+void PlanOption::price_nodes() {
+  instances = 0;
+  usd_per_hour = 0;
+  for (const NodeGroup& g : nodes) {
+    instances += g.instances;
+    usd_per_hour += g.offering->usd_per_hour(g.pricing).value_or(0) * g.instances;
   }
 }
 

@@ -99,7 +99,16 @@ struct PlanOption {
   int gpus() const { return config.tensor_parallel * replicas + (decode ? decode->config.tensor_parallel * decode->replicas : 0); }
   // "aggregated" or the GPU ratio of a disaggregated layout, "prefill:decode" ("2:6").
   std::string layout() const;
-  int replicas_per_node() const { return std::max(1, offering->accelerator_count / config.tensor_parallel); }
+  int replicas_per_node() const { return replicas_per_node_of(config.tensor_parallel); }
+  // Replicas of `tensor_parallel` devices one of the offering's nodes holds (at least one).
+  int replicas_per_node_of(int tensor_parallel) const { return std::max(1, offering->accelerator_count / tensor_parallel); }
+  // Whole nodes for `replicas` replicas of `tensor_parallel` devices.
+  int nodes_for(int replicas, int tensor_parallel) const {
+    const int per_node = replicas_per_node_of(tensor_parallel);
+    return (std::max(1, replicas) + per_node - 1) / per_node;
+  }
+  // The instances and the price per hour of the node groups.
+  void price_nodes();
   // Derived money figures.
   double usd_per_month() const { return usd_per_hour * kHoursPerMonth; }
 };
