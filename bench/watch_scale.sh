@@ -37,11 +37,18 @@ serve_history() {  # NAME GPUS DAYS SPACING: backfills and starts a Prometheus, 
     --max-block-duration=168h "$dir/$name/history.om" "$dir/$name/tsdb" >"$dir/$name/promtool.log"
   rm "$dir/$name/history.om"
   printf 'global:\n  scrape_interval: 1m\nscrape_configs: []\n' >"$dir/$name/prometheus.yml"
-  port=$((30000 + ($$ + ${#name} * 97) % 20000))
+  # A port of its own for each server: names of one length must not collide (a second
+  # Prometheus that cannot bind would leave the first answering in its place).
+  served=$((${served:-0} + 1))
+  port=$((30000 + ($$ * 7 + served * 97) % 20000))
   prometheus --config.file="$dir/$name/prometheus.yml" --storage.tsdb.path="$dir/$name/tsdb" \
     --storage.tsdb.retention.time=3650d --web.listen-address=127.0.0.1:$port 2>>"$dir/$name/prometheus.log" &
   pids+=($!)
-  for _ in $(seq 600); do curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null && return; sleep 0.2; done
+  for _ in $(seq 600); do
+    kill -0 "${pids[-1]}" 2>/dev/null || { echo "$name: prometheus exited:" >&2; tail -5 "$dir/$name/prometheus.log" >&2; exit 1; }
+    curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null && return
+    sleep 0.2
+  done
   echo "$name: prometheus did not start" >&2
   exit 1
 }

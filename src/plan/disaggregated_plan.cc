@@ -29,8 +29,8 @@ PoolLayout pool_layout(const DisaggregatedSearch& in, const Configuration& confi
   PoolLayout m;
   m.config = config;
   m.setup = screen_setup(config, in.model.precision, in.options);
-  m.free_bytes = screen_kv_free_bytes(in.model.arch, in.model.precision, config, in.options, in.engine, m.kv_bytes_per_token);
-  screen_kv_free_bytes(in.model.arch, in.model.precision, config, in.options, ScreenEngine{}, m.model_kv_bytes_per_token);
+  m.free_bytes = screen_kv_free_bytes(in.model.arch, in.model.precision, config, in.options, in.engine, m.kv_bytes_per_token,
+                                      &m.model_kv_bytes_per_token);
   return m;
 }
 

@@ -143,7 +143,8 @@ PerfSetup screen_setup(const Configuration& config, Precision precision, const P
 }
 
 double screen_kv_free_bytes(const ModelArch& arch, Precision precision, const Configuration& config,
-                            const PlannerOptions& options, const ScreenEngine& engine, double& kv_bytes_per_token) {
+                            const PlannerOptions& options, const ScreenEngine& engine, double& kv_bytes_per_token,
+                            double* model_kv_bytes_per_token) {
   InferenceMemoryOptions memory;
   memory.weight_precision = precision;
   memory.kv_precision = precision == Precision::fp8 ? Precision::fp8 : Precision::bf16;
@@ -155,6 +156,7 @@ double screen_kv_free_bytes(const ModelArch& arch, Precision precision, const Co
   MemoryEstimate e = estimate_inference(arch, memory);
   const DraftMemory draft = draft_memory(engine, memory);
   kv_bytes_per_token = e.kv_cache_bytes_per_token + draft.kv_bytes_per_token;
+  if (model_kv_bytes_per_token) *model_kv_bytes_per_token = e.kv_cache_bytes_per_token;
   double usable = config.accelerator->memory_bytes() * options.usable_fraction;
   // Activations at the full chunk, not at one token.
   memory.batch = std::max(1, config.max_batch);

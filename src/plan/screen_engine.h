@@ -75,8 +75,10 @@ DraftMemory draft_memory(const ScreenEngine& engine, const InferenceMemoryOption
 PerfSetup screen_setup(const Configuration& config, Precision precision, const PlannerOptions& options);
 // Free device memory for the KV cache at this layout, in bytes; negative when weights do not
 // fit. A speculative draft's weights come out of it and its KV adds to every token's
-// (kv_bytes_per_token: per device, the draft's included).
+// (kv_bytes_per_token: per device, the draft's included; model_kv_bytes_per_token, when asked:
+// the model's alone, what a prefill pool hands over).
 double screen_kv_free_bytes(const ModelArch& arch, Precision precision, const Configuration& config,
-                            const PlannerOptions& options, const ScreenEngine& engine, double& kv_bytes_per_token);
+                            const PlannerOptions& options, const ScreenEngine& engine, double& kv_bytes_per_token,
+                            double* model_kv_bytes_per_token = nullptr);
 
 }  // namespace gw
