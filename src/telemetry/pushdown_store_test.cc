@@ -52,3 +52,34 @@ TEST(PushDownStore, AnHourIsCompleteOnceSettledAndForgottenWhenCleared) {
 
 }  // namespace
 }  // namespace gw::pushdown
+
+namespace gw::pushdown {
+namespace {
+
+// A watcher's store over two weeks of hourly refreshes: it holds the window's hours and no more,
+// however long it runs, and series that stop reporting leave it once out of the window.
+TEST(PushDownStore, HoldsTheWindowAndNoMoreOverWeeksOfRefreshes) {
+  PushDownStore store(900);
+  const long long window_hours = 168, first = 480000;
+  size_t most = 0;
+  for (long long hour = first; hour < first + 14 * 24; ++hour) {
+    for (int s = 0; s < 1000; ++s) {
+      // A tenth of the series are pods of 5 hours, each hour new ones.
+      const bool pod = s % 10 == 0;
+      const std::string id = pod ? "pod-" + std::to_string(s) + "-" + std::to_string((hour - first) / 5) : "gpu-" + std::to_string(s);
+      store.series[id].run.at(hour).set(kCount, 12);
+    }
+    store.answered(hour, static_cast<double>(hour + 2) * 3600);
+    store.forget_before(hour + 1 - window_hours);
+    size_t hours = 0;
+    for (const auto& [id, series] : store.series) hours += series.run.hours.size();
+    most = std::max(most, hours);
+    EXPECT_LE(hours, static_cast<size_t>(window_hours) * 1000) << hour;
+  }
+  // 900 GPUs and, per pod slot, the 35 five-hour pods a 168-hour window can touch.
+  EXPECT_LE(store.series.size(), 900u + 100u * ((window_hours - 1) / 5 + 2));
+  EXPECT_LE(most, static_cast<size_t>(window_hours) * 1000);
+}
+
+}  // namespace
+}  // namespace gw::pushdown

@@ -102,10 +102,6 @@ bool Watcher::refresh(double now_s) {
     next->prometheus = runs.front().prometheus;  // the longest window's: what was asked this time
     next->run = std::move(runs[primary]);
     runs.clear();
-    auto page = render_html(audit_run_document(next->run, options_.audit.group_by, 50));
-    next->page_html = page.ok() ? refreshing(page.value(), options_.interval_s)
-                                : "<!doctype html><title>gpuwise watch</title><p>The page could not be drawn: " +
-                                      page.error().to_string() + "</p>";
   }
 #ifdef __GLIBC__
   // The audit's working memory (answers, aggregates) is freed by now; hand it back to the
@@ -185,7 +181,14 @@ HttpReply Watcher::answer(const HttpRequest& request, double now_s) const {
     snapshot = snapshot_;
   }
   if (!snapshot) return reply(503, "text/plain; charset=utf-8", "no refresh has succeeded yet: " + last_error() + "\n");
-  if (path == "/") return reply(200, "text/html; charset=utf-8", snapshot->page_html);
+  if (path == "/") {
+    // Drawn when asked, as the JSON is: a refresh then holds only what /metrics serves.
+    auto page = render_html(audit_run_document(snapshot->run, options_.audit.group_by, 50));
+    if (!page.ok())
+      return reply(500, "text/html; charset=utf-8",
+                   "<!doctype html><title>gpuwise watch</title><p>The page could not be drawn: " + page.error().to_string() + "</p>");
+    return reply(200, "text/html; charset=utf-8", refreshing(page.value(), options_.interval_s));
+  }
   // Rendered when asked: 30 MB of JSON for 10,000 GPUs is not worth holding between refreshes.
   return reply(200, "application/json", to_json(snapshot->run).dump());
 }

@@ -59,7 +59,6 @@ class Watcher {
     AuditRun run;                  // the primary window's
     PrometheusStats prometheus;    // what the refresh asked (the longest window's audit)
     std::string fleet_metrics;  // the exposition of the fleet's figures
-    std::string page_html;
   };
 
   const Catalog& catalog_;
