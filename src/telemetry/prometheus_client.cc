@@ -82,8 +82,7 @@ class PushDownReader {
     end_ = std::ceil(now_ / 3600) * 3600;
     hours_ = static_cast<size_t>(std::ceil(o.range_s / 3600));
     start_ = end_ - static_cast<double>(hours_) * 3600;
-    first_hour_ = static_cast<long long>(std::llround(start_ / 3600));
-    window_ = {start_, first_hour_, hours_};
+    window_ = {start_, static_cast<long long>(std::llround(start_ / 3600)), hours_};
     auto client = make_client();
     // Prometheus 2.x closes range windows at both ends, 3.x opens them at the start: a sample on
     // an hour boundary must fall in one hour only, (h - 1h, h], as the files' hours are.
@@ -120,7 +119,7 @@ class PushDownReader {
   // The window's hour `i` of a series (unknown where the store has none).
   const HourValues& hour(const Entry& entry, size_t i) const {
     static const HourValues unknown;
-    const HourValues* h = entry.run.find(first_hour_ + static_cast<long long>(i));
+    const HourValues* h = entry.run.find(window_.hour(i));
     return h ? *h : unknown;
   }
   bool has_memory(const Entry& entry) const {
@@ -178,18 +177,27 @@ class PushDownReader {
     return answers;
   }
 
-  // Runs requests whose answers come in groups of `per` (a series' util and memory), a few
-  // groups per connection at a time, handing each group's answers to `take` with the index of its
-  // first request; a batch's answers are freed before the next is sent, so memory holds a batch of
-  // raw samples, not all of them (a fleet's boundary hours are 10,000 series each).
-  void run_grouped(const std::vector<Request>& requests, size_t per, const std::function<void(size_t, const Answer*)>& take) {
-    const size_t batch = per * 2 * static_cast<size_t>(std::max(1, o_.concurrency));
+  // Runs requests `batch` at a time, handing each batch's answers to `take` with the index of its
+  // first request and freeing them before the next batch is sent: memory holds one batch of
+  // answers, not all of them (a fleet's boundary hours are 10,000 series each; 10,000 GPUs over 7
+  // days are 12 M hourly points). Stops at the first error `take` returns.
+  std::optional<Error> in_batches(const std::vector<Request>& requests, size_t batch,
+                                  const std::function<std::optional<Error>(size_t, const std::vector<Answer>&)>& take) {
     for (size_t first = 0; first < requests.size(); first += batch) {
       const std::vector<Request> some(requests.begin() + static_cast<std::ptrdiff_t>(first),
                                       requests.begin() + static_cast<std::ptrdiff_t>(std::min(requests.size(), first + batch)));
-      const std::vector<Answer> answers = run(some);
-      for (size_t k = 0; k + per <= answers.size(); k += per) take(first + k, &answers[k]);
+      if (auto error = take(first, run(some))) return error;
     }
+    return std::nullopt;
+  }
+
+  // Raw reads whose answers come in groups of `per` (a series' util and memory), a few groups per
+  // connection at a time: each group's answers to `take` with the index of its first request.
+  void run_grouped(const std::vector<Request>& requests, size_t per, const std::function<void(size_t, const Answer*)>& take) {
+    in_batches(requests, per * 2 * static_cast<size_t>(std::max(1, o_.concurrency)), [&](size_t first, const std::vector<Answer>& answers) {
+      for (size_t k = 0; k + per <= answers.size(); k += per) take(first + k, &answers[k]);
+      return std::optional<Error>{};
+    });
   }
 
   // Hours per range query: from the number of series, so no query scans more than a bounded
@@ -238,41 +246,31 @@ class PushDownReader {
     return requests;
   }
 
-  // Runs range requests and hands each answered series list to `take` with its request's index;
-  // a refused query or an unreachable server is an error, other failures make the audit partial.
-  // The requests go in batches of a few per connection, each batch's answers taken and freed
-  // before the next is sent: memory holds one batch's points, not the whole range's (10,000 GPUs
-  // over 7 days is 12 M hourly points).
+  // Runs range requests, a few per connection at a time, and hands each answered series list to
+  // `take` with its request's index; a refused query or an unreachable server is an error, other
+  // failures make the audit partial.
   std::optional<Error> run_and_take(const std::vector<Request>& requests, const std::function<void(size_t, const QueryResult&)>& take) {
     chunks_total_ += static_cast<int>(requests.size());
-    const size_t batch = 2 * static_cast<size_t>(std::max(1, o_.concurrency));
-    for (size_t first = 0; first < requests.size(); first += batch) {
-      const std::vector<Request> some(requests.begin() + static_cast<std::ptrdiff_t>(first),
-                                      requests.begin() + static_cast<std::ptrdiff_t>(std::min(requests.size(), first + batch)));
-      if (auto error = take_answers(some, first, take)) return error;
-    }
-    return std::nullopt;
-  }
-
-  std::optional<Error> take_answers(const std::vector<Request>& requests, size_t first,
-                                    const std::function<void(size_t, const QueryResult&)>& take) {
-    std::vector<Answer> answers = run(requests);
-    for (size_t i = 0; i < answers.size(); ++i) {
-      const Request& r = requests[i];
-      stats_.queried_s += r.to - r.from + kStepS;
-      for (const auto& result : answers[i].results) {
-        if (result.failure == QueryFailure::refused) return Error{o_.url, 0, "query", result.message + " (query: " + r.promql + ")"};
-        if (result.failure == QueryFailure::unavailable && !answered_ && result.message.rfind("cannot reach", 0) == 0)
-          return Error{o_.url, 0, "", result.message};
-        if (result.failure != QueryFailure::none) {
-          record_failure(result);
-          continue;
-        }
-        answered_ = true;
-        take(first + i, result);
-      }
-    }
-    return std::nullopt;
+    return in_batches(requests, 2 * static_cast<size_t>(std::max(1, o_.concurrency)),
+                      [&](size_t first, const std::vector<Answer>& answers) -> std::optional<Error> {
+                        for (size_t i = 0; i < answers.size(); ++i) {
+                          const Request& r = requests[first + i];
+                          stats_.queried_s += r.to - r.from + kStepS;
+                          for (const auto& result : answers[i].results) {
+                            if (result.failure == QueryFailure::refused)
+                              return Error{o_.url, 0, "query", result.message + " (query: " + r.promql + ")"};
+                            if (result.failure == QueryFailure::unavailable && !answered_ && result.message.rfind("cannot reach", 0) == 0)
+                              return Error{o_.url, 0, "", result.message};
+                            if (result.failure != QueryFailure::none) {
+                              record_failure(result);
+                              continue;
+                            }
+                            answered_ = true;
+                            take(first + i, result);
+                          }
+                        }
+                        return std::nullopt;
+                      });
   }
 
   // The hourly aggregates of every GPU series, and the host CPU of every node.
@@ -312,10 +310,10 @@ class PushDownReader {
     // was filled for this very end, by the longest window of the same refresh).
     std::vector<size_t> ask;
     for (size_t i = 0; i < hours_; ++i)
-      if (store_.filled_for_end_s != now_ && !store_.complete(first_hour_ + static_cast<long long>(i))) ask.push_back(i);
+      if (store_.filled_for_end_s != now_ && !store_.complete(window_.hour(i))) ask.push_back(i);
     stats_.queried_s += static_cast<double>(hours_ - ask.size()) * kStepS;  // answered before
     stats_.hours_asked = static_cast<int>(ask.size());
-    for (size_t i : ask) store_.clear_hour(first_hour_ + static_cast<long long>(i));
+    for (size_t i : ask) store_.clear_hour(window_.hour(i));
     const auto chunks = runs_of(ask, chunk);
     std::vector<Request> requests = over_chunks(gpu_queries, gpu_names, chunks);
     const size_t gpu_requests = requests.size();
@@ -337,7 +335,7 @@ class PushDownReader {
       const double at = hour_start(i) + kStepS;
       bool failed = std::any_of(stats_.failed_ranges.begin(), stats_.failed_ranges.end(),
                                 [&](const auto& range) { return at >= range.first && at <= range.second; });
-      if (!failed) store_.answered(first_hour_ + static_cast<long long>(i), now_);
+      if (!failed) store_.answered(window_.hour(i), now_);
     }
     store_.filled_for_end_s = now_;
     return std::nullopt;
@@ -382,7 +380,7 @@ class PushDownReader {
     const auto chunks = runs_of(again, chunk);
     for (auto& [id, entry] : data_)
       for (size_t i : again)
-        if (HourValues* h = entry.run.find(first_hour_ + static_cast<long long>(i))) {
+        if (HourValues* h = entry.run.find(window_.hour(i))) {
           h->set(kFreshMinutes, kUnknown);
           h->set(kIdleMinutes, kUnknown);
         }
@@ -543,7 +541,7 @@ class PushDownReader {
         if (one && id != *one) continue;
         auto it = data_.find(id);
         if (it == data_.end() || read_raw.count(id)) continue;
-        if (HourValues* h = it->second.run.find(first_hour_ + static_cast<long long>(hour))) place_hour(*h, hour_start(hour), series.points, closed_windows_);
+        if (HourValues* h = it->second.run.find(window_.hour(hour))) place_hour(*h, hour_start(hour), series.points, closed_windows_);
       }
     });
     return read_raw;
@@ -657,8 +655,7 @@ class PushDownReader {
   TelemetryAggregator& aggregator_;
   PrometheusStats& stats_;
   double now_ = 0, start_ = 0, end_ = 0;  // the window [start_, end_) in whole hours, up to the hour holding now_
-  long long first_hour_ = 0;              // start_ in hours since the epoch
-  WindowHours window_;
+  WindowHours window_;                    // the same window, by hours since the epoch
   size_t hours_ = 0;
   bool closed_windows_ = false;
   std::string hour_, util_, memory_, idle_rule_;

@@ -103,6 +103,8 @@ bool Watcher::refresh(double now_s) {
     next->run = std::move(runs[primary]);
     runs.clear();
   }
+  long long hours_kept = 0;  // counted outside the lock the scrapes take
+  for (const auto& [id, series] : store_.series) hours_kept += static_cast<long long>(series.run.hours.size());
 #ifdef __GLIBC__
   // The audit's working memory (answers, aggregates) is freed by now; hand it back to the
   // system, so that a watcher idle between refreshes holds only what it serves.
@@ -126,8 +128,7 @@ bool Watcher::refresh(double now_s) {
   health_.prometheus_queries += next->prometheus.queries;
   health_.prometheus_retries += next->prometheus.retries;
   health_.hours_asked = next->prometheus.hours_asked;
-  health_.hours_kept = 0;
-  for (const auto& [id, series] : store_.series) health_.hours_kept += static_cast<long long>(series.run.hours.size());
+  health_.hours_kept = hours_kept;
   snapshot_ = std::move(next);
   return true;
 }
