@@ -40,6 +40,32 @@ const Offering* instance_offering(const Catalog& catalog, const std::string& ins
   return best;
 }
 
+// What the audit asks the catalog for every series, answered once per audit: 10,000 series ask
+// the same few questions (an accelerator's cheapest price, a model name's accelerator, an
+// instance type's offering), each a walk over the catalog.
+class CatalogLookups {
+ public:
+  explicit CatalogLookups(const Catalog& catalog) : catalog_(catalog) {}
+  const Catalog& catalog() const { return catalog_; }
+  std::optional<double> price(const Accelerator& accelerator) {
+    auto [it, fresh] = prices_.try_emplace(&accelerator);
+    if (fresh) it->second = catalog_price(catalog_, accelerator);
+    return it->second;
+  }
+  const Accelerator* of_model(const std::string& model);
+  const Offering* offering(const std::string& instance_type) {
+    auto [it, fresh] = offerings_.try_emplace(instance_type);
+    if (fresh) it->second = instance_offering(catalog_, instance_type);
+    return it->second;
+  }
+
+ private:
+  const Catalog& catalog_;
+  std::map<const Accelerator*, std::optional<double>> prices_;
+  std::map<std::string, const Accelerator*> models_;
+  std::map<std::string, const Offering*> offerings_;
+};
+
 // Throughput a series' work needs, in devices of `to`, running at `target_share` busy: its
 // compute (tensor or SM activity where measured, else the duty cycle) and its memory traffic
 // (DRAM activity where measured, else the duty cycle), each scaled by the two devices' peaks.
@@ -71,6 +97,12 @@ const Accelerator* accelerator_from_model(const Catalog& catalog, std::string mo
     if (all && (!best || name.size() > normalize_name(best->name).size())) best = &a;
   }
   return best;
+}
+
+const Accelerator* CatalogLookups::of_model(const std::string& model) {
+  auto [it, fresh] = models_.try_emplace(model);
+  if (fresh) it->second = accelerator_from_model(catalog_, model);
+  return it->second;
 }
 
 // An exporter whose numbers cannot be acted on: no dollars, high confidence.
@@ -145,24 +177,24 @@ struct SeriesPrice {
 
 std::string host_of(const SeriesAggregate& a) { return a.label("hostname").empty() ? a.label("host") : a.label("hostname"); }
 
-Result<SeriesPrice> price_series(const SeriesAggregate& a, const Catalog& catalog, const AuditOptions& o,
+Result<SeriesPrice> price_series(const SeriesAggregate& a, CatalogLookups& catalog, const AuditOptions& o,
                                  const Accelerator* fallback, int gpus_on_host, SeriesReport& s, AuditReport& report) {
   SeriesPrice out;
   const Accelerator*& accelerator = out.accelerator;
   std::optional<double>& price = out.usd_per_gpu_hour;
   accelerator = fallback;
-  if (!accelerator && !a.label("model").empty()) accelerator = accelerator_from_model(catalog, a.label("model"));
+  if (!accelerator && !a.label("model").empty()) accelerator = catalog.of_model(a.label("model"));
   price = o.usd_per_gpu_hour;
   std::string instance_type = o.offering.empty() ? a.label("instance_type") : o.offering;
-  const Offering* running = instance_type.empty() ? nullptr : instance_offering(catalog, instance_type);
+  const Offering* running = instance_type.empty() ? nullptr : catalog.offering(instance_type);
   if (!o.offering.empty() && !running)
     return Error{"", 0, "--offering", "no instance type '" + o.offering + "' with an on-demand price in the catalog"};
-  if (running && !accelerator) accelerator = catalog.find_accelerator(running->accelerator);
+  if (running && !accelerator) accelerator = catalog.catalog().find_accelerator(running->accelerator);
   if (!price && running) {
     price = *running->on_demand_usd_per_hour / running->accelerator_count;
     s.price_source = fmt::format("{} on demand", running->instance_type);
   } else if (!price && accelerator) {
-    price = catalog_price(catalog, *accelerator);
+    price = catalog.price(*accelerator);
     if (price) {
       s.price_source = fmt::format("the catalog's cheapest {} (fallback: give --offering or an instance_type label)", accelerator->name);
       ++report.priced_by_fallback;
@@ -272,15 +304,15 @@ Finding utilization_finding(const SeriesAggregate& a, const SeriesReport& s, con
 
 // VRAM oversized: the peak fits a cheaper accelerator with 20% headroom, and enough of them
 // carry the work's compute and memory traffic at the target duty cycle.
-std::optional<Finding> vram_finding(const SeriesReport& s, const Accelerator& accelerator, double price, const Catalog& catalog,
+std::optional<Finding> vram_finding(const SeriesReport& s, const Accelerator& accelerator, double price, CatalogLookups& catalog,
                                     const AuditOptions& o) {
   double need_gib = s.peak_memory_bytes / kGiB * 1.2;
   const Accelerator* cheaper = nullptr;
   double cheaper_price = 0, cheaper_total = price * 0.9;
   int cheaper_count = 0;
-  for (const auto& candidate : catalog.accelerators()) {
+  for (const auto& candidate : catalog.catalog().accelerators()) {
     if (candidate.reported_gib() < need_gib || &candidate == &accelerator) continue;
-    auto p = catalog_price(catalog, candidate);
+    auto p = catalog.price(candidate);
     auto needed = devices_needed(s, accelerator, candidate, o.target_util_pct / 100);
     if (!p || !needed) continue;
     if (!(*needed < 1e6)) continue;  // not a move anyone would make (and no int overflow)
@@ -320,7 +352,7 @@ struct RunCost {
   double alternative_hours = 0, alternative_usd = 0, alternative_price = 0;
 };
 
-std::optional<RunCost> run_cost(const SeriesReport& s, const Accelerator& accelerator, double price, const Catalog& catalog,
+std::optional<RunCost> run_cost(const SeriesReport& s, const Accelerator& accelerator, double price, CatalogLookups& catalog,
                                 double log_span_h) {
   if (!s.util_measured || s.billed_share >= 1 || log_span_h <= 0) return std::nullopt;
   RunCost r;
@@ -330,9 +362,9 @@ std::optional<RunCost> run_cost(const SeriesReport& s, const Accelerator& accele
   r.runs_per_month = runs / log_span_h * kHoursPerMonth;
   const double busy = s.mean_util_pct / 100;
   const double need_gib = s.peak_memory_bytes / kGiB * 1.2;
-  for (const auto& candidate : catalog.accelerators()) {
+  for (const auto& candidate : catalog.catalog().accelerators()) {
     if (&candidate == &accelerator || candidate.reported_gib() < need_gib) continue;
-    auto p = catalog_price(catalog, candidate);
+    auto p = catalog.price(candidate);
     auto needed = devices_needed(s, accelerator, candidate, 1.0);
     if (!p || !needed || *needed >= 1e6) continue;
     const double hours = r.hours * ((1 - busy) + *needed);
@@ -441,6 +473,7 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
   }
   FleetTotals totals;
   std::map<std::string, Attribution> groups;
+  CatalogLookups lookups(catalog);
   // The log's span: the first to the last sample of any series.
   double log_first_s = 1e300, log_last_s = -1e300;
   for (const auto& [id, a] : telemetry.series())
@@ -480,7 +513,7 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     s.gap_hours = a.gap_hours();
     s.out_of_range_samples = a.out_of_range;
     const std::string host = host_of(a);
-    auto priced = price_series(a, catalog, o, fallback, host.empty() ? 1 : gpus_per_host[host], s, report);
+    auto priced = price_series(a, lookups, o, fallback, host.empty() ? 1 : gpus_per_host[host], s, report);
     if (!priced.ok()) return priced.error();
     const Accelerator* accelerator = priced.value().accelerator;
     const std::optional<double> price = priced.value().usd_per_gpu_hour;
@@ -543,7 +576,7 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
       continue;
     }
     if (accelerator && price && (f.kind == "healthy" || f.kind == "inefficient")) {
-      if (auto run = run_cost(s, *accelerator, *price, catalog, log_span_h)) {
+      if (auto run = run_cost(s, *accelerator, *price, lookups, log_span_h)) {
         if (run->alternative && run->alternative_usd < 0.9 * run->usd) {
           Finding faster;
           faster.kind = "cheaper_per_run";
@@ -562,7 +595,7 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
       }
     }
     if (accelerator && price && s.peak_memory_bytes > 0 && !impossible_peak && f.kind != "idle") {
-      if (auto v = vram_finding(s, *accelerator, *price, catalog, o);
+      if (auto v = vram_finding(s, *accelerator, *price, lookups, o);
           v && (f.kind == "healthy" || v->waste_usd_per_month > f.waste_usd_per_month)) {
         report.findings.push_back(*v);
         if (f.kind == "healthy") continue;

@@ -54,6 +54,11 @@ std::optional<Error> read_prometheus(const AuditInputs& in, TelemetryAggregator&
     std::string times;
     for (const auto& [what, seconds] : run.prometheus.seconds_by_query) times += fmt::format("{}{} {:.2f} s", times.empty() ? "" : ", ", what, seconds);
     note(in, fmt::format("gpuwise: Prometheus: {} queries; seconds per kind (summed over concurrent requests): {}", run.prometheus.queries, times));
+    const PrometheusStats& p = run.prometheus;
+    if (p.hours_by_five_minute_step > 0)
+      note(in, fmt::format("gpuwise: fresh and idle minutes of {} hours counted in 5-minute steps (no series scraped more often "
+                           "than every 4.5 minutes in the window: each sample stands for one step), {} in 1-minute steps",
+                           p.hours_by_five_minute_step, p.hours_by_minute_step));
   }
   if (query.use_recording_rules) {
     const PrometheusStats& p = run.prometheus;

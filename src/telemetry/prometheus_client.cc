@@ -217,23 +217,25 @@ class PushDownReader {
     return std::nullopt;
   }
 
-  // An hour's fresh minutes (a sample in the 5 minutes before: the most time its samples can
-  // stand for, as Prometheus itself would see them) and, of those, its idle minutes (each raw
-  // sample held until the next): minute-step subqueries, or the recorded idle flag's count and sum.
-  std::array<std::pair<HourField, std::string>, 2> minute_queries(bool by_rule) const {
-    if (by_rule)
-      return {{{kFreshMinutes, "count_over_time(" + idle_rule_ + "[" + hour_ + "])"},
-               {kIdleMinutes, "sum_over_time(" + idle_rule_ + "[" + hour_ + "])"}}};
-    // A filter, not `< bool`: the engine drops the busy minutes early (6 s against 2.5 s for a
-    // week of 1,000 GPUs).
-    return {{{kFreshMinutes, "count_over_time(" + util_ + "[" + hour_ + ":1m])"},
-             {kIdleMinutes, fmt::format("count_over_time(({} < {})[{}:1m])", util_, kIdleUtilPct, hour_)}}};
-  }
-
-  // Their names in the statistics (--explain), in minute_queries' order.
-  static std::array<const char*, 2> minute_query_names(bool by_rule) {
-    if (by_rule) return {"fresh minutes (rule)", "idle minutes (rule)"};
-    return {"fresh minutes", "idle minutes"};
+  // The fresh and idle minutes of the window's hours `asked` by subqueries, at the step every
+  // hour of the window allows (minute_step_min: from the most samples a series had in each, which
+  // the count query stored): a series scraped every minute anywhere in it keeps 1-minute steps.
+  // Series read raw whole (short-lived) do not count: their subquery answers are not used.
+  std::optional<Error> ask_minutes_by_subquery(const std::vector<size_t>& asked, size_t chunk) {
+    std::vector<double> most(hours_, 0);
+    for (const auto& [id, entry] : data_)
+      if (!read_raw_whole(entry))
+        for (size_t i = 0; i < hours_; ++i)
+          if (const HourValues* h = entry.run.find(window_.hour(i)); h && (*h)[kCount] > most[i]) most[i] = (*h)[kCount];
+    int step_min = 5;
+    for (size_t i = 0; i < hours_; ++i) step_min = std::min(step_min, minute_step_min(most[i], std::min(kStepS, now_ - hour_start(i))));
+    (step_min > 1 ? stats_.hours_by_five_minute_step : stats_.hours_by_minute_step) += static_cast<int>(asked.size());
+    const auto chunks = runs_of(asked, chunk);
+    const auto subqueries = minute_queries(util_, "", hour_, step_min);
+    const auto names = minute_query_names(false, step_min);
+    return run_and_take(over_chunks(subqueries, names.data(), chunks), [&](size_t i, const QueryResult& result) {
+      take_gpu_answer(subqueries[i / chunks.size()].first, result, step_min);
+    });
   }
 
   // Requests for each query over each chunk of evaluation times.
@@ -276,21 +278,25 @@ class PushDownReader {
   // The hourly aggregates of every GPU series, and the host CPU of every node.
   std::optional<Error> read_aggregates() {
     const std::string& hour = hour_;
-    const auto minutes = minute_queries(o_.use_recording_rules);
-    const auto minute_names = minute_query_names(o_.use_recording_rules);
-    // Evaluated at the end of each hour over the hour before it.
-    const std::pair<HourField, std::string> gpu_queries[] = {
+    const auto minutes = minute_queries(util_, idle_rule_, hour_);
+    const auto minute_names = minute_query_names(true);
+    // Evaluated at the end of each hour over the hour before it. The subqueries for fresh and
+    // idle minutes (without the recording rule) follow, at the step the counts allow.
+    std::vector<std::pair<HourField, std::string>> gpu_queries = {
         {kMean, "avg_over_time(" + util_ + "[" + hour + "])"},
         {kCount, "count_over_time(" + util_ + "[" + hour + "])"},
-        minutes[0],
-        minutes[1],
         {kMemMax, "max_over_time(" + memory_ + "[" + hour + "]) * 1048576"},
         {kMemP95, "quantile_over_time(0.95, " + memory_ + "[" + hour + "]) * 1048576"},
         // Hours holding a value outside the physical range: read raw, so it is skipped and counted.
         {kImpossible, "(max_over_time(" + util_ + "[" + hour + "]) > 100) or (min_over_time(" + util_ + "[" + hour +
                           "]) < 0) or (min_over_time(" + memory_ + "[" + hour + "]) < 0)"},
     };
-    const char* gpu_names[] = {"mean", "count", minute_names[0], minute_names[1], "memory max", "memory p95", "impossible values"};
+    std::vector<const char*> gpu_names = {"mean", "count", "memory max", "memory p95", "impossible values"};
+    if (o_.use_recording_rules)
+      for (size_t k = 0; k < 2; ++k) {
+        gpu_queries.push_back(minutes[k]);
+        gpu_names.push_back(minute_names[k]);
+      }
     // Host CPU from node_exporter, one series per instance, joined to the GPUs by host name.
     const std::pair<Metric, std::string> host_queries[] = {
         // A counter's rate over the hour is its mean rate in that hour.
@@ -315,7 +321,7 @@ class PushDownReader {
     stats_.hours_asked = static_cast<int>(ask.size());
     for (size_t i : ask) store_.clear_hour(window_.hour(i));
     const auto chunks = runs_of(ask, chunk);
-    std::vector<Request> requests = over_chunks(gpu_queries, gpu_names, chunks);
+    std::vector<Request> requests = over_chunks(gpu_queries, gpu_names.data(), chunks);
     const size_t gpu_requests = requests.size();
     for (auto& r : over_chunks(host_queries, host_names, chunks)) requests.push_back(std::move(r));
     const size_t host_requests = requests.size();
@@ -328,7 +334,7 @@ class PushDownReader {
       else
         store_served_answer(store_, result, window_);
     });
-    if (!error && o_.use_recording_rules) error = ask_unrecorded_hours(ask, chunk);
+    if (!error) error = o_.use_recording_rules ? ask_unrecorded_hours(ask, chunk) : ask_minutes_by_subquery(ask, chunk);
     if (error) return error;
     // Hours answered in full and settled are not asked again.
     for (size_t i : ask) {
@@ -377,17 +383,13 @@ class PushDownReader {
     }
     stats_.hours_by_subquery += static_cast<int>(again.size());
     if (again.empty()) return std::nullopt;
-    const auto chunks = runs_of(again, chunk);
     for (auto& [id, entry] : data_)
       for (size_t i : again)
         if (HourValues* h = entry.run.find(window_.hour(i))) {
           h->set(kFreshMinutes, kUnknown);
           h->set(kIdleMinutes, kUnknown);
         }
-    const auto subqueries = minute_queries(false);
-    const auto names = minute_query_names(false);
-    return run_and_take(over_chunks(subqueries, names.data(), chunks),
-                        [&](size_t i, const QueryResult& result) { take_gpu_answer(subqueries[i / chunks.size()].first, result); });
+    return ask_minutes_by_subquery(again, chunk);
   }
 
   void record_failure(const QueryResult& r) {
@@ -399,7 +401,8 @@ class PushDownReader {
       stats_.failed_ranges.emplace_back(r.from, r.to);
   }
 
-  void take_gpu_answer(HourField field, const QueryResult& result) {
+  // An aggregate's answer into the store, its values times `scale` (steps into minutes).
+  void take_gpu_answer(HourField field, const QueryResult& result, double scale = 1) {
     for (const auto& series : result.series) {
       Labels labels;
       std::string matchers;
@@ -413,7 +416,7 @@ class PushDownReader {
         it = data_.emplace(id, Entry{labels, std::move(matchers), {}}).first;
       }
       for (const auto& [t, value] : series.points)
-        if (auto i = window_.index_of(t)) it->second.run.at(window_.hour(*i)).set(field, value);
+        if (auto i = window_.index_of(t)) it->second.run.at(window_.hour(*i)).set(field, value * scale);
     }
   }
 
@@ -470,6 +473,11 @@ class PushDownReader {
     }
     return life;
   }
+  // A short-lived series: read raw, all its samples (read_short_lived_and_boundaries).
+  bool read_raw_whole(const Entry& entry) const {
+    Life life = life_of(entry);
+    return life.samples >= 1 && life.samples <= kRawReadSamples && life.last - life.first < kRawReadHours;
+  }
 
   // Series that live a few hours are read raw, by the files' rules: hourly sums cannot place a
   // series' first sample closer than the minute steps of a subquery, which is most of a short
@@ -481,8 +489,8 @@ class PushDownReader {
     std::vector<Request> requests;
     std::vector<const std::string*> short_lived;
     for (const auto& [id, entry] : data_) {
+      if (!read_raw_whole(entry)) continue;
       Life life = life_of(entry);
-      if (life.samples < 1 || life.samples > kRawReadSamples || life.last - life.first >= kRawReadHours) continue;
       for (auto& r : raw_requests("raw: short-lived series", entry.matchers, hour_start(life.last) + kStepS,
                                   static_cast<double>(life.last - life.first + 1) * kStepS, true))
         requests.push_back(std::move(r));

@@ -55,6 +55,8 @@ struct PrometheusStats {
   // With use_recording_rules: hours whose fresh and idle minutes the recorded flag gave, and
   // hours asked by subqueries (before the rule existed, or the hour it started in).
   int hours_by_rule = 0, hours_by_subquery = 0;
+  // Hours whose fresh and idle minutes subqueries counted in 1-minute and in 5-minute steps.
+  int hours_by_minute_step = 0, hours_by_five_minute_step = 0;
   int hours_asked = 0;           // of the window's hours, those asked of the server (the rest a store held)
   double queried_s = 0, failed_s = 0;  // query-seconds asked for and lost: the share of GPU-hours missing
   double missing_fraction() const { return queried_s > 0 ? failed_s / queried_s : 0; }

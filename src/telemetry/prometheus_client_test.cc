@@ -89,8 +89,9 @@ void write_history(const std::filesystem::path& dir, const std::vector<Gpu>& gpu
   scrapes.close();
 }
 
-// Every series, the short-lived pods too, with the files' means, coverage and gaps.
-void expect_same_series(const AuditReport& api, const AuditReport& file, size_t gpus) {
+// Every series, the short-lived pods too, with the files' means, coverage and gaps (and, over
+// the whole history, the pods' and the holed GPU's own).
+void expect_same_series(const AuditReport& api, const AuditReport& file, size_t gpus, bool whole_history = true) {
   ASSERT_EQ(api.series.size(), gpus);
   std::map<std::string, const SeriesReport*> api_series;
   for (const auto& series : api.series) api_series[series.id] = &series;
@@ -108,6 +109,7 @@ void expect_same_series(const AuditReport& api, const AuditReport& file, size_t 
       EXPECT_NEAR(series.mean_util_pct, 60, 1e-9);  // the 250% readings are not averaged
     }
     EXPECT_NEAR(through_api.gap_hours, series.gap_hours, 0.1) << series.id;
+    if (!whole_history) continue;
     if (series.id.find("pod") != std::string::npos) {
       double minutes = std::stod(series.id.substr(series.id.find("pod") + 3));
       EXPECT_NEAR(series.coverage_hours, (minutes * 60 + 15) / 3600, 1e-9) << series.id;  // the last sample's 15 s
@@ -117,6 +119,25 @@ void expect_same_series(const AuditReport& api, const AuditReport& file, size_t 
       EXPECT_NEAR(series.gap_hours, 22200 / 3600.0, 1e-6);  // from the last sample before the hole to the first after
     }
   }
+}
+
+// The same findings, with the same dollars within a dollar and 1%; returns their kinds.
+std::set<std::string> expect_same_findings(const AuditReport& api, const AuditReport& file) {
+  std::map<std::string, std::pair<std::string, double>> a, f;
+  for (const auto& x : api.findings) a[x.scope] = {x.kind, x.waste_usd_per_month};
+  for (const auto& x : file.findings) f[x.scope] = {x.kind, x.waste_usd_per_month};
+  EXPECT_EQ(a.size(), f.size());
+  std::set<std::string> kinds;
+  for (const auto& [scope, finding] : f) {
+    kinds.insert(finding.first);
+    if (!a.count(scope)) {
+      ADD_FAILURE() << "no finding for " << scope << " through the API";
+      continue;
+    }
+    EXPECT_EQ(a[scope].first, finding.first) << scope;
+    EXPECT_NEAR(a[scope].second, finding.second, 1.0 + finding.second * 0.01) << scope;
+  }
+  return kinds;
 }
 
 // The host CPU joined to the GPUs, the same through both paths.
@@ -166,11 +187,12 @@ void expect_faults_handled(const PrometheusQueryOptions& query, PrometheusServer
     EXPECT_NE(refused->message.find("refused the query (HTTP 400)"), std::string::npos) << refused->message;
     EXPECT_EQ(bad_stats.retries, 0);
   }
-  // One query over three days loads more samples than the server allows (--query.max-samples):
-  // refused, split by the client, and the same series as three days asked for in small chunks.
+  // One query over ten days loads more samples than the server allows (--query.max-samples: the
+  // 5-minute steps of a dozen series over 240 hours): refused, split by the client, and the same
+  // series as ten days asked for in small chunks.
   {
     PrometheusQueryOptions wide = query;
-    wide.range_s = 3 * 86400;
+    wide.range_s = 10 * 86400;
     wide.max_points_per_query = 100000;
     TelemetryAggregator from_wide;
     PrometheusStats wide_stats;
@@ -285,20 +307,39 @@ void expect_api_equals_files(Engine engine) {
   auto api = run_audit(from_api, catalog, options);
   auto file = run_audit(from_file, catalog, options);
   ASSERT_TRUE(api.ok() && file.ok());
-  std::map<std::string, std::pair<std::string, double>> a, f;
-  for (const auto& x : api.value().findings) a[x.scope] = {x.kind, x.waste_usd_per_month};
-  for (const auto& x : file.value().findings) f[x.scope] = {x.kind, x.waste_usd_per_month};
-  ASSERT_EQ(a.size(), f.size());
-  for (const auto& [scope, finding] : f) {
-    ASSERT_TRUE(a.count(scope)) << scope;
-    EXPECT_EQ(a[scope].first, finding.first) << scope;
-    EXPECT_NEAR(a[scope].second, finding.second, 1.0 + finding.second * 0.01) << scope;
-  }
-  std::set<std::string> kinds;
-  for (const auto& [scope, finding] : f) kinds.insert(finding.first);
+  std::set<std::string> kinds = expect_same_findings(api.value(), file.value());
   EXPECT_EQ(kinds, (std::set<std::string>{"idle", "underused", "vram_oversized", "idle_schedule", "healthy", "starved",
                                            "insufficient_data"}));
   expect_same_series(api.value(), file.value(), gpus.size());
+  EXPECT_GT(stats.hours_by_minute_step, 0);  // the job scraped every minute
+  // The last ten days hold no series scraped every minute but pods read raw whole: fresh and idle
+  // minutes counted in 5-minute steps (a sample stands for one step), and the same findings and
+  // series as the files' samples of those days.
+  {
+    PrometheusQueryOptions recent = query;
+    recent.range_s = 10 * 86400;
+    const double from = std::ceil(now / 3600) * 3600 - 240 * 3600;  // the window's hours are (h - 1h, h]
+    TelemetryAggregator recent_api, recent_file;
+    PrometheusStats recent_stats;
+    auto recent_error = audit_from_prometheus(recent, recent_api, recent_stats);
+    ASSERT_FALSE(recent_error) << recent_error->to_string();
+    EXPECT_EQ(recent_stats.hours_by_five_minute_step, 240);
+    EXPECT_EQ(recent_stats.hours_by_minute_step, 0);
+    ReadStats recent_read;
+    ASSERT_FALSE(read_telemetry((dir / "history.prom").string(), {}, [&](const TelemetrySample& s) {
+      if (s.time_s > from) recent_file.add(s);
+    }, recent_read));
+    auto recent_by_api = run_audit(recent_api, catalog, options), recent_by_file = run_audit(recent_file, catalog, options);
+    ASSERT_TRUE(recent_by_api.ok() && recent_by_file.ok());
+    expect_same_findings(recent_by_api.value(), recent_by_file.value());
+    expect_same_series(recent_by_api.value(), recent_by_file.value(), recent_by_file.value().series.size(), false);
+    // A sample counts in its own hour: when the fleet idles, by hour of week, as the files say.
+    const auto &by_api = recent_by_api.value().hour_of_week_idle_ratio, &by_file = recent_by_file.value().hour_of_week_idle_ratio;
+    ASSERT_EQ(by_api.size(), by_file.size());
+    // (1-minute steps spread a sample over the minutes it is held: up to 0.01 apart here.)
+    for (size_t h = 0; h < by_file.size(); ++h) EXPECT_NEAR(by_api[h], by_file[h], 1e-4) << "hour of week " << h;
+  }
+
   expect_hosts_joined(api.value(), file.value());
   EXPECT_NEAR(api.value().mean_util_pct, file.value().mean_util_pct, 0.01);
   EXPECT_NEAR(api.value().recoverable_usd_per_month, file.value().recoverable_usd_per_month,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 
 #include "core/numbers.h"
 
@@ -176,6 +177,31 @@ void place_hour(HourValues& h, double start_s, const std::vector<std::pair<doubl
   if (last <= start_s) return;  // no sample in the hour
   h.set(kFirst, (fresh_at_first_step > -1e299 ? fresh_at_first_step : first_in_hour) - start_s);
   h.set(kLast, last - start_s);
+}
+
+std::array<std::pair<HourField, std::string>, 2> minute_queries(const std::string& util, const std::string& idle_rule,
+                                                               const std::string& hour, int step_min) {
+  if (!idle_rule.empty())
+    return {{{kFreshMinutes, "count_over_time(" + idle_rule + "[" + hour + "])"},
+             {kIdleMinutes, "sum_over_time(" + idle_rule + "[" + hour + "])"}}};
+  // A filter, not `< bool`: the engine drops the busy minutes early (6 s against 2.5 s for a
+  // week of 1,000 GPUs).
+  return {{{kFreshMinutes, fmt::format("count_over_time({}[{}:{}m])", util, hour, step_min)},
+           {kIdleMinutes, fmt::format("count_over_time(({} < {})[{}:{}m])", util, kIdleUtilPct, hour, step_min)}}};
+}
+
+std::array<const char*, 2> minute_query_names(bool by_rule, int step_min) {
+  if (by_rule) return {"fresh minutes (rule)", "idle minutes (rule)"};
+  if (step_min > 1) return {"fresh minutes (5-minute steps)", "idle minutes (5-minute steps)"};
+  return {"fresh minutes", "idle minutes"};
+}
+
+int minute_step_min(double most_samples, double elapsed_s) {
+  // n samples d apart span (n - 1) d <= elapsed: a series scraped every d through the hour has
+  // n - 1 = elapsed / d, rounded down; one scraped more often than every 4.5 minutes, more than
+  // elapsed / 270 s.
+  if (!(most_samples > 1)) return 5;
+  return elapsed_s / (most_samples - 1) >= 270 ? 5 : 1;
 }
 
 std::pair<double, double> first_last(const HourValues& h, double start_s) {

@@ -3,6 +3,7 @@
 // from raw samples; with the PromQL quoting and series ids the queries use.
 #pragma once
 
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,6 +56,23 @@ long long summarize_hour(const std::vector<TelemetrySample>& raw, TelemetryAggre
 // previous hour's last sample when that was fresh at the hour's first minute step (the interval
 // from it ends in this hour). `closed_windows`: the server's range windows include their start.
 void place_hour(HourValues& h, double start_s, const std::vector<std::pair<double, double>>& points, bool closed_windows);
+
+// An hour's fresh minutes (a sample in the 5 minutes before: the most time its samples can stand
+// for, as Prometheus itself would see them) and, of those, its idle minutes (each raw sample held
+// until the next), evaluated at the hour's end over `hour` (the server's window for an hour): the
+// recorded idle flag's count and sum where `idle_rule` is given, else subqueries over `util`
+// stepping `step_min` minutes (their counts are steps: times step_min, minutes).
+std::array<std::pair<HourField, std::string>, 2> minute_queries(const std::string& util, const std::string& idle_rule,
+                                                               const std::string& hour, int step_min = 1);
+// Their names in the statistics (--explain), in minute_queries' order.
+std::array<const char*, 2> minute_query_names(bool by_rule, int step_min = 1);
+
+// The step, in minutes, of the subqueries counting an hour's fresh and idle minutes: 5 where no
+// series was scraped more often than every 4.5 minutes in the hour, else 1. A sample then stands
+// for one 5-minute step as it does for five 1-minute steps (a scrape every 5 minutes: exactly),
+// and the server evaluates 12 steps an hour per series instead of 60. `most_samples`: the most
+// samples a series had in the hour; `elapsed_s`: the hour's length so far (the hour in progress).
+int minute_step_min(double most_samples, double elapsed_s);
 
 // An hour's first and last samples: where a raw read placed them, else (fresh every minute) the
 // previous hour's last sample and the hour's end.
