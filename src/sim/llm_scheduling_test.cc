@@ -402,7 +402,7 @@ TEST(LlmScheduling, ConversationsFindTheirEarlierTurnsCached) {
 // 1e5 B of KV per token. A's 1,000-token prompt is computed on the prefill replica in one step
 // (0.010 + 1,000 x 2e-5 = 0.030 s; first token then); its 1e8 bytes take 1 s on the link, which
 // starts with the prefill: the KV reaches the decode replica at 1.0 s (0.97 s after the prefill
-// ends); there a one-token step computes the second token and 3 more decode steps the rest.
+// ends); there it joins the decodes: 4 decode steps compute the second to fifth tokens.
 TEST(LlmScheduling, DisaggregatedPromptsSendTheirKvToADecodeReplica) {
   ListArrivals arrivals({{0, 1000, 5}});
   ReplicaConfig c = llm_replica(LlmScheduler::vllm_v1, 1000, 16, 8, 4096);
@@ -420,13 +420,36 @@ TEST(LlmScheduling, DisaggregatedPromptsSendTheirKvToADecodeReplica) {
   EXPECT_DOUBLE_EQ(out.kv_transfer_bytes, 1e8);
   EXPECT_NEAR(out.ttft.mean(), 0.030, 0.0005);
   EXPECT_NEAR(out.kv_transfer_wait.mean(), 0.970, 0.01);
-  // At the decode replica: a one-token step (0.010 + 2e-5) for the second token, then 3 decode
-  // steps of 0.0101 s each.
-  EXPECT_NEAR(out.latency.mean(), 1.0 + 0.01002 + 3 * 0.0101, 0.005);
+  // At the decode replica: 4 decode steps of 0.0101 s each.
+  EXPECT_NEAR(out.latency.mean(), 1.0 + 4 * 0.0101, 0.0005);
   EXPECT_EQ(out.replicas[0].requests, 1);  // the prompt computed
   EXPECT_EQ(out.replicas[1].requests, 1);  // the request completed
   EXPECT_EQ(out.replicas[0].steps, 1);
   EXPECT_EQ(out.replicas[1].steps, 4);
+}
+
+// A request whose KV arrives while others decode joins their next step: under vLLM v0's
+// prompts-first scheduler as under any other, the decode replica runs no prompt step for it (one
+// would stop every decode once per request). A (1,000-token prompt, 20 tokens) reaches the decode
+// replica at 0.030 s and decodes 19 steps; B (100 tokens, 5), prefilled while A decodes, joins
+// A's steps: the decode replica runs 19 steps in all, and A's tokens come one step apart.
+TEST(LlmScheduling, ArrivedKvJoinsTheRunningDecodesWithoutAPromptStep) {
+  ListArrivals arrivals({{0, 1000, 20}, {0.05, 100, 5}});
+  ReplicaConfig c = llm_replica(LlmScheduler::vllm_v0, 1000, 16, 8, 4096);
+  c.kv_bytes_per_token_replica = 1e5;
+  c.kv_link_bytes_per_s = 1e15;  // the transfers take no time: only the steps count
+  c.layers = 4;
+  ReplicaConfig prefill = c, decode = c;
+  prefill.role = ReplicaRole::prefill;
+  decode.role = ReplicaRole::decode;
+  auto r = simulate(arrivals, {prefill, decode}, checked_options());
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  const SimResult& out = r.value();
+  EXPECT_EQ(out.requests, 2);
+  EXPECT_EQ(out.replicas[0].steps, 2);   // the two prompts
+  EXPECT_EQ(out.replicas[1].steps, 19);  // A's decodes, B's 4 among them
+  // A: its prompt (0.030 s), then 19 decode steps of at most 0.0103 s (two sequences).
+  EXPECT_LT(out.latency.max(), 0.030 + 19 * 0.0103);
 }
 
 }  // namespace

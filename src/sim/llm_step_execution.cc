@@ -164,8 +164,42 @@ long long LlmStepExecution::build_step(ReplicaState& r, double t) {
   r.step_chunks.clear();
   r.step_decodes = false;
   preempted_now_ = false;
+  join_arrived_kv(r, t);
   StepBuilder step(*this, r, t);
   return r.scheduler->build_step(step);
+}
+
+// Requests whose KV a prefill replica sent join the running decodes before the scheduler
+// builds the step, oldest first while slots and blocks (above the watermark) last: the
+// token after the first is their next decode token, computed in the decode step with the
+// others, as DistServe's decoding instance, vLLM's KV connectors and SGLang's decode servers
+// run them. A prompt step of their own would stop every decode once per request under a
+// prompts-first scheduler. Those that never fit are left to admit(), which rejects them.
+void LlmStepExecution::join_arrived_kv(ReplicaState& r, double t) {
+  const ReplicaConfig& c = *r.config;
+  if (c.role != ReplicaRole::decode || !r.swapped.empty()) return;
+  const long long max_sequences = c.batching == SimBatching::none ? 1 : std::max(1, c.max_batch);
+  const long long watermark = watermark_blocks(r);
+  while (!r.waiting.empty() && r.decoding_count + static_cast<long long>(r.prefilling.size()) < max_sequences) {
+    const int id = r.waiting.front();
+    Request& q = pool_[id];
+    if (q.kv_arrived <= 0 || exits_.expired(q, t)) return;
+    // The prompt's KV; the first token's is written by the step (paged: blocks as it grows;
+    // otherwise reserved as admission reserves them).
+    const double held = q.kv_arrived;
+    const long long need = r.scheduler->paged() ? r.kv.blocks_for(held) : blocks_to_admit(r, q, held);
+    if (need > r.kv.capacity_blocks() - watermark || r.kv.free_blocks() - need < watermark) return;
+    r.waiting.pop_front();
+    r.kv.allocate(need);
+    q.blocks = need;
+    q.prefill_left = 0;
+    q.kv_arrived = 0;  // a later preemption here recomputes it all
+    if (q.prefill_started < 0) q.prefill_started = t;
+    if (q.scheduled < 0) q.scheduled = t;
+    exits_.kv_pulled(id, t);
+    add_victim(r, id);
+    join_decoding(r, id, held);
+  }
 }
 
 // Free blocks a scheduler keeps back when admitting.
