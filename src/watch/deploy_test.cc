@@ -93,6 +93,7 @@ TEST(DeployedManifests, ValidateAndFitTogether) {
   ASSERT_EQ(monitor["kind"].as<std::string>(), "ServiceMonitor");
   validate(deployment, "deployment-apps-v1.schema.json");
   validate(service, "service-v1.schema.json");
+  validate(monitor, "servicemonitor-monitoring-v1.schema.json");
   std::filesystem::remove_all(scratch);
   // The Service selects the pods; the ServiceMonitor selects the Service and scrapes a port it has.
   const YAML::Node pod_labels = deployment["spec"]["template"]["metadata"]["labels"];
