@@ -398,6 +398,18 @@ TEST(LlmScheduling, ConversationsFindTheirEarlierTurnsCached) {
   EXPECT_DOUBLE_EQ(r.value().prefix_cache.hit_ratio_requests, 299.0 / 300);
 }
 
+// One prefill and one decode replica (1e5 B of KV per token, 4 layers) over a link of this rate.
+std::vector<ReplicaConfig> prefill_and_decode(LlmScheduler scheduler, double link_bytes_per_s) {
+  ReplicaConfig c = llm_replica(scheduler, 1000, 16, 8, 4096);
+  c.kv_bytes_per_token_replica = 1e5;
+  c.kv_link_bytes_per_s = link_bytes_per_s;
+  c.layers = 4;
+  ReplicaConfig prefill = c, decode = c;
+  prefill.role = ReplicaRole::prefill;
+  decode.role = ReplicaRole::decode;
+  return {prefill, decode};
+}
+
 // Disaggregated serving traced by hand: one prefill and one decode replica, a link of 1e8 B/s,
 // 1e5 B of KV per token. A's 1,000-token prompt is computed on the prefill replica in one step
 // (0.010 + 1,000 x 2e-5 = 0.030 s; first token then); its 1e8 bytes take 1 s on the link, which
@@ -405,14 +417,7 @@ TEST(LlmScheduling, ConversationsFindTheirEarlierTurnsCached) {
 // ends); there it joins the decodes: 4 decode steps compute the second to fifth tokens.
 TEST(LlmScheduling, DisaggregatedPromptsSendTheirKvToADecodeReplica) {
   ListArrivals arrivals({{0, 1000, 5}});
-  ReplicaConfig c = llm_replica(LlmScheduler::vllm_v1, 1000, 16, 8, 4096);
-  c.kv_bytes_per_token_replica = 1e5;
-  c.kv_link_bytes_per_s = 1e8;
-  c.layers = 4;
-  ReplicaConfig prefill = c, decode = c;
-  prefill.role = ReplicaRole::prefill;
-  decode.role = ReplicaRole::decode;
-  auto r = simulate(arrivals, {prefill, decode}, checked_options());
+  auto r = simulate(arrivals, prefill_and_decode(LlmScheduler::vllm_v1, 1e8), checked_options());
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   const SimResult& out = r.value();
   EXPECT_EQ(out.requests, 1);
@@ -435,14 +440,8 @@ TEST(LlmScheduling, DisaggregatedPromptsSendTheirKvToADecodeReplica) {
 // A's steps: the decode replica runs 19 steps in all, and A's tokens come one step apart.
 TEST(LlmScheduling, ArrivedKvJoinsTheRunningDecodesWithoutAPromptStep) {
   ListArrivals arrivals({{0, 1000, 20}, {0.05, 100, 5}});
-  ReplicaConfig c = llm_replica(LlmScheduler::vllm_v0, 1000, 16, 8, 4096);
-  c.kv_bytes_per_token_replica = 1e5;
-  c.kv_link_bytes_per_s = 1e15;  // the transfers take no time: only the steps count
-  c.layers = 4;
-  ReplicaConfig prefill = c, decode = c;
-  prefill.role = ReplicaRole::prefill;
-  decode.role = ReplicaRole::decode;
-  auto r = simulate(arrivals, {prefill, decode}, checked_options());
+  // The transfers take no time: only the steps count.
+  auto r = simulate(arrivals, prefill_and_decode(LlmScheduler::vllm_v0, 1e15), checked_options());
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   const SimResult& out = r.value();
   EXPECT_EQ(out.requests, 2);
