@@ -7,10 +7,6 @@
 #include <csignal>
 #include <cstdlib>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include <fmt/format.h>
 
 #include "cli/context.h"
@@ -60,12 +56,7 @@ std::string metrics_token(std::string file) {
 }
 
 int run_watch_command(CommandContext& context, const WatchArgs& args) {
-#ifdef __GLIBC__
-  // One malloc arena: each query thread's own arena keeps what it freed (pieces of answers), and
-  // a watcher at 10,000 GPUs held 560 MiB instead of 300; the threads wait on the server, not on
-  // malloc (a refresh 6.5 s with one arena, 8.1 s with the default).
-  mallopt(M_ARENA_MAX, 1);
-#endif
+  use_watcher_malloc_settings();
   WatchOptions options;
   options.query = args.query;
   options.query.url = args.prometheus;

@@ -39,6 +39,20 @@ std::string refreshing(std::string html, double interval_s) {
 
 }  // namespace
 
+void use_watcher_malloc_settings() {
+#ifdef __GLIBC__
+  // One malloc arena: each query thread's own arena keeps what it freed (pieces of answers), and
+  // a watcher at 10,000 GPUs held 560 MiB instead of 300; the threads wait on the server, not on
+  // malloc (a refresh 6.5 s with one arena, 8.1 s with the default).
+  mallopt(M_ARENA_MAX, 1);
+  // Blocks of 1 MiB or more (answers, the 13 MB exposition, per-window tables) mapped and
+  // unmapped whole: glibc otherwise raises this threshold after each such block is freed, the
+  // next ones land in the heap and a week of hourly refreshes at 10,000 GPUs peaked at 311 MiB
+  // (272 MiB with the threshold fixed; resident memory 218 and 196 MiB after a day).
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
+}
+
 Watcher::Watcher(const Catalog& catalog, WatchOptions options)
     : catalog_(catalog), options_(std::move(options)), store_(options_.settle_s) {
   health_.window_s = options_.query.range_s;

@@ -38,6 +38,10 @@ struct WatchOptions {
   std::string metrics_token;     // non-empty: /metrics answers only "Authorization: Bearer <token>"
 };
 
+// glibc's malloc set for a long-running watcher (one arena, large blocks mapped whole); before
+// the first thread starts. Nothing elsewhere.
+void use_watcher_malloc_settings();
+
 class Watcher {
  public:
   Watcher(const Catalog& catalog, WatchOptions options);
