@@ -451,5 +451,28 @@ TEST(LlmScheduling, ArrivedKvJoinsTheRunningDecodesWithoutAPromptStep) {
   EXPECT_LT(out.latency.max(), 0.030 + 19 * 0.0103);
 }
 
+// A decode replica lost with requests queued on it whose KV had arrived: the prefill replica
+// still holds their KV and sends it to the other decode replica, where they join the decodes
+// (never to a prefill replica, which would compute them again). Two decode replicas of two
+// sequences each, 60 requests in the first second: the lost one has a queue at 1 s.
+TEST(LlmScheduling, ALostDecodeReplicasQueuedKvGoesToAnotherDecodeReplica) {
+  std::vector<Arrival> list;
+  for (int i = 0; i < 60; ++i) list.push_back({i / 60.0, 200, 50});
+  ListArrivals arrivals(list);
+  std::vector<ReplicaConfig> configs = prefill_and_decode(LlmScheduler::vllm_v0, 1e15);
+  configs[1].max_batch = 2;
+  configs.push_back(configs[1]);
+  SimOptions o = checked_options();
+  o.outages = {{1.0, {1}, 30}};
+  auto r = simulate(arrivals, configs, o);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  const SimResult& out = r.value();
+  EXPECT_EQ(out.requests, 60);
+  ASSERT_EQ(out.outages.size(), 1u);
+  EXPECT_GT(out.outages[0].rerouted, 0);
+  EXPECT_EQ(out.kv_transfers, 60) << "each prompt computed and sent once";
+  EXPECT_EQ(out.replicas[0].requests, 60) << "no prompt computed twice";
+}
+
 }  // namespace
 }  // namespace gw

@@ -6,6 +6,12 @@
 #include <fmt/format.h>
 
 namespace gw::sim_detail {
+namespace {
+
+// Sequences a replica runs at once (prompts in progress and decodes).
+long long sequence_slots(const ReplicaConfig& c) { return c.batching == SimBatching::none ? 1 : std::max(1, c.max_batch); }
+
+}  // namespace
 
 // The scheduler's operations on one replica while it builds a step.
 class LlmStepExecution::StepBuilder final : public LlmStepBuilder {
@@ -174,21 +180,32 @@ long long LlmStepExecution::build_step(ReplicaState& r, double t) {
 // token after the first is their next decode token, computed in the decode step with the
 // others, as DistServe's decoding instance, vLLM's KV connectors and SGLang's decode servers
 // run them. A prompt step of their own would stop every decode once per request under a
-// prompts-first scheduler. Those that never fit are left to admit(), which rejects them.
+// prompts-first scheduler. This is their only way in: admit() leaves them waiting (sequences
+// swapped out come back first, as vLLM's scheduler takes no new request while any are out).
 void LlmStepExecution::join_arrived_kv(ReplicaState& r, double t) {
   const ReplicaConfig& c = *r.config;
   if (c.role != ReplicaRole::decode || !r.swapped.empty()) return;
-  const long long max_sequences = c.batching == SimBatching::none ? 1 : std::max(1, c.max_batch);
   const long long watermark = watermark_blocks(r);
-  while (!r.waiting.empty() && r.decoding_count + static_cast<long long>(r.prefilling.size()) < max_sequences) {
+  while (!r.waiting.empty() && r.decoding_count + static_cast<long long>(r.prefilling.size()) < sequence_slots(c)) {
     const int id = r.waiting.front();
     Request& q = pool_[id];
-    if (q.kv_arrived <= 0 || exits_.expired(q, t)) return;
+    if (q.kv_arrived <= 0) return;  // a sequence preempted here: admit() computes it again
+    if (exits_.expired(q, t)) {
+      r.waiting.pop_front();
+      exits_.give_up(id, r);
+      continue;
+    }
     // The prompt's KV; the first token's is written by the step (paged: blocks as it grows;
     // otherwise reserved as admission reserves them).
     const double held = q.kv_arrived;
     const long long need = r.scheduler->paged() ? r.kv.blocks_for(held) : blocks_to_admit(r, q, held);
-    if (need > r.kv.capacity_blocks() - watermark || r.kv.free_blocks() - need < watermark) return;
+    if (need > r.kv.capacity_blocks() - watermark) {
+      // Never fits, even alone: a server rejects it; counted, never silently dropped.
+      r.waiting.pop_front();
+      reject(id, r);
+      continue;
+    }
+    if (r.kv.free_blocks() - need < watermark) return;
     r.waiting.pop_front();
     r.kv.allocate(need);
     q.blocks = need;
@@ -216,14 +233,14 @@ long long LlmStepExecution::blocks_to_admit(const ReplicaState& r, const Request
 // the budget, as on a server whose budget covers its longest prompt).
 void LlmStepExecution::admit(ReplicaState& r, double t, bool chunked, double& budget, long long& reserved) {
   const ReplicaConfig& c = *r.config;
-  const long long max_sequences = c.batching == SimBatching::none ? 1 : std::max(1, c.max_batch);
   const long long watermark = watermark_blocks(r);
   const long long capacity = r.kv.capacity_blocks();
   const bool budgeted = r.scheduler->budgets_tokens();
   if (!chunked) budget = c.token_budget;
-  while (!r.waiting.empty() && r.decoding_count + static_cast<long long>(r.prefilling.size()) < max_sequences) {
+  while (!r.waiting.empty() && r.decoding_count + static_cast<long long>(r.prefilling.size()) < sequence_slots(c)) {
     int id = r.waiting.front();
     Request& q = pool_[id];
+    if (q.kv_arrived > 0) break;  // KV sent by a prefill replica: it joins the decodes at a step's start
     if (exits_.expired(q, t)) {
       r.waiting.pop_front();
       exits_.give_up(id, r);
@@ -235,10 +252,9 @@ void LlmStepExecution::admit(ReplicaState& r, double t, bool chunked, double& bu
       reject(id, r);
       continue;
     }
-    // Prompt tokens found in the prefix cache, or whose KV a prefill replica sent, are not
-    // computed again.
-    const size_t hit_blocks = q.kv_arrived > 0 ? 0 : prefix_hit_blocks(r, id);
-    const double hit = q.kv_arrived > 0 ? q.kv_arrived : hit_blocks > 0 ? pool_.chain(id).tokens_of(hit_blocks) : 0;
+    // Prompt tokens found in the prefix cache are not computed again.
+    const size_t hit_blocks = prefix_hit_blocks(r, id);
+    const double hit = hit_blocks > 0 ? pool_.chain(id).tokens_of(hit_blocks) : 0;
     double chunk = q.prompt - hit;
     if (chunked) {
       if (budget < 1) break;
@@ -253,10 +269,7 @@ void LlmStepExecution::admit(ReplicaState& r, double t, bool chunked, double& bu
     q.blocks = need;
     q.prefill_left = q.prompt - hit;
     if (q.prefill_started < 0) q.prefill_started = t;
-    if (q.kv_arrived > 0) {
-      q.kv_arrived = 0;  // a later preemption here recomputes it all
-      exits_.kv_pulled(id, t);
-    } else if (c.prefix_caching != PrefixCaching::off) {
+    if (c.prefix_caching != PrefixCaching::off) {
       r.stats.prefix_lookups++;
       r.stats.prefix_lookup_tokens += q.prompt;
       r.stats.prefix_chained += !pool_.chain(id).empty();

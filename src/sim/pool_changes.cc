@@ -167,8 +167,13 @@ void Simulation::on_outage(int index, double t) {
     maybe_stop(r);
   }
   o.rerouted += static_cast<long long>(moved.size());
-  for (int id : moved)
+  for (int id : moved) {
+    if (pool_[id].kv_arrived > 0) {
+      send_kv_to_decode(id, t);  // a decode replica's: its KV goes to another decode replica
+      continue;
+    }
     if (int replica = place(id); replica >= 0) try_start(replica, t);
+  }
   if (options_.router == Router::shared_queue)
     for (size_t i = 0; i < replicas_.size(); ++i)
       if (replicas_[i].life == Life::ready) try_start(static_cast<int>(i), t);

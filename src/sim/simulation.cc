@@ -210,9 +210,16 @@ void Simulation::release_held_kv(Request& q, double t) {
 void Simulation::on_kv_arrived(int id, unsigned version, double t) {
   const Request& q = pool_[id];
   if (!q.live || q.version != version) return;
+  send_kv_to_decode(id, t);
+}
+
+// The decode replica with the fewest tokens outstanding takes a request whose KV was sent (not
+// one lost to an outage: the prefill replica still holds the KV and sends it elsewhere).
+void Simulation::send_kv_to_decode(int id, double t) {
   int best = -1;
   for (size_t i = 0; i < replicas_.size(); ++i) {
-    if (replicas_[i].config->role != ReplicaRole::decode || replicas_[i].life == Life::off) continue;
+    const ReplicaState& r = replicas_[i];
+    if (r.config->role != ReplicaRole::decode || r.life == Life::off || r.outage >= 0) continue;
     if (best < 0 || loads_[i].outstanding_tokens < loads_[static_cast<size_t>(best)].outstanding_tokens) best = static_cast<int>(i);
   }
   if (best < 0) return violated(fmt::format("request {}: no decode replica to take its KV", id));

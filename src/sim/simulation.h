@@ -57,6 +57,7 @@ class Simulation final : private RequestExits {
   // goes to the decode replica with the fewest outstanding tokens.
   void hand_off(int id, ReplicaState& r, double t) override;
   void on_kv_arrived(int id, unsigned version, double t);
+  void send_kv_to_decode(int id, double t);
   void kv_pulled(int id, double t) override;
   void release_held_kv(Request& q, double t);
   bool disaggregated_ = false;
