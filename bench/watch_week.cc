@@ -21,7 +21,6 @@
 #include <fmt/format.h>
 
 #include "core/numbers.h"
-#include "core/text.h"
 #include "telemetry/prometheus_client.h"
 #include "watch/watcher.h"
 
@@ -77,16 +76,12 @@ int main(int argc, char** argv) {
   }
   options.query.range_s = *window_s;
   options.window_text = window;
-  for (const auto& piece : gw::split(windows, ',')) {
-    const std::string text(gw::trim(piece));
-    if (text.empty()) continue;
-    auto seconds = gw::parse_duration_s(text);
-    if (!seconds || *seconds < 3600) {
-      std::fprintf(stderr, "WINDOWS: '%s' is not a duration of an hour or more\n", text.c_str());
-      return 2;
-    }
-    options.windows.emplace_back(text, *seconds);
+  auto parsed_windows = gw::parse_watch_windows(windows);
+  if (!parsed_windows.ok()) {
+    std::fprintf(stderr, "WINDOWS: %s\n", parsed_windows.error().message.c_str());
+    return 2;
   }
+  options.windows = std::move(parsed_windows.value());
   options.audit.min_coverage_hours = std::min(30.0, 0.5 * options.query.range_s / 3600);
   gw::Watcher watcher(catalog.value(), options);
 

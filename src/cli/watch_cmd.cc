@@ -12,7 +12,6 @@
 #include "cli/context.h"
 #include "cli/prometheus_options.h"
 #include "core/numbers.h"
-#include "core/text.h"
 #include "watch/watcher.h"
 
 namespace gw {
@@ -66,13 +65,9 @@ int run_watch_command(CommandContext& context, const WatchArgs& args) {
   if (!window || *window < 3600) fail("--window", "'" + args.window + "' is not a duration of an hour or more, like 7d or 24h");
   options.query.range_s = *window;
   options.window_text = args.window;
-  for (const auto& piece : split(args.windows, ',')) {
-    const std::string text(trim(piece));
-    if (text.empty()) continue;
-    auto seconds = parse_duration_s(text);
-    if (!seconds || *seconds < 3600) fail("--windows", "'" + text + "' is not a duration of an hour or more, like 1h, 24h, 7d or 14d");
-    options.windows.emplace_back(text, *seconds);
-  }
+  auto windows = parse_watch_windows(args.windows);
+  if (!windows.ok()) fail("--windows", windows.error().message);
+  options.windows = std::move(windows.value());
   auto settle = parse_duration_s(args.settle);
   if (!settle) fail("--settle", "'" + args.settle + "' is not a duration, like 15m");
   options.settle_s = *settle;

@@ -11,7 +11,10 @@
 
 #include <fmt/format.h>
 
+#include "core/numbers.h"
+#include "core/text.h"
 #include "report/document.h"
+#include "telemetry/prometheus_client.h"
 
 namespace gw {
 
@@ -38,6 +41,19 @@ std::string refreshing(std::string html, double interval_s) {
 }
 
 }  // namespace
+
+Result<std::vector<std::pair<std::string, double>>> parse_watch_windows(std::string_view text) {
+  std::vector<std::pair<std::string, double>> windows;
+  for (const auto& piece : split(text, ',')) {
+    std::string window(trim(piece));
+    if (window.empty()) continue;
+    auto seconds = parse_duration_s(window);
+    if (!seconds || *seconds < 3600)
+      return Error{"", 0, "", "'" + window + "' is not a duration of an hour or more, like 1h, 24h, 7d or 14d"};
+    windows.emplace_back(std::move(window), *seconds);
+  }
+  return windows;
+}
 
 void use_watcher_malloc_settings() {
 #ifdef __GLIBC__

@@ -14,6 +14,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "audit/audit_run.h"
 #include "catalog/catalog.h"
@@ -37,6 +40,11 @@ struct WatchOptions {
   double settle_s = 900;
   std::string metrics_token;     // non-empty: /metrics answers only "Authorization: Bearer <token>"
 };
+
+// `--windows` as `gpuwise watch` takes it: comma-separated durations of an hour or more (1h, 24h,
+// 7d), each kept with its text for the `window` label; empty pieces skipped. The error names the
+// piece at fault (field left for the caller).
+Result<std::vector<std::pair<std::string, double>>> parse_watch_windows(std::string_view text);
 
 // glibc's malloc set for a long-running watcher (one arena, large blocks mapped whole); before
 // the first thread starts. Nothing elsewhere.
