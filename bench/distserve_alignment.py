@@ -4,10 +4,12 @@
 bench/datasets/distserve-20a1633/: OPT-13B on A100-80GB, ShareGPT requests, per request the
 prompt and output lengths, the arrival, and the TTFT and TPOT measured on real servers
 (LLMServe/DistServe at commit 20a1633): vLLM on one GPU at 1-4 requests/s, and DistServe with a
-prefill instance of tp 2 and a decode instance of tp 1 at 3-12 requests/s. Each run's arrivals
+prefill instance of tp 2 and a decode instance of tp 1 at 3-12 requests/s (c21d11), or of two
+pipeline stages of one GPU each at 4-16 requests/s (c21d12). Each run's arrivals
 are replayed through `gpuwise simulate` (OPT-13B fp16; vLLM as vllm-v0 without chunked prefill,
 the scheduler of the vLLM DistServe compared against; DistServe as a prefill replica of tp 2 and
-a decode replica of tp 1 over NVLink, both batching whole prompts; clients never give up, as in
+a decode replica of tp 1 (c21d12: pp 2, two micro-batches at once) over NVLink, both batching
+whole prompts; clients never give up, as in
 the measurements). Compared per run: SLO attainment (TTFT <= 200 ms and TPOT <= 100 ms, the
 paper's chatbot SLO) and the p50 and p90 of TTFT and TPOT.
 
@@ -15,7 +17,8 @@ Two passes. As is: the step model as it stands. Held out: one step-time calibrat
 fitted (`gpuwise calibrate`) on its lowest-load run alone, from that run's own figures (a decode
 row: the median TPOT at a batch of rate x mean latency, Little's law, over the mean context; a
 prefill row: the median TTFT less half a TPOT for the median prompt), then every other run
-simulated with it.
+simulated with it. The c21d12 runs are all held out: they take the c21d11 calibration (the same
+servers, GPUs and model; only the decode instance's layout differs).
 
 Budget (issue 47): attainment within 0.05 absolute, latencies within 15% at the median over the
 runs, on the held-out pass. Prints every run, the median and worst errors per system and pass,
@@ -54,6 +57,8 @@ DISTSERVE = """      replicas:
       scheduler: vllm-v0
       disaggregation: {link: nvlink}
 """
+# c21d12: the decode instance in two pipeline stages of one GPU each.
+DISTSERVE_PP = DISTSERVE.replace("tp: 1, count: 1, role: decode", "tp: 1, pp: 2, count: 1, role: decode")
 
 
 def quantile(values, q):
@@ -110,14 +115,22 @@ def runs_of(system):
 
 failures = []
 work = tempfile.mkdtemp()
+calibrations = {}
 for passname, system, deployment, tps in (("as is", "vllm", VLLM, None), ("as is", "distserve-c21d11", DISTSERVE, None),
-                                          ("held out", "vllm", VLLM, (1, 1)), ("held out", "distserve-c21d11", DISTSERVE, (1, 2))):
+                                          ("as is", "distserve-c21d12", DISTSERVE_PP, None),
+                                          ("held out", "vllm", VLLM, (1, 1)), ("held out", "distserve-c21d11", DISTSERVE, (1, 2)),
+                                          ("held out", "distserve-c21d12", DISTSERVE_PP, "distserve-c21d11")):
     runs = runs_of(system)
     calibration = None
-    if tps:
+    if isinstance(tps, str):
+        # Every run held out: the same servers' calibration from the other layout's lowest load.
+        calibration = calibrations[tps]
+        print(f"\n{system}, held out: calibrated on {tps}'s lowest-load run, none of these {len(runs)} runs")
+    elif tps:
         fitted = min(runs, key=lambda p: float(p.split("-")[-1][:-4]) * 1e6 + int(p.split("-")[-2]))
         os.makedirs(os.path.join(work, system), exist_ok=True)
         calibration = calibration_from(fitted, tps[0], tps[1], os.path.join(work, system))
+        calibrations[system] = calibration
         runs = [r for r in runs if r != fitted]
         print(f"\n{system}, held out: calibrated on {os.path.basename(fitted)[:-4]} alone, {len(runs)} other runs")
     else:

@@ -134,8 +134,9 @@ void price_deployment(const Catalog& catalog, const Spec& spec, ServiceRun& run)
     Pricing cheapest_pricing = Pricing::on_demand;
     double cheapest_usd = 0;
     int cheapest_instances = 0;
-    for (const Offering* offering : allowed_offerings(catalog, spec.constraints, *a, g.tensor_parallel)) {
-      const int per_node = std::max(1, offering->accelerator_count / std::max(1, g.tensor_parallel));
+    const int devices = std::max(1, g.tensor_parallel) * std::max(1, g.pipeline_parallel);
+    for (const Offering* offering : allowed_offerings(catalog, spec.constraints, *a, devices)) {
+      const int per_node = std::max(1, offering->accelerator_count / devices);
       const int instances = (g.count + per_node - 1) / per_node;
       for (Pricing pricing : spec.constraints.pricing) {
         auto price = offering->usd_per_hour(pricing);
@@ -215,7 +216,8 @@ bool SimulateResult::all_meet() const {
 std::string deployment_text(const Deployment& d) {
   std::string groups;
   for (const auto& g : d.groups)
-    groups += fmt::format("{}{} x {} tp{}{}", groups.empty() ? "" : " + ", g.count, g.accelerator, g.tensor_parallel,
+    groups += fmt::format("{}{} x {} tp{}{}{}", groups.empty() ? "" : " + ", g.count, g.accelerator, g.tensor_parallel,
+                          g.pipeline_parallel > 1 ? fmt::format(" pp{} ({} micro-batches at once)", g.pipeline_parallel, g.pipeline_parallel) : "",
                           g.role == "both" ? "" : " for " + g.role);
   std::string text = fmt::format("{}, {} batching ({}), {}", groups, d.batching.empty() ? "default" : d.batching,
                                  d.max_batch > 0 ? fmt::format("max {}", d.max_batch) : "the default max: 256 for LLMs, 32 otherwise", d.router);

@@ -49,8 +49,11 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
     if (arch.kind != ModelKind::generic && arch.num_heads % group.tensor_parallel != 0)
       return Error{"", deployment.line, "deployment.tp",
                    fmt::format("{} attention heads are not divisible by tp {}", arch.num_heads, group.tensor_parallel)};
+    const int pp = std::max(1, group.pipeline_parallel);
+    if (pp > 1 && deployment.speculative)
+      return Error{"", deployment.line, "deployment.pp", "speculative decoding beside pipeline parallelism is not simulated"};
     ReplicaConfig c;
-    c.name = fmt::format("{} tp{}", accelerator->name, group.tensor_parallel);
+    c.name = fmt::format("{} tp{}{}", accelerator->name, group.tensor_parallel, pp > 1 ? fmt::format(" pp{}", pp) : "");
     c.batching = *batching;
     c.max_batch = deployment.max_batch > 0 ? deployment.max_batch : (llm ? 256 : 32);
     c.max_queue_delay_s = deployment.max_queue_delay_s;
@@ -79,6 +82,7 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
     memory.weight_precision = model.precision;
     memory.kv_precision = setup.kv_precision;
     memory.tensor_parallel = group.tensor_parallel;
+    memory.pipeline_parallel = pp;
     memory.overhead_gib = overhead_gib;
     memory.prefill_chunk_tokens = deployment.token_budget;
     if (llm) {
@@ -90,7 +94,7 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
       if (free <= 0)
         return Error{"", deployment.line, "deployment.accelerator",
                      fmt::format("{} does not fit on {} x {} ({:.1f} GiB of weights per device)", arch.name,
-                                 group.tensor_parallel, accelerator->name, e.weights_bytes / (1u << 30))};
+                                 group.tensor_parallel * pp, accelerator->name, e.weights_bytes / (1u << 30))};
       c.llm = std::make_shared<LlmStepModel>(arch, setup);
       c.block_tokens = 16;
       double kv_bytes_per_token = c.llm->kv_bytes_per_token();
@@ -120,7 +124,10 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
           c.speculative.head_share = 1.0 / std::max(1, arch.num_layers);
         }
       }
-      c.kv_blocks = static_cast<long long>(free / (kv_bytes_per_token * c.block_tokens));
+      // Pipeline stages: a device holds its stage's layers of every token's KV, and the
+      // replica's blocks are shared out evenly among its pp micro-batch lanes (below).
+      const double stage_share = std::ceil(static_cast<double>(std::max(1, arch.num_layers)) / pp) / std::max(1, arch.num_layers);
+      c.kv_blocks = static_cast<long long>(free / (kv_bytes_per_token * stage_share * pp * c.block_tokens));
       // Speculative decoding writes k proposed tokens per sequence before verifying them (vLLM's
       // lookahead slots): a full batch's worth is set aside.
       if (deployment.speculative)
@@ -164,7 +171,23 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
         times[static_cast<size_t>(b)] = item_step(arch, setup, b, service.input_tokens.mean()).time_s;
       c.batch_time = [times](int batch, Rng&) { return times[static_cast<size_t>(std::clamp<int>(batch, 1, static_cast<int>(times.size()) - 1))]; };
     }
-    for (int i = 0; i < group.count; ++i) replicas.push_back(c);
+    if (pp == 1) {
+      for (int i = 0; i < group.count; ++i) replicas.push_back(c);
+      continue;
+    }
+    // A replica of pp stages runs pp micro-batches at once, each through every stage in turn,
+    // with its own scheduler and an equal share of the KV blocks: vLLM V0's virtual engines
+    // (vllm/core/scheduler.py divides num_gpu_blocks by pipeline_parallel_size; the engine adds
+    // a request to the one with the fewest unfinished). A micro-batch's step crosses all the
+    // layers, one stage after another: the whole model's step at its batch. Not counted: the
+    // activations handed between stages (hidden size x 2 B per token, over NVLink) and stages
+    // kept waiting when the lanes' batches differ. Each lane is a replica here.
+    for (int i = 0; i < group.count; ++i)
+      for (int lane = 0; lane < pp; ++lane) {
+        ReplicaConfig l = c;
+        l.name = fmt::format("{} lane {}/{}", c.name, lane + 1, pp);
+        replicas.push_back(std::move(l));
+      }
   }
   if (replicas.empty()) return Error{"", deployment.line, "deployment.replicas", "no replicas"};
   return replicas;

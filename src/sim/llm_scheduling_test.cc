@@ -327,6 +327,51 @@ TEST(LlmScheduling, AzureConversationOnLlama2_70bWithoutChunkedPrefillKeepsKvInB
   EXPECT_LE(result.throughput_rps, result.arrival_rate_rps * 1.05);
 }
 
+// A replica of two pipeline stages is two micro-batch lanes (vLLM V0's virtual engines), each
+// with the whole model's step and half the replica's KV blocks; a stage holds half the layers'
+// KV, so the lanes together hold what two tensor-parallel devices hold (OPT-13B, 40 layers, on
+// A100-80GB: the same weights per device either way).
+TEST(LlmScheduling, PipelineStagesAreLanesSharingTheReplicasKvBlocks) {
+  Catalog catalog = Catalog::embedded().value();
+  ModelSpec model;
+  model.arch = load_preset("opt-13b").value();
+  model.precision = Precision::fp16;
+  ServiceSpec service;
+  Deployment d;
+  d.groups = {{"A100-80GB", 1, 2, "both", 2}};
+  d.batching = "continuous";
+  auto lanes = build_replicas(catalog, model, service, d, {});
+  ASSERT_TRUE(lanes.ok()) << lanes.error().to_string();
+  ASSERT_EQ(lanes.value().size(), 4u);  // two replicas of two lanes
+  EXPECT_EQ(lanes.value()[1].name, "A100-80GB tp1 pp2 lane 2/2");
+  d.groups = {{"A100-80GB", 2, 1}};
+  auto tp2 = build_replicas(catalog, model, service, d, {});
+  ASSERT_TRUE(tp2.ok()) << tp2.error().to_string();
+  EXPECT_NEAR(2.0 * lanes.value()[0].kv_blocks, tp2.value()[0].kv_blocks, 0.02 * tp2.value()[0].kv_blocks);
+  d.groups = {{"A100-80GB", 1, 1}};
+  auto one = build_replicas(catalog, model, service, d, {});
+  ASSERT_TRUE(one.ok()) << one.error().to_string();
+  // Two devices hold the weights once: more than twice one device's cache.
+  EXPECT_GT(2 * lanes.value()[0].kv_blocks, 2 * one.value()[0].kv_blocks);
+  // A lane's step is the whole model's at its batch.
+  EXPECT_DOUBLE_EQ(lanes.value()[0].llm->step_time_s(8, 1000, 0, 0, 8), one.value()[0].llm->step_time_s(8, 1000, 0, 0, 8));
+  // Under load the lanes serve twice the sequences at once: with a batch of 8 per lane and 64
+  // requests arriving together, a pp2 replica ends sooner than a tp1 one.
+  std::vector<Arrival> list(64, Arrival(0, 500, 100));
+  ListArrivals pipelined(list), single(list);
+  d.max_batch = 8;
+  d.groups = {{"A100-80GB", 1, 1, "both", 2}};
+  auto pp_replica = build_replicas(catalog, model, service, d, {});
+  d.groups = {{"A100-80GB", 1, 1}};
+  auto tp1_replica = build_replicas(catalog, model, service, d, {});
+  ASSERT_TRUE(pp_replica.ok() && tp1_replica.ok());
+  auto a = simulate(pipelined, pp_replica.value(), checked_options());
+  auto b = simulate(single, tp1_replica.value(), checked_options());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a.value().requests, 64);
+  EXPECT_LT(a.value().latency.max(), 0.6 * b.value().latency.max());
+}
+
 // Prefix caching traced by hand: A (1,024 tokens, blocks 1 and 2 of 512) completes; B (1,500
 // tokens, blocks 1, 2, 3) arrives later and finds blocks 1 and 2 cached: 1,024 of its tokens are
 // not computed (its third block is partial, so nothing caps the hit). C (1,024 tokens, blocks 1

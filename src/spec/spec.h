@@ -129,6 +129,9 @@ struct DeploymentGroup {
   int tensor_parallel = 1;
   int count = 1;  // replicas
   std::string role = "both";  // both, or prefill / decode (disaggregated serving)
+  // Pipeline stages per replica (LLMs): each stage holds its share of the layers on tp devices,
+  // so a replica is tp x pp devices; it runs pp micro-batches at once (vLLM's virtual engines).
+  int pipeline_parallel = 1;
 };
 
 // deployment.disaggregation: the link prefill replicas send their KV over.

@@ -214,12 +214,21 @@ void read_traffic(const Reader& r, const YAML::Node& node, const std::string& pa
   if (s.traffic.peak_rps <= 0) r.fail(traffic, path + ".traffic", "no request rate: give rps or a trace");
 }
 
+// deployment.pp: pipeline stages of an LLM replica, at most one layer each.
+int read_pipeline_parallel(const Reader& r, const YAML::Node& value, const std::string& field, const ModelArch& arch, bool llm) {
+  const int pp = static_cast<int>(r.number(value, field, 1, 64));
+  if (pp > 1 && !llm) r.fail(value, field, "pipeline parallelism is simulated for LLM replicas");
+  if (llm && arch.num_layers > 0 && pp > arch.num_layers)
+    r.fail(value, field, fmt::format("{} pipeline stages for {} layers: at most one stage per layer", pp, arch.num_layers));
+  return pp;
+}
+
 // services[].deployment: the replicas, batching and engine a simulation runs as given.
 void read_deployment(const Reader& r, const YAML::Node& node, const std::string& path, [[maybe_unused]] const std::string& base_dir,
                   [[maybe_unused]] const ModelArch& arch, [[maybe_unused]] bool llm, ServiceSpec& s) {
   if (const YAML::Node d = node["deployment"]) {
     std::string where = path + ".deployment";
-    r.check_keys(d, where, {"replicas", "accelerator", "tp", "batching", "max_batch", "max_queue_delay_ms",
+    r.check_keys(d, where, {"replicas", "accelerator", "tp", "pp", "batching", "max_batch", "max_queue_delay_ms",
                             "batch_timeout_ms", "chunked_prefill", "token_budget", "router", "scheduler", "preemption",
                             "watermark", "gpu_memory_utilization", "overhead_gib", "prefix_cache", "speculative", "disaggregation"});
     Deployment deployment;
@@ -227,15 +236,16 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
     // Without replicas the deployment says how the engine runs (its prefix cache, speculative
     // decoding, scheduler) and plans choose the replicas; simulate then plans them first.
     if (!d["replicas"]) {
-      for (const char* key : {"accelerator", "tp"})
+      for (const char* key : {"accelerator", "tp", "pp"})
         if (d[key]) r.fail(d[key], where + ".replicas", std::string("required with ") + key + ": a count or a list of groups");
     } else if (d["replicas"].IsSequence()) {
       for (const auto& group : d["replicas"]) {
-        r.check_keys(group, where + ".replicas", {"accelerator", "tp", "count", "role"});
+        r.check_keys(group, where + ".replicas", {"accelerator", "tp", "pp", "count", "role"});
         if (!group["accelerator"]) r.fail(group, where + ".replicas.accelerator", "required");
         DeploymentGroup g;
         g.accelerator = r.text(group["accelerator"], where + ".replicas.accelerator");
         if (group["tp"]) g.tensor_parallel = static_cast<int>(r.number(group["tp"], where + ".replicas.tp", 1, 64));
+        if (group["pp"]) g.pipeline_parallel = read_pipeline_parallel(r, group["pp"], where + ".replicas.pp", arch, llm);
         if (group["count"]) g.count = static_cast<int>(r.number(group["count"], where + ".replicas.count", 1, 100000));
         if (group["role"]) {
           g.role = r.text(group["role"], where + ".replicas.role");
@@ -251,6 +261,7 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
       g.accelerator = r.text(d["accelerator"], where + ".accelerator");
       g.count = static_cast<int>(r.number(d["replicas"], where + ".replicas", 1, 100000));
       if (d["tp"]) g.tensor_parallel = static_cast<int>(r.number(d["tp"], where + ".tp", 1, 64));
+      if (d["pp"]) g.pipeline_parallel = read_pipeline_parallel(r, d["pp"], where + ".pp", arch, llm);
       deployment.groups.push_back(g);
     }
     if (d["batching"]) {

@@ -170,6 +170,25 @@ TEST(Spec, DisaggregatedDeploymentsNeedBothPools) {
             "services.a.deployment.disaggregation.link");
 }
 
+// deployment.pp: pipeline stages of an LLM replica, at most one per layer (Llama-3.1-8B has 32).
+TEST(Spec, PipelineStagesAreReadPerGroup) {
+  const std::string head = "services:\n  - name: a\n    model: llama-3.1-8b\n    tokens: {input: {mean: 300}, output: {mean: 100}}\n"
+                           "    slo: {ttft_p99_s: 1}\n    traffic: {rps: 1}\n    deployment:\n";
+  auto groups = parse(head + "      replicas:\n        - {accelerator: H100, tp: 2, pp: 4, count: 3}\n");
+  ASSERT_TRUE(groups.ok()) << groups.error().to_string();
+  EXPECT_EQ(groups.value().services[0].deployment->groups[0].pipeline_parallel, 4);
+  auto one = parse(head + "      replicas: 2\n      accelerator: A100-80GB\n      pp: 2\n");
+  ASSERT_TRUE(one.ok()) << one.error().to_string();
+  EXPECT_EQ(one.value().services[0].deployment->groups[0].pipeline_parallel, 2);
+  auto too_many = parse(head + "      replicas:\n        - {accelerator: H100, pp: 33}\n");
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_EQ(too_many.error().field, "services.a.deployment.replicas.pp");
+  EXPECT_NE(too_many.error().message.find("33 pipeline stages for 32 layers"), std::string::npos) << too_many.error().message;
+  auto engine_only = parse(head + "      pp: 2\n");
+  ASSERT_FALSE(engine_only.ok());
+  EXPECT_EQ(engine_only.error().field, "services.a.deployment.replicas");
+}
+
 // A deployment without replicas says how the engine runs; plans choose the replicas.
 TEST(Spec, ADeploymentWithoutReplicasDescribesTheEngine) {
   const std::string head = "services:\n  - name: a\n    model: llama-3.1-8b\n    tokens: {input: {mean: 300}, output: {mean: 100}}\n"
