@@ -249,5 +249,34 @@ services:
   EXPECT_NE(r.err.find("deployment.speculative.draft_model"), std::string::npos) << r.err;
 }
 
+// Llama-3.1-70B in bf16 (131 GiB of weights) does not fit on one A100-80GB; in four pipeline
+// stages of one device each it does (33 GiB per device), and the replica runs as four
+// micro-batch lanes, which --explain says. Speculative decoding beside pipeline stages is
+// refused, by name.
+TEST(CliSimulate, PipelineStagesFitWhatTensorParallelismAloneCannot) {
+  auto spec = [](const std::string& layout, const std::string& extra) {
+    std::string path = temp_path("pp.yaml");
+    std::ofstream(path) << "models: {m: {preset: llama-3.1-70b, precision: bf16}}\n"
+                           "services:\n  - name: chat\n    model: m\n    traffic: {rps: 2}\n"
+                           "    tokens: {input: {mean: 500}, output: {mean: 200}}\n"
+                           "    deployment: {accelerator: A100-80GB, replicas: 1, " + layout + extra + "}\n";
+    return path;
+  };
+  CliRun one = run({"simulate", spec("tp: 1", ""), "--requests", "200"});
+  EXPECT_EQ(one.code, 1);
+  EXPECT_NE(one.err.find("does not fit on 1 x A100-80GB"), std::string::npos) << one.err;
+  CliRun pp = run({"simulate", spec("tp: 1, pp: 4", ""), "--requests", "200", "--format", "json"});
+  ASSERT_EQ(pp.code, 0) << pp.err;
+  const auto doc = nlohmann::json::parse(pp.out)["services"][0];
+  EXPECT_EQ(doc["replicas"].size(), 4u);  // one replica, four lanes
+  EXPECT_EQ(doc["requests"].get<long long>(), 200);
+  CliRun explained = run({"simulate", spec("tp: 1, pp: 4", ""), "--requests", "200", "--explain"});
+  ASSERT_EQ(explained.code, 0) << explained.err;
+  EXPECT_NE(explained.out.find("4 micro-batch lanes"), std::string::npos) << explained.out;
+  CliRun speculative = run({"simulate", spec("tp: 1, pp: 4", ", speculative: {method: ngram, tokens: 3, acceptance: 0.5}"), "--requests", "200"});
+  EXPECT_EQ(speculative.code, 1);
+  EXPECT_NE(speculative.err.find("deployment.pp"), std::string::npos) << speculative.err;
+}
+
 }  // namespace
 }  // namespace gw

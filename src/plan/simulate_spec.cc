@@ -75,6 +75,16 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
     else
       assumptions.push_back(fmt::format("step times on {}: the roofline model, {}", a->name, efficiency_for(*a, build.calibration).source));
   }
+  for (const auto& group : deployment.groups)
+    if (group.pipeline_parallel > 1) {
+      assumptions.push_back(fmt::format(
+          "pipeline stages ({} x {} tp{} pp{}): each replica runs {} micro-batch lanes, each with its own scheduler, 1/{} of the "
+          "replica's KV blocks and the whole model's step at its batch (vLLM V0's virtual engines); activations handed between "
+          "stages and stages kept waiting when the lanes' batches differ are not counted; against DistServe's two-stage decode "
+          "runs this is optimistic past half load (bench/distserve_alignment.py)",
+          group.count, group.accelerator, group.tensor_parallel, group.pipeline_parallel, group.pipeline_parallel, group.pipeline_parallel));
+      break;
+    }
   if (run.llm && !replicas.empty()) {
     const ReplicaConfig& c = replicas.front();
     assumptions.push_back(fmt::format("scheduler {}: {}", llm_scheduler_name(c.scheduler), llm_scheduler_source(c.scheduler)));
