@@ -106,6 +106,36 @@ TEST(CliPlan, EmitK8sWritesManifestsWithTheirFigures) {
   std::filesystem::remove_all(dir);
 }
 
+// A disaggregated plan's manifests: the plan with --emit-k8s is the plan without it (both pools
+// kept), written as a Deployment per pool, the vLLM Router with its RBAC, its Service and a NodePool.
+TEST(CliPlan, EmitK8sWritesADisaggregatedPlansPools) {
+  const std::string spec = temp_path("rag.yaml");
+  std::ofstream(spec) << "constraints: {clouds: [aws], pricing: [on-demand], accelerators: [H100]}\n"
+                         "models: {m: {preset: llama-3.1-70b, precision: fp8}}\n"
+                         "services:\n  - name: rag\n    model: m\n    traffic: {rps: 16}\n    tokens: {input: 6000, output: 300}\n"
+                         "    slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.025}\n";
+  const std::string dir = temp_path("k8s-rag");
+  std::filesystem::remove_all(dir);
+  CliRun plain = run({"plan", spec, "--format", "json", "-q"});
+  CliRun emitted = run({"plan", spec, "--format", "json", "-q", "--emit-k8s", dir});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  ASSERT_EQ(emitted.code, 0) << emitted.err;
+  const auto best = nlohmann::json::parse(emitted.out)["services"][0]["best"];
+  EXPECT_EQ(best, nlohmann::json::parse(plain.out)["services"][0]["best"]);
+  ASSERT_TRUE(best.contains("disaggregated")) << best.dump();
+  for (const char* file : {"rag-prefill-deployment.yaml", "rag-decode-deployment.yaml", "rag-router-deployment.yaml",
+                           "rag-router-serviceaccount.yaml", "rag-router-role.yaml", "rag-router-rolebinding.yaml", "rag-service.yaml",
+                           "rag-karpenter-nodepool.yaml"})
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / file)) << file;
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(dir) / "rag-deployment.yaml"));
+  YAML::Node decode = YAML::LoadFile((std::filesystem::path(dir) / "rag-decode-deployment.yaml").string());
+  EXPECT_EQ(decode["spec"]["replicas"].as<int>(), best["disaggregated"]["decode_replicas"].get<int>());
+  YAML::Node pool = YAML::LoadFile((std::filesystem::path(dir) / "rag-karpenter-nodepool.yaml").string());
+  EXPECT_EQ(pool["spec"]["limits"]["nvidia.com/gpu"].as<int>(),
+            best["disaggregated"]["prefill_gpus"].get<int>() + best["disaggregated"]["decode_gpus"].get<int>());
+  std::filesystem::remove_all(dir);
+}
+
 std::string spec_with_constraints(const std::string& lines) {
   std::string path = temp_path("constraints.yaml");
   std::ifstream in(std::string(GPUWISE_SOURCE_DIR) + "/examples/dev-endpoint-weekdays.yaml");

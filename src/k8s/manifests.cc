@@ -93,7 +93,14 @@ std::string weights_init_container(const std::string& uri, const std::string& ta
       quoted(uri), quoted(target));
 }
 
-std::string deployment(const ManifestInput& in, const std::string& name) {
+// Pods' labels: the service's, and the pool's role under disaggregation.
+std::string pod_labels(const std::string& service, const std::string& role) {
+  return role.empty() ? fmt::format("gpuwise.dev/service: {}", service) : fmt::format("gpuwise.dev/service: {}, gpuwise.dev/role: {}", service, role);
+}
+
+std::string deployment(const ManifestInput& in, const std::string& service_name) {
+  const std::string name = in.role.empty() ? service_name : service_name + "-" + in.role;
+  const std::string labels = pod_labels(service_name, in.role);
   const std::string model = dns_label(in.model_name.empty() ? in.service : in.model_name);
   const std::string uri = in.model_uri.empty() ? fmt::format("s3://YOUR-BUCKET/models/{}/REVISION", model) : in.model_uri;
   const std::string target = "/models/" + model;
@@ -101,7 +108,8 @@ std::string deployment(const ManifestInput& in, const std::string& name) {
   // The startup probe allows twice the cold start the plan assumed before the kubelet gives up.
   const int period_s = 10;
   const int startup_failures = std::max(6, static_cast<int>(std::ceil(in.startup_s * 2 / period_s)));
-  std::string out = header(in, "Deployment (apps/v1): the serving workload the autoscalers scale");
+  std::string out = header(in, in.role.empty() ? "Deployment (apps/v1): the serving workload the autoscalers scale"
+                                              : "Deployment (apps/v1): the " + in.role + " pool of a disaggregated plan");
   out += fmt::format("# Weights: {} copied to {} at start-up ({}).\n", uri,
                      target, in.model_uri.empty() ? "a placeholder: set services[].scaling.model_uri to the versioned path"
                                                   : "services[].scaling.model_uri");
@@ -113,45 +121,52 @@ std::string deployment(const ManifestInput& in, const std::string& name) {
   out += fmt::format("# Spread: at least {} node(s){}; tolerates the NodePool's nvidia.com/gpu taint.\n", in.min_nodes,
                      in.spot_floor ? fmt::format(", zones, and at least {} replica(s) on on-demand nodes (the floor)", in.floor_replicas) : "");
   std::string args;
+  // Disaggregated: vLLM's NIXL connector sends the prompt's KV from a prefill pod to a decode
+  // pod (kv_producer, kv_consumer: vllm-project/router docs/model-routing/pd-disaggregation.md);
+  // its side channel listens on the pod's own address.
+  std::string kv;
+  if (!in.role.empty())
+    kv = fmt::format(", --kv-transfer-config, {}", quoted(fmt::format("{{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"{}\"}}",
+                                                                      in.role == "prefill" ? "kv_producer" : "kv_consumer")));
   if (in.llm)
     args = fmt::format("          args: [--model, {0}, --served-model-name, {1}, --port, \"8000\", --tensor-parallel-size, \"{2}\", "
-                       "--max-num-seqs, \"{3}\", --max-num-batched-tokens, \"{4}\", --gpu-memory-utilization, \"{5:.2f}\"]\n",
-                       quoted(target), quoted(in.model_name.empty() ? name : in.model_name), in.gpus_per_replica, in.max_batch,
-                       in.token_budget, in.gpu_memory_utilization);
+                       "--max-num-seqs, \"{3}\", --max-num-batched-tokens, \"{4}\", --gpu-memory-utilization, \"{5:.2f}\"{6}]\n",
+                       quoted(target), quoted(in.model_name.empty() ? service_name : in.model_name), in.gpus_per_replica, in.max_batch,
+                       in.token_budget, in.gpu_memory_utilization, kv);
   else
     args = fmt::format("          args: [tritonserver, --model-repository={0}, --http-port=8000]\n", target);
   std::string spread;
   if (in.min_nodes >= 2)
     spread += fmt::format(
         "        - {{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, "
-        "labelSelector: {{matchLabels: {{gpuwise.dev/service: {0}}}}}}}\n"
+        "labelSelector: {{matchLabels: {{{0}}}}}}}\n"
         "        - {{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway, "
-        "labelSelector: {{matchLabels: {{gpuwise.dev/service: {0}}}}}}}\n",
-        name);
+        "labelSelector: {{matchLabels: {{{0}}}}}}}\n",
+        labels);
   if (in.spot_floor)
     spread += fmt::format(
         "        - {{maxSkew: {1}, topologyKey: karpenter.sh/capacity-type, whenUnsatisfiable: DoNotSchedule, "
-        "labelSelector: {{matchLabels: {{gpuwise.dev/service: {0}}}}}}}\n",
-        name, std::max(1, in.replicas - 2 * in.floor_replicas));
+        "labelSelector: {{matchLabels: {{{0}}}}}}}\n",
+        labels, std::max(1, in.replicas - 2 * in.floor_replicas));
   out += fmt::format(
       "apiVersion: apps/v1\n"
       "kind: Deployment\n"
       "metadata:\n"
       "  name: {0}\n"
-      "  labels: {{app.kubernetes.io/managed-by: gpuwise, gpuwise.dev/service: {0}}}\n"
+      "  labels: {{app.kubernetes.io/managed-by: gpuwise, {14}}}\n"
       "spec:\n"
       "  replicas: {1}\n"
       "  selector:\n"
-      "    matchLabels: {{gpuwise.dev/service: {0}}}\n"
+      "    matchLabels: {{{14}}}\n"
       "  strategy:\n"
       "    type: RollingUpdate\n"
       "    rollingUpdate: {{maxSurge: 1, maxUnavailable: 0}}\n"
       "  template:\n"
       "    metadata:\n"
-      "      labels: {{app.kubernetes.io/name: {0}, gpuwise.dev/service: {0}}}\n"
+      "      labels: {{app.kubernetes.io/name: {0}, {14}}}\n"
       "    spec:\n"
       "      terminationGracePeriodSeconds: {2}\n"
-      "      nodeSelector: {{gpuwise.dev/service: {0}}}\n"
+      "      nodeSelector: {{gpuwise.dev/service: {15}}}\n"
       "      tolerations:\n"
       "        - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}\n"
       "{3}"
@@ -160,6 +175,7 @@ std::string deployment(const ManifestInput& in, const std::string& name) {
       "        - name: server\n"
       "          image: {5}\n"
       "{6}"
+      "{16}"
       "          ports: [{{name: http, containerPort: 8000}}]\n"
       "          resources:\n"
       "            requests: {{cpu: {7}, memory: {8}Gi, nvidia.com/gpu: \"{9}\"}}\n"
@@ -188,13 +204,17 @@ std::string deployment(const ManifestInput& in, const std::string& name) {
       spread.empty() ? "" : "      topologySpreadConstraints:\n" + spread, weights_init_container(uri, target), quoted(image), args,
       quantity(in.cpu_per_replica), static_cast<long long>(std::floor(in.memory_gib_per_replica)), in.gpus_per_replica,
       in.llm ? "/health" : "/v2/health/ready", period_s, startup_failures,
-      static_cast<long long>(shm_gib(in.memory_gib_per_replica)));
+      static_cast<long long>(shm_gib(in.memory_gib_per_replica)), labels, service_name,
+      in.role.empty() ? ""
+                      : "          env:\n"
+                        "            - {name: VLLM_NIXL_SIDE_CHANNEL_HOST, valueFrom: {fieldRef: {fieldPath: status.podIP}}}\n");
   return out;
 }
 
-std::string service(const ManifestInput& in, const std::string& name) {
-  std::string out = header(in, "Service (v1): the replicas' endpoint");
-  out += in.min_replicas == 0
+std::string service(const ManifestInput& in, const std::string& name, const std::string& role_selected = "") {
+  std::string out = header(in, role_selected.empty() ? "Service (v1): the replicas' endpoint" : "Service (v1): the service's endpoint, its " + role_selected);
+  out += !role_selected.empty() ? "# Clients call it directly, or through your ingress or gateway.\n"
+         : in.min_replicas == 0
              ? "# Clients reach it through the KEDA HTTP add-on's interceptor (see the HTTPScaledObject), never directly:\n"
                "# at zero replicas this Service has no endpoints and refuses connections.\n"
              : "# Clients call it directly, or through your ingress or gateway.\n";
@@ -206,10 +226,10 @@ std::string service(const ManifestInput& in, const std::string& name) {
       "  labels: {{app.kubernetes.io/managed-by: gpuwise, gpuwise.dev/service: {0}}}\n"
       "spec:\n"
       "  type: ClusterIP\n"
-      "  selector: {{gpuwise.dev/service: {0}}}\n"
+      "  selector: {{{1}}}\n"
       "  ports:\n"
       "    - {{name: http, port: 8000, targetPort: http, protocol: TCP}}\n",
-      name);
+      name, pod_labels(name, role_selected));
   return out;
 }
 
@@ -274,6 +294,61 @@ std::string dns_label(const std::string& name) {
   if (out.size() > 63) out.resize(63);
   while (!out.empty() && out.back() == '-') out.pop_back();
   return out.empty() ? "service" : out;
+}
+
+std::string nodepool_manifest(const ManifestInput& in, int gpu_limit, const std::string& limit_note) {
+  const std::string name = dns_label(in.service);
+  std::string group = "karpenter.k8s.aws", kind = "EC2NodeClass";
+  std::string note;
+  if (in.cloud == "azure") group = "karpenter.azure.com", kind = "AKSNodeClass";
+  else if (in.cloud != "aws")
+    note = fmt::format("# Karpenter provisions nodes on AWS and Azure; this plan's offering is on {}: adapt nodeClassRef and the\n"
+                       "# instance-type requirement to that cloud's node provisioner.\n", in.cloud);
+  std::string types, capacity;
+  for (const auto& t : in.instance_types) types += (types.empty() ? "" : ", ") + quoted(t);
+  for (const auto& c : in.capacity_types) capacity += (capacity.empty() ? "" : ", ") + quoted(c);
+  std::string pool = header(in, "Karpenter NodePool (karpenter.sh/v1)") + note;
+  pool += fmt::format("# GPU limit: {}. Capacity types: {} (spot only where the spec allows it).\n", limit_note, capacity);
+  pool += fmt::format(
+      "apiVersion: karpenter.sh/v1\n"
+      "kind: NodePool\n"
+      "metadata:\n"
+      "  name: {0}-gpu\n"
+      "  labels: {{app.kubernetes.io/managed-by: gpuwise}}\n"
+      "spec:\n"
+      "  template:\n"
+      "    metadata:\n"
+      "      labels: {{gpuwise.dev/service: {0}}}\n"
+      "    spec:\n"
+      "      nodeClassRef:\n"
+      "        group: {1}\n"
+      "        kind: {2}\n"
+      "        name: default\n"
+      "      requirements:\n"
+      "        - key: karpenter.sh/capacity-type\n"
+      "          operator: In\n"
+      "          values: [{3}]\n"
+      "        - key: node.kubernetes.io/instance-type\n"
+      "          operator: In\n"
+      "          values: [{4}]\n"
+      "      taints:\n"
+      "        - key: nvidia.com/gpu\n"
+      "          value: \"true\"\n"
+      "          effect: NoSchedule\n"
+      "      expireAfter: 720h\n"
+      "  disruption:\n"
+      "    consolidationPolicy: WhenEmptyOrUnderutilized\n"
+      "    consolidateAfter: {5}\n"
+      "  limits:\n"
+      "    nvidia.com/gpu: {6}\n",
+      name, group, kind, capacity, types, duration(in.cooldown_s), gpu_limit);
+  return pool;
+}
+
+std::string deployment_manifest(const ManifestInput& in) { return deployment(in, dns_label(in.service)); }
+
+std::string service_manifest(const ManifestInput& in, const std::string& role_selected) {
+  return service(in, dns_label(in.service), role_selected);
 }
 
 std::vector<Manifest> service_manifests(const ManifestInput& in) {
@@ -346,52 +421,12 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
       quoted(quantity(in.queue_threshold)), behavior(in, "  "), metadata_and_target(name));
   out.push_back({name + "-hpa.yaml", hpa, "the same queue-depth signal without KEDA (never below 1 replica)"});
 
-  std::string group = "karpenter.k8s.aws", kind = "EC2NodeClass";
-  std::string note;
-  if (in.cloud == "azure") group = "karpenter.azure.com", kind = "AKSNodeClass";
-  else if (in.cloud != "aws")
-    note = fmt::format("# Karpenter provisions nodes on AWS and Azure; this plan's offering is on {}: adapt nodeClassRef and the\n"
-                       "# instance-type requirement to that cloud's node provisioner.\n", in.cloud);
-  std::string types, capacity;
+  std::string types;
   for (const auto& t : in.instance_types) types += (types.empty() ? "" : ", ") + quoted(t);
-  for (const auto& c : in.capacity_types) capacity += (capacity.empty() ? "" : ", ") + quoted(c);
-  std::string pool = header(in, "Karpenter NodePool (karpenter.sh/v1)") + note;
-  pool += fmt::format("# GPU limit: {} replicas x {} GPU(s). Capacity types: {} (spot only where the spec allows it).\n",
-                      in.max_replicas, in.gpus_per_replica, capacity);
-  pool += fmt::format(
-      "apiVersion: karpenter.sh/v1\n"
-      "kind: NodePool\n"
-      "metadata:\n"
-      "  name: {0}-gpu\n"
-      "  labels: {{app.kubernetes.io/managed-by: gpuwise}}\n"
-      "spec:\n"
-      "  template:\n"
-      "    metadata:\n"
-      "      labels: {{gpuwise.dev/service: {0}}}\n"
-      "    spec:\n"
-      "      nodeClassRef:\n"
-      "        group: {1}\n"
-      "        kind: {2}\n"
-      "        name: default\n"
-      "      requirements:\n"
-      "        - key: karpenter.sh/capacity-type\n"
-      "          operator: In\n"
-      "          values: [{3}]\n"
-      "        - key: node.kubernetes.io/instance-type\n"
-      "          operator: In\n"
-      "          values: [{4}]\n"
-      "      taints:\n"
-      "        - key: nvidia.com/gpu\n"
-      "          value: \"true\"\n"
-      "          effect: NoSchedule\n"
-      "      expireAfter: 720h\n"
-      "  disruption:\n"
-      "    consolidationPolicy: WhenEmptyOrUnderutilized\n"
-      "    consolidateAfter: {5}\n"
-      "  limits:\n"
-      "    nvidia.com/gpu: {6}\n",
-      name, group, kind, capacity, types, duration(in.cooldown_s), in.max_replicas * in.gpus_per_replica);
-  out.push_back({name + "-karpenter-nodepool.yaml", pool, fmt::format("nodes of {} for up to {} GPU(s)", types, in.max_replicas * in.gpus_per_replica)});
+  const int gpu_limit = in.max_replicas * in.gpus_per_replica;
+  out.push_back({name + "-karpenter-nodepool.yaml",
+                 nodepool_manifest(in, gpu_limit, fmt::format("{} replicas x {} GPU(s)", in.max_replicas, in.gpus_per_replica)),
+                 fmt::format("nodes of {} for up to {} GPU(s)", types, gpu_limit)});
   return out;
 }
 

@@ -56,6 +56,9 @@ struct ManifestInput {
   std::string why_resources;           // how the requests were sized against the node's allocatable
   double startup_s = 0;                // container start + model load, as the plan assumed
   double termination_grace_s = 30;     // what a replica may take to finish in-flight requests
+  // Disaggregated serving: this pool's role (prefill or decode; empty for one pool). Its pods
+  // carry gpuwise.dev/role and vLLM's NIXL KV connector (disaggregated_manifests.h).
+  std::string role;
 };
 
 struct Manifest {
@@ -77,5 +80,14 @@ double shm_gib(double memory_gib);
 std::string dns_label(const std::string& name);
 
 std::vector<Manifest> service_manifests(const ManifestInput& input);
+
+// The Deployment of one pool (its name: the service's, with "-prefill" or "-decode" for a role).
+std::string deployment_manifest(const ManifestInput& input);
+
+// A ClusterIP Service on port 8000 for the service's pods (with a role: those of that role only).
+std::string service_manifest(const ManifestInput& input, const std::string& role_selected);
+
+// One Karpenter NodePool for the service's nodes, up to gpu_limit GPUs (limit_note: how many).
+std::string nodepool_manifest(const ManifestInput& input, int gpu_limit, const std::string& limit_note);
 
 }  // namespace gw

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 
+#include "k8s/manifest_schemas_test.h"
 #include "k8s/yaml_json_test.h"
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -17,8 +18,7 @@
 namespace gw {
 namespace {
 
-bool have(const std::string& command) { return std::system(("command -v " + command + " >/dev/null 2>&1").c_str()) == 0; }
-
+using testing_support::ManifestSchemas;
 using testing_support::to_json;
 
 ManifestInput llm_input() {
@@ -48,45 +48,6 @@ ManifestInput llm_input() {
   in.cold_start_s = 181;
   return in;
 }
-
-class ManifestSchemas : public ::testing::Test {
- protected:
-  void SetUp() override {
-    // Without node (a packager's build) skipped; CI sets GPUWISE_REQUIRE_BROWSER=1 and fails instead.
-    if (!have("node")) {
-      if (std::getenv("GPUWISE_REQUIRE_BROWSER")) GTEST_FAIL() << "node is required (scripts/bootstrap installs it)";
-      GTEST_SKIP() << "node is required (scripts/bootstrap installs it)";
-    }
-    dir_ = std::filesystem::temp_directory_path() / fmt::format("gpuwise_k8s_{}", ::getpid());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  // 0 when the document validates against the schema.
-  int validate(const nlohmann::json& document, const std::string& schema) {
-    std::string path = (dir_ / "manifest.json").string();
-    std::ofstream(path) << document.dump(2);
-    auto root = std::filesystem::path(GPUWISE_SOURCE_DIR);
-    int status = std::system(fmt::format("cd '{}' && node test/validate.mjs '{}' '{}' >'{}' 2>&1", (root / "web").string(),
-                                         (root / "schemas" / "k8s" / schema).string(), path, (dir_ / "log").string())
-                                 .c_str());
-    std::ifstream log(dir_ / "log");
-    last_log_ = std::string((std::istreambuf_iterator<char>(log)), {});
-    return status;
-  }
-
-  static std::string schema_for(const std::string& file) {
-    if (file.find("httpscaledobject") != std::string::npos) return "keda-httpscaledobject-v1alpha1.schema.json";
-    if (file.find("keda") != std::string::npos) return "keda-scaledobject-v1alpha1.schema.json";
-    if (file.find("-service.yaml") != std::string::npos) return "service-v1.schema.json";
-    if (file.find("hpa") != std::string::npos) return "hpa-autoscaling-v2.schema.json";
-    if (file.find("deployment") != std::string::npos) return "deployment-apps-v1.schema.json";
-    return "karpenter-nodepool-v1.schema.json";
-  }
-
-  std::filesystem::path dir_;
-  std::string last_log_;
-};
 
 TEST_F(ManifestSchemas, EveryManifestValidates) {
   ManifestInput classic = llm_input();

@@ -110,7 +110,7 @@ TEST(DisaggregatedPlan, TheLinkIsTheFabricOrTheSpecs) {
   EXPECT_DOUBLE_EQ(kv_link_for(plain, service).gbps_per_gpu, 200);
 }
 
-// Manifests take one pool: `plan --emit-k8s` leaves disaggregation out, and so may a caller.
+// A caller may leave disaggregation out (one pool of replicas only).
 TEST(DisaggregatedPlan, CanBeLeftOut) {
   auto spec = parse_spec(long_prompt_spec(0.025), "rag.yaml");
   PlanSpecOptions options;

@@ -8,12 +8,88 @@
 #include "core/formatting.h"
 #include "core/money.h"
 #include "core/numbers.h"
+#include "k8s/disaggregated_manifests.h"
 #include "k8s/node_allocatable.h"
 #include "plan/cold_start.h"
 #include "plan/scaling_plan.h"
 #include "plan/spot.h"
 
 namespace gw {
+namespace {
+
+// A pod's requests: its replica's share of what the node leaves for pods (capacity less the
+// cloud's kubelet and system reservations, the eviction threshold and the GPU DaemonSets); never
+// more, or the pod stays Pending.
+std::optional<Error> size_pod(ManifestInput& in, const Offering& offering, int per_node, const Spec& spec, const ServiceSpec& service) {
+  const NodeAllocatable node = node_allocatable(offering.cloud, offering.vcpus, offering.host_memory_gib);
+  if (offering.vcpus <= 0 || offering.host_memory_gib <= 0) {
+    // GPUs attached to a VM the user picks (GCP's n1 + GPU): the catalog does not know the host.
+    in.cpu_per_replica = 4;
+    in.memory_gib_per_replica = 16;
+    in.why_resources = fmt::format("{} names GPUs, not the host VM: give its node pool a machine type whose allocatable share per "
+                                   "replica ({} per node) covers 4 CPU and 16 GiB", offering.instance_type, per_node);
+    return std::nullopt;
+  }
+  in.cpu_per_replica = std::floor(node.cpu_for_pods / per_node * 10) / 10;
+  in.memory_gib_per_replica = std::floor(node.memory_gib_for_pods / per_node);
+  if (in.cpu_per_replica < 1 || in.memory_gib_per_replica < 4)
+    return Error{spec.path, service.line, "services." + service.name,
+                 fmt::format("{} leaves {:.1f} CPU and {:.1f} GiB for pods per replica ({} per node; {}): too little to run a "
+                             "serving replica (1 CPU and 4 GiB at least)",
+                             offering.instance_type, node.cpu_for_pods / per_node, node.memory_gib_for_pods / per_node, per_node,
+                             node.formula)};
+  in.why_resources = fmt::format("{} has {} vCPU and {} GiB; {:.2f} CPU and {:.2f} GiB allocatable ({}); {} replica(s) per node",
+                                 offering.instance_type, offering.vcpus, offering.host_memory_gib, node.cpu, node.memory_gib,
+                                 node.formula, per_node);
+  return std::nullopt;
+}
+
+// A disaggregated plan: each pool at the counts the plan verified, the vLLM Router in front.
+Result<std::vector<Manifest>> disaggregated_plan_manifests(const Spec& spec, const ServiceSpec& service, const ServicePlan& plan,
+                                                           const PlanSpecOptions& plan_options, int token_budget) {
+  const PlanOption& best = *plan.best;
+  const DecodePool& decode = *best.decode;
+  const double start_s = cold_start(spec.models.at(service.model_key), service.scaling).start_s;
+  auto pool = [&](const Configuration& config, int replicas, int instances) -> Result<ManifestInput> {
+    ManifestInput in;
+    in.service = service.name;
+    in.llm = true;
+    in.min_replicas = in.max_replicas = in.peak_replicas = in.replicas = replicas;
+    in.cloud = best.offering->cloud;
+    in.instance_types = {best.offering->instance_type};
+    in.capacity_types = {"on-demand"};
+    in.gpus_per_replica = config.tensor_parallel;
+    in.accelerator = config.accelerator->name;
+    in.usd_per_replica_hour = best.usd_per_hour / std::max(1, best.gpus()) * config.tensor_parallel;
+    in.cold_start_s = start_s;
+    in.min_nodes = std::min(replicas, std::max(1, instances));
+    in.model_name = service.model_key;
+    in.model_uri = service.scaling.model_uri;
+    in.image = service.scaling.image;
+    in.max_batch = config.max_batch;
+    in.token_budget = token_budget;
+    in.gpu_memory_utilization = plan_options.usable_fraction;
+    in.cooldown_s = std::max(60.0, std::ceil(start_s / 30) * 30);
+    in.startup_s = start_s;
+    in.termination_grace_s = 60;
+    if (auto e = size_pod(in, *best.offering, best.replicas_per_node_of(config.tensor_parallel), spec, service)) return *e;
+    return in;
+  };
+  auto prefill = pool(best.config, best.replicas, best.nodes.size() > 0 ? best.nodes[0].instances : 1);
+  if (!prefill.ok()) return prefill.error();
+  auto decoding = pool(decode.config, decode.replicas, best.nodes.size() > 1 ? best.nodes[1].instances : 1);
+  if (!decoding.ok()) return decoding.error();
+  DisaggregatedManifestInput in;
+  in.prefill = prefill.value();
+  in.decode = decoding.value();
+  in.link = fmt::format("{} at {:.4g} Gb/s per GPU", decode.link, decode.link_gbps_per_gpu);
+  in.why_layout = best.simulated ? fmt::format("prefill:decode GPUs {}, simulated TTFT p99 {:.3g} s and TPOT p99 {:.3g} s at the peak",
+                                               best.layout(), best.simulated->ttft_p99_s, best.simulated->tpot_p99_s)
+                                 : fmt::format("prefill:decode GPUs {}, screened at the peak", best.layout());
+  return disaggregated_manifests(in);
+}
+
+}  // namespace
 
 Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanResult& plans, const PlanSpecOptions& plan_options,
                                              const std::string& prometheus_url) {
@@ -24,6 +100,12 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     const ServicePlan& plan = plans.services[i];
     if (!plan.feasible || !plan.best) continue;
     ServiceSpec service = spec.services[i];
+    if (plan.best->disaggregated()) {
+      auto pools = disaggregated_plan_manifests(spec, service, plan, plan_options, verify.prefill_chunk_tokens);
+      if (!pools.ok()) return pools.error();
+      for (auto& m : pools.value()) manifests.push_back(std::move(m));
+      continue;
+    }
     ScalingPlanOptions options;
     options.calibration = verify.build.calibration;
     options.seed = plan_options.seed;
@@ -91,29 +173,7 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     in.max_batch = best.config.max_batch;
     in.token_budget = verify.prefill_chunk_tokens;
     in.gpu_memory_utilization = plan_options.usable_fraction;
-    // A replica's share of what the node leaves for pods: capacity less the cloud's kubelet and
-    // system reservations, the eviction threshold and the GPU DaemonSets; never more, or the pod
-    // stays Pending.
-    const NodeAllocatable node = node_allocatable(best.offering->cloud, best.offering->vcpus, best.offering->host_memory_gib);
-    if (best.offering->vcpus <= 0 || best.offering->host_memory_gib <= 0) {
-      // GPUs attached to a VM the user picks (GCP's n1 + GPU): the catalog does not know the host.
-      in.cpu_per_replica = 4;
-      in.memory_gib_per_replica = 16;
-      in.why_resources = fmt::format("{} names GPUs, not the host VM: give its node pool a machine type whose allocatable share per "
-                                     "replica ({} per node) covers 4 CPU and 16 GiB", best.offering->instance_type, per_node);
-    } else {
-      in.cpu_per_replica = std::floor(node.cpu_for_pods / per_node * 10) / 10;
-      in.memory_gib_per_replica = std::floor(node.memory_gib_for_pods / per_node);
-      if (in.cpu_per_replica < 1 || in.memory_gib_per_replica < 4)
-        return Error{spec.path, service.line, "services." + service.name,
-                     fmt::format("{} leaves {:.1f} CPU and {:.1f} GiB for pods per replica ({} per node; {}): too little to run a "
-                                 "serving replica (1 CPU and 4 GiB at least)",
-                                 best.offering->instance_type, node.cpu_for_pods / per_node, node.memory_gib_for_pods / per_node, per_node,
-                                 node.formula)};
-      in.why_resources = fmt::format("{} has {} vCPU and {} GiB; {:.2f} CPU and {:.2f} GiB allocatable ({}); {} replica(s) per node",
-                                     best.offering->instance_type, best.offering->vcpus, best.offering->host_memory_gib, node.cpu,
-                                     node.memory_gib, node.formula, per_node);
-    }
+    if (auto e = size_pod(in, *best.offering, per_node, spec, service)) return *e;
     in.startup_s = r.warm_start_s;
     in.termination_grace_s = best.spot_with_floor() ? std::max(30.0, reclaim_notice(best.offering->cloud).seconds) : 60;
     for (auto& m : service_manifests(in)) manifests.push_back(std::move(m));

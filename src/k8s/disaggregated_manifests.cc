@@ -1,0 +1,143 @@
+#include "k8s/disaggregated_manifests.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace gw {
+namespace {
+
+std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+
+std::string header(const DisaggregatedManifestInput& in, const std::string& what) {
+  return fmt::format(
+      "# {} for service {}, written by gpuwise plan --emit-k8s.\n"
+      "# Disaggregated: {} prefill replica(s) of {} x {} and {} decode replica(s) of {} x {}; KV over {}.\n",
+      what, quoted(in.prefill.service), in.prefill.replicas, in.prefill.gpus_per_replica, in.prefill.accelerator, in.decode.replicas,
+      in.decode.gpus_per_replica, in.decode.accelerator, in.link);
+}
+
+std::string labels(const std::string& service, const std::string& role) {
+  return fmt::format("gpuwise.dev/service: {}, gpuwise.dev/role: {}", service, role);
+}
+
+// The pool's Deployment, its plan and link said after the header's two lines.
+std::string pool_deployment(const DisaggregatedManifestInput& in, const ManifestInput& pool) {
+  std::string out = deployment_manifest(pool);
+  const size_t after_header = out.find('\n', out.find('\n') + 1) + 1;
+  out.insert(after_header,
+             fmt::format("# The plan: {}. Replicas fixed at its {}: autoscaling two pools on their own signals is not simulated,\n"
+                         "# so no autoscaler is written for them.\n"
+                         "# KV: the plan assumed {} between the pools; without the fabric in the pods (on EKS the EFA device\n"
+                         "# plugin's vpc.amazonaws.com/efa devices) NIXL sends over the pod network and the transfers take longer.\n",
+                         in.why_layout, pool.replicas, in.link));
+  return out;
+}
+
+std::string router_deployment(const DisaggregatedManifestInput& in, const std::string& name) {
+  std::string out = header(in, "Deployment (apps/v1): the vLLM Router in front of both pools");
+  out += fmt::format(
+      "# Finds the pools' pods by label in its own namespace (Kubernetes service discovery), sends each prompt to the\n"
+      "# prefill pod with the fewer requests of two picked at random, then the decoding to a decode pod likewise\n"
+      "# (power_of_two; the simulation routed to the least loaded). Source: {}.\n",
+      kVllmRouterSource);
+  out += fmt::format(
+      "apiVersion: apps/v1\n"
+      "kind: Deployment\n"
+      "metadata:\n"
+      "  name: {0}-router\n"
+      "  labels: {{app.kubernetes.io/managed-by: gpuwise, {1}}}\n"
+      "spec:\n"
+      "  replicas: {2}\n"
+      "  selector:\n"
+      "    matchLabels: {{{1}}}\n"
+      "  template:\n"
+      "    metadata:\n"
+      "      labels: {{app.kubernetes.io/name: {0}-router, {1}}}\n"
+      "    spec:\n"
+      "      serviceAccountName: {0}-router\n"
+      "      topologySpreadConstraints:\n"
+      "        - {{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway, "
+      "labelSelector: {{matchLabels: {{{1}}}}}}}\n"
+      "      containers:\n"
+      "        - name: router\n"
+      "          image: {3}\n"
+      "          command: [vllm-router]\n"
+      "          args: [--host, 0.0.0.0, --port, \"8000\", --vllm-pd-disaggregation, --service-discovery,\n"
+      "                 --service-discovery-namespace, $(POD_NAMESPACE), --service-discovery-port, \"8000\",\n"
+      "                 --prefill-selector, gpuwise.dev/service={0}, gpuwise.dev/role=prefill,\n"
+      "                 --decode-selector, gpuwise.dev/service={0}, gpuwise.dev/role=decode,\n"
+      "                 --prefill-policy, power_of_two, --decode-policy, power_of_two,\n"
+      "                 --prometheus-host, 0.0.0.0, --prometheus-port, \"29000\"]\n"
+      "          env:\n"
+      "            - {{name: POD_NAMESPACE, valueFrom: {{fieldRef: {{fieldPath: metadata.namespace}}}}}}\n"
+      "          ports: [{{name: http, containerPort: 8000}}, {{name: metrics, containerPort: 29000}}]\n"
+      "          resources:\n"
+      "            requests: {{cpu: \"1\", memory: 1Gi}}\n"
+      "            limits: {{memory: 2Gi}}\n"
+      "          readinessProbe:\n"
+      "            httpGet: {{path: /health, port: http}}\n"
+      "            periodSeconds: 5\n"
+      "          livenessProbe:\n"
+      "            httpGet: {{path: /health, port: http}}\n"
+      "            periodSeconds: 15\n"
+      "            failureThreshold: 4\n",
+      name, labels(name, "router"), in.router_replicas, quoted(in.router_image));
+  return out;
+}
+
+std::string router_rbac(const DisaggregatedManifestInput& in, const std::string& name, const std::string& kind) {
+  const std::string meta = fmt::format(
+      "metadata:\n"
+      "  name: {0}-router\n"
+      "  labels: {{app.kubernetes.io/managed-by: gpuwise, {1}}}\n",
+      name, labels(name, "router"));
+  if (kind == "ServiceAccount")
+    return header(in, "ServiceAccount (v1): the router's identity") + "apiVersion: v1\nkind: ServiceAccount\n" + meta +
+           "automountServiceAccountToken: true\n";
+  if (kind == "Role")
+    return header(in, "Role (rbac.authorization.k8s.io/v1): the router reads the pools' pods, nothing else") +
+           "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n" + meta +
+           "rules:\n"
+           "  - apiGroups: [\"\"]\n"
+           "    resources: [pods]\n"
+           "    verbs: [get, list, watch]\n";
+  return header(in, "RoleBinding (rbac.authorization.k8s.io/v1): the Role to the router's ServiceAccount, in this namespace") +
+         "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\n" + meta +
+         fmt::format("roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {0}-router}}\n"
+                     "subjects:\n"
+                     "  - {{kind: ServiceAccount, name: {0}-router}}\n",
+                     name);
+}
+
+}  // namespace
+
+std::vector<Manifest> disaggregated_manifests(const DisaggregatedManifestInput& in) {
+  const std::string name = dns_label(in.prefill.service);
+  ManifestInput prefill = in.prefill, decode = in.decode;
+  prefill.role = "prefill";
+  decode.role = "decode";
+  std::vector<Manifest> out;
+  out.push_back({name + "-prefill-deployment.yaml", pool_deployment(in, prefill),
+                 fmt::format("{} prefill replica(s) of {} x {}, fixed; vLLM's NIXL connector sends each prompt's KV", prefill.replicas,
+                             prefill.gpus_per_replica, prefill.accelerator)});
+  out.push_back({name + "-decode-deployment.yaml", pool_deployment(in, decode),
+                 fmt::format("{} decode replica(s) of {} x {}, fixed; they receive the KV and decode", decode.replicas,
+                             decode.gpus_per_replica, decode.accelerator)});
+  out.push_back({name + "-router-deployment.yaml", router_deployment(in, name),
+                 fmt::format("{} vLLM Router replica(s) finding both pools by label ({})", in.router_replicas, kVllmRouterSource)});
+  out.push_back({name + "-router-serviceaccount.yaml", router_rbac(in, name, "ServiceAccount"), "the router's ServiceAccount"});
+  out.push_back({name + "-router-role.yaml", router_rbac(in, name, "Role"), "pods: get, list, watch (the router's discovery)"});
+  out.push_back({name + "-router-rolebinding.yaml", router_rbac(in, name, "RoleBinding"), "the Role bound to the router's ServiceAccount"});
+  out.push_back({name + "-service.yaml", service_manifest(in.prefill, "router"), "ClusterIP Service on port 8000, the router's"});
+  const int gpus = prefill.replicas * prefill.gpus_per_replica + decode.replicas * decode.gpus_per_replica;
+  std::string types;
+  for (const auto& t : prefill.instance_types) types += (types.empty() ? "" : ", ") + quoted(t);
+  out.push_back({name + "-karpenter-nodepool.yaml",
+                 nodepool_manifest(prefill, gpus,
+                                   fmt::format("{} prefill x {} GPU(s) + {} decode x {} GPU(s)", prefill.replicas,
+                                               prefill.gpus_per_replica, decode.replicas, decode.gpus_per_replica)),
+                 fmt::format("nodes of {} for both pools, up to {} GPU(s)", types, gpus)});
+  return out;
+}
+
+}  // namespace gw

@@ -1,0 +1,34 @@
+// Kubernetes manifests for a plan that splits prefill from decode: a Deployment per pool (vLLM
+// with the NIXL KV connector, each pod labelled with its role), the vLLM Router in front of them
+// (it finds the pools' pods by label through the Kubernetes API, sends each request's prompt to a
+// prefill pod and its decoding to a decode pod, and the KV goes from one to the other), the
+// router's ServiceAccount, Role and RoleBinding (pods: get, list, watch in its namespace), the
+// Service clients call (the router's), and one Karpenter NodePool for both pools' nodes. The pools
+// keep the counts the plan verified by simulation: scaling two pools on their own signals is not
+// simulated, so no autoscaler is written for them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "k8s/manifests.h"
+
+namespace gw {
+
+// The router's image, pinned (a published nightly: vllm-project/router has no release tags).
+inline constexpr const char* kVllmRouterImage = "vllm/vllm-router:nightly-20260629-e667ebb";
+inline constexpr const char* kVllmRouterSource =
+    "vllm-project/router, docs/environment/kubernetes.md and docs/model-routing/pd-disaggregation.md (read 2026-12-05)";
+
+struct DisaggregatedManifestInput {
+  ManifestInput prefill;  // role "prefill": its replicas, devices and pod resources
+  ManifestInput decode;   // role "decode"
+  std::string why_layout;  // the plan's figures behind the two pools
+  std::string link;        // the KV link the plan assumed, in words
+  std::string router_image = kVllmRouterImage;
+  int router_replicas = 2;  // one lost leaves the other routing
+};
+
+std::vector<Manifest> disaggregated_manifests(const DisaggregatedManifestInput& input);
+
+}  // namespace gw
