@@ -107,7 +107,7 @@ TEST(CliPlan, EmitK8sWritesManifestsWithTheirFigures) {
 }
 
 // A disaggregated plan's manifests: the plan with --emit-k8s is the plan without it (both pools
-// kept), written as a Deployment per pool, the vLLM Router with its RBAC, its Service and a NodePool.
+// kept), written as a Deployment per pool, the vLLM Router with its RBAC, its Service and a NodePool per pool.
 TEST(CliPlan, EmitK8sWritesADisaggregatedPlansPools) {
   const std::string spec = temp_path("rag.yaml");
   std::ofstream(spec) << "constraints: {clouds: [aws], pricing: [on-demand], accelerators: [H100]}\n"
@@ -125,14 +125,15 @@ TEST(CliPlan, EmitK8sWritesADisaggregatedPlansPools) {
   ASSERT_TRUE(best.contains("disaggregated")) << best.dump();
   for (const char* file : {"rag-prefill-deployment.yaml", "rag-decode-deployment.yaml", "rag-router-deployment.yaml",
                            "rag-router-serviceaccount.yaml", "rag-router-role.yaml", "rag-router-rolebinding.yaml", "rag-service.yaml",
-                           "rag-karpenter-nodepool.yaml"})
+                           "rag-prefill-karpenter-nodepool.yaml", "rag-decode-karpenter-nodepool.yaml"})
     EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / file)) << file;
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(dir) / "rag-deployment.yaml"));
   YAML::Node decode = YAML::LoadFile((std::filesystem::path(dir) / "rag-decode-deployment.yaml").string());
   EXPECT_EQ(decode["spec"]["replicas"].as<int>(), best["disaggregated"]["decode_replicas"].get<int>());
-  YAML::Node pool = YAML::LoadFile((std::filesystem::path(dir) / "rag-karpenter-nodepool.yaml").string());
-  EXPECT_EQ(pool["spec"]["limits"]["nvidia.com/gpu"].as<int>(),
-            best["disaggregated"]["prefill_gpus"].get<int>() + best["disaggregated"]["decode_gpus"].get<int>());
+  YAML::Node prefill_nodes = YAML::LoadFile((std::filesystem::path(dir) / "rag-prefill-karpenter-nodepool.yaml").string());
+  YAML::Node decode_nodes = YAML::LoadFile((std::filesystem::path(dir) / "rag-decode-karpenter-nodepool.yaml").string());
+  EXPECT_EQ(prefill_nodes["spec"]["limits"]["nvidia.com/gpu"].as<int>(), best["disaggregated"]["prefill_gpus"].get<int>());
+  EXPECT_EQ(decode_nodes["spec"]["limits"]["nvidia.com/gpu"].as<int>(), best["disaggregated"]["decode_gpus"].get<int>());
   std::filesystem::remove_all(dir);
 }
 

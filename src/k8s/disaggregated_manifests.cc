@@ -129,14 +129,16 @@ std::vector<Manifest> disaggregated_manifests(const DisaggregatedManifestInput& 
   out.push_back({name + "-router-role.yaml", router_rbac(in, name, "Role"), "pods: get, list, watch (the router's discovery)"});
   out.push_back({name + "-router-rolebinding.yaml", router_rbac(in, name, "RoleBinding"), "the Role bound to the router's ServiceAccount"});
   out.push_back({name + "-service.yaml", service_manifest(in.prefill, "router"), "ClusterIP Service on port 8000, the router's"});
-  const int gpus = prefill.replicas * prefill.gpus_per_replica + decode.replicas * decode.gpus_per_replica;
+  // A NodePool per pool, as the plan rents nodes per pool: on shared nodes the hostname spread of
+  // one pool would count the other pool's nodes as empty domains and hold it to a replica a node.
   std::string types;
   for (const auto& t : prefill.instance_types) types += (types.empty() ? "" : ", ") + quoted(t);
-  out.push_back({name + "-karpenter-nodepool.yaml",
-                 nodepool_manifest(prefill, gpus,
-                                   fmt::format("{} prefill x {} GPU(s) + {} decode x {} GPU(s)", prefill.replicas,
-                                               prefill.gpus_per_replica, decode.replicas, decode.gpus_per_replica)),
-                 fmt::format("nodes of {} for both pools, up to {} GPU(s)", types, gpus)});
+  for (const ManifestInput* pool : {&prefill, &decode}) {
+    const int gpus = pool->replicas * pool->gpus_per_replica;
+    out.push_back({name + "-" + pool->role + "-karpenter-nodepool.yaml",
+                   nodepool_manifest(*pool, gpus, fmt::format("{} {} replica(s) x {} GPU(s)", pool->replicas, pool->role, pool->gpus_per_replica)),
+                   fmt::format("nodes of {} for the {} pool, up to {} GPU(s)", types, pool->role, gpus)});
+  }
   return out;
 }
 

@@ -3,7 +3,8 @@
 // (it finds the pools' pods by label through the Kubernetes API, sends each request's prompt to a
 // prefill pod and its decoding to a decode pod, and the KV goes from one to the other), the
 // router's ServiceAccount, Role and RoleBinding (pods: get, list, watch in its namespace), the
-// Service clients call (the router's), and one Karpenter NodePool for both pools' nodes. The pools
+// Service clients call (the router's), and a Karpenter NodePool per pool (each pool spreads over
+// its own nodes, as the plan rents them). The pools
 // keep the counts the plan verified by simulation: scaling two pools on their own signals is not
 // simulated, so no autoscaler is written for them.
 #pragma once

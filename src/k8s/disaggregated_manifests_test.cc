@@ -68,7 +68,7 @@ std::map<std::string, std::string> as_map(const YAML::Node& node) {
 
 TEST_F(ManifestSchemas, DisaggregatedManifestsValidate) {
   auto manifests = disaggregated_manifests(rag_input());
-  ASSERT_EQ(manifests.size(), 8u);
+  ASSERT_EQ(manifests.size(), 9u);
   for (const auto& m : manifests) {
     nlohmann::json document = to_json(YAML::Load(m.yaml));
     EXPECT_EQ(validate(document, schema_for(m.file_name)), 0) << m.file_name << "\n" << m.yaml << "\n" << last_log_;
@@ -128,12 +128,19 @@ TEST(DisaggregatedManifests, PoolsRouterAndServiceFitTogether) {
   EXPECT_EQ(binding["subjects"][0]["name"].as<std::string>(), router["spec"]["template"]["spec"]["serviceAccountName"].as<std::string>());
   EXPECT_EQ(by_file.at("rag-router-serviceaccount.yaml")["metadata"]["name"].as<std::string>(),
             router["spec"]["template"]["spec"]["serviceAccountName"].as<std::string>());
-  // Both pools on the NodePool's nodes, its limit their GPUs together: 11 x 2 + 2 x 8.
-  const YAML::Node nodes = by_file.at("rag-karpenter-nodepool.yaml");
-  EXPECT_EQ(nodes["spec"]["limits"]["nvidia.com/gpu"].as<int>(), 38);
-  for (const auto& pool : {prefill, decode})
-    EXPECT_EQ(pool["spec"]["template"]["spec"]["nodeSelector"]["gpuwise.dev/service"].as<std::string>(),
-              nodes["spec"]["template"]["metadata"]["labels"]["gpuwise.dev/service"].as<std::string>());
+  // Each pool on its own NodePool's nodes (so that its hostname spread counts its nodes alone),
+  // whose limit is its GPUs: 11 x 2 and 2 x 8.
+  const YAML::Node prefill_nodes = by_file.at("rag-prefill-karpenter-nodepool.yaml");
+  const YAML::Node decode_nodes = by_file.at("rag-decode-karpenter-nodepool.yaml");
+  EXPECT_EQ(prefill_nodes["spec"]["limits"]["nvidia.com/gpu"].as<int>(), 22);
+  EXPECT_EQ(decode_nodes["spec"]["limits"]["nvidia.com/gpu"].as<int>(), 16);
+  EXPECT_NE(prefill_nodes["metadata"]["name"].as<std::string>(), decode_nodes["metadata"]["name"].as<std::string>());
+  for (const auto& [pool, nodes] : {std::pair{prefill, prefill_nodes}, std::pair{decode, decode_nodes}}) {
+    EXPECT_EQ(as_map(pool["spec"]["template"]["spec"]["nodeSelector"]), as_map(nodes["spec"]["template"]["metadata"]["labels"]));
+    for (const auto& c : pool["spec"]["template"]["spec"]["topologySpreadConstraints"])
+      EXPECT_EQ(as_map(c["labelSelector"]["matchLabels"]), as_map(pool["spec"]["selector"]["matchLabels"]));
+  }
+  EXPECT_NE(as_map(prefill_nodes["spec"]["template"]["metadata"]["labels"]), as_map(decode_nodes["spec"]["template"]["metadata"]["labels"]));
   // No autoscaler: the counts are the plan's, verified by simulation.
   for (const auto& m : manifests) {
     EXPECT_EQ(m.file_name.find("keda"), std::string::npos) << m.file_name;

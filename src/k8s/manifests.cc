@@ -166,7 +166,7 @@ std::string deployment(const ManifestInput& in, const std::string& service_name)
       "      labels: {{app.kubernetes.io/name: {0}, {14}}}\n"
       "    spec:\n"
       "      terminationGracePeriodSeconds: {2}\n"
-      "      nodeSelector: {{gpuwise.dev/service: {15}}}\n"
+      "      nodeSelector: {{{14}}}\n"
       "      tolerations:\n"
       "        - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}\n"
       "{3}"
@@ -175,7 +175,7 @@ std::string deployment(const ManifestInput& in, const std::string& service_name)
       "        - name: server\n"
       "          image: {5}\n"
       "{6}"
-      "{16}"
+      "{15}"
       "          ports: [{{name: http, containerPort: 8000}}]\n"
       "          resources:\n"
       "            requests: {{cpu: {7}, memory: {8}Gi, nvidia.com/gpu: \"{9}\"}}\n"
@@ -204,7 +204,7 @@ std::string deployment(const ManifestInput& in, const std::string& service_name)
       spread.empty() ? "" : "      topologySpreadConstraints:\n" + spread, weights_init_container(uri, target), quoted(image), args,
       quantity(in.cpu_per_replica), static_cast<long long>(std::floor(in.memory_gib_per_replica)), in.gpus_per_replica,
       in.llm ? "/health" : "/v2/health/ready", period_s, startup_failures,
-      static_cast<long long>(shm_gib(in.memory_gib_per_replica)), labels, service_name,
+      static_cast<long long>(shm_gib(in.memory_gib_per_replica)), labels,
       in.role.empty() ? ""
                       : "          env:\n"
                         "            - {name: VLLM_NIXL_SIDE_CHANNEL_HOST, valueFrom: {fieldRef: {fieldPath: status.podIP}}}\n");
@@ -313,12 +313,12 @@ std::string nodepool_manifest(const ManifestInput& in, int gpu_limit, const std:
       "apiVersion: karpenter.sh/v1\n"
       "kind: NodePool\n"
       "metadata:\n"
-      "  name: {0}-gpu\n"
+      "  name: {7}-gpu\n"
       "  labels: {{app.kubernetes.io/managed-by: gpuwise}}\n"
       "spec:\n"
       "  template:\n"
       "    metadata:\n"
-      "      labels: {{gpuwise.dev/service: {0}}}\n"
+      "      labels: {{{8}}}\n"
       "    spec:\n"
       "      nodeClassRef:\n"
       "        group: {1}\n"
@@ -341,7 +341,8 @@ std::string nodepool_manifest(const ManifestInput& in, int gpu_limit, const std:
       "    consolidateAfter: {5}\n"
       "  limits:\n"
       "    nvidia.com/gpu: {6}\n",
-      name, group, kind, capacity, types, duration(in.cooldown_s), gpu_limit);
+      name, group, kind, capacity, types, duration(in.cooldown_s), gpu_limit, in.role.empty() ? name : name + "-" + in.role,
+      pod_labels(name, in.role));
   return pool;
 }
 

@@ -87,7 +87,8 @@ std::string deployment_manifest(const ManifestInput& input);
 // A ClusterIP Service on port 8000 for the service's pods (with a role: those of that role only).
 std::string service_manifest(const ManifestInput& input, const std::string& role_selected);
 
-// One Karpenter NodePool for the service's nodes, up to gpu_limit GPUs (limit_note: how many).
+// One Karpenter NodePool for the service's nodes (with a role: that pool's nodes alone, so that
+// each pool spreads over its own nodes), up to gpu_limit GPUs (limit_note: how many).
 std::string nodepool_manifest(const ManifestInput& input, int gpu_limit, const std::string& limit_note);
 
 }  // namespace gw
