@@ -38,8 +38,9 @@ std::string router_deployment(const DisaggregatedManifestInput& in, const std::s
   out += fmt::format(
       "# Finds the pools' pods by label in its own namespace (Kubernetes service discovery), sends each prompt to the\n"
       "# prefill pod with the fewer requests of two picked at random, then the decoding to a decode pod likewise\n"
-      "# (power_of_two; the simulation routed to the least loaded). Source: {}.\n",
-      kVllmRouterSource);
+      "# (power_of_two; the simulation routed to the least loaded). Source: {}.\n"
+      "# Image: {}, a published nightly build (the project tags no releases): pin the build you have verified.\n",
+      kVllmRouterSource, in.router_image);
   out += fmt::format(
       "apiVersion: apps/v1\n"
       "kind: Deployment\n"
