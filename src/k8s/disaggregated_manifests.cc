@@ -1,18 +1,15 @@
 #include "k8s/disaggregated_manifests.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 namespace gw {
 namespace {
-
-std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
 
 std::string header(const DisaggregatedManifestInput& in, const std::string& what) {
   return fmt::format(
       "# {} for service {}, written by gpuwise plan --emit-k8s.\n"
       "# Disaggregated: {} prefill replica(s) of {} x {} and {} decode replica(s) of {} x {}; KV over {}.\n",
-      what, quoted(in.prefill.service), in.prefill.replicas, in.prefill.gpus_per_replica, in.prefill.accelerator, in.decode.replicas,
+      what, yaml_quoted(in.prefill.service), in.prefill.replicas, in.prefill.gpus_per_replica, in.prefill.accelerator, in.decode.replicas,
       in.decode.gpus_per_replica, in.decode.accelerator, in.link);
 }
 
@@ -82,7 +79,7 @@ std::string router_deployment(const DisaggregatedManifestInput& in, const std::s
       "            httpGet: {{path: /health, port: http}}\n"
       "            periodSeconds: 15\n"
       "            failureThreshold: 4\n",
-      name, labels(name, "router"), in.router_replicas, quoted(in.router_image));
+      name, labels(name, "router"), in.router_replicas, yaml_quoted(in.router_image));
   return out;
 }
 
@@ -132,8 +129,7 @@ std::vector<Manifest> disaggregated_manifests(const DisaggregatedManifestInput& 
   out.push_back({name + "-service.yaml", service_manifest(in.prefill, "router"), "ClusterIP Service on port 8000, the router's"});
   // A NodePool per pool, as the plan rents nodes per pool: on shared nodes the hostname spread of
   // one pool would count the other pool's nodes as empty domains and hold it to a replica a node.
-  std::string types;
-  for (const auto& t : prefill.instance_types) types += (types.empty() ? "" : ", ") + quoted(t);
+  const std::string types = yaml_quoted_list(prefill.instance_types);
   for (const ManifestInput* pool : {&prefill, &decode}) {
     const int gpus = pool->replicas * pool->gpus_per_replica;
     out.push_back({name + "-" + pool->role + "-karpenter-nodepool.yaml",

@@ -11,7 +11,7 @@ namespace gw {
 namespace {
 
 // A YAML scalar that says exactly this string: JSON's double-quoted form is valid YAML.
-std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+std::string quoted(const std::string& text) { return yaml_quoted(text); }
 
 // A Kubernetes quantity with three decimals at most ("21.7" -> "21700m").
 std::string quantity(double value) {
@@ -281,6 +281,14 @@ std::string http_scaled_object(const ManifestInput& in, const std::string& name)
 
 }  // namespace
 
+std::string yaml_quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+
+std::string yaml_quoted_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + yaml_quoted(item);
+  return out;
+}
+
 double shm_gib(double memory_gib) { return std::clamp(std::floor(std::floor(memory_gib) / 2), 1.0, 16.0); }
 
 std::string dns_label(const std::string& name) {
@@ -304,9 +312,7 @@ std::string nodepool_manifest(const ManifestInput& in, int gpu_limit, const std:
   else if (in.cloud != "aws")
     note = fmt::format("# Karpenter provisions nodes on AWS and Azure; this plan's offering is on {}: adapt nodeClassRef and the\n"
                        "# instance-type requirement to that cloud's node provisioner.\n", in.cloud);
-  std::string types, capacity;
-  for (const auto& t : in.instance_types) types += (types.empty() ? "" : ", ") + quoted(t);
-  for (const auto& c : in.capacity_types) capacity += (capacity.empty() ? "" : ", ") + quoted(c);
+  const std::string types = yaml_quoted_list(in.instance_types), capacity = yaml_quoted_list(in.capacity_types);
   std::string pool = header(in, "Karpenter NodePool (karpenter.sh/v1)") + note;
   pool += fmt::format("# GPU limit: {}. Capacity types: {} (spot only where the spec allows it).\n", limit_note, capacity);
   pool += fmt::format(
@@ -422,8 +428,7 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
       quoted(quantity(in.queue_threshold)), behavior(in, "  "), metadata_and_target(name));
   out.push_back({name + "-hpa.yaml", hpa, "the same queue-depth signal without KEDA (never below 1 replica)"});
 
-  std::string types;
-  for (const auto& t : in.instance_types) types += (types.empty() ? "" : ", ") + quoted(t);
+  const std::string types = yaml_quoted_list(in.instance_types);
   const int gpu_limit = in.max_replicas * in.gpus_per_replica;
   out.push_back({name + "-karpenter-nodepool.yaml",
                  nodepool_manifest(in, gpu_limit, fmt::format("{} replicas x {} GPU(s)", in.max_replicas, in.gpus_per_replica)),

@@ -76,6 +76,11 @@ inline constexpr const char* kKedaHttpAddOnSource =
 // limit, so it takes at most half of it (16 GiB at most, 1 GiB at least).
 double shm_gib(double memory_gib);
 
+// A YAML scalar that says exactly this string (JSON's double-quoted form), and a list of them
+// joined by ", " for a flow sequence.
+std::string yaml_quoted(const std::string& text);
+std::string yaml_quoted_list(const std::vector<std::string>& items);
+
 // A DNS-1123 label from a free-form name (lowercase letters, digits and '-', at most 63).
 std::string dns_label(const std::string& name);
 
