@@ -6,7 +6,7 @@
 namespace gw {
 namespace {
 
-Catalog embedded() { return Catalog::embedded().value(); }
+Catalog embedded_catalog() { return Catalog::embedded().value(); }
 
 const Offering* find(const SkypilotImport& result, const std::string& instance_type, const std::string& region) {
   for (const auto& o : result.offerings)
@@ -30,7 +30,7 @@ const char* kGcp =
 
 TEST(SkypilotImport, GcpMachineTypesAddTheirAttachedGpuPrice) {
   SkypilotImportOptions options{"2026-11-30", "test"};
-  auto result = import_skypilot_csv(kGcp, "gcp.csv", "gcp", embedded(), options);
+  auto result = import_skypilot_csv(kGcp, "gcp.csv", "gcp", embedded_catalog(), options);
   ASSERT_TRUE(result.ok()) << result.error().to_string();
   const Offering* g2 = find(result.value(), "g2-standard-4", "us-central1");
   ASSERT_NE(g2, nullptr);
@@ -46,7 +46,7 @@ TEST(SkypilotImport, GcpMachineTypesAddTheirAttachedGpuPrice) {
 
 TEST(SkypilotImport, TpuSlicesCountChipsAndN1GpusAreMarked) {
   SkypilotImportOptions options{"2026-11-30", ""};
-  auto result = import_skypilot_csv(kGcp, "gcp.csv", "gcp", embedded(), options);
+  auto result = import_skypilot_csv(kGcp, "gcp.csv", "gcp", embedded_catalog(), options);
   ASSERT_TRUE(result.ok());
   const Offering* v5p = find(result.value(), "tpu-v5p-8", "us-central1");
   ASSERT_NE(v5p, nullptr);
@@ -59,7 +59,7 @@ TEST(SkypilotImport, TpuSlicesCountChipsAndN1GpusAreMarked) {
 
 TEST(SkypilotImport, PlaceholderAndZeroPricesAreSkippedAndCounted) {
   SkypilotImportOptions options{"2026-11-30", ""};
-  auto result = import_skypilot_csv(kGcp, "gcp.csv", "gcp", embedded(), options);
+  auto result = import_skypilot_csv(kGcp, "gcp.csv", "gcp", embedded_catalog(), options);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(find(result.value(), "tpu-v6e-8", "asia-east1"), nullptr);
   EXPECT_EQ(find(result.value(), "a4-highgpu-8g", "us-central1"), nullptr);
@@ -76,7 +76,7 @@ TEST(SkypilotImport, SpotEqualToOnDemandIsNotASpotMarket) {
       "1x_H100_SECURE,H100,1.0,16.0,188.0,80,2.39,2.39,US,US-CA-2\n"
       "2x_H100-SXM_SECURE,H100-SXM,2.0,32.0,500.0,80,5.38,5.38,US,US-CA-2\n"
       "1x_RTX5090_SECURE,RTX5090,1.0,8.0,60.0,32,0.9,0.9,US,US-CA-2\n";
-  auto result = import_skypilot_csv(runpod, "runpod.csv", "runpod", embedded(), {"2026-11-30", ""});
+  auto result = import_skypilot_csv(runpod, "runpod.csv", "runpod", embedded_catalog(), {"2026-11-30", ""});
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result.value().offerings.size(), 2u);
   EXPECT_EQ(result.value().offerings[0].accelerator, "H100-PCIE");  // RunPod's bare H100 is PCIe
@@ -89,7 +89,7 @@ TEST(SkypilotImport, FractionalGpusAndAzureCountFix) {
   const char* aws =
       "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Price,SpotPrice,Region,AvailabilityZone,Arch\n"
       "g6f.2xlarge,L4,0.25,8.0,32.0,5722,0.475,0.1561,us-east-1,use1-az6,x86_64\n";
-  auto result = import_skypilot_csv(aws, "aws.csv", "aws", embedded(), {"2026-11-30", ""});
+  auto result = import_skypilot_csv(aws, "aws.csv", "aws", embedded_catalog(), {"2026-11-30", ""});
   ASSERT_TRUE(result.ok());
   EXPECT_TRUE(result.value().offerings.empty());
   EXPECT_EQ(result.value().skipped.at("fractional GPU share (not modelled)"), 1);
@@ -97,7 +97,7 @@ TEST(SkypilotImport, FractionalGpusAndAzureCountFix) {
       "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Price,SpotPrice,Region,Generation\n"
       "Standard_ND96isr_H100_v5,H100,12,96.0,1900,,98.32,98.32,eastus,V2\n"
       "Standard_NC24ads_A100_v4,A100-80GB,1,24.0,220,,3.673,0.444433,eastus,V2\n";
-  result = import_skypilot_csv(azure, "azure.csv", "azure", embedded(), {"2026-11-30", ""});
+  result = import_skypilot_csv(azure, "azure.csv", "azure", embedded_catalog(), {"2026-11-30", ""});
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result.value().offerings.size(), 2u);
   EXPECT_EQ(result.value().offerings[0].accelerator_count, 8);
@@ -105,7 +105,7 @@ TEST(SkypilotImport, FractionalGpusAndAzureCountFix) {
 }
 
 TEST(SkypilotImport, NotASkypilotFile) {
-  auto result = import_skypilot_csv("a,b\n1,2\n", "x.csv", "aws", embedded(), {"2026-11-30", ""});
+  auto result = import_skypilot_csv("a,b\n1,2\n", "x.csv", "aws", embedded_catalog(), {"2026-11-30", ""});
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().line, 1);
   EXPECT_EQ(result.error().field, "InstanceType");
@@ -114,7 +114,7 @@ TEST(SkypilotImport, NotASkypilotFile) {
 TEST(SkypilotImport, TheCommittedOfferingsMatchTheSnapshot) {
   // catalog/offerings.csv is generated from catalog/skypilot-snapshot by this importer; a
   // changed importer or snapshot must regenerate it (see catalog/SOURCES.md).
-  auto result = import_skypilot(std::string(GPUWISE_SOURCE_DIR) + "/catalog/skypilot-snapshot", embedded(),
+  auto result = import_skypilot(std::string(GPUWISE_SOURCE_DIR) + "/catalog/skypilot-snapshot", embedded_catalog(),
                                 {"2026-11-30", "snapshot of skypilot-org/skypilot-catalog; commits in "
                                                "catalog/skypilot-snapshot/README.md"});
   ASSERT_TRUE(result.ok()) << result.error().to_string();

@@ -11,7 +11,7 @@
 namespace gw {
 namespace {
 
-std::string run(const std::vector<std::string>& args) {
+std::string run_for_text(const std::vector<std::string>& args) {
   std::ostringstream out, err;
   EXPECT_EQ(run_cli(args, out, err), 0) << err.str();
   return out.str();
@@ -29,7 +29,7 @@ std::string shell(const std::string& command) {
 }
 
 TEST(Completion, BashCompletesCommandsSubcommandsAndOptionValues) {
-  std::string script = run({"completion", "bash"});
+  std::string script = run_for_text({"completion", "bash"});
   for (const char* command : kCommands) EXPECT_NE(script.find(command), std::string::npos) << command;
   auto path = std::filesystem::temp_directory_path() / fmt::format("gpuwise_{}.bash", ::getpid());
   std::ofstream(path) << script;
@@ -47,7 +47,7 @@ TEST(Completion, BashCompletesCommandsSubcommandsAndOptionValues) {
 }
 
 TEST(Completion, ZshDescribesEveryCommand) {
-  std::string script = run({"completion", "zsh"});
+  std::string script = run_for_text({"completion", "zsh"});
   EXPECT_EQ(script.rfind("#compdef gpuwise", 0), 0u);
   for (const char* command : kCommands) EXPECT_NE(script.find(fmt::format("'{}:", command)), std::string::npos) << command;
   EXPECT_NE(script.find("'--format[Output format]:format:(table json csv md html)'"), std::string::npos);
@@ -60,7 +60,7 @@ TEST(Completion, ZshDescribesEveryCommand) {
 }
 
 TEST(Completion, ManPageHasEveryCommandAndRendersWithoutWarnings) {
-  std::string page = run({"man"});
+  std::string page = run_for_text({"man"});
   EXPECT_EQ(page.rfind(".TH GPUWISE 1 ", 0), 0u);
   for (const char* command : kCommands) EXPECT_NE(page.find(fmt::format(".SS \"gpuwise {}", command)), std::string::npos) << command;
   EXPECT_NE(page.find(".SS \"gpuwise catalog offerings\""), std::string::npos);

@@ -22,7 +22,7 @@ std::vector<const ProfiledLayer*> rows_of(const std::string& device, const std::
   return out;
 }
 
-double median(std::vector<double> v) {
+double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
 }
@@ -106,8 +106,8 @@ TEST(LayerOperators, ProfiledAndLeftOutModelsAreReproduced) {
     interpolated.push_back(std::abs(t.time_s / r->total_s() - 1));
   }
   for (const auto* r : own) held_out.push_back(std::abs(left_out.layer_time(device, r->dims, r->tokens).time_s / r->total_s() - 1));
-  EXPECT_LT(median(interpolated), 0.05);
-  EXPECT_LT(median(held_out), 0.10);
+  EXPECT_LT(median_of(interpolated), 0.05);
+  EXPECT_LT(median_of(held_out), 0.10);
   // Without any table, the roofline alone on the left-out model.
   LayerOperatorModel roofline_only;
   roofline_only.set_roofline(device, fitted(device, others));
@@ -117,7 +117,7 @@ TEST(LayerOperators, ProfiledAndLeftOutModelsAreReproduced) {
     EXPECT_EQ(t.measured_operators, 0);
     roofline_errors.push_back(std::abs(t.time_s / r->total_s() - 1));
   }
-  EXPECT_LT(median(roofline_errors), 0.10);
+  EXPECT_LT(median_of(roofline_errors), 0.10);
 }
 
 // The fit recovers factors it was given: rows made by a known roofline come back to it.

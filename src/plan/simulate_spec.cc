@@ -32,9 +32,10 @@ std::string engine_text(const ReplicaConfig& c) {
                                   sp.tokens, sp.draft ? "a draft model" : sp.head_share > 0 ? "a head on the model" : "n-gram lookup",
                                   sp.acceptance * 100, sp.tokens_per_step())
                     : "";
-  return fmt::format("{} scheduler, {} preemption, token budget {}, KV cache {} blocks of {} ({} tokens), watermark {:.0f}%, {}{}",
+  const std::string per_lane = c.pipeline_lanes > 1 ? fmt::format(" per micro-batch lane ({} lanes a replica)", c.pipeline_lanes) : "";
+  return fmt::format("{} scheduler, {} preemption, token budget {}, KV cache {} blocks of {} ({} tokens){}, watermark {:.0f}%, {}{}",
                      llm_scheduler_name(c.scheduler), preemption_name(c.preemption), c.token_budget, c.kv_blocks,
-                     c.block_tokens, tokens, c.watermark_fraction * 100, prefix, speculative);
+                     c.block_tokens, tokens, per_lane, c.watermark_fraction * 100, prefix, speculative);
 }
 
 // What the step times' error rests on (--explain, layers by operator): the sampled steps' parts.
@@ -88,15 +89,16 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
   if (run.llm && !replicas.empty()) {
     const ReplicaConfig& c = replicas.front();
     assumptions.push_back(fmt::format("scheduler {}: {}", llm_scheduler_name(c.scheduler), llm_scheduler_source(c.scheduler)));
-    assumptions.push_back(fmt::format("KV cache: {} blocks of {} tokens per replica, from {:.0f}% of device memory less weights, "
+    assumptions.push_back(fmt::format("KV cache: {} blocks of {} tokens per {}, from {:.0f}% of device memory less weights, "
                                       "activations and {:.1f} GiB runtime overhead (deployment.gpu_memory_utilization, overhead_gib)",
-                                      c.kv_blocks, c.block_tokens,
+                                      c.kv_blocks, c.block_tokens, c.pipeline_lanes > 1 ? "micro-batch lane" : "replica",
                                       deployment.gpu_memory_utilization.value_or(build.usable_fraction) * 100,
                                       deployment.overhead_gib.value_or(build.overhead_gib)));
     assumptions.push_back("verdict: overloaded when requests in the system grow by more than 5% of the arrivals over the "
                           "last quarter of the arrivals (and beyond 3 standard deviations of a stable queue), when clients "
                           "give up on more than 1% of them, or when over 5% of the requests are still in the system at the "
-                          "last arrival and take over 5% of the arrival span to drain");
+                          "last arrival, take over 5% of the arrival span to drain, and outnumber twice what their service "
+                          "holds (arrival rate x mean latency less queue wait, Little's law; long generations are not a backlog)");
   }
   if (run.step_error) {
     const StepErrorSummary& e = *run.step_error;

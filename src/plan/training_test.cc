@@ -16,7 +16,7 @@
 namespace gw {
 namespace {
 
-const Catalog& catalog() {
+const Catalog& training_catalog() {
   static Catalog c = Catalog::embedded().value();
   return c;
 }
@@ -25,7 +25,7 @@ ModelArch model(const std::string& name) { return resolve_model(name).value(); }
 
 TrainingHardware cluster(const std::string& accelerator, int count, double gbps, const std::string& fabric) {
   TrainingHardware hw;
-  hw.accelerator = catalog().find_accelerator(accelerator);
+  hw.accelerator = training_catalog().find_accelerator(accelerator);
   hw.count = count;
   hw.devices_per_node = 8;
   hw.node_network_gbps = gbps;
@@ -94,7 +94,7 @@ TEST(NvlinkCollectives, MatchMeasuredNcclAllReduceTimes) {
     ASSERT_TRUE(read_file(path, text, message)) << message;
     auto table = parse_csv(text, path);
     ASSERT_TRUE(table.ok());
-    const Accelerator* a = catalog().find_accelerator(accelerator);
+    const Accelerator* a = training_catalog().find_accelerator(accelerator);
     std::vector<double> errors;
     for (const auto& row : table.value().rows) {
       CsvRecord r(table.value(), row);
@@ -239,7 +239,7 @@ TEST(TrainingPlanClusters, MultiNodeJobsRunOnAFabricOrATpuSlice) {
   TrainingSearch search;
   search.deadline_s = 30 * 86400.0;
   SpotSettings spot;
-  TrainingPlan plan = plan_training(catalog(), job, search, spot);
+  TrainingPlan plan = plan_training(training_catalog(), job, search, spot);
   ASSERT_TRUE(plan.best) << plan.binding;
   EXPECT_GT(plan.skipped_no_fabric, 0);
   for (const auto& c : plan.pareto) {
@@ -247,7 +247,7 @@ TEST(TrainingPlanClusters, MultiNodeJobsRunOnAFabricOrATpuSlice) {
     EXPECT_GT(c.offering->accelerator_count, 1) << c.offering->instance_type;  // not 128 single-chip VMs
   }
   search.allow_unfabric_clusters = true;
-  TrainingPlan open = plan_training(catalog(), job, search, spot);
+  TrainingPlan open = plan_training(training_catalog(), job, search, spot);
   EXPECT_EQ(open.skipped_no_fabric, 0);
   EXPECT_GT(open.candidates, 0);
 }
@@ -304,25 +304,25 @@ TEST(TrainingPlanCounts, TheDeadlineFindsTheFewestNodesThatMeetIt) {
   ModelArch arch = model("llama-2-7b");
   TrainingJob job = job_of(arch, 1e12, 4096, 1024);
   TrainingSearch search;
-  search.accelerators = {catalog().find_accelerator("A100-80GB")};
+  search.accelerators = {training_catalog().find_accelerator("A100-80GB")};
   search.clouds = {"gcp"};
   search.deadline_s = 30 * 86400.0;
   search.allow_unfabric_clusters = true;
   SpotSettings spot;
-  TrainingPlan plan = plan_training(catalog(), job, search, spot);
+  TrainingPlan plan = plan_training(training_catalog(), job, search, spot);
   ASSERT_TRUE(plan.best) << plan.binding;
   EXPECT_LE(plan.best->expected_time_s, 30 * 86400.0);
   // One node fewer misses the deadline (or does not fit the batch).
   const int nodes = plan.best->instances;
   ASSERT_GT(nodes, 1);
   TrainingEstimate fewer = estimate_training_run(
-      job, hardware_of(*plan.best->offering, *catalog().find_accelerator("A100-80GB"), (nodes - 1) * plan.best->offering->accelerator_count),
+      job, hardware_of(*plan.best->offering, *training_catalog().find_accelerator("A100-80GB"), (nodes - 1) * plan.best->offering->accelerator_count),
       nullptr);
   if (fewer.feasible) {
     EXPECT_GT(fewer.time_s, 30 * 86400.0 / (1 + plan.best->checkpoint_s / plan.best->checkpoint_interval_s) * 0.99);
   }
   search.allow_unfabric_clusters = false;
-  TrainingPlan closed = plan_training(catalog(), job, search, spot);
+  TrainingPlan closed = plan_training(training_catalog(), job, search, spot);
   ASSERT_FALSE(closed.best);
   EXPECT_NE(closed.binding.find("left out"), std::string::npos) << closed.binding;
   EXPECT_NE(closed.binding.find("--allow-tcp-clusters"), std::string::npos) << closed.binding;

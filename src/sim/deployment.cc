@@ -182,10 +182,12 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
     // layers, one stage after another: the whole model's step at its batch. Not counted: the
     // activations handed between stages (hidden size x 2 B per token, over NVLink) and stages
     // kept waiting when the lanes' batches differ. Each lane is a replica here.
+    c.pipeline_lanes = pp;
     for (int i = 0; i < group.count; ++i)
       for (int lane = 0; lane < pp; ++lane) {
         ReplicaConfig l = c;
-        l.name = fmt::format("{} lane {}/{}", c.name, lane + 1, pp);
+        l.name = group.count > 1 ? fmt::format("{} #{} lane {}/{}", c.name, i + 1, lane + 1, pp)
+                                 : fmt::format("{} lane {}/{}", c.name, lane + 1, pp);
         replicas.push_back(std::move(l));
       }
   }

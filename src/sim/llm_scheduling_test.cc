@@ -343,7 +343,9 @@ TEST(LlmScheduling, PipelineStagesAreLanesSharingTheReplicasKvBlocks) {
   auto lanes = build_replicas(catalog, model, service, d, {});
   ASSERT_TRUE(lanes.ok()) << lanes.error().to_string();
   ASSERT_EQ(lanes.value().size(), 4u);  // two replicas of two lanes
-  EXPECT_EQ(lanes.value()[1].name, "A100-80GB tp1 pp2 lane 2/2");
+  EXPECT_EQ(lanes.value()[1].name, "A100-80GB tp1 pp2 #1 lane 2/2");
+  EXPECT_EQ(lanes.value()[2].name, "A100-80GB tp1 pp2 #2 lane 1/2");
+  EXPECT_EQ(lanes.value()[2].pipeline_lanes, 2);
   d.groups = {{"A100-80GB", 2, 1}};
   auto tp2 = build_replicas(catalog, model, service, d, {});
   ASSERT_TRUE(tp2.ok()) << tp2.error().to_string();

@@ -24,12 +24,19 @@ void judge_overload(const SimTallies& tallies, const std::vector<Mark>& marks, c
     if (out.timed_out_share > 0.01) out.overloaded = true;
   }
   // Or one left far behind: over 5% of the requests still in the system at the last arrival
-  // (in a stable queue that share is the mean time in the system over the arrival span, by
-  // Little's law) and over 5% of the span to drain them: the queue grew earlier and never caught up.
+  // and over 5% of the span to drain them, and more of them than their service holds: by
+  // Little's law a stable system holds the arrival rate times the mean time in service (latency
+  // less queue wait), so long generations over a short run are not a backlog; the requests
+  // beyond that are waiting: the queue grew earlier and never caught up.
   out.backlog_at_last_arrival = last.in_flight;
   out.drain_s = std::max(0.0, tallies.last_completion_s - last_arrival);
-  double span = last_arrival - first_arrival;
-  if (span > 0 && out.drain_s > 0.05 * span && static_cast<double>(last.in_flight) > 0.05 * static_cast<double>(tallies.admitted))
+  const double span = last_arrival - first_arrival;
+  const double in_flight = static_cast<double>(last.in_flight);
+  const double in_service = span > 0 ? static_cast<double>(tallies.admitted) / span *
+                                           std::max(0.0, tallies.latency.mean() - tallies.wait.mean())
+                                     : 0;
+  if (span > 0 && out.drain_s > 0.05 * span && in_flight > 0.05 * static_cast<double>(tallies.admitted) &&
+      in_flight > 2 * in_service + 3 * std::sqrt(in_service + 1))
     out.overloaded = true;
 }
 

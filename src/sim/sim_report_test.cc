@@ -7,8 +7,12 @@ namespace {
 
 // Marks every second over 1,000 s of arrivals at 10/s with `in_flight(t)` requests in the system.
 template <typename F>
-SimResult judged(F in_flight, long long timed_out_per_s = 0, double last_completion_s = 1001) {
+SimResult judged(F in_flight, long long timed_out_per_s = 0, double last_completion_s = 1001, double service_s = 2) {
   SimTallies t;
+  for (int i = 0; i < 100; ++i) {  // the requests served: their service time, no queue wait
+    t.latency.add(service_s);
+    t.wait.add(0);
+  }
   t.first_arrival_s = 0;
   t.last_arrival_s = 1000;
   t.last_completion_s = last_completion_s;
@@ -38,6 +42,17 @@ TEST(SimReport, ClientsGivingUpOrABacklogLeftBehindAreOverloadToo) {
   EXPECT_TRUE(behind.overloaded);
   EXPECT_DOUBLE_EQ(behind.drain_s, 300);
   EXPECT_EQ(behind.backlog_at_last_arrival, 1500);
+}
+
+// Minute-long generations over a 1,000 s run: 600 requests in the system at the last arrival
+// (6% of them) and 60 s (6% of the span) to finish them, but that is what 10/s for 60 s each
+// holds (Little's law), not a backlog. The same 600 at 2 s each would be.
+TEST(SimReport, LongServiceOnAShortRunIsNotABacklog) {
+  SimResult long_service = judged([](int s) { return 600LL + (s % 5); }, 0, 1060, 60);
+  EXPECT_FALSE(long_service.overloaded);
+  EXPECT_DOUBLE_EQ(long_service.drain_s, 60);
+  SimResult backlog = judged([](int s) { return s < 300 ? 20LL + 2 * s : 600LL; }, 0, 1060, 2);
+  EXPECT_TRUE(backlog.overloaded);
 }
 
 }  // namespace

@@ -59,6 +59,9 @@ struct ReplicaConfig {
   // LLMs (continuous, or none = one sequence at a time).
   std::shared_ptr<const LlmStepTimer> llm;
   long long kv_blocks = 0;            // paged KV cache capacity
+  // A replica of pipeline stages runs as this many micro-batch lanes, each a ReplicaConfig of
+  // its own holding its share of kv_blocks (sim/deployment.cc).
+  int pipeline_lanes = 1;
   int block_tokens = 16;
   int token_budget = kStepTokenBudget;  // tokens per step (vLLM's max_num_batched_tokens)
   LlmScheduler scheduler = LlmScheduler::vllm_v1;

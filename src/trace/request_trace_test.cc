@@ -9,7 +9,7 @@
 namespace gw {
 namespace {
 
-std::string write(const std::string& name, const std::string& text) {
+std::string write_trace_file(const std::string& name, const std::string& text) {
   auto path = std::filesystem::temp_directory_path() / ("gpuwise_trace_test_" + std::to_string(::getpid()) + "_" + name);
   std::ofstream(path) << text;
   return path.string();
@@ -35,12 +35,12 @@ TEST(Trace, ReadsTheAzureTraceFormat) {
 }
 
 TEST(Trace, ReadsGenericCsvAndJsonLines) {
-  auto csv = summarize_trace(write("a.csv", "timestamp,input_tokens,output_tokens\n0,100,10\n1,200,20\n2,300,30\n"),
+  auto csv = summarize_trace(write_trace_file("a.csv", "timestamp,input_tokens,output_tokens\n0,100,10\n1,200,20\n2,300,30\n"),
                              TraceFormat::automatic);
   ASSERT_TRUE(csv.ok()) << csv.error().to_string();
   EXPECT_EQ(csv.value().requests, 3);
   EXPECT_DOUBLE_EQ(csv.value().input_mean, 200);
-  auto jsonl = summarize_trace(write("a.jsonl", "{\"timestamp\": 0, \"input_tokens\": 10, \"output_tokens\": 5}\n"
+  auto jsonl = summarize_trace(write_trace_file("a.jsonl", "{\"timestamp\": 0, \"input_tokens\": 10, \"output_tokens\": 5}\n"
                                                "{\"timestamp\": \"1970-01-01T00:00:02Z\", \"input_tokens\": 30, \"output_tokens\": 7}\n"),
                                TraceFormat::automatic);
   ASSERT_TRUE(jsonl.ok()) << jsonl.error().to_string();
@@ -48,18 +48,18 @@ TEST(Trace, ReadsGenericCsvAndJsonLines) {
 }
 
 TEST(Trace, BadRowsAreErrorsWithTheirLine) {
-  auto backwards = summarize_trace(write("b.csv", "timestamp,input_tokens,output_tokens\n5,1,1\n4,1,1\n"), TraceFormat::csv);
+  auto backwards = summarize_trace(write_trace_file("b.csv", "timestamp,input_tokens,output_tokens\n5,1,1\n4,1,1\n"), TraceFormat::csv);
   ASSERT_FALSE(backwards.ok());
   EXPECT_EQ(backwards.error().line, 3);
   EXPECT_EQ(backwards.error().field, "timestamp");
-  auto negative = summarize_trace(write("c.csv", "timestamp,input_tokens,output_tokens\n5,-1,1\n"), TraceFormat::csv);
+  auto negative = summarize_trace(write_trace_file("c.csv", "timestamp,input_tokens,output_tokens\n5,-1,1\n"), TraceFormat::csv);
   ASSERT_FALSE(negative.ok());
   EXPECT_EQ(negative.error().field, "input_tokens");
-  auto header = summarize_trace(write("d.csv", "a,b,c\n1,2,3\n"), TraceFormat::csv);
+  auto header = summarize_trace(write_trace_file("d.csv", "a,b,c\n1,2,3\n"), TraceFormat::csv);
   ASSERT_FALSE(header.ok());
-  auto empty = summarize_trace(write("e.csv", "timestamp,input_tokens,output_tokens\n"), TraceFormat::csv);
+  auto empty = summarize_trace(write_trace_file("e.csv", "timestamp,input_tokens,output_tokens\n"), TraceFormat::csv);
   ASSERT_FALSE(empty.ok());
-  auto json = summarize_trace(write("f.jsonl", "{\"timestamp\": 0, \"input_tokens\": 1\n"), TraceFormat::jsonl);
+  auto json = summarize_trace(write_trace_file("f.jsonl", "{\"timestamp\": 0, \"input_tokens\": 1\n"), TraceFormat::jsonl);
   ASSERT_FALSE(json.ok());
   EXPECT_EQ(json.error().line, 1);
 }
@@ -81,7 +81,7 @@ TEST(Trace, ReadsTheMooncakeTracesWithTheirPrefixBlocks) {
   EXPECT_NEAR(summary.value().duration_s, 3537, 1);  // milliseconds in the file
 
   auto bad = [](const std::string& line) {
-    TraceStream s(write("mooncake.jsonl", line + "\n"), TraceFormat::mooncake);
+    TraceStream s(write_trace_file("mooncake.jsonl", line + "\n"), TraceFormat::mooncake);
     EXPECT_FALSE(s.next());
     return s.error() ? s.error()->field + ": " + s.error()->message : std::string("no error");
   };
