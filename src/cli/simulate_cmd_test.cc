@@ -273,9 +273,29 @@ TEST(CliSimulate, PipelineStagesFitWhatTensorParallelismAloneCannot) {
   CliRun explained = run({"simulate", spec("tp: 1, pp: 4", ""), "--requests", "200", "--explain"});
   ASSERT_EQ(explained.code, 0) << explained.err;
   EXPECT_NE(explained.out.find("4 micro-batch lanes"), std::string::npos) << explained.out;
+  EXPECT_NE(explained.out.find("per micro-batch lane (4 lanes a replica)"), std::string::npos) << explained.out;
   CliRun speculative = run({"simulate", spec("tp: 1, pp: 4", ", speculative: {method: ngram, tokens: 3, acceptance: 0.5}"), "--requests", "200"});
   EXPECT_EQ(speculative.code, 1);
   EXPECT_NE(speculative.err.find("deployment.pp"), std::string::npos) << speculative.err;
+}
+
+// A prefill pool and a decode pool on one accelerator: its step model is said once.
+TEST(CliSimulate, ExplainSaysEachAcceleratorsStepModelOnce) {
+  std::string path = temp_path("pools.yaml");
+  std::ofstream(path) << "models: {m: {preset: llama-3.1-8b, precision: bf16}}\n"
+                         "services:\n  - name: chat\n    model: m\n    traffic: {rps: 4}\n"
+                         "    tokens: {input: {mean: 1000}, output: {mean: 100}}\n"
+                         "    deployment:\n      replicas:\n"
+                         "        - {accelerator: H100, tp: 1, count: 1, role: prefill}\n"
+                         "        - {accelerator: H100, tp: 1, count: 1, role: decode}\n"
+                         "      disaggregation: {link: nvlink}\n";
+  CliRun explained = run({"simulate", path, "--requests", "200", "--explain"});
+  ASSERT_EQ(explained.code, 0) << explained.err;
+  const size_t first = explained.out.find("step times on H100");
+  ASSERT_NE(first, std::string::npos) << explained.out;
+  EXPECT_EQ(explained.out.find("step times on H100", first + 1), std::string::npos) << explained.out;
+  EXPECT_NE(explained.out.find("per decode replica ("), std::string::npos) << explained.out;
+  EXPECT_NE(explained.out.find("tokens per decode replica, from"), std::string::npos) << explained.out;
 }
 
 }  // namespace

@@ -111,6 +111,40 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+std::vector<std::string> close_matches(std::string_view text, const std::vector<std::string>& candidates, size_t most) {
+  std::vector<std::string> out;
+  const std::string first = closest_match(text, candidates);
+  if (first.empty()) return out;
+  out.push_back(first);
+  const std::string needle = to_lower(text);
+  const size_t limit = std::max<size_t>(2, needle.size() / 3);
+  // The others end as the name does (its size, "70b"): a near name of another size is noise.
+  const size_t cut = needle.find_last_of("-_ ");
+  const std::string tail = cut == std::string::npos ? "" : needle.substr(cut);
+  std::vector<std::pair<size_t, std::string>> others;
+  for (const auto& candidate : candidates) {
+    const std::string lower = to_lower(candidate);
+    const size_t distance = edit_distance(needle, lower);
+    const bool same_tail = tail.empty() || (lower.size() >= tail.size() && lower.compare(lower.size() - tail.size(), tail.size(), tail) == 0);
+    if (candidate != first && distance <= limit && same_tail) others.emplace_back(distance, candidate);
+  }
+  std::stable_sort(others.begin(), others.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [distance, candidate] : others) {
+    if (out.size() >= most) break;
+    out.push_back(candidate);
+  }
+  return out;
+}
+
+std::string quoted_alternatives(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += "'" + names[i] + "'";
+  }
+  return out;
+}
+
 std::string closest_match(std::string_view text, const std::vector<std::string>& candidates) {
   std::string best;
   size_t best_distance = std::string::npos;

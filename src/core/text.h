@@ -26,6 +26,12 @@ bool read_file(const std::string& path, std::string& contents, std::string& erro
 size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to text, if it is close enough to be a useful suggestion.
 std::string closest_match(std::string_view text, const std::vector<std::string>& candidates);
+// Up to `most` candidates close enough to suggest, closest first (closest_match's first):
+// names that differ by a version digit ("llama-3-70b": llama-2-70b, llama-3.1-70b) are all
+// worth naming.
+std::vector<std::string> close_matches(std::string_view text, const std::vector<std::string>& candidates, size_t most = 3);
+// "'a'", "'a' or 'b'", "'a', 'b' or 'c'".
+std::string quoted_alternatives(const std::vector<std::string>& names);
 
 // At most max_bytes of text, cut at a UTF-8 character boundary.
 std::string_view utf8_prefix(std::string_view text, size_t max_bytes);

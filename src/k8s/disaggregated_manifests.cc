@@ -17,17 +17,15 @@ std::string labels(const std::string& service, const std::string& role) {
   return fmt::format("gpuwise.dev/service: {}, gpuwise.dev/role: {}", service, role);
 }
 
-// The pool's Deployment, its plan and link said after the header's two lines.
-std::string pool_deployment(const DisaggregatedManifestInput& in, const ManifestInput& pool) {
-  std::string out = deployment_manifest(pool);
-  const size_t after_header = out.find('\n', out.find('\n') + 1) + 1;
-  out.insert(after_header,
-             fmt::format("# The plan: {}. Replicas fixed at its {}: autoscaling two pools on their own signals is not simulated,\n"
-                         "# so no autoscaler is written for them.\n"
-                         "# KV: the plan assumed {} between the pools; without the fabric in the pods (on EKS the EFA device\n"
-                         "# plugin's vpc.amazonaws.com/efa devices) NIXL sends over the pod network and the transfers take longer.\n",
-                         in.why_layout, pool.replicas, in.link));
-  return out;
+// The pool's Deployment, its plan and link said after the header.
+std::string pool_deployment(const DisaggregatedManifestInput& in, ManifestInput pool) {
+  pool.pool_note =
+      fmt::format("# The plan: {}. Replicas fixed at its {}: autoscaling two pools on their own signals is not simulated,\n"
+                  "# so no autoscaler is written for them.\n"
+                  "# KV: the plan assumed {} between the pools; without the fabric in the pods (on EKS the EFA device\n"
+                  "# plugin's vpc.amazonaws.com/efa devices) NIXL sends over the pod network and the transfers take longer.\n",
+                  in.why_layout, pool.replicas, in.link);
+  return deployment_manifest(pool);
 }
 
 std::string router_deployment(const DisaggregatedManifestInput& in, const std::string& name) {

@@ -110,6 +110,7 @@ std::string deployment(const ManifestInput& in, const std::string& service_name)
   const int startup_failures = std::max(6, static_cast<int>(std::ceil(in.startup_s * 2 / period_s)));
   std::string out = header(in, in.role.empty() ? "Deployment (apps/v1): the serving workload the autoscalers scale"
                                               : "Deployment (apps/v1): the " + in.role + " pool of a disaggregated plan");
+  out += in.pool_note;
   out += fmt::format("# Weights: {} copied to {} at start-up ({}).\n", uri,
                      target, in.model_uri.empty() ? "a placeholder: set services[].scaling.model_uri to the versioned path"
                                                   : "services[].scaling.model_uri");

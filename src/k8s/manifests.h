@@ -59,6 +59,7 @@ struct ManifestInput {
   // Disaggregated serving: this pool's role (prefill or decode; empty for one pool). Its pods
   // carry gpuwise.dev/role and vLLM's NIXL KV connector (disaggregated_manifests.h).
   std::string role;
+  std::string pool_note;               // comment lines said after the Deployment's header, if any
 };
 
 struct Manifest {

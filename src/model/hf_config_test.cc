@@ -81,6 +81,12 @@ TEST(Presets, UnknownNameSuggestsTheClosest) {
   auto arch = resolve_model("llama-3.1-8");
   ASSERT_FALSE(arch.ok());
   EXPECT_NE(arch.error().message.find("did you mean 'llama-3.1-8b'"), std::string::npos);
+  // A version digit off: every preset of that size and family is named, the closest first.
+  auto version = resolve_model("llama-3-70b");
+  ASSERT_FALSE(version.ok());
+  EXPECT_NE(version.error().message.find("did you mean 'llama-2-70b' or 'llama-3.1-70b'?"), std::string::npos)
+      << version.error().message;
+  EXPECT_NE(version.error().message.find("config.json"), std::string::npos) << version.error().message;
   auto missing_file = resolve_model("./no/such/config.json");
   ASSERT_FALSE(missing_file.ok());
   EXPECT_EQ(missing_file.error().file, "./no/such/config.json");

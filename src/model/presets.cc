@@ -32,11 +32,11 @@ Result<ModelArch> load_preset(const std::string& name) {
   std::string path = std::string(kPrefix) + lowered + std::string(kSuffix);
   std::string_view text = embedded_catalog_file(path);
   if (text.empty()) {
-    std::string hint = closest_match(name, preset_names());
+    const std::vector<std::string> hints = close_matches(name, preset_names());
     return Error{"", 0, "MODEL",
                  "unknown model '" + name + "': not a preset and not a file" +
-                     (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
-                     "; `gpuwise models` lists the presets"};
+                     (hints.empty() ? "" : " (did you mean " + quoted_alternatives(hints) + "?)") +
+                     "; `gpuwise models` lists the presets, and a Hugging Face config.json (its path) describes any other"};
   }
   auto arch = parse_model_config(text, "<embedded>/" + path);
   if (arch.ok() && arch.value().name.rfind("<embedded>", 0) == 0) arch.value().name = lowered;

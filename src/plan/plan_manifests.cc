@@ -44,35 +44,43 @@ std::optional<Error> size_pod(ManifestInput& in, const Offering& offering, int p
   return std::nullopt;
 }
 
+// What every pod of the service runs on this offering, for one pool or two: the model and its
+// weights, the engine's settings, the node pool's instance and the pod's share of a node.
+std::optional<Error> fill_pod(ManifestInput& in, const Spec& spec, const ServiceSpec& service, const Offering& offering,
+                              const Configuration& config, int per_node, int token_budget, double usable_fraction) {
+  in.service = service.name;
+  in.llm = spec.models.at(service.model_key).arch.kind == ModelKind::decoder;
+  in.cloud = offering.cloud;
+  in.instance_types = {offering.instance_type};
+  in.capacity_types = {"on-demand"};
+  in.gpus_per_replica = config.tensor_parallel;
+  in.accelerator = config.accelerator->name;
+  in.cold_start_s = cold_start(spec.models.at(service.model_key), service.scaling).start_s;
+  in.model_name = service.model_key;
+  in.model_uri = service.scaling.model_uri;
+  in.image = service.scaling.image;
+  in.max_batch = config.max_batch;
+  in.token_budget = token_budget;
+  in.gpu_memory_utilization = usable_fraction;
+  return size_pod(in, offering, per_node, spec, service);
+}
+
 // A disaggregated plan: each pool at the counts the plan verified, the vLLM Router in front.
 Result<std::vector<Manifest>> disaggregated_plan_manifests(const Spec& spec, const ServiceSpec& service, const ServicePlan& plan,
                                                            const PlanSpecOptions& plan_options, int token_budget) {
   const PlanOption& best = *plan.best;
   const DecodePool& decode = *best.decode;
-  const double start_s = cold_start(spec.models.at(service.model_key), service.scaling).start_s;
   auto pool = [&](const Configuration& config, int replicas, int instances) -> Result<ManifestInput> {
     ManifestInput in;
-    in.service = service.name;
-    in.llm = true;
+    if (auto e = fill_pod(in, spec, service, *best.offering, config, best.replicas_per_node_of(config.tensor_parallel), token_budget,
+                          plan_options.usable_fraction))
+      return *e;
     in.min_replicas = in.max_replicas = in.peak_replicas = in.replicas = replicas;
-    in.cloud = best.offering->cloud;
-    in.instance_types = {best.offering->instance_type};
-    in.capacity_types = {"on-demand"};
-    in.gpus_per_replica = config.tensor_parallel;
-    in.accelerator = config.accelerator->name;
     in.usd_per_replica_hour = best.usd_per_hour / std::max(1, best.gpus()) * config.tensor_parallel;
-    in.cold_start_s = start_s;
     in.min_nodes = std::min(replicas, std::max(1, instances));
-    in.model_name = service.model_key;
-    in.model_uri = service.scaling.model_uri;
-    in.image = service.scaling.image;
-    in.max_batch = config.max_batch;
-    in.token_budget = token_budget;
-    in.gpu_memory_utilization = plan_options.usable_fraction;
-    in.cooldown_s = std::max(60.0, std::ceil(start_s / 30) * 30);
-    in.startup_s = start_s;
+    in.cooldown_s = std::max(60.0, std::ceil(in.cold_start_s / 30) * 30);
+    in.startup_s = in.cold_start_s;
     in.termination_grace_s = 60;
-    if (auto e = size_pod(in, *best.offering, best.replicas_per_node_of(config.tensor_parallel), spec, service)) return *e;
     return in;
   };
   auto prefill = pool(best.config, best.replicas, best.nodes.size() > 0 ? best.nodes[0].instances : 1);
@@ -121,9 +129,11 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     const ScalingReport& r = result.value();
     const PolicyOutcome& queue = r.policies[0];
     const PolicyOutcome& zero = r.policies[1];
+    const PlanOption& best = r.plan;
+    const int per_node = best.replicas_per_node();
     ManifestInput in;
-    in.service = service.name;
-    in.llm = spec.models.at(service.model_key).arch.kind == ModelKind::decoder;
+    if (auto e = fill_pod(in, spec, service, *best.offering, best.config, per_node, verify.prefill_chunk_tokens, plan_options.usable_fraction))
+      return *e;
     in.queue_threshold = queue.target;
     in.peak_replicas = r.plan.replicas;
     in.max_replicas = queue.max_replicas;
@@ -148,32 +158,17 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     in.scale_down_window_s = service.scaling.scale_down_window_s;
     in.scale_up_window_s = service.scaling.scale_up_window_s;
     in.prometheus_url = prometheus_url;
-    in.cloud = r.plan.offering->cloud;
-    in.instance_types = {r.plan.offering->instance_type};
     for (const auto& o : plan.pareto)
       if (o.offering && o.offering->cloud == in.cloud && o.config.accelerator == r.plan.config.accelerator &&
           std::find(in.instance_types.begin(), in.instance_types.end(), o.offering->instance_type) == in.instance_types.end())
         in.instance_types.push_back(o.offering->instance_type);
     // Spot only where the plan put the service on spot (interruptible services).
-    in.capacity_types = {"on-demand"};
     if (r.plan.spot_with_floor()) in.capacity_types.push_back("spot");
-    in.gpus_per_replica = r.gpus_per_replica;
-    in.accelerator = r.plan.config.accelerator->name;
     in.usd_per_replica_hour = r.usd_per_replica_hour;
-    in.cold_start_s = r.start_s;
-    const PlanOption& best = r.plan;
-    const int per_node = best.replicas_per_node();
     in.replicas = best.replicas;
     in.min_nodes = best.min_nodes;
     in.spot_floor = best.spot_with_floor();
     in.floor_replicas = best.spot_with_floor() ? per_node : 0;
-    in.model_name = service.model_key;
-    in.model_uri = service.scaling.model_uri;
-    in.image = service.scaling.image;
-    in.max_batch = best.config.max_batch;
-    in.token_budget = verify.prefill_chunk_tokens;
-    in.gpu_memory_utilization = plan_options.usable_fraction;
-    if (auto e = size_pod(in, *best.offering, per_node, spec, service)) return *e;
     in.startup_s = r.warm_start_s;
     in.termination_grace_s = best.spot_with_floor() ? std::max(30.0, reclaim_notice(best.offering->cloud).seconds) : 60;
     for (auto& m : service_manifests(in)) manifests.push_back(std::move(m));

@@ -193,6 +193,7 @@ void add_service(ScaleOutput& out, const ServiceSpec& service, const ScalingStud
     out.add_paragraph("No autoscaling policy saves on this layout: --shapes 4 (or scaling.shapes) compares other replica "
                       "layouts, and pools of smaller replicas can follow demand more closely.");
   if (study.shapes.size() > 1) out.add_paragraph(across_shapes(study));
+  if (const std::string note = disaggregated_deployment_note(service); !note.empty()) out.add_paragraph(note);
 
   json entry = shape_json(first);
   entry["name"] = service.name;

@@ -8,6 +8,7 @@
 #include "core/formatting.h"
 #include "core/money.h"
 #include "core/parallel.h"
+#include "core/text.h"
 #include "model/memory.h"
 #include "plan/cold_start.h"
 #include "plan/verify.h"
@@ -389,6 +390,18 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   return report;
 }
 
+std::string disaggregated_deployment_note(const ServiceSpec& service) {
+  if (!service.deployment || !service.deployment->disaggregation) return "";
+  std::vector<std::string> pools;
+  for (const auto& g : service.deployment->groups)
+    pools.push_back(fmt::format("{} {} replica(s) of {} x {}", g.count, g.role, g.tensor_parallel * std::max(1, g.pipeline_parallel),
+                                g.accelerator));
+  return fmt::format("The spec's deployment is disaggregated ({}); scaling two pools on their own signals is not simulated, so "
+                     "these policies scale the plan's one-pool layout instead (`gpuwise plan` compares the two layouts at peak; "
+                     "`gpuwise simulate` runs the pools as given).",
+                     join_list(pools));
+}
+
 Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
                                    const ScalingPlanOptions& options) {
   const ModelSpec& model = spec.models.at(service.model_key);
@@ -416,9 +429,11 @@ Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, con
     if (verified) layouts.push_back(*verified);
   }
   ScalingStudy study;
+  const std::string note = disaggregated_deployment_note(service);
   for (const auto& layout : layouts) {
     auto report = scale_layout(catalog, spec, service, options, layout, verify);
     if (!report.ok()) return report.error();
+    if (!note.empty()) report.value().assumptions.push_back(note);
     study.shapes.push_back(std::move(report.value()));
   }
   double cheapest = 0;

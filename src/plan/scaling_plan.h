@@ -100,6 +100,11 @@ Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, con
 Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
                                    const ScalingPlanOptions& options, const PlanOption& replica, const VerifyOptions& verify);
 
+// Where the spec's deployment splits prefill and decode into pools, what `scale` does instead:
+// it scales the plan's one-pool layout (two pools scaling on their own signals is not
+// simulated). Empty for any other deployment.
+std::string disaggregated_deployment_note(const ServiceSpec& service);
+
 // The plan's layout alone (planned and verified with default options).
 Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
                                    const ScalingPlanOptions& options);

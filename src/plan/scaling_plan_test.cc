@@ -228,6 +228,29 @@ TEST(ScalingPlan, SpansOverADayFastForwardByDefault) {
   EXPECT_GT(fast_forwarded_s(48, false), 2 * 3600.0);
 }
 
+// A spec whose deployment splits prefill and decode: scale sizes one pool and says so (two
+// pools scaling on their own signals is not simulated), in the report's assumptions.
+TEST(ScalingPlan, ADisaggregatedDeploymentIsSaidToBeScaledAsOnePool) {
+  Spec spec = example("chat-azure.yaml");
+  ServiceSpec service = spec.services.front();
+  EXPECT_EQ(disaggregated_deployment_note(service), "");
+  Deployment pools;
+  pools.groups = {{"A40", 1, 2, "prefill"}, {"A40", 2, 1, "decode"}};
+  pools.disaggregation = DisaggregationSpec{};
+  service.deployment = pools;
+  const std::string note = disaggregated_deployment_note(service);
+  EXPECT_NE(note.find("2 prefill replica(s) of 1 x A40, 1 decode replica(s) of 2 x A40"), std::string::npos) << note;
+  ScalingPlanOptions options;
+  options.shapes = 1;
+  options.duration_s = 1800;
+  auto study = study_scaling(catalog(), spec, service, options);
+  ASSERT_TRUE(study.ok()) << study.error().to_string();
+  const ScalingReport& r = study.value().shapes.front();
+  EXPECT_FALSE(r.plan.disaggregated());
+  ASSERT_FALSE(r.assumptions.empty());
+  EXPECT_EQ(r.assumptions.back(), note);
+}
+
 TEST(ScalingPlan, NoPlanIsAClearError) {
   Spec spec = example("sd-serving-alibaba.yaml");
   spec.services.front().slo.latency_p99_s = 1.0;  // below the 39 s service time

@@ -18,7 +18,7 @@ namespace {
 constexpr long long kSyntheticRequests = 100000;
 
 // The engine an LLM replica mirrors and its memory: what a reader needs to trust the run.
-std::string engine_text(const ReplicaConfig& c) {
+std::string engine_text(const ReplicaConfig& c, const std::string& kv_where = "") {
   long long tokens = c.kv_blocks * c.block_tokens;
   const std::string prefix = c.prefix_caching == PrefixCaching::off     ? "prefix caching off"
                              : c.prefix_caching == PrefixCaching::in_kv ? "prefix caching in the KV cache's free blocks"
@@ -32,7 +32,8 @@ std::string engine_text(const ReplicaConfig& c) {
                                   sp.tokens, sp.draft ? "a draft model" : sp.head_share > 0 ? "a head on the model" : "n-gram lookup",
                                   sp.acceptance * 100, sp.tokens_per_step())
                     : "";
-  const std::string per_lane = c.pipeline_lanes > 1 ? fmt::format(" per micro-batch lane ({} lanes a replica)", c.pipeline_lanes) : "";
+  const std::string per_lane =
+      kv_where + (c.pipeline_lanes > 1 ? fmt::format(" per micro-batch lane ({} lanes a replica)", c.pipeline_lanes) : "");
   return fmt::format("{} scheduler, {} preemption, token budget {}, KV cache {} blocks of {} ({} tokens){}, watermark {:.0f}%, {}{}",
                      llm_scheduler_name(c.scheduler), preemption_name(c.preemption), c.token_budget, c.kv_blocks,
                      c.block_tokens, tokens, per_lane, c.watermark_fraction * 100, prefix, speculative);
@@ -67,9 +68,11 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
         "thinking between turns at the earliest; cached as runs of {}-token blocks (the system prompt, each earlier turn's "
         "prompt, then with its answer: vLLM caches the blocks decoding fills)",
         p.system_prompt_tokens, p.turns, p.think_time_s, p.block_tokens));
+  std::vector<const Accelerator*> said;  // groups on one accelerator (a disaggregated pair) said once
   for (const auto& group : deployment.groups) {
     const Accelerator* a = catalog.find_accelerator(group.accelerator);
-    if (!a) continue;
+    if (!a || std::find(said.begin(), said.end(), a) != said.end()) continue;
+    said.push_back(a);
     if (model.measured && catalog.find_accelerator(model.measured->accelerator) == a)
       assumptions.push_back(fmt::format("service times on {}: measured by batch size in the spec ({} times around the mean)",
                                         a->name, model.measured->distribution));
@@ -87,11 +90,14 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
       break;
     }
   if (run.llm && !replicas.empty()) {
-    const ReplicaConfig& c = replicas.front();
+    // Disaggregated: a decode replica's cache, where requests live.
+    auto decode = std::find_if(replicas.begin(), replicas.end(), [](const ReplicaConfig& r) { return r.role == ReplicaRole::decode; });
+    const ReplicaConfig& c = decode == replicas.end() ? replicas.front() : *decode;
+    const char* holder = c.pipeline_lanes > 1 ? "micro-batch lane" : c.role == ReplicaRole::decode ? "decode replica" : "replica";
     assumptions.push_back(fmt::format("scheduler {}: {}", llm_scheduler_name(c.scheduler), llm_scheduler_source(c.scheduler)));
     assumptions.push_back(fmt::format("KV cache: {} blocks of {} tokens per {}, from {:.0f}% of device memory less weights, "
                                       "activations and {:.1f} GiB runtime overhead (deployment.gpu_memory_utilization, overhead_gib)",
-                                      c.kv_blocks, c.block_tokens, c.pipeline_lanes > 1 ? "micro-batch lane" : "replica",
+                                      c.kv_blocks, c.block_tokens, holder,
                                       deployment.gpu_memory_utilization.value_or(build.usable_fraction) * 100,
                                       deployment.overhead_gib.value_or(build.overhead_gib)));
     assumptions.push_back("verdict: overloaded when requests in the system grow by more than 5% of the arrivals over the "
@@ -213,7 +219,15 @@ Result<ServiceRun> run_service(const Catalog& catalog, const Spec& spec, const S
   run.rate_rps = arrivals.process == "trace" ? r.arrival_rate_rps : rate;
   run.meets = !service.slo_given || r.slo_attainment >= 0.99;
   if (run.llm && !r.step_samples.empty()) run.step_error = step_error_of(r, replicas.value());
-  if (run.llm && !replicas.value().empty()) run.engine = engine_text(replicas.value().front());
+  if (run.llm && !replicas.value().empty()) {
+    // Disaggregated: the decode replicas hold the KV cache requests live in (a prefill replica's
+    // holds each prompt until it is sent).
+    const auto& all = replicas.value();
+    auto decode = std::find_if(all.begin(), all.end(), [](const ReplicaConfig& c) { return c.role == ReplicaRole::decode; });
+    run.engine = decode == all.end()
+                     ? engine_text(all.front())
+                     : engine_text(*decode, fmt::format(" per decode replica ({} blocks per prefill replica)", all.front().kv_blocks));
+  }
   run.assumptions = assumptions_of(catalog, model, service, run, replicas.value(), build, o.seed);
   price_deployment(catalog, spec, run);
   return run;
