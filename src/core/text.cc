@@ -177,6 +177,12 @@ std::optional<std::string> encoding_problem(std::string_view text) {
   if (starts(std::string_view("\xFF\xFE\x00\x00", 4)) || starts(std::string_view("\x00\x00\xFE\xFF", 4)))
     return std::string("UTF-32 text (save it as UTF-8)");
   if (starts("\xFF\xFE") || starts("\xFE\xFF")) return std::string("UTF-16 text (save it as UTF-8)");
+  // Compressed files by their magic numbers: say which tool opens them.
+  if (starts("\x1F\x8B")) return std::string("a gzip-compressed file (gunzip it first; a .tar.gz: tar xzf)");
+  if (starts("\x28\xB5\x2F\xFD")) return std::string("a zstd-compressed file (unzstd it first)");
+  if (starts(std::string_view("\xFD" "7zXZ\x00", 6))) return std::string("an xz-compressed file (unxz it first)");
+  if (starts("BZh") && text.size() >= 10 && text.substr(4, 6) == "1AY&SY") return std::string("a bzip2-compressed file (bunzip2 it first)");
+  if (starts("PK\x03\x04")) return std::string("a zip archive (unzip it first)");
   if (text.find('\0') != std::string_view::npos) return std::string("binary content (NUL bytes)");
   return std::nullopt;
 }
