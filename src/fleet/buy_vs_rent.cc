@@ -4,6 +4,7 @@
 #include <limits>
 #include <fmt/format.h>
 
+#include "core/formatting.h"
 #include "core/money.h"
 
 namespace gw {
@@ -39,7 +40,7 @@ Result<BuyVsRentReport> buy_vs_rent(const BuyVsRentInput& in) {
   auto line = [&](std::string name, double usd, std::string formula, bool varies = false) {
     r.owned_lines.push_back({std::move(name), usd, std::move(formula), varies});
   };
-  line("purchase", in.purchase_usd / months, fmt::format("${:.0f} over {:.0f} months", in.purchase_usd, months));
+  line("purchase", in.purchase_usd / months, fmt::format("${} over {:.0f} months", format_number(in.purchase_usd, 0), months));
   if (resale_usd > 0)
     line("resale value", -resale_usd / months,
          fmt::format("{:.0f}% of the purchase recovered after {:.3g} years", in.resale_fraction * 100, in.life_years));
@@ -47,8 +48,8 @@ Result<BuyVsRentReport> buy_vs_rent(const BuyVsRentInput& in) {
     line("networking", networking_usd / months, fmt::format("{:.0f}% of the purchase (fabric, switches) over the life", in.networking_fraction * 100));
   if (payment - depreciation > 0)
     line("cost of capital", payment - depreciation,
-         fmt::format("{:.1f}%/year on ${:.0f} tied up (capital recovery payment ${:.0f}/month less depreciation)",
-                     in.cost_of_capital * 100, r.capital_usd, payment));
+         fmt::format("{:.1f}%/year on ${} tied up (capital recovery payment ${}/month less depreciation)",
+                     in.cost_of_capital * 100, format_number(r.capital_usd, 0), format_number(payment, 0)));
   double power_per_utilization = 0;
   if (lump) {
     const double overhead = in.purchase_usd * *in.overhead_fraction / months;
@@ -105,7 +106,7 @@ Result<BuyVsRentReport> buy_vs_rent(const BuyVsRentInput& in) {
 
   auto& a = r.assumptions;
   for (const auto& l : r.owned_lines)
-    a.push_back(fmt::format("owning, {}: ${:.0f}/month = {}", l.name, l.usd_per_month, l.formula));
+    a.push_back(fmt::format("owning, {}: ${}/month = {}", l.name, format_number(l.usd_per_month, 0), l.formula));
   if (!lump)
     a.push_back("power counts busy hours at the server's watts per GPU (the GPU's TDP x 1.82 for the rest of an HGX server when "
                 "the accelerator is named; watts_per_gpu as given otherwise; idle draw left out); colocation bills the provisioned IT kW; defaults for PUE (1.5, Uptime Institute 2023 survey: "

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/formatting.h"
 #include "core/money.h"
 #include "fleet/bucket_mix.h"
 #include "fleet/colocated_pool.h"
@@ -388,8 +389,8 @@ void add_buy_vs_rent(FleetReport& report, const FleetInputs& inputs, const BuyVs
                            r.hybrid_cloud_gpu_hours_per_month),
                format_usd(r.hybrid_usd_per_month)});
   std::string headline = fmt::format(
-      "Buy or rent {} GPUs (${:.0f}, {:.3g}-year life; utilization {:.0f}%, {}): owning breaks even {}{}; cheapest here: {}.",
-      b.gpus, b.purchase_usd, b.life_years, in.utilization * 100, utilization_source,
+      "Buy or rent {} GPUs (${}, {:.3g}-year life; utilization {:.0f}%, {}): owning breaks even {}{}; cheapest here: {}.",
+      b.gpus, format_number(b.purchase_usd, 0), b.life_years, in.utilization * 100, utilization_source,
       r.break_even_utilization <= 1 ? fmt::format("above {:.1f}% utilization", r.break_even_utilization * 100)
                                     : std::string("at no utilization (renting on demand costs less even when always busy)"),
       r.break_even_months ? fmt::format(", and pays for itself in {:.1f} months against on-demand", *r.break_even_months) : "",
