@@ -149,6 +149,13 @@ Table offerings_table(const Catalog& catalog, const std::vector<const Offering*>
   if (explain) table.columns.insert(table.columns.end(), {"source (as of)", "notes"});
   table.align = {Align::left,  Align::left,  Align::left,  Align::left,  Align::right, Align::right,
                  Align::right, Align::right, Align::right, Align::right, Align::right, Align::right};
+  // One offering per zone where the catalog has zones (their spot prices differ): without the
+  // zone such rows would read as repeats.
+  const bool zones = std::any_of(selected.begin(), selected.end(), [](const Offering* o) { return !o->zone.empty(); });
+  if (zones) {
+    table.columns.insert(table.columns.begin() + 2, "zone");
+    table.align.insert(table.align.begin() + 2, Align::left);
+  }
   for (const auto* o : selected) {
     const Accelerator* a = catalog.find_accelerator(o->accelerator);
     auto money = [](const std::optional<double>& v) { return v ? format_usd(*v) : std::string("-"); };
@@ -163,6 +170,7 @@ Table offerings_table(const Catalog& catalog, const std::vector<const Offering*>
         money(o->reserved_1y_usd_per_hour) + (o->reserved_1y_usd_per_hour ? star : ""),
         money(o->reserved_3y_usd_per_hour) + (o->reserved_3y_usd_per_hour ? star : ""),
         price ? format_usd(*price / o->accelerator_count) : "-"};
+    if (zones) row.insert(row.begin() + 2, o->zone.empty() ? "-" : o->zone);
     if (explain) {
       row.push_back(o->source + " (" + o->as_of + ")");
       row.push_back(o->notes);

@@ -1,7 +1,9 @@
 #include "catalog/catalog.h"
+#include "catalog/catalog_tables.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <fstream>
@@ -42,6 +44,29 @@ TEST(Catalog, EmbeddedCatalogCoversTheRequiredAccelerators) {
 }
 
 // The names people and tools give a part: its memory size, nvidia-smi's "H100 80GB HBM3", SXM.
+// Offerings listed per zone (runpod's H200 in three) get a zone column, so that no two rows
+// read alike; a listing without zones (lambda) has none.
+TEST(Catalog, OfferingsTableNamesZonesWhereOfferingsHaveThem) {
+  Catalog catalog = embedded();
+  auto table_of = [&](const std::string& cloud, const std::string& accelerator) {
+    OfferingSelection selection;
+    selection.clouds = {cloud};
+    if (!accelerator.empty()) selection.accelerators = {accelerator};
+    auto chosen = select_offerings(catalog, selection);
+    EXPECT_TRUE(chosen.ok()) << chosen.error().to_string();
+    bool assumed = false;
+    return offerings_table(catalog, chosen.value().offerings, chosen.value().pricing, false, &assumed);
+  };
+  Table zoned = table_of("runpod", "H200");
+  ASSERT_GE(zoned.columns.size(), 3u);
+  EXPECT_EQ(zoned.columns[2], "zone");
+  ASSERT_GT(zoned.rows.size(), 3u);
+  EXPECT_EQ(std::set<std::vector<std::string>>(zoned.rows.begin(), zoned.rows.end()).size(), zoned.rows.size());
+  Table plain = table_of("lambda", "");
+  ASSERT_FALSE(plain.rows.empty());
+  EXPECT_EQ(std::count(plain.columns.begin(), plain.columns.end(), "zone"), 0);
+}
+
 TEST(Catalog, AliasesPeopleWrite) {
   Catalog catalog = embedded();
   const Accelerator* h100 = catalog.find_accelerator("H100");
