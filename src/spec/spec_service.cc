@@ -518,8 +518,10 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
     s.slo.ttft_p99_s = seconds("ttft_p99_s");
     s.slo.tpot_p99_s = seconds("tpot_p99_s");
     s.slo.e2e_p99_s = seconds("e2e_p99_s");
-    if (llm && !s.slo.ttft_p99_s && !s.slo.tpot_p99_s && !s.slo.e2e_p99_s)
-      r.fail(slo, path + ".slo", "an LLM service needs ttft_p99_s, tpot_p99_s or e2e_p99_s");
+    // On an LLM service latency_p99_s bounds the whole request, as e2e_p99_s does (the planner
+    // and the simulator read both).
+    if (llm && !s.slo.ttft_p99_s && !s.slo.tpot_p99_s && !s.slo.e2e_p99_s && !s.slo.latency_p99_s)
+      r.fail(slo, path + ".slo", "an LLM service needs ttft_p99_s, tpot_p99_s or e2e_p99_s (latency_p99_s: the whole request)");
     if (!llm && !s.slo.latency_p99_s && !s.slo.latency_p50_s)
       r.fail(slo, path + ".slo", "needs latency_p99_s (or latency_p50_s)");
     if (!llm && (s.slo.ttft_p99_s || s.slo.tpot_p99_s))

@@ -45,6 +45,19 @@ services:
   EXPECT_DOUBLE_EQ(s.services[1].traffic.peak_rps, 20 * 1.6);         // diurnal peak is 1.6x
 }
 
+// On an LLM service latency_p99_s bounds the whole request (the planner and the simulator read
+// it as they read e2e_p99_s); with no target at all the error names the keys.
+TEST(Spec, AnLlmServiceTakesLatencyP99AsItsWholeRequestsTarget) {
+  const std::string head = "models: {m: {preset: llama-3.1-8b, precision: bf16}}\nservices:\n  - name: batch\n    model: m\n"
+                           "    traffic: {rps: 3}\n    tokens: {input: 3000, output: 300}\n";
+  auto whole = parse(head + "    slo: {latency_p99_s: 600}\n");
+  ASSERT_TRUE(whole.ok()) << whole.error().to_string();
+  EXPECT_EQ(whole.value().services.front().slo.latency_p99_s, 600);
+  auto none = parse(head + "    slo: {latency_p50_s: 60}\n");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("needs ttft_p99_s, tpot_p99_s or e2e_p99_s"), std::string::npos) << none.error().message;
+}
+
 TEST(Spec, UnknownKeysSuggestTheRightOne) {
   auto spec = parse("version: 1\nservices:\n  - name: a\n    model: gpt2\n    trafic: {rps: 1}\n");
   ASSERT_FALSE(spec.ok());
