@@ -10,9 +10,6 @@ namespace gw {
 
 namespace {
 
-// A YAML scalar that says exactly this string: JSON's double-quoted form is valid YAML.
-std::string quoted(const std::string& text) { return yaml_quoted(text); }
-
 // A Kubernetes quantity with three decimals at most ("21.7" -> "21700m").
 std::string quantity(double value) {
   long long milli = static_cast<long long>(std::llround(value * 1000));
@@ -35,7 +32,7 @@ std::string header(const ManifestInput& in, const std::string& what) {
   return fmt::format(
       "# {} for service {}, written by gpuwise plan --emit-k8s.\n"
       "# Replica: {} x {} (${:.4g}/replica-hour); peak plan {} replicas; cold start {:.0f} s.\n",
-      what, quoted(in.service), in.gpus_per_replica, in.accelerator, in.usd_per_replica_hour, in.peak_replicas, in.cold_start_s);
+      what, yaml_quoted(in.service), in.gpus_per_replica, in.accelerator, in.usd_per_replica_hour, in.peak_replicas, in.cold_start_s);
 }
 
 // Name, labels and the Deployment both autoscalers scale.
@@ -83,14 +80,14 @@ std::string weights_init_container(const std::string& uri, const std::string& ta
         "          image: gcr.io/google.com/cloudsdktool/google-cloud-cli:slim\n"
         "          command: [gcloud, storage, rsync, --recursive, {0}, {1}]\n"
         "          volumeMounts: [{{name: weights, mountPath: /models}}]\n",
-        quoted(uri), quoted(target));
+        yaml_quoted(uri), yaml_quoted(target));
   return fmt::format(
       "      initContainers:\n"
       "        - name: fetch-weights\n"
       "          image: amazon/aws-cli:2.17.0\n"
       "          command: [aws, s3, sync, --only-show-errors, {0}, {1}]\n"
       "          volumeMounts: [{{name: weights, mountPath: /models}}]\n",
-      quoted(uri), quoted(target));
+      yaml_quoted(uri), yaml_quoted(target));
 }
 
 // Pods' labels: the service's, and the pool's role under disaggregation.
@@ -127,12 +124,12 @@ std::string deployment(const ManifestInput& in, const std::string& service_name)
   // its side channel listens on the pod's own address.
   std::string kv;
   if (!in.role.empty())
-    kv = fmt::format(", --kv-transfer-config, {}", quoted(fmt::format("{{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"{}\"}}",
+    kv = fmt::format(", --kv-transfer-config, {}", yaml_quoted(fmt::format("{{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"{}\"}}",
                                                                       in.role == "prefill" ? "kv_producer" : "kv_consumer")));
   if (in.llm)
     args = fmt::format("          args: [--model, {0}, --served-model-name, {1}, --port, \"8000\", --tensor-parallel-size, \"{2}\", "
                        "--max-num-seqs, \"{3}\", --max-num-batched-tokens, \"{4}\", --gpu-memory-utilization, \"{5:.2f}\"{6}]\n",
-                       quoted(target), quoted(in.model_name.empty() ? service_name : in.model_name), in.gpus_per_replica, in.max_batch,
+                       yaml_quoted(target), yaml_quoted(in.model_name.empty() ? service_name : in.model_name), in.gpus_per_replica, in.max_batch,
                        in.token_budget, in.gpu_memory_utilization, kv);
   else
     args = fmt::format("          args: [tritonserver, --model-repository={0}, --http-port=8000]\n", target);
@@ -202,7 +199,7 @@ std::string deployment(const ManifestInput& in, const std::string& service_name)
       "        - {{name: weights, emptyDir: {{}}}}\n"
       "        - {{name: shm, emptyDir: {{medium: Memory, sizeLimit: {13}Gi}}}}\n",
       name, in.replicas, static_cast<long long>(std::ceil(in.termination_grace_s)),
-      spread.empty() ? "" : "      topologySpreadConstraints:\n" + spread, weights_init_container(uri, target), quoted(image), args,
+      spread.empty() ? "" : "      topologySpreadConstraints:\n" + spread, weights_init_container(uri, target), yaml_quoted(image), args,
       quantity(in.cpu_per_replica), static_cast<long long>(std::floor(in.memory_gib_per_replica)), in.gpus_per_replica,
       in.llm ? "/health" : "/v2/health/ready", period_s, startup_failures,
       static_cast<long long>(shm_gib(in.memory_gib_per_replica)), labels,
@@ -399,8 +396,8 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
         "        threshold: {8}\n"
         "        activationThreshold: \"0\"\n",
         metadata_and_target(name), static_cast<long long>(in.polling_interval_s), static_cast<long long>(std::ceil(in.cooldown_s)), in.min_replicas,
-        in.max_replicas, behavior(in, "      "), quoted(in.prometheus_url), quoted(backlog_query(in, name)),
-        quoted(fmt::format("{:.3g}", in.queue_threshold)));
+        in.max_replicas, behavior(in, "      "), yaml_quoted(in.prometheus_url), yaml_quoted(backlog_query(in, name)),
+        yaml_quoted(fmt::format("{:.3g}", in.queue_threshold)));
     out.push_back({name + "-keda-scaledobject.yaml", keda,
                    fmt::format("scales {}..{} on the replicas' queue depth (Prometheus)", in.min_replicas, in.max_replicas)});
   }
@@ -426,7 +423,7 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
       "          averageValue: {4}\n"
       "{5}",
       name, std::max(1, in.min_replicas), in.max_replicas, waiting_only ? "requests_pending" : "requests_waiting_or_running",
-      quoted(quantity(in.queue_threshold)), behavior(in, "  "), metadata_and_target(name));
+      yaml_quoted(quantity(in.queue_threshold)), behavior(in, "  "), metadata_and_target(name));
   out.push_back({name + "-hpa.yaml", hpa, "the same queue-depth signal without KEDA (never below 1 replica)"});
 
   const std::string types = yaml_quoted_list(in.instance_types);
