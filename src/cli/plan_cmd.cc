@@ -25,11 +25,12 @@ struct PlanArgs {
 };
 
 void write_manifests(CommandContext& context, const PlanResult& result, const PlanArgs& args) {
+  // Every manifest first: a plan they cannot be written for leaves no folder behind.
+  auto manifests = plan_manifests(context.catalog(), result, args.plan, args.prometheus_url);
+  if (!manifests.ok()) throw InputError{manifests.error()};
   std::error_code error;
   std::filesystem::create_directories(args.emit_k8s, error);
   if (error) fail("--emit-k8s", "cannot create the folder '" + args.emit_k8s + "': " + error.message());
-  auto manifests = plan_manifests(context.catalog(), result, args.plan, args.prometheus_url);
-  if (!manifests.ok()) throw InputError{manifests.error()};
   for (const auto& m : manifests.value()) {
     std::string path = (std::filesystem::path(args.emit_k8s) / m.file_name).string();
     if (auto e = write_file_atomically(path, m.yaml)) throw InputError{*e};

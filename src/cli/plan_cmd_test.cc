@@ -220,3 +220,43 @@ TEST(CliPlan, AQuotaThatRulesOutTheCheapestPicksTheCheapestWithin) {
 }  // namespace
 }  // namespace gw
 
+
+namespace gw {
+namespace {
+
+// A replica across nodes: planned and simulated as such (JSON says its stages), and what
+// gpuwise cannot do for it yet (manifests, autoscaling) is a clear error that leaves no folder.
+TEST(CliPlan, ReplicasAcrossNodesArePlannedAndNotWrittenAsOneNodesPods) {
+  const std::string path = temp_path("llama405.yaml");
+  std::ofstream(path) << R"(version: 1
+constraints: {pricing: [on-demand], accelerators: [H100]}
+models: {big: {preset: llama-3.1-405b, precision: bf16}}
+services:
+  - name: chat
+    model: big
+    traffic: {rps: 1}
+    tokens: {input: 1000, output: 200}
+    slo: {ttft_p99_s: 5, tpot_p99_s: 0.1}
+)";
+  CliRun r = run({"plan", path, "--format", "json", "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto best = nlohmann::json::parse(r.out)["services"][0]["best"];
+  EXPECT_EQ(best["tensor_parallel"], 8);
+  EXPECT_EQ(best["pipeline_parallel"], 2);
+  EXPECT_EQ(best["instances"].get<int>(), 2 * best["replicas"].get<int>());
+  EXPECT_TRUE(best["simulated"]["meets_slo"].get<bool>()) << best;
+
+  const std::string dir = temp_path("k8s-across-nodes");
+  std::filesystem::remove_all(dir);
+  CliRun k8s = run({"plan", path, "-q", "--emit-k8s", dir});
+  EXPECT_NE(k8s.code, 0);
+  EXPECT_NE(k8s.err.find("span 2 nodes each (16 x H100 tp8 pp2)"), std::string::npos) << k8s.err;
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  CliRun scale = run({"scale", path, "-q"});
+  EXPECT_NE(scale.code, 0);
+  EXPECT_NE(scale.err.find("neither autoscales nor writes manifests"), std::string::npos) << scale.err;
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace gw

@@ -12,9 +12,12 @@
 
 namespace gw {
 
-namespace {
+std::string type_key(const BucketOption& o) {
+  return o.pipeline_parallel > 1 ? fmt::format("{} tp{} pp{}", o.accelerator, o.tensor_parallel, o.pipeline_parallel)
+                                 : fmt::format("{} tp{}", o.accelerator, o.tensor_parallel);
+}
 
-std::string type_key(const BucketOption& o) { return fmt::format("{} tp{}", o.accelerator, o.tensor_parallel); }
+namespace {
 
 // A replica type's price: the cheapest offering any bucket's plan found for it.
 std::map<std::string, double> type_prices(const std::vector<RequestBucket>& buckets) {
@@ -176,7 +179,8 @@ Result<std::vector<RequestBucket>> request_buckets(const Catalog& catalog, const
       ServicePlan plan = plan_service(catalog, one, part, planner);
       if (!plan.feasible || !plan.best || plan.best->level.capacity_rps <= 0) continue;
       const PlanOption& best = *plan.best;
-      bucket.options.push_back({a->name, best.config.tensor_parallel, best.usd_per_hour / best.replicas, best.level.capacity_rps});
+      bucket.options.push_back(
+          {a->name, best.config.tensor_parallel, best.usd_per_hour / best.replicas, best.level.capacity_rps, best.config.pipeline_parallel});
     }
     out.push_back(bucket);
   }

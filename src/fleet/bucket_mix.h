@@ -22,7 +22,11 @@ struct BucketOption {
   int tensor_parallel = 1;
   double usd_per_replica_hour = 0;
   double capacity_rps = 0;        // per replica, this bucket's requests only, at utilization 1
+  int pipeline_parallel = 1;      // nodes a replica spans (Configuration::pipeline_parallel)
 };
+
+// "H100 tp2", or "H100 tp8 pp2" for a replica across nodes: what makes two options one type.
+std::string type_key(const BucketOption& o);
 
 struct RequestBucket {
   double input_from = 0, input_to = 0;  // prompt tokens

@@ -264,9 +264,10 @@ void add_bucket_mix(FleetReport& report, const FleetInputs& in, const BucketMixS
     const BucketOption& o = k.options[static_cast<size_t>(r.option_of_bucket[b])];
     t.add_row({fmt::format("{:.0f}-{:.0f}", k.input_from, k.input_to), fmt::format("{:.0f}%", k.share * 100),
                fmt::format("{:.0f}/{:.0f}", k.mean_input, k.mean_output), format_number(k.peak_rps, 2),
-               fmt::format("{} tp{} ({:.2f}/s per replica)", o.accelerator, o.tensor_parallel, o.capacity_rps)});
+               fmt::format("{} ({:.2f}/s per replica)", type_key(o), o.capacity_rps)});
     bucket_list.push_back({{"input_from", k.input_from}, {"input_to", k.input_to}, {"share", k.share}, {"peak_rps", k.peak_rps},
-                           {"accelerator", o.accelerator}, {"tensor_parallel", o.tensor_parallel}, {"capacity_rps", o.capacity_rps}});
+                           {"accelerator", o.accelerator}, {"tensor_parallel", o.tensor_parallel},
+                           {"pipeline_parallel", o.pipeline_parallel}, {"capacity_rps", o.capacity_rps}});
   }
   std::string replicas, single_replicas;
   json replica_list = json::array();

@@ -32,7 +32,7 @@ Sized size_service(const Catalog& catalog, const Spec& spec, const ServiceSpec& 
   s.feasible = plan.feasible && plan.best;
   s.binding = plan.binding;
   if (s.feasible) {
-    s.gpus = plan.best->replicas * plan.best->config.tensor_parallel;
+    s.gpus = plan.best->gpus();
     s.latency_p99_s = plan.best->simulated ? plan.best->simulated->latency_p99_s : plan.best->level.latency_p99_s;
   }
   return s;

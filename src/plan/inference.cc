@@ -17,202 +17,13 @@
 #include "plan/queueing.h"
 #include "plan/disaggregated_plan.h"
 #include "plan/screen_engine.h"
+#include "plan/service_level.h"
 
 namespace gw {
 
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
-ServiceLevel classic_level(const ModelSpec& model, const ServiceSpec& service, const Configuration& config,
-                           int replicas, double rate, const PlannerOptions& options) {
-  ServiceLevel level;
-  const ModelArch& arch = model.arch;
-  PerfSetup setup = screen_setup(config, model.precision, options);
-  double tokens = service.input_tokens.mean();
-  if (!model.measured) {
-    // Weights and the activations of a full batch must fit on the device.
-    InferenceMemoryOptions memory;
-    memory.weight_precision = model.precision;
-    memory.tensor_parallel = config.tensor_parallel;
-    memory.batch = config.max_batch;
-    memory.context = std::max(1.0, tokens);
-    memory.overhead_gib = options.overhead_gib;
-    if (estimate_inference(arch, memory).total_bytes_per_device >
-        config.accelerator->memory_bytes() * options.usable_fraction) {
-      level.binding = "memory: weights and a full batch do not fit";
-      return level;
-    }
-  }
-  auto service_time = [&](double b) {
-    if (model.measured) return model.measured->at(std::max(1.0, b));
-    return item_step(arch, setup, std::max(1.0, b), tokens).time_s;
-  };
-  double per_replica = rate / replicas;
-  if (config.batching == Batching::none) {
-    double s = service_time(1);
-    level.batch = 1;
-    level.capacity_rps = 1.0 / s;
-    level.utilization = rate * s / replicas;
-    double wait99 = mgc_wait_quantile(replicas, rate, s, 0.0, 0.99);
-    double wait50 = mgc_wait_quantile(replicas, rate, s, 0.0, 0.50);
-    level.latency_p99_s = s + wait99;
-    level.latency_p50_s = s + wait50;
-    level.feasible = std::isfinite(level.latency_p99_s);
-    if (!level.feasible) level.binding = "overloaded";
-    return level;
-  }
-  // Dynamic batching (zero queue delay): each pass takes what has queued, up to max_batch.
-  // Capacity is max_batch / S(max_batch). Under load the server runs back to back and the batch
-  // settles where it equals the arrivals during one pass: b = rate x S(b).
-  double max_batch = config.max_batch;
-  level.capacity_rps = max_batch / service_time(max_batch);
-  level.utilization = per_replica / level.capacity_rps;
-  if (per_replica >= level.capacity_rps) {
-    level.binding = "overloaded";
-    level.latency_p99_s = level.latency_p50_s = kInfinity;
-    return level;
-  }
-  double light = per_replica * service_time(1);  // busy fraction if every pass held one request
-  if (light < 1.0) {
-    // Light load: a request finds the server idle, or waits for the pass in progress.
-    double b = 1.0 + per_replica * service_time(1) / 2;
-    double s = service_time(b);
-    level.batch = b;
-    level.latency_p99_s = s + service_time(1) * std::max(0.0, 1.0 - 0.01 / light);
-    level.latency_p50_s = s + service_time(1) * std::max(0.0, 1.0 - 0.50 / light);
-  } else {
-    double b = 1;
-    for (int i = 0; i < 200; ++i) b = std::clamp(per_replica * service_time(b), 1.0, max_batch);
-    double s = service_time(b);
-    level.batch = b;
-    // Wait for the pass in progress (uniform residual), then one's own pass; when the mean batch
-    // nears max_batch, Poisson bursts leave requests for later passes (Kingman at the batch
-    // level, cv^2 of batch arrivals 1/max_batch, deterministic service, exponential tail).
-    double rho = std::min(0.999, b / max_batch);
-    double queue_mean = service_time(max_batch) * rho / (1.0 - rho) * (1.0 / max_batch) / 2.0;
-    level.latency_p99_s = s + 0.99 * s + queue_mean * std::log(100.0);
-    level.latency_p50_s = s + 0.50 * s + queue_mean * std::log(2.0);
-  }
-  level.feasible = true;
-  return level;
-}
-
-// The requests' lengths as continuous batching sees them: a trace's own (input, output) pairs
-// (its sample), where long answers hold their batch slots longer; else the spec's means.
-RequestLengths service_lengths(const ServiceSpec& service) {
-  std::vector<std::pair<double, double>> pairs = trace_request_pairs(service);
-  if (pairs.empty())
-    return RequestLengths::fixed(service.input_tokens.mean(), std::max(1.0, service.output_tokens.mean()));
-  return RequestLengths::from_pairs(pairs);
-}
-
-// lengths: service_lengths(service), worked out once per search. The service's prompts are
-// what the replicas hold (screen_service widens them by traffic.prefix); engine says what of
-// them prefill computes and how the engine decodes.
-ServiceLevel llm_level(const ModelArch& arch, Precision precision, const ServiceSpec& service, const ScreenEngine& engine,
-                       const RequestLengths& lengths, const Configuration& config, int replicas, double rate,
-                       const PlannerOptions& options) {
-  ServiceLevel level;
-  PerfSetup setup = screen_setup(config, precision, options);
-  const double input = service.input_tokens.mean(), output = std::max(1.0, service.output_tokens.mean());
-  const double input99 = service.input_tokens.quantile(0.99), output99 = std::max(1.0, service.output_tokens.quantile(0.99));
-  // What prefill computes: the prompt less what the prefix cache holds.
-  const double computed = engine.computed_mean(replicas, true), computed99 = engine.computed_quantile(0.99, replicas, true);
-  const double per_replica = rate / replicas;
-  auto step = [&](double n, double context, double prefill, double prompts, double prompt_context) {
-    return screen_step_s(engine, arch, setup, n, context, prefill, prompts, prompt_context);
-  };
-  double kv_per_token = 0;
-  double free = screen_kv_free_bytes(arch, precision, config, options, engine, kv_per_token);
-  if (free <= 0) {
-    level.binding = "weights do not fit";
-    return level;
-  }
-
-  if (config.batching == Batching::none) {
-    // One request at a time per replica: M/G/c over the replicas.
-    double prefill = step(0, 0, computed, 1, input);
-    double decode = step(1, input + output / 2, 0, 0, 0);
-    double s = prefill + output * decode;
-    double kv_needed = kv_per_token * (input99 + output99);
-    if (kv_needed > free) {
-      level.binding = "KV cache too small for one p99 request";
-      return level;
-    }
-    level.batch = 1;
-    level.capacity_rps = 1.0 / s;
-    level.utilization = per_replica * s;
-    double wait99 = mgc_wait_quantile(replicas, rate, s, 1.0, 0.99);
-    level.ttft_p99_s = wait99 + step(0, 0, computed99, 1, input99);
-    level.tpot_p99_s = step(1, input99 + output99, 0, 0, 0);
-    level.latency_p99_s = level.ttft_p99_s + output99 * level.tpot_p99_s;
-    level.latency_p50_s = prefill + output * decode + mgc_wait_quantile(replicas, rate, s, 1.0, 0.5);
-    level.feasible = std::isfinite(level.latency_p99_s);
-    if (!level.feasible) level.binding = "overloaded";
-    return level;
-  }
-
-  // Continuous batching with chunked prefill: the batch is limited by the KV cache and by
-  // max_batch. Capacity is the steady-state throughput at that batch.
-  if (kv_per_token * (input99 + output99) > free) {
-    level.binding = "KV cache cannot hold one p99 request";
-    return level;
-  }
-  const double slot_context = lengths.slot_context_tokens(), prompt_context = lengths.prefill_context_tokens();
-  // Each slot reserves its request's tokens, and under speculative decoding its k lookahead slots.
-  double kv_batch = std::floor(free / (kv_per_token * (lengths.slot_reserved_tokens() + engine.lookahead_tokens())));
-  double batch_cap = std::min<double>(kv_batch, config.max_batch);
-  if (batch_cap < 1) {
-    level.binding = "KV cache too small for one request";
-    return level;
-  }
-  // At the largest batch the cache holds: each step decodes batch_cap sequences and prefills
-  // the computed prompts of the requests that replace finished ones.
-  level.capacity_rps =
-      engine.speculative || computed < input
-          ? batch_cap / output / std::max(1e-12, step(batch_cap, slot_context, batch_cap / output * computed, batch_cap / output, prompt_context))
-          : continuous_max_throughput(arch, setup, kv_per_token, free, lengths, batch_cap).requests_per_s;
-  level.utilization = per_replica / std::max(1e-12, level.capacity_rps);
-  if (per_replica >= level.capacity_rps) {
-    level.binding = "overloaded";
-    level.ttft_p99_s = level.tpot_p99_s = level.latency_p99_s = kInfinity;
-    return level;
-  }
-  // Steady state at this rate: the step time tau solves tau = step(n = rate x output x tau
-  // sequences decoding, rate x input x tau prompt tokens).
-  const double chunk = options.prefill_chunk_tokens;
-  double tau = step(1, input, 0, 0, 0);
-  for (int i = 0; i < 200; ++i) {
-    double n = std::min(batch_cap, per_replica * output * tau);
-    double admitted = per_replica * tau;
-    double next = step(n, slot_context, admitted * computed, admitted, prompt_context);
-    if (std::fabs(next - tau) < 1e-9) break;
-    tau = 0.5 * tau + 0.5 * next;
-  }
-  double sequences = per_replica * output * tau;
-  level.batch = sequences;
-  // Steps with a burst of new prompts are slower: p99 arrivals per step, their prompts chunked.
-  double arrivals99 = poisson_quantile(per_replica * tau, 0.99);
-  double budget = std::max(1.0, chunk - sequences);
-  double prefill99 = std::min(budget, arrivals99 * computed);
-  double step99 = step(sequences, slot_context, prefill99, std::min(arrivals99, 1.0 + arrivals99), prompt_context);
-  // TPOT is per request (its decode time over its tokens, as vLLM's benchmark reports it): an
-  // average over ~output steps, so a slow step's excess shrinks by sqrt(output).
-  level.tpot_p99_s = tau + (step99 - tau) / std::sqrt(std::max(1.0, output));
-  // A p99 prompt is prefilled in chunks of the free token budget, one chunk per step; it may
-  // first wait for the step in progress and, near the KV limit, for a free slot.
-  double chunks = std::ceil(computed99 / budget);
-  double chunk_step = step(sequences, slot_context, std::min(budget, computed99), 1, input99);
-  double slot_wait = mgc_wait_quantile(static_cast<int>(batch_cap), per_replica, output * tau, 1.0, 0.99);
-  level.ttft_p99_s = tau + chunks * chunk_step + (std::isfinite(slot_wait) ? slot_wait : kInfinity);
-  level.latency_p99_s = level.ttft_p99_s + output99 * step99;
-  level.latency_p50_s = tau + std::ceil(engine.computed_quantile(0.5, replicas, true) / budget) * chunk_step +
-                        service.output_tokens.quantile(0.5) * tau;
-  level.feasible = std::isfinite(level.latency_p99_s);
-  if (!level.feasible) level.binding = "overloaded";
-  return level;
-}
 
 std::vector<int> batch_limits(const ServiceSpec& service, Batching batching, bool llm) {
   if (batching == Batching::none) return {1};
@@ -225,12 +36,15 @@ std::vector<int> batch_limits(const ServiceSpec& service, Batching batching, boo
 
 void place_replicas(PlanOption& option, int needed) {
   const int per_node = option.replicas_per_node();
-  const int needed_nodes = option.nodes_for(needed, option.config.tensor_parallel);
+  const int needed_nodes = option.nodes_for(needed, option.config.tensor_parallel, option.config.pipeline_parallel);
   option.needed_replicas = needed;
   option.nodes.clear();
   if (!option.spot_with_floor()) {
-    const int nodes = std::max(needed_nodes, option.min_nodes);
     option.replicas = std::max(needed, option.min_nodes);
+    // A replica across nodes has nodes of its own: min_nodes replicas are on that many node sets.
+    const int nodes = option.config.pipeline_parallel > 1 ? option.nodes_for(option.replicas, option.config.tensor_parallel,
+                                                                              option.config.pipeline_parallel)
+                                                          : std::max(needed_nodes, option.min_nodes);
     option.nodes.push_back({option.offering, option.pricing, nodes, ""});
   } else {
     // N+1: one node more than the load needs, so a reclaim leaves N serving; one of them on
@@ -263,7 +77,12 @@ bool same_layout(const PlanOption& a, const PlanOption& b) {
 
 std::string PlanOption::layout() const {
   if (!decode) return "aggregated";
-  return fmt::format("{}:{}", config.tensor_parallel * replicas, decode->config.tensor_parallel * decode->replicas);
+  return fmt::format("{}:{}", config.devices() * replicas, decode->config.devices() * decode->replicas);
+}
+
+std::string parallel_layout(const Configuration& config) {
+  if (config.pipeline_parallel > 1) return fmt::format("tp{} pp{}", config.tensor_parallel, config.pipeline_parallel);
+  return fmt::format("tp{}", config.tensor_parallel);
 }
 
 std::string describe_nodes(const PlanOption& option) {
@@ -293,55 +112,12 @@ bool better(const PlanOption& a, const PlanOption& b) {
   if (a.instances != b.instances) return a.instances < b.instances;
   if (a.offering->key() != b.offering->key()) return a.offering->key() < b.offering->key();
   if (a.config.tensor_parallel != b.config.tensor_parallel) return a.config.tensor_parallel < b.config.tensor_parallel;
+  if (a.config.pipeline_parallel != b.config.pipeline_parallel) return a.config.pipeline_parallel < b.config.pipeline_parallel;
   if (a.config.max_batch != b.config.max_batch) return a.config.max_batch < b.config.max_batch;
   return static_cast<int>(a.pricing) < static_cast<int>(b.pricing);
 }
 
-ServiceLevel evaluate_with(const ModelSpec& model, const ServiceSpec& service, const ScreenEngine& engine, const RequestLengths& lengths,
-                           const Configuration& config, int replicas, double rate_rps, const PlannerOptions& options) {
-  if (model.arch.kind == ModelKind::decoder)
-    return llm_level(model.arch, model.precision, service, engine, lengths, config, replicas, rate_rps, options);
-  return classic_level(model, service, config, replicas, rate_rps, options);
-}
-
 }  // namespace
-
-std::vector<std::pair<double, double>> trace_request_pairs(const ServiceSpec& service) {
-  std::vector<std::pair<double, double>> pairs;
-  const auto& trace = service.traffic.trace;
-  if (!trace || trace->input_sample.size() != trace->output_sample.size()) return pairs;
-  pairs.reserve(trace->input_sample.size());
-  for (size_t i = 0; i < trace->input_sample.size(); ++i) pairs.emplace_back(trace->input_sample[i], trace->output_sample[i]);
-  return pairs;
-}
-
-ServiceLevel evaluate_service(const ModelSpec& model, const ServiceSpec& service, const Configuration& config,
-                              int replicas, double rate_rps, const PlannerOptions& options) {
-  auto screened = screen_service(service);
-  if (!screened.ok()) {
-    ServiceLevel level;
-    level.binding = screened.error().message;
-    return level;
-  }
-  const ScreenedService& s = screened.value();
-  return evaluate_with(model, s.service, s.engine, service_lengths(s.service), config, replicas, rate_rps, options);
-}
-
-bool meets_slo(const ServiceLevel& level, const Slo& slo, double max_utilization, std::string* why) {
-  auto fail = [&](const std::string& reason) {
-    if (why) *why = reason;
-    return false;
-  };
-  if (!level.feasible) return fail(level.binding.empty() ? "infeasible" : level.binding);
-  if (level.utilization > max_utilization + 1e-12)
-    return fail(fmt::format("utilization {:.0f}% above the {:.0f}% limit", level.utilization * 100, max_utilization * 100));
-  if (slo.ttft_p99_s && level.ttft_p99_s > *slo.ttft_p99_s) return fail("ttft_p99_s");
-  if (slo.tpot_p99_s && level.tpot_p99_s > *slo.tpot_p99_s) return fail("tpot_p99_s");
-  if (slo.e2e_p99_s && level.latency_p99_s > *slo.e2e_p99_s) return fail("e2e_p99_s");
-  if (slo.latency_p99_s && level.latency_p99_s > *slo.latency_p99_s) return fail("latency_p99_s");
-  if (slo.latency_p50_s && level.latency_p50_s > *slo.latency_p50_s) return fail("latency_p50_s");
-  return true;
-}
 
 std::vector<const Accelerator*> allowed_accelerators(const Catalog& catalog, const Constraints& c) {
   std::vector<const Accelerator*> out;
@@ -413,13 +189,15 @@ struct PlanSearch {
   std::map<std::string, std::pair<double, std::string>> best_achieved;
   std::set<std::string> precision_notes;
   bool spot_refused = false;
+  std::set<std::string> multi_node;  // accelerators searched across nodes (no one node holds the model)
+  bool multi_node_spot = false;      // and kept off spot
   std::set<std::string> spot_unspread;
 };
 
 // How close a configuration comes to each SLO metric at the most replicas allowed.
 void record_best_achieved(PlanSearch& search, const Configuration& config) {
   ServiceLevel floor = evaluate_with(search.model, search.service, search.engine, search.lengths, config, search.options.max_replicas, search.peak, search.options);
-  std::string where = fmt::format("{} tp{}, {} batching", config.accelerator->name, config.tensor_parallel, batching_name(config.batching));
+  std::string where = fmt::format("{} {}, {} batching", config.accelerator->name, parallel_layout(config), batching_name(config.batching));
   auto record = [&](const char* key, double achieved) {
     if (!floor.feasible || !std::isfinite(achieved)) return;
     auto it = search.best_achieved.find(key);
@@ -468,6 +246,12 @@ void add_priced_options(PlanSearch& search, const Configuration& config, int rep
       option.offering = offering;
       option.pricing = pricing;
       option.min_nodes = search.service.min_replicas;
+      if (pricing == Pricing::spot && config.pipeline_parallel > 1) {
+        // One reclaimed node stops a replica across nodes whole, and its other nodes idle
+        // billed until the replacement joins: not planned on spot.
+        search.multi_node_spot = true;
+        continue;
+      }
       if (pricing == Pricing::spot) {
         // A real-time service on spot only when it may lose a node, and then never
         // on one zone alone: N+1 with an on-demand floor.
@@ -489,11 +273,35 @@ void add_priced_options(PlanSearch& search, const Configuration& config, int rep
   }
 }
 
-// Every accelerator, tensor-parallel size, batching policy and batch limit the model fits.
+// Whether the model's weights and one p99 request's KV (LLMs) fit on a replica of tp x pp devices.
+bool layout_fits(const PlanSearch& search, const Accelerator* accelerator, int tp, int pp) {
+  Configuration probe{accelerator, tp, Batching::none, 1, pp};
+  double kv_per_token = 0;
+  const double free = screen_kv_free_bytes(search.model.arch, search.model.precision, probe, search.options, search.engine, kv_per_token);
+  const ServiceSpec& service = search.service;
+  const double need = search.llm ? kv_per_token * (service.input_tokens.quantile(0.99) + service.output_tokens.quantile(0.99)) : 0;
+  return free > need;
+}
+
+// Every batching policy and batch limit of one layout, each at its fewest replicas, priced.
+void search_layout(PlanSearch& search, const Accelerator* accelerator, int tp, int pp, const std::vector<Batching>& policies,
+                   const std::vector<const Offering*>& offerings) {
+  for (Batching batching : policies) {
+    for (int limit : batch_limits(search.service, batching, search.llm)) {
+      Configuration config{accelerator, tp, batching, limit, pp};
+      ServiceLevel one = evaluate_with(search.model, search.service, search.engine, search.lengths, config, 1, search.peak, search.options);
+      record_best_achieved(search, config);
+      if (one.capacity_rps <= 0) continue;
+      if (auto replicas = fewest_replicas(search, config, one)) add_priced_options(search, config, *replicas, offerings);
+    }
+  }
+}
+
+// Every accelerator, tensor-parallel size, batching policy and batch limit the model fits; an
+// LLM that no one node of an accelerator holds, across 2 to kMaxPipelineNodes whole nodes.
 void search_configurations(PlanSearch& search, const Catalog& catalog, const std::vector<Batching>& policies) {
   const ModelSpec& model = search.model;
   const ModelArch& arch = model.arch;
-  const ServiceSpec& service = search.service;
   bool any_fit = false, any_offering = false;
   for (const Accelerator* accelerator : allowed_accelerators(catalog, search.spec.constraints)) {
     // Measured service times hold for the accelerator they were measured on only.
@@ -505,32 +313,39 @@ void search_configurations(PlanSearch& search, const Catalog& catalog, const std
         continue;
       }
     }
+    bool fits_one_node = false;
     for (int tp : {1, 2, 4, 8}) {
       if (arch.kind != ModelKind::generic && arch.num_heads % tp != 0) continue;
       if (arch.kind == ModelKind::generic && tp > 1) continue;
+      if (!layout_fits(search, accelerator, tp, 1)) continue;
+      any_fit = fits_one_node = true;
       auto offerings = allowed_offerings(catalog, search.spec.constraints, *accelerator, tp);
-      // Memory: the weights (and for LLMs one p99 request's KV) must fit at this tp.
-      Configuration probe{accelerator, tp, Batching::none, 1};
-      double kv_per_token = 0;
-      double free = screen_kv_free_bytes(arch, model.precision, probe, search.options, search.engine, kv_per_token);
-      double need = search.llm ? kv_per_token * (service.input_tokens.quantile(0.99) + service.output_tokens.quantile(0.99)) : 0;
-      if (free <= need) continue;
-      any_fit = true;
       if (offerings.empty()) continue;
       any_offering = true;
-      for (Batching batching : policies) {
-        for (int limit : batch_limits(service, batching, search.llm)) {
-          Configuration config{accelerator, tp, batching, limit};
-          ServiceLevel one = evaluate_with(model, service, search.engine, search.lengths, config, 1, search.peak, search.options);
-          record_best_achieved(search, config);
-          if (one.capacity_rps <= 0) continue;
-          if (auto replicas = fewest_replicas(search, config, one)) add_priced_options(search, config, *replicas, offerings);
-        }
-      }
+      search_layout(search, accelerator, tp, 1, policies, offerings);
+    }
+    // Across nodes on NVIDIA and AMD GPUs, where vLLM documents multi-node serving (not on TPUs
+    // or Gaudi): each stage a whole node of 8, as few stages as hold the model and each more up
+    // to the limit (more KV room, more lanes).
+    const bool gpu = accelerator->vendor == "nvidia" || accelerator->vendor == "amd";
+    if (fits_one_node || !gpu || !search.llm || model.measured) continue;
+    const int tp = 8;
+    if (arch.num_heads % tp != 0) continue;
+    std::vector<const Offering*> whole_nodes;
+    for (const Offering* o : allowed_offerings(catalog, search.spec.constraints, *accelerator, tp))
+      if (o->accelerator_count == tp) whole_nodes.push_back(o);
+    for (int pp = 2; pp <= kMaxPipelineNodes; ++pp) {
+      if (!layout_fits(search, accelerator, tp, pp)) continue;
+      any_fit = true;
+      if (whole_nodes.empty()) break;
+      any_offering = true;
+      search.multi_node.insert(accelerator->name);
+      search_layout(search, accelerator, tp, pp, policies, whole_nodes);
     }
   }
   if (!any_fit) {
-    search.plan.binding = "memory: the model does not fit on any allowed accelerator (up to tp=8)";
+    search.plan.binding = fmt::format("memory: the model does not fit on any allowed accelerator (up to tp=8 on one node, or {} nodes of 8)",
+                                      kMaxPipelineNodes);
   } else if (!any_offering) {
     search.plan.binding = "offerings: no allowed cloud/region offers an accelerator the model fits on";
   }
@@ -601,6 +416,22 @@ void add_plan_assumptions(const PlanSearch& search) {
     plan.assumptions.push_back("interruptible: spot plans keep N+1 nodes, one on demand, the spot nodes spread over two zones of the "
                                "region (the catalog holds one zone's spot price per region: the second zone is priced as the first); "
                                "the simulation reclaims one spot node a third of the way in and its replacement serves after the cold start");
+  if (!search.multi_node.empty()) {
+    // What crosses between stages per token: one hidden-state vector (bf16).
+    const double per_token_bytes = 2.0 * search.model.arch.hidden_size;
+    const double chunk_bytes = per_token_bytes * search.options.prefill_chunk_tokens;
+    plan.assumptions.push_back(fmt::format(
+        "{} fits on no one node of {}: replicas across 2 to {} whole nodes of 8, tensor parallel within a node "
+        "and one pipeline stage per node (vLLM's rule for a model no node holds: tensor parallel size the GPUs per node, pipeline "
+        "parallel size the nodes; docs.vllm.ai serving/parallelism_scaling, read 2026-12-05), each replica running one "
+        "micro-batch per stage at once with its share of the KV cache; the hidden states handed between "
+        "nodes ({:.0f} KiB a token; a {}-token prefill chunk {:.0f} MB, {:.1f} ms over a 100 Gb/s instance network) are not counted",
+        search.model.arch.name, join_list(std::vector<std::string>(search.multi_node.begin(), search.multi_node.end())),
+        kMaxPipelineNodes, per_token_bytes / 1024, search.options.prefill_chunk_tokens, chunk_bytes / 1e6,
+        chunk_bytes * 8 / 100e9 * 1e3));
+  }
+  if (search.multi_node_spot)
+    plan.assumptions.push_back("replicas across nodes are not planned on spot: one reclaimed node stops its whole replica");
   if (search.llm)
     plan.assumptions.push_back(fmt::format("continuous batching with chunked prefill ({} tokens per step); "
                                            "steady-state step time from the roofline; TTFT and TPOT p99 from "

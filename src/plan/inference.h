@@ -36,8 +36,19 @@ struct Configuration {
   int tensor_parallel = 1;
   Batching batching = Batching::none;
   int max_batch = 1;
+  // Pipeline stages, a whole node of tensor_parallel devices each: a model no one node holds
+  // is served across nodes as vLLM lays it out (tensor parallel within a node, pipeline
+  // parallel across nodes), running that many micro-batches at once. 1: a node holds a replica.
+  int pipeline_parallel = 1;
+  int devices() const { return tensor_parallel * pipeline_parallel; }
   bool operator==(const Configuration&) const = default;  // the same replica layout
 };
+
+// The most nodes one replica spans (pipeline stages of a whole node each).
+constexpr int kMaxPipelineNodes = 4;
+
+// "tp4", or "tp8 pp2" for a replica across nodes.
+std::string parallel_layout(const Configuration& config);
 
 // What the simulator saw for a candidate at peak traffic.
 struct SimulatedCheck {
@@ -96,14 +107,16 @@ struct PlanOption {
   std::optional<DecodePool> decode;    // disaggregated prefill and decode: the decode pool
   bool spot_with_floor() const { return floor_offering != nullptr; }
   bool disaggregated() const { return decode.has_value(); }
-  int gpus() const { return config.tensor_parallel * replicas + (decode ? decode->config.tensor_parallel * decode->replicas : 0); }
+  int gpus() const { return config.devices() * replicas + (decode ? decode->config.devices() * decode->replicas : 0); }
   // "aggregated" or the GPU ratio of a disaggregated layout, "prefill:decode" ("2:6").
   std::string layout() const;
-  int replicas_per_node() const { return replicas_per_node_of(config.tensor_parallel); }
+  int replicas_per_node() const { return config.pipeline_parallel > 1 ? 1 : replicas_per_node_of(config.tensor_parallel); }
   // Replicas of `tensor_parallel` devices one of the offering's nodes holds (at least one).
   int replicas_per_node_of(int tensor_parallel) const { return std::max(1, offering->accelerator_count / tensor_parallel); }
-  // Whole nodes for `replicas` replicas of `tensor_parallel` devices.
-  int nodes_for(int replicas, int tensor_parallel) const {
+  // Whole nodes for `replicas` replicas of `tensor_parallel` devices (times `pipeline_parallel`
+  // nodes each when a replica spans nodes).
+  int nodes_for(int replicas, int tensor_parallel, int pipeline_parallel = 1) const {
+    if (pipeline_parallel > 1) return std::max(1, replicas) * pipeline_parallel;
     const int per_node = replicas_per_node_of(tensor_parallel);
     return (std::max(1, replicas) + per_node - 1) / per_node;
   }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <random>
 
+#include "core/text.h"
 #include "model/presets.h"
 #include "plan/verify.h"
 
@@ -346,6 +347,75 @@ TEST(InferencePlanner, ThePlanRunsTheSpecsEngine) {
   ASSERT_TRUE(d.speculative);
   EXPECT_EQ(d.speculative->tokens, 3);
   EXPECT_EQ(d.prefix_cache, "off");
+}
+
+}  // namespace
+}  // namespace gw
+
+namespace gw {
+namespace {
+
+// Llama-3.1-405B in bf16 (810 GB of weights) fits on no one node of 8 x 80 GB: replicas span
+// whole nodes, tensor parallel within each and one pipeline stage per node, priced as all
+// their nodes, never on spot; where one node holds the model, no replica spans nodes.
+TEST(InferencePlanner, AModelNoNodeHoldsIsServedAcrossWholeNodes) {
+  auto spec_text = [](const std::string& accelerators, const std::string& extra) {
+    return "constraints: {pricing: [on-demand, spot], accelerators: [" + accelerators + R"(]}
+models: {big: {preset: llama-3.1-405b, precision: bf16}}
+services:
+  - name: a
+    model: big
+    traffic: {rps: 2}
+    tokens: {input: 1500, output: 300}
+    slo: {ttft_p99_s: 5, tpot_p99_s: 0.1}
+)" + extra;
+  };
+  Catalog catalog = Catalog::embedded().value();
+  auto spec = parse_spec(spec_text("H100, A100-80GB", "    interruptible: true\n"), "big.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  ServicePlan plan = plan_service(catalog, spec.value(), spec.value().services[0], PlannerOptions{});
+  ASSERT_TRUE(plan.best.has_value()) << plan.binding;
+  const PlanOption& best = *plan.best;
+  EXPECT_EQ(best.config.tensor_parallel, 8);
+  EXPECT_GE(best.config.pipeline_parallel, 2);
+  EXPECT_LE(best.config.pipeline_parallel, kMaxPipelineNodes);
+  EXPECT_EQ(parallel_layout(best.config), fmt::format("tp8 pp{}", best.config.pipeline_parallel));
+  EXPECT_EQ(best.offering->accelerator_count, 8);  // whole nodes, one stage each
+  EXPECT_GE(best.replicas, 2);                      // min_replicas: replicas, not nodes
+  EXPECT_EQ(best.instances, best.replicas * best.config.pipeline_parallel);
+  EXPECT_EQ(best.gpus(), best.replicas * 8 * best.config.pipeline_parallel);
+  EXPECT_NEAR(best.usd_per_hour, *best.offering->usd_per_hour(best.pricing) * best.instances, 1e-9);
+  for (const auto& o : plan.pareto) EXPECT_NE(o.pricing, Pricing::spot);
+  auto said = [&](const std::string& what) {
+    return std::any_of(plan.assumptions.begin(), plan.assumptions.end(), [&](const std::string& a) { return a.find(what) != std::string::npos; });
+  };
+  EXPECT_TRUE(said("fits on no one node of A100-80GB, H100")) << join_list(plan.assumptions, "\n");
+  EXPECT_TRUE(said("not planned on spot"));
+
+  // A replica's capacity counts each of its lanes: two stages serve more than one lane alone,
+  // and the screen sizes at least as many replicas as the load over that capacity.
+  ServiceLevel level = evaluate_service(spec.value().models.at("big"), spec.value().services[0], best.config, best.needed_replicas,
+                                        2.0, PlannerOptions{});
+  ASSERT_TRUE(level.feasible) << level.binding;
+  EXPECT_GT(level.capacity_rps * best.needed_replicas, 2.0);
+
+  // B200 (180 GB) holds it on one node: no replica spans nodes there, and none is chosen.
+  auto one_node = parse_spec(spec_text("H100, B200", ""), "big.yaml");
+  ASSERT_TRUE(one_node.ok());
+  ServicePlan b200 = plan_service(catalog, one_node.value(), one_node.value().services[0], PlannerOptions{});
+  ASSERT_TRUE(b200.best.has_value()) << b200.binding;
+  for (const auto& o : b200.ranked) {
+    if (o.config.accelerator->name == "B200") {
+      EXPECT_EQ(o.config.pipeline_parallel, 1);
+    }
+  }
+
+  // Too big for four nodes of 24 GB: the binding says how far the search went.
+  auto none = parse_spec(spec_text("L4", ""), "big.yaml");
+  ASSERT_TRUE(none.ok());
+  ServicePlan l4 = plan_service(catalog, none.value(), none.value().services[0], PlannerOptions{});
+  EXPECT_FALSE(l4.best.has_value());
+  EXPECT_NE(l4.binding.find("4 nodes of 8"), std::string::npos) << l4.binding;
 }
 
 }  // namespace

@@ -72,7 +72,8 @@ SpecDemand spec_demand(const Catalog& catalog, const MixOptions& args) {
   const PlanOption& best = *plan.best;
   SpecDemand out;
   out.offering = best.offering;
-  out.units_per_instance = static_cast<double>(best.offering->accelerator_count) / best.config.tensor_parallel;
+  out.units_per_instance = best.config.pipeline_parallel > 1 ? 1.0 / best.config.pipeline_parallel
+                                                              : static_cast<double>(best.offering->accelerator_count) / best.config.tensor_parallel;
   out.unit = "replica";
   double per_replica = best.level.capacity_rps * spec.value().constraints.max_utilization;
   ArrivalOptions arrivals = arrival_options(*service, service->traffic.average_rps);
@@ -99,7 +100,7 @@ SpecDemand spec_demand(const Catalog& catalog, const MixOptions& args) {
     out.intervals.push_back({length_h, rate > 0 ? std::ceil(rate / per_replica - 1e-9) : 0, 0});
   }
   out.source = fmt::format("service {}: its traffic by the hour over {:.0f} h, in replicas ({} x{}) of {:.3g} requests/s each (capacity at {:.0f}% utilization)",
-                           service->name, span_s / 3600, best.config.accelerator->name, best.config.tensor_parallel, per_replica,
+                           service->name, span_s / 3600, best.config.accelerator->name, best.config.devices(), per_replica,
                            spec.value().constraints.max_utilization * 100);
   return out;
 }

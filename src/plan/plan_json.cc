@@ -13,6 +13,7 @@ using nlohmann::json;
 json option_json(const PlanOption& o, const ServicePlan& p, bool llm) {
   json j = {{"accelerator", o.config.accelerator->name},
             {"tensor_parallel", o.config.tensor_parallel},
+            {"pipeline_parallel", o.config.pipeline_parallel},
             {"batching", std::string(batching_name(o.config.batching))},
             {"max_batch", o.config.max_batch},
             {"replicas", o.replicas},

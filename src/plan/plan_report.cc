@@ -20,7 +20,7 @@ namespace {
 Chart pareto_chart(const ServicePlan& p, bool llm) {
   nlohmann::json values = nlohmann::json::array();
   for (const auto& o : p.pareto)
-    values.push_back({{"option", fmt::format("{} x{} tp{} {} ({})", o.config.accelerator->name, o.replicas, o.config.tensor_parallel,
+    values.push_back({{"option", fmt::format("{} x{} {} {} ({})", o.config.accelerator->name, o.replicas, parallel_layout(o.config),
                                               batching_name(o.config.batching), pricing_name(o.pricing))},
                       {"usd_per_month", o.usd_per_month()},
                       {"latency_s", llm ? o.level.ttft_p99_s : o.level.latency_p99_s},
@@ -130,8 +130,9 @@ class PlanReportBuilder {
                                b.replicas, b.replicas == 1 ? "" : "s", b.config.tensor_parallel, b.config.accelerator->name,
                                b.decode->replicas, b.decode->config.tensor_parallel, b.config.accelerator->name, b.layout(),
                                b.config.max_batch, b.decode->link, b.decode->link_gbps_per_gpu)
-                 : fmt::format("{} replica{} of {}x {} (tp{}, {} batching{})", b.replicas, b.replicas == 1 ? "" : "s",
-                               b.config.tensor_parallel, b.config.accelerator->name, b.config.tensor_parallel,
+                 : fmt::format("{} replica{} of {}x {} ({}{}, {} batching{})", b.replicas, b.replicas == 1 ? "" : "s",
+                               b.config.devices(), b.config.accelerator->name, parallel_layout(b.config),
+                               b.config.pipeline_parallel > 1 ? fmt::format(": {} nodes each", b.config.pipeline_parallel) : "",
                                batching_name(b.config.batching),
                                b.config.batching == Batching::none ? "" : fmt::format(", max {}", b.config.max_batch));
     out_ += "  " + paint("best:", Style::good, colour) + fmt::format(" {}, {}, {}; {:.0f}% of capacity at peak\n", describe_nodes(b),
@@ -199,7 +200,8 @@ class PlanReportBuilder {
     for (const auto& o : p.pareto)
       table.add_row({o.config.accelerator->name,
                      o.decode ? fmt::format("{}/{}", o.config.tensor_parallel, o.decode->config.tensor_parallel)
-                              : std::to_string(o.config.tensor_parallel),
+                     : o.config.pipeline_parallel > 1 ? fmt::format("{} (pp{})", o.config.tensor_parallel, o.config.pipeline_parallel)
+                                                      : std::to_string(o.config.tensor_parallel),
                      o.decode ? "disaggregated" : std::string(batching_name(o.config.batching)),
                      o.decode ? fmt::format("{}+{}", o.replicas, o.decode->replicas) : std::to_string(o.replicas),
                      o.spot_with_floor() ? fmt::format("{}x {} {} {} (2 zones)", o.instances, o.offering->cloud, o.offering->region, o.offering->instance_type)

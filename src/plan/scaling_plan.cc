@@ -251,8 +251,8 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
   const ScalingSpec& scaling = service.scaling;
   const PlanOption& best = report.plan;
   auto& a = report.assumptions;
-  a.push_back(fmt::format("replica: {} x {} (tp {}), {} batching, ${:.4g} per replica-hour ({} {}, {})", 1,
-                          best.config.accelerator->name, best.config.tensor_parallel, batching_name(best.config.batching),
+  a.push_back(fmt::format("replica: {} x {} ({}), {} batching, ${:.4g} per replica-hour ({} {}, {})", best.config.devices(),
+                          best.config.accelerator->name, parallel_layout(best.config), batching_name(best.config.batching),
                           report.usd_per_replica_hour, best.offering->cloud, best.offering->instance_type, pricing_name(best.pricing)));
   if (report.reserved)
     a.push_back(fmt::format("billing: a {} reservation is paid every hour whether used or not; each policy reserves its floor "
@@ -315,16 +315,25 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   const bool llm = model.arch.kind == ModelKind::decoder;
   const std::string field = "services." + service.name;
 
+  if (replica.config.pipeline_parallel > 1)
+    return Error{spec.path, service.line, field,
+                 fmt::format("the plan's replicas span {} nodes each ({} x {} {}): gpuwise neither autoscales nor writes manifests for "
+                             "replicas across nodes (each runs as a group of {} pods, a LeaderWorkerSet in vLLM's multi-node "
+                             "deployment); `gpuwise plan` sizes the fixed pool",
+                             replica.config.pipeline_parallel, replica.config.devices(), replica.config.accelerator->name,
+                             parallel_layout(replica.config), replica.config.pipeline_parallel)};
   ScalingReport report;
   report.service = service.name;
   report.plan = replica;
   const PlanOption& best = report.plan;
-  report.gpus_per_replica = best.config.tensor_parallel;
+  report.gpus_per_replica = best.config.devices();
   report.usd_per_replica_hour = best.usd_per_hour / std::max(1, best.replicas);
   report.reserved = best.pricing == Pricing::reserved_1y || best.pricing == Pricing::reserved_3y;
+  // On demand, a replica costs its share of a node, or its nodes when it spans several.
+  const double nodes_per_replica = static_cast<double>(best.config.pipeline_parallel) / best.replicas_per_node();
   report.burst_usd_per_replica_hour =
-      report.reserved ? best.offering->usd_per_hour(Pricing::on_demand).value_or(report.usd_per_replica_hour * best.replicas_per_node()) /
-                            best.replicas_per_node()
+      report.reserved ? best.offering->usd_per_hour(Pricing::on_demand).value_or(report.usd_per_replica_hour / nodes_per_replica) *
+                            nodes_per_replica
                       : report.usd_per_replica_hour;
   report.service_min_replicas = service.min_replicas;
   report.capacity_rps_per_replica = best.level.capacity_rps;
@@ -422,6 +431,7 @@ Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, con
   for (const auto& option : plan.ranked) {
     if (static_cast<int>(layouts.size()) >= wanted) break;
     if (std::any_of(layouts.begin(), layouts.end(), [&](const PlanOption& l) { return l.config == option.config; })) continue;
+    if (option.config.pipeline_parallel > 1) continue;  // scale_layout: not autoscaled
     PlanOption candidate = option;
     std::optional<PlanOption> verified;
     if (verify_option(catalog, model, service, candidate, verify)) verified = candidate;

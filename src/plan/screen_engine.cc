@@ -149,6 +149,7 @@ double screen_kv_free_bytes(const ModelArch& arch, Precision precision, const Co
   memory.weight_precision = precision;
   memory.kv_precision = precision == Precision::fp8 ? Precision::fp8 : Precision::bf16;
   memory.tensor_parallel = config.tensor_parallel;
+  memory.pipeline_parallel = config.pipeline_parallel;
   memory.batch = 1;
   memory.context = 1;
   memory.prefill_chunk_tokens = options.prefill_chunk_tokens;

@@ -33,7 +33,7 @@ Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_t
     link.gbps_per_gpu = option.decode->link_gbps_per_gpu;
     d.disaggregation = link;
   } else {
-    d.groups.push_back({option.config.accelerator->name, option.config.tensor_parallel, option.replicas});
+    d.groups.push_back({option.config.accelerator->name, option.config.tensor_parallel, option.replicas, "both", option.config.pipeline_parallel});
   }
   d.batching = std::string(batching_name(option.config.batching));
   d.max_batch = option.config.max_batch;
@@ -198,8 +198,8 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
                                              option.config.tensor_parallel, option.decode->replicas,
                                              option.decode->config.tensor_parallel, format_usd(option.usd_per_hour),
                                              option.simulated->miss)
-                               : fmt::format("{} x{} tp{} ({} replicas, {}/hour): simulated {} missed", option.config.accelerator->name,
-                                             option.config.tensor_parallel * option.replicas, option.config.tensor_parallel,
+                               : fmt::format("{} x{} {} ({} replicas, {}/hour): simulated {} missed", option.config.accelerator->name,
+                                             option.config.devices() * option.replicas, parallel_layout(option.config),
                                              option.replicas, format_usd(option.usd_per_hour), option.simulated->miss));
   }
   if (!chosen) {
@@ -221,9 +221,9 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
       return;
     }
     plan.assumptions.push_back(fmt::format("no screened candidate met the SLO in simulation: the cheapest grown until it did is {} x{} "
-                                           "tp{} ({} replicas; the screen's cheapest was {} replicas of {})",
-                                           chosen->config.accelerator->name, chosen->config.tensor_parallel * chosen->replicas,
-                                           chosen->config.tensor_parallel, chosen->replicas, plan.best->replicas,
+                                           "{} ({} replicas; the screen's cheapest was {} replicas of {})",
+                                           chosen->config.accelerator->name, chosen->config.devices() * chosen->replicas,
+                                           parallel_layout(chosen->config), chosen->replicas, plan.best->replicas,
                                            plan.best->config.accelerator->name));
   }
   plan.best = chosen;
