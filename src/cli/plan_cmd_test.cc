@@ -224,9 +224,10 @@ TEST(CliPlan, AQuotaThatRulesOutTheCheapestPicksTheCheapestWithin) {
 namespace gw {
 namespace {
 
-// A replica across nodes: planned and simulated as such (JSON says its stages), and what
-// gpuwise cannot do for it yet (manifests, autoscaling) is a clear error that leaves no folder.
-TEST(CliPlan, ReplicasAcrossNodesArePlannedAndNotWrittenAsOneNodesPods) {
+// A replica across nodes: planned and simulated as such (JSON says its stages), written as a
+// LeaderWorkerSet (no Deployment of pods asking for more GPUs than a node has), and `scale`,
+// which does not simulate autoscaling such replicas, says so.
+TEST(CliPlan, ReplicasAcrossNodesArePlannedAndWrittenAsGroupsOfPods) {
   const std::string path = temp_path("llama405.yaml");
   std::ofstream(path) << R"(version: 1
 constraints: {pricing: [on-demand], accelerators: [H100]}
@@ -249,12 +250,21 @@ services:
   const std::string dir = temp_path("k8s-across-nodes");
   std::filesystem::remove_all(dir);
   CliRun k8s = run({"plan", path, "-q", "--emit-k8s", dir});
-  EXPECT_NE(k8s.code, 0);
-  EXPECT_NE(k8s.err.find("span 2 nodes each (16 x H100 tp8 pp2)"), std::string::npos) << k8s.err;
-  EXPECT_FALSE(std::filesystem::exists(dir));
+  ASSERT_EQ(k8s.code, 0) << k8s.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/chat-leaderworkerset.yaml"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/chat-service.yaml"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/chat-karpenter-nodepool.yaml"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/chat-deployment.yaml"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/chat-keda-scaledobject.yaml"));
+  std::ifstream lws(dir + "/chat-leaderworkerset.yaml");
+  const std::string text((std::istreambuf_iterator<char>(lws)), {});
+  EXPECT_NE(text.find(fmt::format("  replicas: {}\n", best["replicas"].get<int>())), std::string::npos) << text;
+  EXPECT_NE(text.find("    size: 2\n"), std::string::npos) << text;
+  std::filesystem::remove_all(dir);
   CliRun scale = run({"scale", path, "-q"});
   EXPECT_NE(scale.code, 0);
-  EXPECT_NE(scale.err.find("neither autoscales nor writes manifests"), std::string::npos) << scale.err;
+  EXPECT_NE(scale.err.find("span 2 nodes each (16 x H100 tp8 pp2): autoscaling replicas across nodes is not simulated"),
+            std::string::npos) << scale.err;
   std::filesystem::remove(path);
 }
 

@@ -28,13 +28,6 @@ std::string backlog_query(const ManifestInput& in, const std::string& name) {
   return fmt::format("sum(nv_inference_pending_request_count{{service=\"{}\"}})", name);
 }
 
-std::string header(const ManifestInput& in, const std::string& what) {
-  return fmt::format(
-      "# {} for service {}, written by gpuwise plan --emit-k8s.\n"
-      "# Replica: {} x {} (${:.4g}/replica-hour); peak plan {} replicas; cold start {:.0f} s.\n",
-      what, yaml_quoted(in.service), in.gpus_per_replica, in.accelerator, in.usd_per_replica_hour, in.peak_replicas, in.cold_start_s);
-}
-
 // Name, labels and the Deployment both autoscalers scale.
 std::string metadata_and_target(const std::string& name) {
   return fmt::format(
@@ -67,29 +60,10 @@ std::string behavior(const ManifestInput& in, const std::string& indent) {
 }
 
 // Default images, pinned: the vLLM release the precision table cites, and a Triton release.
-constexpr const char* kVllmImage = "vllm/vllm-openai:v0.9.2";
 constexpr const char* kTritonImage = "nvcr.io/nvidia/tritonserver:24.05-py3";
 
 // Copies the versioned weights from object storage into the pod's volume before the server
 // starts: the image carries the server, never the weights.
-std::string weights_init_container(const std::string& uri, const std::string& target) {
-  if (uri.rfind("gs://", 0) == 0)
-    return fmt::format(
-        "      initContainers:\n"
-        "        - name: fetch-weights\n"
-        "          image: gcr.io/google.com/cloudsdktool/google-cloud-cli:slim\n"
-        "          command: [gcloud, storage, rsync, --recursive, {0}, {1}]\n"
-        "          volumeMounts: [{{name: weights, mountPath: /models}}]\n",
-        yaml_quoted(uri), yaml_quoted(target));
-  return fmt::format(
-      "      initContainers:\n"
-      "        - name: fetch-weights\n"
-      "          image: amazon/aws-cli:2.17.0\n"
-      "          command: [aws, s3, sync, --only-show-errors, {0}, {1}]\n"
-      "          volumeMounts: [{{name: weights, mountPath: /models}}]\n",
-      yaml_quoted(uri), yaml_quoted(target));
-}
-
 // Pods' labels: the service's, and the pool's role under disaggregation.
 std::string pod_labels(const std::string& service, const std::string& role) {
   return role.empty() ? fmt::format("gpuwise.dev/service: {}", service) : fmt::format("gpuwise.dev/service: {}, gpuwise.dev/role: {}", service, role);
@@ -105,7 +79,7 @@ std::string deployment(const ManifestInput& in, const std::string& service_name)
   // The startup probe allows twice the cold start the plan assumed before the kubelet gives up.
   const int period_s = 10;
   const int startup_failures = std::max(6, static_cast<int>(std::ceil(in.startup_s * 2 / period_s)));
-  std::string out = header(in, in.role.empty() ? "Deployment (apps/v1): the serving workload the autoscalers scale"
+  std::string out = manifest_header(in, in.role.empty() ? "Deployment (apps/v1): the serving workload the autoscalers scale"
                                               : "Deployment (apps/v1): the " + in.role + " pool of a disaggregated plan");
   out += in.pool_note;
   out += fmt::format("# Weights: {} copied to {} at start-up ({}).\n", uri,
@@ -199,7 +173,7 @@ std::string deployment(const ManifestInput& in, const std::string& service_name)
       "        - {{name: weights, emptyDir: {{}}}}\n"
       "        - {{name: shm, emptyDir: {{medium: Memory, sizeLimit: {13}Gi}}}}\n",
       name, in.replicas, static_cast<long long>(std::ceil(in.termination_grace_s)),
-      spread.empty() ? "" : "      topologySpreadConstraints:\n" + spread, weights_init_container(uri, target), yaml_quoted(image), args,
+      spread.empty() ? "" : "      topologySpreadConstraints:\n" + spread, weights_init_container(uri, target, 6), yaml_quoted(image), args,
       quantity(in.cpu_per_replica), static_cast<long long>(std::floor(in.memory_gib_per_replica)), in.gpus_per_replica,
       in.llm ? "/health" : "/v2/health/ready", period_s, startup_failures,
       static_cast<long long>(shm_gib(in.memory_gib_per_replica)), labels,
@@ -210,7 +184,9 @@ std::string deployment(const ManifestInput& in, const std::string& service_name)
 }
 
 std::string service(const ManifestInput& in, const std::string& name, const std::string& role_selected = "") {
-  std::string out = header(in, role_selected.empty() ? "Service (v1): the replicas' endpoint" : "Service (v1): the service's endpoint, its " + role_selected);
+  std::string out = manifest_header(in, role_selected.empty()      ? "Service (v1): the replicas' endpoint"
+                                        : role_selected == "leader" ? "Service (v1): the replicas' endpoint, their leader pods"
+                                                                    : "Service (v1): the service's endpoint, its " + role_selected);
   out += !role_selected.empty() ? "# Clients call it directly, or through your ingress or gateway.\n"
          : in.min_replicas == 0
              ? "# Clients reach it through the KEDA HTTP add-on's interceptor (see the HTTPScaledObject), never directly:\n"
@@ -236,7 +212,7 @@ std::string service(const ManifestInput& in, const std::string& name, const std:
 std::string http_scaled_object(const ManifestInput& in, const std::string& name) {
   const double wait_s = std::max(60.0, std::ceil(2 * std::max(in.cold_start_s, in.startup_s)));
   const long long concurrency = std::max(1LL, static_cast<long long>(std::floor(in.queue_threshold)));
-  std::string out = header(in, "KEDA HTTP add-on HTTPScaledObject (http.keda.sh/v1alpha1): scale to zero and back");
+  std::string out = manifest_header(in, "KEDA HTTP add-on HTTPScaledObject (http.keda.sh/v1alpha1): scale to zero and back");
   out += fmt::format("# Why: minReplicaCount 0: {}.\n", in.why_min);
   out += "# At zero replicas no pod exports vLLM's queue gauges and the Service has no endpoints, so a Prometheus\n"
          "# trigger could never wake the service. The add-on's interceptor is in the request path instead: it counts\n"
@@ -279,6 +255,28 @@ std::string http_scaled_object(const ManifestInput& in, const std::string& name)
 
 }  // namespace
 
+std::string manifest_header(const ManifestInput& in, const std::string& what) {
+  return fmt::format(
+      "# {} for service {}, written by gpuwise plan --emit-k8s.\n"
+      "# Replica: {} x {}{} (${:.4g}/replica-hour); peak plan {} replicas; cold start {:.0f} s.\n",
+      what, yaml_quoted(in.service), in.gpus_per_replica * std::max(1, in.nodes_per_replica), in.accelerator,
+      in.nodes_per_replica > 1 ? fmt::format(" over {} nodes", in.nodes_per_replica) : "", in.usd_per_replica_hour, in.peak_replicas,
+      in.cold_start_s);
+}
+
+std::string weights_init_container(const std::string& uri, const std::string& target, int indent) {
+  const std::string pad(static_cast<size_t>(indent), ' ');
+  const bool gcs = uri.rfind("gs://", 0) == 0;
+  return fmt::format(
+      "{0}initContainers:\n"
+      "{0}  - name: fetch-weights\n"
+      "{0}    image: {1}\n"
+      "{0}    command: [{2}, {3}, {4}]\n"
+      "{0}    volumeMounts: [{{name: weights, mountPath: /models}}]\n",
+      pad, gcs ? "gcr.io/google.com/cloudsdktool/google-cloud-cli:slim" : "amazon/aws-cli:2.17.0",
+      gcs ? "gcloud, storage, rsync, --recursive" : "aws, s3, sync, --only-show-errors", yaml_quoted(uri), yaml_quoted(target));
+}
+
 std::string yaml_quoted(const std::string& text) { return nlohmann::json(text).dump(); }
 
 std::string yaml_quoted_list(const std::vector<std::string>& items) {
@@ -311,7 +309,7 @@ std::string nodepool_manifest(const ManifestInput& in, int gpu_limit, const std:
     note = fmt::format("# Karpenter provisions nodes on AWS and Azure; this plan's offering is on {}: adapt nodeClassRef and the\n"
                        "# instance-type requirement to that cloud's node provisioner.\n", in.cloud);
   const std::string types = yaml_quoted_list(in.instance_types), capacity = yaml_quoted_list(in.capacity_types);
-  std::string pool = header(in, "Karpenter NodePool (karpenter.sh/v1)") + note;
+  std::string pool = manifest_header(in, "Karpenter NodePool (karpenter.sh/v1)") + note;
   pool += fmt::format("# GPU limit: {}. Capacity types: {} (spot only where the spec allows it).\n", limit_note, capacity);
   pool += fmt::format(
       "apiVersion: karpenter.sh/v1\n"
@@ -370,7 +368,7 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
                    fmt::format("scales 0..{} on requests in flight at the KEDA HTTP add-on's interceptor, which holds requests "
                                "while the first replica starts ({})", in.max_replicas, kKedaHttpAddOnSource)});
   } else {
-    std::string keda = header(in, "KEDA ScaledObject (keda.sh/v1alpha1)");
+    std::string keda = manifest_header(in, "KEDA ScaledObject (keda.sh/v1alpha1)");
     keda += fmt::format("# Threshold: {}.\n", in.why_threshold);
     keda += fmt::format("# minReplicaCount {}: {}.\n", in.min_replicas, in.why_min);
     keda += fmt::format("# Kept warm: scaling to zero would need the HTTP add-on's interceptor in the request path (a cold start\n"
@@ -402,7 +400,7 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
                    fmt::format("scales {}..{} on the replicas' queue depth (Prometheus)", in.min_replicas, in.max_replicas)});
   }
 
-  std::string hpa = header(in, "HorizontalPodAutoscaler (autoscaling/v2) on an external metric, the alternative without KEDA");
+  std::string hpa = manifest_header(in, "HorizontalPodAutoscaler (autoscaling/v2) on an external metric, the alternative without KEDA");
   hpa += fmt::format("# The metric comes from prometheus-adapter with this query: {}\n", backlog_query(in, name));
   hpa += fmt::format("# Target: {}. An HPA cannot scale to zero (minReplicas >= 1).\n", in.why_threshold);
   hpa += fmt::format(

@@ -36,7 +36,8 @@ struct ManifestInput {
   std::string cloud;
   std::vector<std::string> instance_types;
   std::vector<std::string> capacity_types;  // on-demand, spot
-  int gpus_per_replica = 1;
+  int gpus_per_replica = 1;           // per pod: a replica across nodes has nodes_per_replica pods
+  int nodes_per_replica = 1;          // > 1: one pod per node, a LeaderWorkerSet (multi_node_manifests.h)
   std::string accelerator;
   double usd_per_replica_hour = 0;
   double cold_start_s = 0;
@@ -72,6 +73,16 @@ struct Manifest {
 inline constexpr const char* kKedaHttpAddOnSource =
     "KEDA HTTP add-on, HTTPScaledObject http.keda.sh/v1alpha1 (github.com/kedacore/http-add-on, "
     "docs/ref and config/crd/bases/http.keda.sh_httpscaledobjects.yaml, read 2026-12-04)";
+
+// The serving image for LLMs unless the spec names one (services[].scaling.image).
+inline constexpr const char* kVllmImage = "vllm/vllm-openai:v0.9.2";
+
+// The comment lines every manifest of a service opens with: what it is, and the replica's figures.
+std::string manifest_header(const ManifestInput& input, const std::string& what);
+
+// A pod's init container that copies the weights from object storage (gs://, else s3://) to
+// target on the pod's weights volume; its lines indented by `indent` spaces (a pod spec's level).
+std::string weights_init_container(const std::string& uri, const std::string& target, int indent);
 
 // Size of the /dev/shm volume: a memory-backed emptyDir counts against the container's memory
 // limit, so it takes at most half of it (16 GiB at most, 1 GiB at least).

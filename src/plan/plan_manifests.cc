@@ -9,6 +9,7 @@
 #include "core/money.h"
 #include "core/numbers.h"
 #include "k8s/disaggregated_manifests.h"
+#include "k8s/multi_node_manifests.h"
 #include "k8s/node_allocatable.h"
 #include "plan/cold_start.h"
 #include "plan/scaling_plan.h"
@@ -97,6 +98,22 @@ Result<std::vector<Manifest>> disaggregated_plan_manifests(const Spec& spec, con
   return disaggregated_manifests(in);
 }
 
+// A plan whose replicas span nodes: a LeaderWorkerSet at the plan's count (one pod per node).
+Result<std::vector<Manifest>> multi_node_plan_manifests(const Spec& spec, const ServiceSpec& service, const ServicePlan& plan,
+                                                        const PlanSpecOptions& plan_options, int token_budget) {
+  const PlanOption& best = *plan.best;
+  ManifestInput in;
+  if (auto e = fill_pod(in, spec, service, *best.offering, best.config, 1, token_budget, plan_options.usable_fraction)) return *e;
+  in.nodes_per_replica = best.config.pipeline_parallel;
+  in.min_replicas = in.max_replicas = in.peak_replicas = in.replicas = best.replicas;
+  in.usd_per_replica_hour = best.usd_per_hour / std::max(1, best.replicas);
+  in.min_nodes = best.instances;
+  in.cooldown_s = std::max(60.0, std::ceil(in.cold_start_s / 30) * 30);
+  in.startup_s = in.cold_start_s;
+  in.termination_grace_s = 60;
+  return multi_node_manifests(in);
+}
+
 }  // namespace
 
 Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanResult& plans, const PlanSpecOptions& plan_options,
@@ -112,6 +129,12 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
       auto pools = disaggregated_plan_manifests(spec, service, plan, plan_options, verify.prefill_chunk_tokens);
       if (!pools.ok()) return pools.error();
       for (auto& m : pools.value()) manifests.push_back(std::move(m));
+      continue;
+    }
+    if (plan.best->config.pipeline_parallel > 1) {
+      auto groups = multi_node_plan_manifests(spec, service, plan, plan_options, verify.prefill_chunk_tokens);
+      if (!groups.ok()) return groups.error();
+      for (auto& m : groups.value()) manifests.push_back(std::move(m));
       continue;
     }
     ScalingPlanOptions options;

@@ -317,11 +317,10 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
 
   if (replica.config.pipeline_parallel > 1)
     return Error{spec.path, service.line, field,
-                 fmt::format("the plan's replicas span {} nodes each ({} x {} {}): gpuwise neither autoscales nor writes manifests for "
-                             "replicas across nodes (each runs as a group of {} pods, a LeaderWorkerSet in vLLM's multi-node "
-                             "deployment); `gpuwise plan` sizes the fixed pool",
+                 fmt::format("the plan's replicas span {} nodes each ({} x {} {}): autoscaling replicas across nodes is not "
+                             "simulated; `gpuwise plan` sizes the fixed pool and `plan --emit-k8s` writes it as a LeaderWorkerSet",
                              replica.config.pipeline_parallel, replica.config.devices(), replica.config.accelerator->name,
-                             parallel_layout(replica.config), replica.config.pipeline_parallel)};
+                             parallel_layout(replica.config))};
   ScalingReport report;
   report.service = service.name;
   report.plan = replica;

@@ -1,0 +1,125 @@
+#include "k8s/multi_node_manifests.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace gw {
+namespace {
+
+// One pod of a group: the leader (Ray head and vLLM's server, probed on /health) or a worker
+// (joins the leader's Ray cluster); both fetch the weights, as each node loads its stages.
+std::string pod_template(const ManifestInput& in, const std::string& name, bool leader, const std::string& uri, const std::string& target) {
+  const std::string image = in.image.empty() ? kVllmImage : in.image;
+  const std::string helper = "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh";
+  // $(LWS_GROUP_SIZE) and $(LWS_LEADER_ADDRESS): set by the LeaderWorkerSet controller in every
+  // container, expanded by the kubelet in args.
+  const std::string command =
+      leader ? fmt::format("{} leader --ray_cluster_size=$(LWS_GROUP_SIZE) && exec vllm serve {} --served-model-name {} --port 8000 "
+                           "--tensor-parallel-size {} --pipeline-parallel-size {} --max-num-seqs {} --max-num-batched-tokens {} "
+                           "--gpu-memory-utilization {:.2f}",
+                           helper, target, in.model_name.empty() ? name : in.model_name, in.gpus_per_replica, in.nodes_per_replica,
+                           in.max_batch, in.token_budget, in.gpu_memory_utilization)
+             : fmt::format("{} worker --ray_address=$(LWS_LEADER_ADDRESS)", helper);
+  const int period_s = 10;
+  const int startup_failures = std::max(6, static_cast<int>(std::ceil(in.startup_s * 2 / period_s)));
+  const std::string probes =
+      !leader ? ""
+              : fmt::format("            startupProbe:\n"
+                            "              httpGet: {{path: /health, port: http}}\n"
+                            "              periodSeconds: {}\n"
+                            "              failureThreshold: {}\n"
+                            "            readinessProbe:\n"
+                            "              httpGet: {{path: /health, port: http}}\n"
+                            "              periodSeconds: 5\n"
+                            "              failureThreshold: 3\n",
+                            period_s, startup_failures);
+  const long long memory_gib = static_cast<long long>(std::floor(in.memory_gib_per_replica));
+  return fmt::format(
+      "      metadata:\n"
+      "        labels: {{gpuwise.dev/service: {0}, gpuwise.dev/role: {1}}}\n"
+      "      spec:\n"
+      "        terminationGracePeriodSeconds: {2}\n"
+      "        nodeSelector: {{gpuwise.dev/service: {0}}}\n"
+      "        tolerations:\n"
+      "          - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}\n"
+      "{3}"
+      "        containers:\n"
+      "          - name: {1}\n"
+      "            image: {4}\n"
+      "            command: [sh, -c]\n"
+      "            args: [{5}]\n"
+      "{6}"
+      "            resources:\n"
+      "              requests: {{cpu: {7}, memory: {8}Gi, nvidia.com/gpu: \"{9}\"}}\n"
+      "              limits: {{memory: {8}Gi, nvidia.com/gpu: \"{9}\"}}\n"
+      "            volumeMounts:\n"
+      "              - {{name: weights, mountPath: /models}}\n"
+      "              - {{name: shm, mountPath: /dev/shm}}\n"
+      "{10}"
+      "        volumes:\n"
+      "          - {{name: weights, emptyDir: {{}}}}\n"
+      "          - {{name: shm, emptyDir: {{medium: Memory, sizeLimit: {11}Gi}}}}\n",
+      name, leader ? "leader" : "worker", static_cast<long long>(std::ceil(in.termination_grace_s)), weights_init_container(uri, target, 8),
+      yaml_quoted(image), yaml_quoted(command), leader ? "            ports: [{name: http, containerPort: 8000}]\n" : "",
+      fmt::format("{:.1f}", in.cpu_per_replica), memory_gib, in.gpus_per_replica, probes,
+      static_cast<long long>(shm_gib(in.memory_gib_per_replica)));
+}
+
+std::string leaderworkerset(const ManifestInput& in, const std::string& name) {
+  const std::string model = dns_label(in.model_name.empty() ? in.service : in.model_name);
+  const std::string uri = in.model_uri.empty() ? fmt::format("s3://YOUR-BUCKET/models/{}/REVISION", model) : in.model_uri;
+  const std::string target = "/models/" + model;
+  std::string out = manifest_header(in, "LeaderWorkerSet (leaderworkerset.x-k8s.io/v1)");
+  out += fmt::format(
+      "# A replica spans {0} nodes: a group of {0} pods, one per node with its {1} GPUs. The leader starts the Ray head\n"
+      "# and vLLM's server (tensor parallel {1} within a node, pipeline parallel {0} across nodes); the workers join it.\n"
+      "# Source: {2}.\n"
+      "# Needs the LeaderWorkerSet controller in the cluster. A pod that fails restarts its whole group\n"
+      "# (RecreateGroupOnPodRestart): a replica without one of its stages serves nothing.\n"
+      "# Replicas fixed at the plan's {3}: autoscaling replicas across nodes is not simulated, so no autoscaler is written.\n",
+      in.nodes_per_replica, in.gpus_per_replica, kLeaderWorkerSetSource, in.replicas);
+  out += fmt::format("# Weights: {} copied to {} on every pod of a group ({}).\n", uri, target,
+                     in.model_uri.empty() ? "a placeholder: set services[].scaling.model_uri to the versioned path"
+                                          : "services[].scaling.model_uri");
+  if (!in.why_resources.empty()) out += fmt::format("# Requests per pod: {}.\n", in.why_resources);
+  out += fmt::format(
+      "apiVersion: leaderworkerset.x-k8s.io/v1\n"
+      "kind: LeaderWorkerSet\n"
+      "metadata:\n"
+      "  name: {0}\n"
+      "  labels: {{app.kubernetes.io/managed-by: gpuwise, gpuwise.dev/service: {0}}}\n"
+      "spec:\n"
+      "  replicas: {1}\n"
+      "  startupPolicy: LeaderCreated\n"
+      "  rolloutStrategy:\n"
+      "    type: RollingUpdate\n"
+      "    rollingUpdateConfiguration: {{maxUnavailable: 1, maxSurge: 0}}\n"
+      "  leaderWorkerTemplate:\n"
+      "    size: {2}\n"
+      "    restartPolicy: RecreateGroupOnPodRestart\n"
+      "    leaderTemplate:\n"
+      "{3}"
+      "    workerTemplate:\n"
+      "{4}",
+      name, in.replicas, in.nodes_per_replica, pod_template(in, name, true, uri, target), pod_template(in, name, false, uri, target));
+  return out;
+}
+
+}  // namespace
+
+std::vector<Manifest> multi_node_manifests(const ManifestInput& in) {
+  const std::string name = dns_label(in.service);
+  const int nodes = in.replicas * in.nodes_per_replica;
+  const int gpu_limit = nodes * in.gpus_per_replica;
+  return {{name + "-leaderworkerset.yaml", leaderworkerset(in, name),
+           fmt::format("{} replica(s) of {} pods x {} x {} (a group per replica, one pod per node); requests per pod {:.1f} CPU, {:.0f} GiB",
+                       in.replicas, in.nodes_per_replica, in.gpus_per_replica, in.accelerator, in.cpu_per_replica,
+                       std::floor(in.memory_gib_per_replica))},
+          {name + "-service.yaml", service_manifest(in, "leader"), "ClusterIP Service on port 8000, the groups' leaders"},
+          {name + "-karpenter-nodepool.yaml",
+           nodepool_manifest(in, gpu_limit, fmt::format("{} replicas x {} nodes x {} GPU(s)", in.replicas, in.nodes_per_replica, in.gpus_per_replica)),
+           fmt::format("nodes of {} for {} GPU(s)", yaml_quoted_list(in.instance_types), gpu_limit)}};
+}
+
+}  // namespace gw
