@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/formatting.h"
 #include "core/money.h"
+#include "core/text.h"
 #include "fleet/bucket_mix.h"
 #include "fleet/colocated_pool.h"
 #include "fleet/buy_vs_rent.h"
@@ -146,19 +148,67 @@ std::string simulated_cell(const json& c) {
                      c["metric"].get<std::string>(), c["slo_met"].get<bool>() ? "" : " MISSED");
 }
 
+// Services no one GPU serves at their SLO (a model that needs tensor parallelism, or nodes):
+// planned and simulated as `plan` does, each on nodes of its own beside the pools.
+struct OwnNodes {
+  json entries = json::array();
+  Table table;
+  double usd_per_month = 0;
+};
+
+OwnNodes plan_on_own_nodes(const FleetInputs& in, const std::vector<std::string>& services) {
+  OwnNodes out;
+  out.table.columns = {"model", "replica", "replicas", "nodes", "per month", "per 1k requests"};
+  out.table.align = {Align::left, Align::left, Align::right, Align::left, Align::right, Align::right};
+  PlannerOptions planner;
+  planner.calibration = in.options.calibration;
+  VerifyOptions verify;
+  verify.build.calibration = in.options.calibration;
+  verify.seed = in.options.seed;
+  for (const std::string& name : services) {
+    const ServiceSpec& service = *std::find_if(in.spec.services.begin(), in.spec.services.end(), [&](const ServiceSpec& s) { return s.name == name; });
+    ServicePlan plan = plan_service(in.catalog, in.spec, service, planner);
+    verify_plan(in.catalog, in.spec, service, plan, verify);
+    if (!plan.feasible || !plan.best)
+      throw InputError{Error{in.spec.path, service.line, "services." + service.name,
+                             "fits on no allowed accelerator at its SLO: " + plan.binding}};
+    const PlanOption& b = *plan.best;
+    const double usd = b.usd_per_month(), requests = service.traffic.average_rps * kHoursPerMonth * 3600;
+    const std::string replica = fmt::format("{} x {} ({})", b.config.devices(), b.config.accelerator->name, parallel_layout(b.config));
+    out.usd_per_month += usd;
+    out.table.add_row({service.name, replica, std::to_string(b.replicas), describe_nodes(b), format_usd(usd),
+                       requests > 0 ? fmt::format("${:.4f}", usd / requests * 1000) : "-"});
+    out.entries.push_back({{"service", service.name}, {"accelerator", b.config.accelerator->name},
+                           {"tensor_parallel", b.config.tensor_parallel}, {"pipeline_parallel", b.config.pipeline_parallel},
+                           {"replicas", b.replicas}, {"instances", b.instances}, {"instance_type", b.offering->instance_type},
+                           {"usd_per_month", usd}, {"usd_per_1k_requests", requests > 0 ? json(usd / requests * 1000) : json(nullptr)}});
+  }
+  return out;
+}
+
 void add_shared_pools(FleetReport& report, const FleetInputs& in) {
   const Spec& spec = in.spec;
   auto demands = model_demands(in.catalog, spec, in.options.calibration);
   if (!demands.ok()) throw InputError{demands.error()};
-  const auto& models = demands.value();
-  auto shared = assign_pools_exact(models, spec.constraints.max_utilization);
-  if (!shared.ok()) {
-    Error e = shared.error();
-    e.file = in.spec.path;
-    throw InputError{e};
+  // A pool shares its GPUs among models that each run on one: the others get nodes of their own.
+  std::vector<ModelDemand> models;
+  std::vector<std::string> alone;
+  for (const ModelDemand& d : demands.value()) {
+    if (d.candidates.empty()) alone.push_back(d.service);
+    else models.push_back(d);
+  }
+  const OwnNodes own = plan_on_own_nodes(in, alone);
+  PoolAssignment r;
+  if (!models.empty()) {
+    auto shared = assign_pools_exact(models, spec.constraints.max_utilization);
+    if (!shared.ok()) {
+      Error e = shared.error();
+      e.file = in.spec.path;
+      throw InputError{e};
+    }
+    r = shared.value();
   }
   PoolAssignment separate = one_pool_per_model(models, spec.constraints.max_utilization);
-  PoolAssignment r = shared.value();
   // Every pool checked by simulating its models together on its GPUs.
   std::vector<json> pool_checks;
   std::vector<std::string> pool_notes;
@@ -217,14 +267,24 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
                x["serverless_candidate"].get<bool>() ? "low traffic, latency-tolerant: serverless; " + x["scale_to_zero_why"].get<std::string>()
                : x["low_traffic"].get<bool>() || x["scale_to_zero"].get<bool>() ? x["scale_to_zero_why"].get<std::string>()
                                                                                   : ""});
-  std::string headline = fmt::format("{} models on shared pools: {}/month in {} pool(s) ({}), against {}/month with one pool per "
-                                     "model ({:.0f}% less).",
-                                     models.size(), format_usd(r.usd_per_month), r.pools.size(), r.method,
-                                     format_usd(separate.usd_per_month),
-                                     separate.usd_per_month > 0 ? 100 * (1 - r.usd_per_month / separate.usd_per_month) : 0);
+  // The pools as simulated against one pool per model as the shares price it: the simulation
+  // can grow a pool past that figure, and the text then says more, not a negative less.
+  const double less = separate.usd_per_month > 0 ? 1 - r.usd_per_month / separate.usd_per_month : 0;
+  std::string headline = fmt::format("{} model{} on shared pools: {}/month in {} pool(s) ({}), against {}/month with one pool per "
+                                     "model ({:.0f}% {}{}).",
+                                     models.size(), models.size() == 1 ? "" : "s", format_usd(r.usd_per_month), r.pools.size(), r.method,
+                                     format_usd(separate.usd_per_month), std::fabs(less) * 100, less >= 0 ? "less" : "more",
+                                     less >= 0 ? "" : ": the simulation grew the pools past what the shares price");
+  if (models.empty()) headline = "No model runs on one GPU at its SLO: no shared pool.";
+  if (!alone.empty())
+    headline += fmt::format(" {} on nodes of {} own (no one GPU serves {} at {} SLO): {}/month; the fleet {}/month.", join_list(alone),
+                            alone.size() == 1 ? "its" : "their", alone.size() == 1 ? "it" : "them", alone.size() == 1 ? "its" : "their",
+                            format_usd(own.usd_per_month), format_usd(r.usd_per_month + own.usd_per_month));
   std::vector<std::string> paragraphs = {headline};
   for (const auto& n : pool_notes) paragraphs.push_back(n);
-  report.add_section("Models on shared pools", paragraphs, {t, m});
+  std::vector<Table> tables = {t, m};
+  if (!alone.empty()) tables.push_back(own.table);
+  report.add_section("Models on shared pools", paragraphs, tables);
   report.doc.assumptions.push_back(fmt::format(
       "pools: every GPU of a pool hosts each of its models (weights and working set at the operating batch must fit in {:.0f}% "
       "of its memory); GPUs = ceil(the busiest hour's sum of the models' GPU shares / {:.0f}%), hours from each model's daily or "
@@ -241,8 +301,12 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
   if (!arm_pools.empty())
     report.doc.assumptions.push_back("host CPU arm64 (Graviton or Grace) for " + arm_pools +
                                      ": build the serving images for linux/arm64, or set constraints.cpu_architectures: [x86_64]");
+  if (!alone.empty())
+    report.doc.assumptions.push_back("models no one GPU serves at their SLO are planned and simulated as `gpuwise plan` plans them "
+                                     "(tensor parallel within a node, whole nodes for a model no node holds), on nodes of their own");
   report.out["shared_pools"] = {{"pools", pools}, {"models", per_model}, {"pool_usd_per_month", r.usd_per_month},
-                                {"one_pool_per_model_usd_per_month", separate.usd_per_month}, {"method", r.method}};
+                                {"one_pool_per_model_usd_per_month", separate.usd_per_month}, {"method", r.method},
+                                {"own_nodes", own.entries}, {"own_nodes_usd_per_month", own.usd_per_month}};
 }
 
 void add_bucket_mix(FleetReport& report, const FleetInputs& in, const BucketMixSpec& mix) {

@@ -1,13 +1,18 @@
 // The fleet examples' arithmetic: projects on a shared pool (peak, average, dollars, shifts),
 // buy versus rent (owned cost, break-even utilization and month, the hybrid against brute
-// force), and what-if steps with their payback.
+// force), what-if steps with their payback, and a model too big for a shared pool.
 #include <gtest/gtest.h>
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "fleet/buy_vs_rent.h"
+#include "fleet/fleet_spec.h"
 #include "fleet/shared_pool.h"
 #include "fleet/what_if.h"
+#include "plan/inference.h"
+#include "plan/verify.h"
 
 namespace gw {
 namespace {
@@ -176,6 +181,54 @@ TEST(WhatIf, TenT4sBatchingThenInt8) {
   ASSERT_TRUE(steps[1].payback_weeks);
   EXPECT_NEAR(*steps[1].payback_weeks, 2 * 4000 / (steps[1].saving_usd_per_month * 12 / 52), 1e-9);
   EXPECT_NEAR(r.value().total_saving_usd_per_month, 3500 - steps[2].usd_per_month, 1e-9);
+}
+
+}  // namespace
+}  // namespace gw
+
+namespace gw {
+namespace {
+
+// A fleet with a model no one GPU (nor one node of H100s) holds: it is planned on nodes of its
+// own as `plan` plans it, beside the shared pool of the model that runs on one GPU, and the
+// fleet's total counts both; the JSON entry has exactly the schema's fields.
+TEST(SharedPools, AModelTooBigForOneGpuGetsNodesOfItsOwn) {
+  auto spec = parse_spec(R"(
+constraints: {clouds: [aws], pricing: [on-demand], accelerators: [H100, L4]}
+models:
+  big: {preset: llama-3.1-405b, precision: bf16}
+  small: {preset: llama-3.1-8b, precision: bf16}
+services:
+  - {name: chat, model: big, traffic: {rps: {average: 1, peak: 2}}, tokens: {input: 1000, output: 200}, slo: {ttft_p99_s: 5, tpot_p99_s: 0.1}}
+  - {name: helper, model: small, traffic: {rps: {average: 1, peak: 2}}, tokens: {input: 1000, output: 200}, slo: {ttft_p99_s: 2, tpot_p99_s: 0.1}}
+fleet: {shared_pools: true}
+)", "fleet.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  Catalog catalog = Catalog::embedded().value();
+  auto report = fleet_spec(catalog, spec.value(), FleetSpecOptions{});
+  ASSERT_TRUE(report.ok()) << report.error().to_string();
+  const auto& shared = report.value().out["shared_pools"];
+  ASSERT_EQ(shared["own_nodes"].size(), 1u);
+  const auto& own = shared["own_nodes"][0];
+  EXPECT_EQ(own["service"], "chat");
+  EXPECT_EQ(own["tensor_parallel"], 8);
+  EXPECT_EQ(own["pipeline_parallel"], 2);
+  EXPECT_EQ(own["instances"].get<int>(), 2 * own["replicas"].get<int>());
+  // The same plan `plan` makes for the service alone.
+  ServicePlan alone = plan_service(catalog, spec.value(), spec.value().services[0], PlannerOptions{});
+  VerifyOptions verify;
+  verify_plan(catalog, spec.value(), spec.value().services[0], alone, verify);
+  ASSERT_TRUE(alone.best);
+  EXPECT_NEAR(own["usd_per_month"].get<double>(), alone.best->usd_per_month(), 1e-6);
+  EXPECT_NEAR(shared["own_nodes_usd_per_month"].get<double>(), alone.best->usd_per_month(), 1e-6);
+  ASSERT_EQ(shared["models"].size(), 1u);
+  EXPECT_EQ(shared["models"][0]["service"], "helper");
+  EXPECT_NE(report.value().text.find("chat on nodes of its own"), std::string::npos) << report.value().text;
+  // Exactly the fields the schema lists for an entry.
+  std::ifstream file(std::string(GPUWISE_SOURCE_DIR) + "/schemas/fleet.schema.json");
+  const auto schema = nlohmann::json::parse(file)["properties"]["shared_pools"]["properties"]["own_nodes"]["items"];
+  for (const auto& [key, value] : own.items()) EXPECT_TRUE(schema["properties"].contains(key)) << key;
+  for (const auto& key : schema["required"]) EXPECT_TRUE(own.contains(key.get<std::string>())) << key;
 }
 
 }  // namespace

@@ -30,6 +30,11 @@ std::string verdict_text(const SimResult& r) {
                        r.backlog_growth * 100, end);
   if (r.overloaded)
     return fmt::format("OVERLOADED earlier in the run and never caught up: {} (this deployment does not keep up with this traffic)", end);
+  if (r.too_short)
+    return fmt::format("undetermined: the run is too short to judge (requests in the system changed by {:+.1f}% of arrivals over "
+                       "the last quarter of the arrivals, which begins under three times the mean time in service, while the "
+                       "replicas are still filling); {}; run longer (--duration, --requests)",
+                       r.backlog_growth * 100, end);
   return fmt::format("stable: requests in the system changed by {:+.1f}% of arrivals over the last quarter of the arrivals; {}",
                      r.backlog_growth * 100, end);
 }
@@ -117,7 +122,7 @@ json service_json(const ServiceRun& run, uint64_t seed) {
             {"rejected", r.rejected},
             {"timed_out", r.timed_out},
             {"client_timeout_s", run.client_timeout_s > 0 ? json(run.client_timeout_s) : json(nullptr)},
-            {"verdict", r.overloaded ? "overloaded" : "stable"},
+            {"verdict", r.overloaded ? "overloaded" : r.too_short ? "undetermined" : "stable"},
             {"backlog_growth", r.backlog_growth},
             {"backlog_at_last_arrival", r.backlog_at_last_arrival},
             {"drain_s", r.drain_s},

@@ -104,7 +104,9 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
                           "last quarter of the arrivals (and beyond 3 standard deviations of a stable queue), when clients "
                           "give up on more than 1% of them, or when over 5% of the requests are still in the system at the "
                           "last arrival, take over 5% of the arrival span to drain, and outnumber twice what their service "
-                          "holds (arrival rate x mean latency less queue wait, Little's law; long generations are not a backlog)");
+                          "holds (arrival rate x mean latency less queue wait, Little's law; long generations are not a backlog); "
+                          "undetermined when the last quarter of the arrivals begins under three times that mean time in "
+                          "service and no other criterion holds: the replicas are still filling");
   }
   if (run.step_error) {
     const StepErrorSummary& e = *run.step_error;

@@ -15,10 +15,15 @@ void judge_overload(const SimTallies& tallies, const std::vector<Mark>& marks, c
     if (m.time_s <= from) start = &m;
   double arrived = static_cast<double>(last.admitted - start->admitted);
   double growth = static_cast<double>(last.in_flight - start->in_flight);
+  // Time in service (latency less queue wait): a stable system holds rate x that many requests
+  // once it has run a few times that long; before, it is still filling (and an LLM's steps
+  // still lengthening as its batches grow), which is no backlog.
+  const double in_service_s = std::max(0.0, tallies.latency.mean() - tallies.wait.mean());
+  out.too_short = from - first_arrival < 3 * in_service_s;
   if (arrived > 0) {
     out.backlog_growth = growth / arrived;
     // A growing queue, beyond the noise of a stable one.
-    out.overloaded = out.backlog_growth > 0.05 && growth > 3 * std::sqrt(static_cast<double>(start->in_flight) + 1);
+    out.overloaded = !out.too_short && out.backlog_growth > 0.05 && growth > 3 * std::sqrt(static_cast<double>(start->in_flight) + 1);
     // Or held at the timeout's length: clients gave up on over 1% of what arrived.
     out.timed_out_share = static_cast<double>(last.timed_out - start->timed_out) / arrived;
     if (out.timed_out_share > 0.01) out.overloaded = true;
@@ -32,9 +37,7 @@ void judge_overload(const SimTallies& tallies, const std::vector<Mark>& marks, c
   out.drain_s = std::max(0.0, tallies.last_completion_s - last_arrival);
   const double span = last_arrival - first_arrival;
   const double in_flight = static_cast<double>(last.in_flight);
-  const double in_service = span > 0 ? static_cast<double>(tallies.admitted) / span *
-                                           std::max(0.0, tallies.latency.mean() - tallies.wait.mean())
-                                     : 0;
+  const double in_service = span > 0 ? static_cast<double>(tallies.admitted) / span * in_service_s : 0;
   if (span > 0 && out.drain_s > 0.05 * span && in_flight > 0.05 * static_cast<double>(tallies.admitted) &&
       in_flight > 2 * in_service + 3 * std::sqrt(in_service + 1))
     out.overloaded = true;

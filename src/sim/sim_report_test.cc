@@ -55,5 +55,22 @@ TEST(SimReport, LongServiceOnAShortRunIsNotABacklog) {
   EXPECT_TRUE(backlog.overloaded);
 }
 
+// Requests that take 300 s in service over a 1,000 s run: the last quarter begins at 750 s,
+// under three times that, and a system still filling grows then without being behind: the
+// growth is not judged (undetermined). Queueing is judged whatever the run's length: the same
+// growth with 2 s of service and the rest waiting is a backlog.
+TEST(SimReport, GrowthOnARunShorterThanThreeServiceTimesIsNotJudged) {
+  SimResult filling = judged([](int s) { return 20LL + 3 * s; }, 0, 1300, 300);
+  EXPECT_TRUE(filling.too_short);
+  EXPECT_FALSE(filling.overloaded);
+  EXPECT_NEAR(filling.backlog_growth, 0.3, 0.01);
+  SimResult long_enough = judged([](int s) { return 20LL + 3 * s; }, 0, 1300, 240);
+  EXPECT_FALSE(long_enough.too_short);  // 750 s is more than 3 x 240 s
+  EXPECT_TRUE(long_enough.overloaded);
+  SimResult queued = judged([](int s) { return 20LL + 3 * s; }, 0, 1300, 2);
+  EXPECT_FALSE(queued.too_short);
+  EXPECT_TRUE(queued.overloaded);
+}
+
 }  // namespace
 }  // namespace gw::sim_detail

@@ -255,6 +255,9 @@ struct SimResult {
   long long backlog_at_last_arrival = 0;  // requests in the system when the last one arrived
   double drain_s = 0;                     // last arrival to last completion
   bool overloaded = false;                // growing over the last quarter, or far behind at the end
+  // The last quarter begins before three times the mean time in service: a run this short still
+  // fills its batches, so its growth is not judged (the other criteria are).
+  bool too_short = false;
   long long recomputed_tokens = 0;
   long long swapped_tokens = 0;
   double waited_fraction = 0;       // requests that waited before service started
