@@ -11,10 +11,6 @@
 #include <set>
 
 #include "core/text.h"
-#include "model/memory.h"
-#include "perf/step_time.h"
-#include "perf/throughput.h"
-#include "plan/queueing.h"
 #include "plan/disaggregated_plan.h"
 #include "plan/screen_engine.h"
 #include "plan/service_level.h"
