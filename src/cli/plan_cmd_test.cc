@@ -226,7 +226,7 @@ namespace {
 
 // A replica across nodes: planned and simulated as such (JSON says its stages), written as a
 // LeaderWorkerSet (no Deployment of pods asking for more GPUs than a node has), and `scale`,
-// which does not simulate autoscaling such replicas, says so.
+// which does not simulate autoscaling such replicas, leaves them at the plan's count and says so.
 TEST(CliPlan, ReplicasAcrossNodesArePlannedAndWrittenAsGroupsOfPods) {
   const std::string path = temp_path("llama405.yaml");
   std::ofstream(path) << R"(version: 1
@@ -261,10 +261,16 @@ services:
   EXPECT_NE(text.find(fmt::format("  replicas: {}\n", best["replicas"].get<int>())), std::string::npos) << text;
   EXPECT_NE(text.find("    size: 2\n"), std::string::npos) << text;
   std::filesystem::remove_all(dir);
-  CliRun scale = run({"scale", path, "-q"});
-  EXPECT_NE(scale.code, 0);
-  EXPECT_NE(scale.err.find("span 2 nodes each (16 x H100 tp8 pp2): autoscaling replicas across nodes is not simulated"),
-            std::string::npos) << scale.err;
+  // `scale` leaves such a service at the plan's count and says why (JSON not_scaled).
+  CliRun scale = run({"scale", path, "-q", "--format", "json"});
+  ASSERT_EQ(scale.code, 0) << scale.err;
+  const auto scaled = nlohmann::json::parse(scale.out);
+  EXPECT_TRUE(scaled["services"].empty());
+  ASSERT_EQ(scaled["not_scaled"].size(), 1u);
+  EXPECT_EQ(scaled["not_scaled"][0]["name"], "chat");
+  const std::string why = scaled["not_scaled"][0]["why"];
+  EXPECT_NE(why.find("span 2 nodes each (16 x H100 tp8 pp2), and autoscaling replicas across nodes is not simulated"),
+            std::string::npos) << why;
   std::filesystem::remove(path);
 }
 

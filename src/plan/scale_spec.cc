@@ -252,6 +252,14 @@ Result<ScaleOutput> scale_spec(const Catalog& catalog, const Spec& spec, const S
     auto result = study_scaling(catalog, spec, service, options);
     if (progress) progress->finish();
     if (!result.ok()) return result.error();
+    if (const std::string& why = result.value().not_scaled; !why.empty()) {
+      Section section;
+      section.heading = service.name;
+      out.doc.sections.push_back(section);
+      out.add_paragraph(service.name + ": " + why + ".");
+      out.not_scaled.push_back({{"name", service.name}, {"why", why}});
+      continue;
+    }
     out.all_meet = out.all_meet && result.value().best_shape >= 0;
     add_service(out, service, result.value(), o.shapes > 0 ? o.shapes : service.scaling.shapes, o.explain,
                 spec.constraints.max_utilization);
@@ -260,7 +268,7 @@ Result<ScaleOutput> scale_spec(const Catalog& catalog, const Spec& spec, const S
 }
 
 nlohmann::json to_json(const ScaleOutput& out) {
-  return json_document("scale", {{"spec", out.spec_path}, {"seed", out.seed}, {"services", out.services}});
+  return json_document("scale", {{"spec", out.spec_path}, {"seed", out.seed}, {"services", out.services}, {"not_scaled", out.not_scaled}});
 }
 
 }  // namespace gw

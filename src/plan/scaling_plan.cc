@@ -422,6 +422,15 @@ Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, con
   verify.seed = options.seed;
   verify_plan(catalog, spec, service, plan, verify);
   if (!plan.feasible || !plan.best) return Error{spec.path, service.line, field, "no configuration meets the SLO at peak: " + plan.binding};
+  if (const PlanOption& best = *plan.best; best.config.pipeline_parallel > 1) {
+    ScalingStudy study;
+    study.not_scaled = fmt::format("not autoscaled: its replicas span {} nodes each ({} x {} {}), and autoscaling replicas across "
+                                   "nodes is not simulated; the plan's {} replicas on {} stand as a fixed pool at {}/month "
+                                   "(`plan --emit-k8s` writes them as a LeaderWorkerSet)",
+                                   best.config.pipeline_parallel, best.config.devices(), best.config.accelerator->name,
+                                   parallel_layout(best.config), best.replicas, describe_nodes(best), format_usd(best.usd_per_month()));
+    return study;
+  }
 
   // The plan's replica, then other layouts in screened cost order, each at the fewest replicas
   // the simulation accepts at peak: a pool of small replicas can follow demand more closely.

@@ -91,6 +91,9 @@ struct ScalingPlanOptions {
 struct ScalingStudy {
   std::vector<ScalingReport> shapes;  // the plan's layout first
   int best_shape = -1;                // whose recommended policy costs least; -1 when none meets the SLO
+  // Why the service is not autoscaled (the plan's replicas span nodes, which the autoscaled
+  // simulation does not model); shapes is empty then and the plan's count stands.
+  std::string not_scaled;
 };
 Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
                                    const ScalingPlanOptions& options);
