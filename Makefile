@@ -56,7 +56,8 @@ release-clang: bootstrap
 # and the fuzz targets (fuzz). The CLI and the tests are compiled in batches here (GPUWISE_UNITY):
 # each CLI file would compile CLI11's inline code again (10 s a file under the sanitizers), each
 # test file GoogleTest's; batched, they took 330 s of CPU instead of about 870 (2026-12-05). So
-# helpers in a test file's anonymous namespace need names no other test file uses.
+# helpers in a test file's anonymous namespace need names no other test file uses (and a CLI
+# file's, no other CLI file): src/test_helper_names_test.cc checks it in every build.
 SANITIZE_FLAGS = -O2 -gline-tables-only -DNDEBUG
 sanitize-configure: bootstrap
 	@CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

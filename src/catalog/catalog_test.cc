@@ -25,7 +25,7 @@ std::string temp_dir(const std::string& name) {
   return dir.string();
 }
 
-void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+void write_text_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 TEST(Catalog, EmbeddedCatalogCoversTheRequiredAccelerators) {
   Catalog catalog = embedded();
@@ -162,14 +162,14 @@ TEST(Catalog, SpotFilterKeepsOnlySpotPricedRows) {
 TEST(Catalog, OverridesReplaceAndAddRows) {
   Catalog catalog = embedded();
   std::string dir = temp_dir("override");
-  write(dir + "/accelerators.csv",
+  write_text_file(dir + "/accelerators.csv",
         "name,aliases,vendor,memory_gib,memory_gb_per_s,bf16_tflops,class,source,as_of\n"
         "X1,,acme,64,2000,500,both,vendor sheet,2026-11-01\n"
         "H100,,nvidia,80,3350,1000,training,my own measurement,2026-11-02\n");
-  write(dir + "/offerings.csv",
+  write_text_file(dir + "/offerings.csv",
         "cloud,region,zone,instance_type,accelerator,accelerator_count,on_demand_usd_per_hour,source,as_of\n"
         "acme,moon-1,,x1.big,X1,8,9.5,quote,2026-11-01\n");
-  write(dir + "/commitments.csv", "cloud,discount_1y,discount_3y,kind,source,as_of\nacme,0.5,0.7,published,contract,2026-11-01\n");
+  write_text_file(dir + "/commitments.csv", "cloud,discount_1y,discount_3y,kind,source,as_of\nacme,0.5,0.7,published,contract,2026-11-01\n");
   ASSERT_FALSE(catalog.apply_overrides(dir).has_value());
   EXPECT_DOUBLE_EQ(*catalog.find_accelerator("H100")->peak(Precision::bf16), 1000);
   EXPECT_EQ(catalog.find_accelerator("H100")->source, "my own measurement");
@@ -184,7 +184,7 @@ TEST(Catalog, OverridesReplaceAndAddRows) {
 TEST(Catalog, BadOverrideFilesNameFileLineAndField) {
   Catalog catalog = embedded();
   std::string dir = temp_dir("bad");
-  write(dir + "/offerings.csv",
+  write_text_file(dir + "/offerings.csv",
         "cloud,region,zone,instance_type,accelerator,accelerator_count,on_demand_usd_per_hour,source,as_of\n"
         "aws,us-east-1,,p9,H100,8,3.5,q,2026-11-01\n"
         "aws,us-east-1,,p10,H1OO,8,3.5,q,2026-11-01\n");
@@ -194,14 +194,14 @@ TEST(Catalog, BadOverrideFilesNameFileLineAndField) {
   EXPECT_EQ(error->field, "accelerator");
   EXPECT_NE(error->message.find("did you mean 'H100'"), std::string::npos);
 
-  write(dir + "/offerings.csv",
+  write_text_file(dir + "/offerings.csv",
         "cloud,region,zone,instance_type,accelerator,accelerator_count,on_demand_usd_per_hour,source,as_of\n"
         "aws,us-east-1,,p9,H100,-8,3.5,q,2026-11-01\n");
   error = catalog.apply_overrides(dir);
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(error->to_string(), dir + "/offerings.csv:2: field 'accelerator_count': -8 is outside [1, 100000]");
 
-  write(dir + "/offerings.csv", "cloud,region\naws\n");
+  write_text_file(dir + "/offerings.csv", "cloud,region\naws\n");
   error = catalog.apply_overrides(dir);
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(error->line, 2);

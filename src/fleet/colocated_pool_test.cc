@@ -8,7 +8,7 @@
 namespace gw {
 namespace {
 
-ServiceSpec classic_service(const std::string& name, double latency_p99_s) {
+ServiceSpec colocated_classic_service(const std::string& name, double latency_p99_s) {
   ServiceSpec s;
   s.name = name;
   s.slo.latency_p99_s = latency_p99_s;
@@ -29,7 +29,7 @@ ColocatedModel classic(const ServiceSpec& spec, double batch_s, double rate_rps)
 // same GPU (88% busy together) it waits behind the other's batches and misses; on two GPUs both
 // meet their targets. The shares alone (0.4 + 0.48 < 1) would have called one GPU enough.
 TEST(ColocatedPool, ASharedGpuDelaysTheFastModelBehindTheSlowOne) {
-  ServiceSpec fast = classic_service("fast", 0.060), slow = classic_service("slow", 0.500);
+  ServiceSpec fast = colocated_classic_service("fast", 0.060), slow = colocated_classic_service("slow", 0.500);
   auto alone = simulate_colocated({classic(fast, 0.010, 40)}, 1, 20000, 1);
   ASSERT_TRUE(alone.ok());
   EXPECT_TRUE(alone.value().all_met());
@@ -48,7 +48,7 @@ TEST(ColocatedPool, ASharedGpuDelaysTheFastModelBehindTheSlowOne) {
 }
 
 TEST(ColocatedPool, SameSeedSameAnswer) {
-  ServiceSpec a = classic_service("a", 0.1), b = classic_service("b", 0.1);
+  ServiceSpec a = colocated_classic_service("a", 0.1), b = colocated_classic_service("b", 0.1);
   auto run = [&](uint64_t seed) {
     return simulate_colocated({classic(a, 0.01, 30), classic(b, 0.02, 10)}, 1, 5000, seed).value().models[0].latency_p99_s;
   };
@@ -81,7 +81,7 @@ TEST(ColocatedPool, AnLlmsTokensWaitForTheOtherModelsTurns) {
   ASSERT_TRUE(alone.ok());
   EXPECT_NEAR(alone.value().models[0].tpot_p99_s, 0.020, 0.0004);  // histogram buckets 1% wide
   EXPECT_TRUE(alone.value().models[0].slo_met);
-  ServiceSpec busy = classic_service("busy", 10);
+  ServiceSpec busy = colocated_classic_service("busy", 10);
   auto shared = simulate_colocated({llm, classic(busy, 0.015, 60)}, 1, 20000, 1);  // 90% busy on its own
   ASSERT_TRUE(shared.ok());
   EXPECT_GT(shared.value().models[0].tpot_p99_s, 0.030);

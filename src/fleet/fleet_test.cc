@@ -17,14 +17,14 @@
 namespace gw {
 namespace {
 
-Spec example(const std::string& name) {
+Spec fleet_example(const std::string& name) {
   auto spec = load_spec(std::string(GPUWISE_SOURCE_DIR) + "/examples/" + name);
   EXPECT_TRUE(spec.ok()) << spec.error().to_string();
   return spec.value();
 }
 
 TEST(SharedPool, TheIssuesThreeProjects) {
-  Spec spec = example("fleet-shared-pool.yaml");
+  Spec spec = fleet_example("fleet-shared-pool.yaml");
   SharedPoolOptions options;
   options.usd_per_gpu_hour = 4;
   auto r = plan_shared_pool(spec.fleet->projects, options);
@@ -163,7 +163,7 @@ TEST(BuyVsRent, HybridEqualsBruteForceOverOwnedCounts) {
 }
 
 TEST(WhatIf, TenT4sBatchingThenInt8) {
-  Spec spec = example("what-if-t4.yaml");
+  Spec spec = fleet_example("what-if-t4.yaml");
   Catalog catalog = Catalog::embedded().value();
   auto r = plan_what_if(catalog, spec, *spec.fleet->what_if, nullptr, 1);
   ASSERT_TRUE(r.ok()) << r.error().message;

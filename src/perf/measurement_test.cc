@@ -12,7 +12,7 @@
 namespace gw {
 namespace {
 
-const Catalog& catalog() {
+const Catalog& measurement_catalog() {
   static const Catalog c = Catalog::embedded().value();
   return c;
 }
@@ -21,7 +21,7 @@ const char* kHeader = "accelerator,model,precision,tp,phase,batch,tokens,output_
 
 TEST(Measurements, ThroughputRowsReadWithTheirLengths) {
   auto ms = read_measurements(std::string(kHeader) + "H100,llama-3.1-70b,fp8,2,throughput,4096,1000,2000,0.24\n",
-                              "m.csv", catalog());
+                              "m.csv", measurement_catalog());
   ASSERT_TRUE(ms.ok()) << ms.error().to_string();
   const Measurement& m = ms.value().front();
   EXPECT_EQ(m.phase, "throughput");
@@ -33,16 +33,16 @@ TEST(Measurements, ThroughputRowsReadWithTheirLengths) {
 
 TEST(Measurements, ThroughputRowsWithoutLengthsNameTheLineAndField) {
   auto no_output = read_measurements(std::string(kHeader) + "H100,llama-3.1-8b,fp8,1,throughput,4096,128,,0.04\n",
-                                     "m.csv", catalog());
+                                     "m.csv", measurement_catalog());
   ASSERT_FALSE(no_output.ok());
   EXPECT_EQ(no_output.error().line, 2);
   EXPECT_EQ(no_output.error().field, "output_tokens");
   auto no_input = read_measurements(std::string(kHeader) + "H100,llama-3.1-8b,fp8,1,throughput,4096,0,128,0.04\n",
-                                    "m.csv", catalog());
+                                    "m.csv", measurement_catalog());
   ASSERT_FALSE(no_input.ok());
   EXPECT_EQ(no_input.error().field, "tokens");
   auto bad_phase = read_measurements(std::string(kHeader) + "H100,llama-3.1-8b,fp8,1,offline,4096,128,128,0.04\n",
-                                     "m.csv", catalog());
+                                     "m.csv", measurement_catalog());
   ASSERT_FALSE(bad_phase.ok());
   EXPECT_NE(bad_phase.error().message.find("throughput"), std::string::npos) << bad_phase.error().message;
 }
@@ -56,12 +56,12 @@ TEST(Measurements, PerQueryHeadDecodeKernelSlowsGroupedQueryModelsOnly) {
                                        "A100-80GB,llama-2-7b,fp16,1,static,60,128,2048,63734,per-query-head\n"
                                        "A100-80GB,llama-2-70b,fp16,4,static,240,128,2048,234057,grouped\n"
                                        "A100-80GB,llama-2-70b,fp16,4,static,240,128,2048,234057,\n",
-                              "m.csv", catalog());
+                              "m.csv", measurement_catalog());
   ASSERT_TRUE(ms.ok()) << ms.error().to_string();
   EXPECT_TRUE(ms.value()[0].decode_attention_per_query_head);
   EXPECT_FALSE(ms.value()[2].decode_attention_per_query_head);
   EXPECT_FALSE(ms.value()[3].decode_attention_per_query_head);
-  const Accelerator& a100 = *catalog().find_accelerator("A100-80GB");
+  const Accelerator& a100 = *measurement_catalog().find_accelerator("A100-80GB");
   EfficiencyFactors factors;
   for (int i : {0, 1}) {
     Measurement per_head = ms.value()[i], grouped = per_head;
@@ -76,7 +76,7 @@ TEST(Measurements, PerQueryHeadDecodeKernelSlowsGroupedQueryModelsOnly) {
     }
   }
   auto bad = read_measurements(header + "A100-80GB,llama-2-70b,fp16,4,static,240,128,2048,234057,xqa\n", "m.csv",
-                               catalog());
+                               measurement_catalog());
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().line, 2);
   EXPECT_EQ(bad.error().field, "decode_attention");
@@ -96,24 +96,24 @@ TEST(Measurements, ThroughputRowsWithRequestLengths) {
   // Llama 3.1 70B on two H100s holds a few hundred such sequences: the KV cache limits the batch.
   auto ms = read_measurements(header + "H100,llama-3.1-70b,fp8,2,throughput,4096,2000,1000,0.5," + path.string() +
                                   "\nH100,llama-3.1-70b,fp8,2,throughput,4096,2000,1000,0.5,\n",
-                              "m.csv", catalog());
+                              "m.csv", measurement_catalog());
   ASSERT_TRUE(ms.ok()) << ms.error().to_string();
   const Measurement& varied = ms.value()[0];
   EXPECT_EQ(varied.lengths.requests, 100u);
   EXPECT_EQ(ms.value()[1].lengths.requests, 0u);
-  const Accelerator& h100 = *catalog().find_accelerator("H100");
+  const Accelerator& h100 = *measurement_catalog().find_accelerator("H100");
   ModelArch arch = resolve_model("llama-3.1-70b").value();
   double varied_ms = predict_latency_ms(varied, arch, h100, default_efficiency(h100), true);
   double mean_ms = predict_latency_ms(ms.value()[1], arch, h100, default_efficiency(h100), true);
   EXPECT_GT(varied_ms, 1.05 * mean_ms);
   // The file's means must be the row's; the column is for throughput rows; the file must exist.
   auto off = read_measurements(header + "H100,llama-3.1-8b,fp8,1,throughput,4096,2000,1500,0.05," + path.string() + "\n",
-                               "m.csv", catalog());
+                               "m.csv", measurement_catalog());
   ASSERT_FALSE(off.ok());
   EXPECT_EQ(off.error().line, 2);
   EXPECT_EQ(off.error().field, "lengths");
   auto decode = read_measurements(header + "H100,llama-3.1-8b,fp8,1,decode,16,2000,,0.05," + path.string() + "\n",
-                                  "m.csv", catalog());
+                                  "m.csv", measurement_catalog());
   ASSERT_FALSE(decode.ok());
   EXPECT_EQ(decode.error().field, "lengths");
   // A bound on the time per output token: the batch whose step fits it, so fewer tokens per
@@ -121,17 +121,17 @@ TEST(Measurements, ThroughputRowsWithRequestLengths) {
   std::string bounded_header = "accelerator,model,precision,tp,phase,batch,tokens,output_tokens,latency_ms,tpot_ms\n";
   auto bounded = read_measurements(bounded_header + "H100,llama-3.1-70b,fp8,2,throughput,4096,2000,1000,0.5,30\n" +
                                        "H100,llama-3.1-70b,fp8,2,throughput,4096,2000,1000,0.5,\n",
-                                   "m.csv", catalog());
+                                   "m.csv", measurement_catalog());
   ASSERT_TRUE(bounded.ok()) << bounded.error().to_string();
   EXPECT_DOUBLE_EQ(bounded.value()[0].tpot_limit_ms, 30);
   EXPECT_GT(predict_latency_ms(bounded.value()[0], arch, h100, default_efficiency(h100), true),
             1.05 * predict_latency_ms(bounded.value()[1], arch, h100, default_efficiency(h100), true));
   auto bounded_decode = read_measurements(bounded_header + "H100,llama-3.1-8b,fp8,1,decode,16,2000,,0.05,30\n", "m.csv",
-                                          catalog());
+                                          measurement_catalog());
   ASSERT_FALSE(bounded_decode.ok());
   EXPECT_EQ(bounded_decode.error().field, "tpot_ms");
   auto absent = read_measurements(header + "H100,llama-3.1-8b,fp8,1,throughput,4096,2000,1000,0.05,/nonexistent/l.csv\n",
-                                  "m.csv", catalog());
+                                  "m.csv", measurement_catalog());
   ASSERT_FALSE(absent.ok());
   EXPECT_EQ(absent.error().field, "lengths");
   EXPECT_EQ(absent.error().line, 2);
@@ -141,7 +141,7 @@ TEST(Measurements, ThroughputRowsWithRequestLengths) {
 // A throughput row is predicted as continuous batching at the largest batch the replica's KV
 // cache holds, capped by the row's batch: milliseconds per output token of the replica.
 TEST(Measurements, ThroughputPredictionIsContinuousBatchingAtTheKvCacheLimit) {
-  const Accelerator& h100 = *catalog().find_accelerator("H100");
+  const Accelerator& h100 = *measurement_catalog().find_accelerator("H100");
   ModelArch arch = resolve_model("llama-3.1-8b").value();
   auto row = [&](double batch_cap) {
     Measurement m;

@@ -22,7 +22,7 @@ services:
 }
 
 // The plans point into the catalog: one for the whole test program.
-const Catalog& catalog() {
+const Catalog& disaggregated_catalog() {
   static const Catalog embedded = Catalog::embedded().value();
   return embedded;
 }
@@ -34,7 +34,7 @@ PlanResult plan_text(const std::string& text, bool simulate) {
   options.simulate = simulate;
   options.sim_requests = 4000;
   options.jobs = 1;
-  auto result = plan_spec(catalog(), spec.value(), options);
+  auto result = plan_spec(disaggregated_catalog(), spec.value(), options);
   EXPECT_TRUE(result.ok());
   return result.value();
 }
@@ -116,7 +116,7 @@ TEST(DisaggregatedPlan, CanBeLeftOut) {
   PlanSpecOptions options;
   options.simulate = false;
   options.disaggregated = false;
-  auto result = plan_spec(catalog(), spec.value(), options);
+  auto result = plan_spec(disaggregated_catalog(), spec.value(), options);
   ASSERT_TRUE(result.ok());
   EXPECT_FALSE(result.value().services[0].disaggregated);
   if (result.value().services[0].best) {

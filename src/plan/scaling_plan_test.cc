@@ -10,12 +10,12 @@
 namespace gw {
 namespace {
 
-const Catalog& catalog() {
+const Catalog& scaling_catalog() {
   static Catalog c = Catalog::embedded().value();
   return c;
 }
 
-Spec example(const std::string& name) {
+Spec scaling_example(const std::string& name) {
   auto spec = load_spec(std::string(GPUWISE_SOURCE_DIR) + "/examples/" + name);
   EXPECT_TRUE(spec.ok()) << spec.error().to_string();
   return spec.value();
@@ -30,13 +30,13 @@ const PolicyOutcome& policy(const ScalingReport& r, const std::string& name) {
 ScalingReport run(const Spec& spec, const ServiceSpec& service, uint64_t seed = 1) {
   ScalingPlanOptions options;
   options.seed = seed;
-  auto r = plan_scaling(catalog(), spec, service, options);
+  auto r = plan_scaling(scaling_catalog(), spec, service, options);
   EXPECT_TRUE(r.ok()) << r.error().to_string();
   return r.value();
 }
 
 TEST(ScalingPlan, AlibabaDemandQueueDepthBeatsStaticAndCpuFails) {
-  Spec spec = example("sd-serving-alibaba.yaml");
+  Spec spec = scaling_example("sd-serving-alibaba.yaml");
   ScalingReport r = run(spec, spec.services.front());
   const auto& fixed = policy(r, "static-peak");
   const auto& queue = policy(r, "queue-depth");
@@ -75,11 +75,11 @@ TEST(ScalingPlan, AlibabaDemandQueueDepthBeatsStaticAndCpuFails) {
 // min_replicas. The code hour's bursts (10-30 s at up to 13x the mean) are over before a replica
 // starts: the floor of two replicas the service keeps is what absorbs them.
 TEST(ScalingPlan, AzureHoursQueueDepthAgainstStaticByReplicaLayout) {
-  Spec spec = example("chat-azure.yaml");
+  Spec spec = scaling_example("chat-azure.yaml");
   ServiceSpec& chat = spec.services.front();
   chat.scaling.policies = {"static-peak", "cpu", "queue-depth"};
   ScalingPlanOptions options;
-  auto study = study_scaling(catalog(), spec, chat, options);
+  auto study = study_scaling(scaling_catalog(), spec, chat, options);
   ASSERT_TRUE(study.ok()) << study.error().to_string();
   const auto& shapes = study.value().shapes;
   ASSERT_EQ(shapes.size(), 6u);  // the example asks for six layouts
@@ -111,7 +111,7 @@ TEST(ScalingPlan, AzureHoursQueueDepthAgainstStaticByReplicaLayout) {
   EXPECT_GE(two_gpu_layouts, 2);
   EXPECT_GE(single_gpu_pools, 2);
 
-  Spec code = example("code-azure.yaml");
+  Spec code = scaling_example("code-azure.yaml");
   code.services.front().scaling.policies = {"static-peak", "cpu", "queue-depth"};
   ScalingReport r = run(code, code.services.front());
   EXPECT_TRUE(policy(r, "static-peak").meets_slo);
@@ -126,7 +126,7 @@ TEST(ScalingPlan, AzureHoursQueueDepthAgainstStaticByReplicaLayout) {
 }
 
 TEST(ScalingPlan, SameSeedSameReport) {
-  Spec spec = example("sd-serving-alibaba.yaml");
+  Spec spec = scaling_example("sd-serving-alibaba.yaml");
   spec.services.front().scaling.policies = {"queue-depth"};
   ScalingReport a = run(spec, spec.services.front()), b = run(spec, spec.services.front());
   EXPECT_DOUBLE_EQ(a.policies.front().usd, b.policies.front().usd);
@@ -136,7 +136,7 @@ TEST(ScalingPlan, SameSeedSameReport) {
 }
 
 TEST(ScalingPlan, WeekdayDevEndpointPaysNothingAtTheWeekendWhenScaledToZero) {
-  Spec spec = example("dev-endpoint-weekdays.yaml");
+  Spec spec = scaling_example("dev-endpoint-weekdays.yaml");
   spec.services.front().scaling.policies = {"static-peak", "queue-depth", "scale-to-zero"};
   ScalingReport r = run(spec, spec.services.front());
   const auto& fixed = policy(r, "static-peak");
@@ -164,7 +164,7 @@ TEST(ScalingPlan, WeekdayDevEndpointPaysNothingAtTheWeekendWhenScaledToZero) {
 // and their bursts on demand, so scaling saves only what runs above the floor; and no metric
 // policy goes under the service's min_replicas (2 by default, what plan enforces).
 TEST(ScalingPlan, ReservedCapacityIsAFloorPaidEveryHourAndBurstsRunOnDemand) {
-  Spec spec = example("sd-serving-alibaba.yaml");
+  Spec spec = scaling_example("sd-serving-alibaba.yaml");
   spec.constraints.pricing = {Pricing::reserved_1y};
   ServiceSpec service = spec.services.front();
   service.scaling.policies = {"static-peak", "queue-depth", "scale-to-zero"};
@@ -190,7 +190,7 @@ TEST(ScalingPlan, ReservedCapacityIsAFloorPaidEveryHourAndBurstsRunOnDemand) {
 }
 
 TEST(ScalingPlan, ClusterHotAtPeakColdAtNightFollowsTheDay) {
-  Spec spec = example("cluster-peak-95-night-20.yaml");
+  Spec spec = scaling_example("cluster-peak-95-night-20.yaml");
   spec.services.front().scaling.policies = {"static-peak", "queue-depth"};
   ScalingReport r = run(spec, spec.services.front());
   const auto& fixed = policy(r, "static-peak");
@@ -213,13 +213,13 @@ TEST(ScalingPlan, ClusterHotAtPeakColdAtNightFollowsTheDay) {
 // A day is simulated request by request unless fast_forward asks; a longer span replays its
 // steady stretches (the peak's seven equal hours at 57 requests/s) by default.
 TEST(ScalingPlan, SpansOverADayFastForwardByDefault) {
-  Spec spec = example("cluster-peak-95-night-20.yaml");
+  Spec spec = scaling_example("cluster-peak-95-night-20.yaml");
   spec.services.front().scaling.policies = {"static-peak"};
   auto fast_forwarded_s = [&](double hours, bool fast_forward) {
     ScalingPlanOptions options;
     options.duration_s = hours * 3600;
     options.fast_forward = fast_forward;
-    auto r = plan_scaling(catalog(), spec, spec.services.front(), options);
+    auto r = plan_scaling(scaling_catalog(), spec, spec.services.front(), options);
     EXPECT_TRUE(r.ok()) << r.error().to_string();
     return r.ok() ? r.value().policies.front().fast_forwarded_s : -1.0;
   };
@@ -231,7 +231,7 @@ TEST(ScalingPlan, SpansOverADayFastForwardByDefault) {
 // A spec whose deployment splits prefill and decode: scale sizes one pool and says so (two
 // pools scaling on their own signals is not simulated), in the report's assumptions.
 TEST(ScalingPlan, ADisaggregatedDeploymentIsSaidToBeScaledAsOnePool) {
-  Spec spec = example("chat-azure.yaml");
+  Spec spec = scaling_example("chat-azure.yaml");
   ServiceSpec service = spec.services.front();
   EXPECT_EQ(disaggregated_deployment_note(service), "");
   Deployment pools;
@@ -243,7 +243,7 @@ TEST(ScalingPlan, ADisaggregatedDeploymentIsSaidToBeScaledAsOnePool) {
   ScalingPlanOptions options;
   options.shapes = 1;
   options.duration_s = 1800;
-  auto study = study_scaling(catalog(), spec, service, options);
+  auto study = study_scaling(scaling_catalog(), spec, service, options);
   ASSERT_TRUE(study.ok()) << study.error().to_string();
   const ScalingReport& r = study.value().shapes.front();
   EXPECT_FALSE(r.plan.disaggregated());
@@ -252,10 +252,10 @@ TEST(ScalingPlan, ADisaggregatedDeploymentIsSaidToBeScaledAsOnePool) {
 }
 
 TEST(ScalingPlan, NoPlanIsAClearError) {
-  Spec spec = example("sd-serving-alibaba.yaml");
+  Spec spec = scaling_example("sd-serving-alibaba.yaml");
   spec.services.front().slo.latency_p99_s = 1.0;  // below the 39 s service time
   ScalingPlanOptions options;
-  auto r = plan_scaling(catalog(), spec, spec.services.front(), options);
+  auto r = plan_scaling(scaling_catalog(), spec, spec.services.front(), options);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("no configuration meets the SLO"), std::string::npos) << r.error().message;
 }

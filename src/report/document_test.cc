@@ -235,8 +235,9 @@ TEST(Report, ScaleJsonValidatesAgainstItsSchema) {
   std::filesystem::remove_all(dir);
 }
 
-// fit, simulate, train, catalog, mix and fleet JSON validate against their schemas in several modes
-// (inference, training with ZeRO, int4, a CNN; classic and LLM simulations; on-demand and spot
+// fit, simulate, train, catalog, mix, fleet and scale JSON validate against their schemas in several
+// modes (inference, training with ZeRO, int4, a CNN; classic and LLM simulations, replicas across
+// nodes simulated and left unscaled; on-demand and spot
 // training; accelerators and offerings; a CSV and a spec's demand; a pool and a what-if), and a
 // document with a required field removed does not.
 TEST(Report, EveryOtherCommandsJsonValidatesAgainstItsSchema) {
@@ -262,6 +263,8 @@ TEST(Report, EveryOtherCommandsJsonValidatesAgainstItsSchema) {
         Case{"simulate", "simulate --requests 5000 '" + examples + "/spam-filter.yaml'"},
         Case{"simulate", "simulate --requests 3000 '" + examples + "/chat-azure.yaml'"},
         Case{"simulate", "simulate --requests 3000 --explain '" + examples + "/chat-azure.yaml'"},
+        Case{"simulate", "simulate --requests 2000 '" + examples + "/llama-405b-multi-node.yaml'"},  // replicas across nodes
+        Case{"scale", "scale '" + examples + "/llama-405b-multi-node.yaml'"},                       // left at the plan's count
         Case{"train", "train llama-2-7b --tokens 50e9 --deadline-days 20"},
         Case{"train", "train llama-3.2-1b --tokens 1e11 --accelerator H100 --count 8 --pricing spot --deadline-days 5 --runs 200"},
         Case{"catalog", "catalog accelerators"}, Case{"catalog", "catalog offerings --accelerator H100"},

@@ -23,7 +23,7 @@
 namespace gw {
 namespace {
 
-std::string write(const std::string& name, const std::string& text) {
+std::string write_truth_file(const std::string& name, const std::string& text) {
   std::string path = (std::filesystem::temp_directory_path() / ("gpuwise_truth_" + std::to_string(::getpid()) + "_" + name)).string();
   std::ofstream(path) << text;
   return path;
@@ -34,7 +34,7 @@ struct Read {
   ReadStats stats;
 };
 
-std::unique_ptr<Read> read(const std::string& path, ReadOptions options = {}) {
+std::unique_ptr<Read> read_truth(const std::string& path, ReadOptions options = {}) {
   auto r = std::make_unique<Read>();
   auto error = read_telemetry(path, options, [&](const TelemetrySample& s) { r->aggregator.add(s); }, r->stats);
   EXPECT_FALSE(error) << (error ? error->to_string() : "");
@@ -70,7 +70,7 @@ std::string smi_with_gap_and_a_bad_row() {
 }
 
 TEST(TelemetryTruth, ImpossibleValuesAreSkippedAndGapsAreNotCoverage) {
-  auto r = read(write("gap.csv", smi_with_gap_and_a_bad_row()));
+  auto r = read_truth(write_truth_file("gap.csv", smi_with_gap_and_a_bad_row()));
   const SeriesAggregate& a = only_series(*r);
   EXPECT_NEAR(a.mean_util(), 2.97, 1e-9);
   EXPECT_EQ(a.util_samples, 100);
@@ -86,7 +86,7 @@ TEST(TelemetryTruth, ASeriesOfMostlyImpossibleValuesIsABadExporter) {
   std::string text = "timestamp, index, name, utilization.gpu [%], memory.used [MiB]\n";
   for (int i = 0; i < 50; ++i)
     text += fmt::format("2026/11/30 10:00:{:02d}.000, 0, NVIDIA A100-SXM4-80GB, {} %, -5 MiB\n", i, i < 40 ? 400 : 10);
-  auto r = read(write("bad.csv", text));
+  auto r = read_truth(write_truth_file("bad.csv", text));
   EXPECT_TRUE(finding_kinds(r->aggregator).count("bad_exporter"));
 }
 
@@ -100,8 +100,8 @@ TEST(TelemetryTruth, DcgmNamesInALongCsvReadLikeNvidiaSmi) {
     std::string t = fmt::format("2026-11-30T10:{:02d}:{:02d}Z", i / 60, i % 60);
     dcgm += fmt::format("{},gpu0,DCGM_FI_DEV_GPU_UTIL,{}\n{},gpu0,DCGM_FI_DEV_FB_USED,{}\n", t, util, t, mib);
   }
-  auto a = read(write("same.csv", smi));
-  auto b = read(write("same_long.csv", dcgm));
+  auto a = read_truth(write_truth_file("same.csv", smi));
+  auto b = read_truth(write_truth_file("same_long.csv", dcgm));
   const SeriesAggregate& x = only_series(*a);
   const SeriesAggregate& y = only_series(*b);
   EXPECT_EQ(b->stats.skipped.count("unknown metric"), 0u);
@@ -121,9 +121,9 @@ TEST(TelemetryTruth, OpenMetricsTimestampsAreSecondsAndAWrongUnitIsSaid) {
     open_metrics += fmt::format("DCGM_FI_DEV_GPU_UTIL{{gpu=\"0\"}} {} {:.3f}\n", util, start_s + i);
   }
   open_metrics += "# EOF\n";
-  auto a = read(write("om_smi.csv", smi));
-  std::string om_path = write("om.txt", open_metrics);
-  auto b = read(om_path);
+  auto a = read_truth(write_truth_file("om_smi.csv", smi));
+  std::string om_path = write_truth_file("om.txt", open_metrics);
+  auto b = read_truth(om_path);
   const SeriesAggregate& x = only_series(*a);
   const SeriesAggregate& y = only_series(*b);
   EXPECT_DOUBLE_EQ(x.mean_util(), y.mean_util());
@@ -133,7 +133,7 @@ TEST(TelemetryTruth, OpenMetricsTimestampsAreSecondsAndAWrongUnitIsSaid) {
   // Read as milliseconds, the same samples span 7 seconds in 1970: said, not a quiet zero.
   ReadOptions ms;
   ms.timestamp_unit = TimestampUnit::milliseconds;
-  auto c = read(om_path, ms);
+  auto c = read_truth(om_path, ms);
   ASSERT_EQ(c->stats.warnings.size(), 1u);
   EXPECT_NE(c->stats.warnings[0].find("--timestamp-unit s"), std::string::npos) << c->stats.warnings[0];
 }
@@ -183,7 +183,7 @@ TEST(TelemetryTruth, EverySeriesMatchesAReferenceWhateverTheRowOrder) {
   auto write_rows = [&](const std::string& name, std::vector<Row> ordered) {
     std::string text = "timestamp,series,metric,value\n";
     for (const auto& r : ordered) text += fmt::format("{:.0f},{},DCGM_FI_DEV_GPU_UTIL,{}\n", r.time_s, r.series, r.value);
-    return write(name, text);
+    return write_truth_file(name, text);
   };
   std::vector<Row> shuffled = rows;
   std::shuffle(shuffled.begin(), shuffled.end(), random);
@@ -231,7 +231,7 @@ TEST(TelemetryTruth, MemoryAboveTheDeviceIsOutOfRange) {
   for (int i = 0; i < 60; ++i)
     text += fmt::format("2026/11/30 10:{:02d}:00.000, 0, NVIDIA A100-SXM4-80GB, 50 %, 81920 MiB, {} MiB\n", i,
                         i == 30 ? 200000 : 12000);
-  auto r = read(write("over_total.csv", text));
+  auto r = read_truth(write_truth_file("over_total.csv", text));
   const SeriesAggregate& a = only_series(*r);
   EXPECT_EQ(a.out_of_range, 1);
   EXPECT_DOUBLE_EQ(a.memory_peak, 12000.0 * 1024 * 1024);
@@ -239,7 +239,7 @@ TEST(TelemetryTruth, MemoryAboveTheDeviceIsOutOfRange) {
   std::string no_total = "timestamp, index, name, utilization.gpu [%], memory.used [MiB]\n";
   for (int i = 0; i < 60; ++i)
     no_total += fmt::format("2026/11/30 10:{:02d}:00.000, 0, NVIDIA A100-SXM4-80GB, 50 %, {} MiB\n", i, i == 30 ? 122880 : 12000);
-  auto b = read(write("over_vram.csv", no_total));
+  auto b = read_truth(write_truth_file("over_vram.csv", no_total));
   std::set<std::string> kinds = finding_kinds(b->aggregator);
   EXPECT_TRUE(kinds.count("bad_exporter"));
   EXPECT_FALSE(kinds.count("vram_oversized"));

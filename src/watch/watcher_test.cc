@@ -33,7 +33,7 @@ double wall_now() { return std::chrono::duration<double>(std::chrono::system_clo
 
 // Four A100s every 5 minutes for a week ending an hour or two ago: idle, busy, a quarter busy,
 // and one whose pod's name carries a quote and markup.
-void write_history(const std::filesystem::path& file, double start, double end) {
+void write_watch_history(const std::filesystem::path& file, double start, double end) {
   struct Gpu {
     std::string name, pod;
     double util;
@@ -69,7 +69,7 @@ TEST(Watch, PrometheusScrapesTheWatcherAndStoresTheAuditsFigures) {
   std::filesystem::create_directories(dir);
   const double now = wall_now();
   const double end = std::floor(now / 3600) * 3600 - 3600, start = end - 7 * 86400;
-  write_history(dir / "history.om", start, end);
+  write_watch_history(dir / "history.om", start, end);
 
   // The watcher's address first, so that Prometheus can be told to scrape it.
   std::string error;
