@@ -225,8 +225,8 @@ namespace gw {
 namespace {
 
 // A replica across nodes: planned and simulated as such (JSON says its stages), written as a
-// LeaderWorkerSet (no Deployment of pods asking for more GPUs than a node has), and `scale`,
-// which does not simulate autoscaling such replicas, leaves them at the plan's count and says so.
+// LeaderWorkerSet (no Deployment of pods asking for more GPUs than a node has), and autoscaled
+// by `scale` in whole replicas, each priced as all its nodes.
 TEST(CliPlan, ReplicasAcrossNodesArePlannedAndWrittenAsGroupsOfPods) {
   const std::string path = temp_path("llama405.yaml");
   std::ofstream(path) << R"(version: 1
@@ -255,22 +255,38 @@ services:
   EXPECT_TRUE(std::filesystem::exists(dir + "/chat-service.yaml"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/chat-karpenter-nodepool.yaml"));
   EXPECT_FALSE(std::filesystem::exists(dir + "/chat-deployment.yaml"));
-  EXPECT_FALSE(std::filesystem::exists(dir + "/chat-keda-scaledobject.yaml"));
+  // Autoscaled in whole groups: KEDA scales the LeaderWorkerSet.
+  std::ifstream keda(dir + "/chat-keda-scaledobject.yaml");
+  const std::string scaler((std::istreambuf_iterator<char>(keda)), {});
+  EXPECT_NE(scaler.find("    kind: LeaderWorkerSet\n"), std::string::npos) << scaler;
   std::ifstream lws(dir + "/chat-leaderworkerset.yaml");
   const std::string text((std::istreambuf_iterator<char>(lws)), {});
   EXPECT_NE(text.find(fmt::format("  replicas: {}\n", best["replicas"].get<int>())), std::string::npos) << text;
   EXPECT_NE(text.find("    size: 2\n"), std::string::npos) << text;
   std::filesystem::remove_all(dir);
-  // `scale` leaves such a service at the plan's count and says why (JSON not_scaled).
   CliRun scale = run({"scale", path, "-q", "--format", "json"});
   ASSERT_EQ(scale.code, 0) << scale.err;
-  const auto scaled = nlohmann::json::parse(scale.out);
-  EXPECT_TRUE(scaled["services"].empty());
-  ASSERT_EQ(scaled["not_scaled"].size(), 1u);
-  EXPECT_EQ(scaled["not_scaled"][0]["name"], "chat");
-  const std::string why = scaled["not_scaled"][0]["why"];
-  EXPECT_NE(why.find("span 2 nodes each (16 x H100 tp8 pp2), and autoscaling replicas across nodes is not simulated"),
-            std::string::npos) << why;
+  const auto scaled = nlohmann::json::parse(scale.out)["services"];
+  ASSERT_EQ(scaled.size(), 1u);
+  const auto& replica = scaled[0]["replica"];
+  EXPECT_EQ(replica["pipeline_parallel"], 2);
+  EXPECT_EQ(replica["tensor_parallel"], 8);
+  EXPECT_NEAR(replica["usd_per_replica_hour"].get<double>(),
+              best["usd_per_hour"].get<double>() / best["replicas"].get<double>(), 1e-6);
+  const double hours = scaled[0]["duration_s"].get<double>() / 3600;
+  for (const auto& policy : scaled[0]["policies"]) {
+    // In replicas of 16 GPUs: GPU-hours are replica-hours x 16, dollars replica-hours x the replica's price.
+    EXPECT_NEAR(policy["gpu_hours"].get<double>(), 16 * policy["replica_hours"].get<double>(), 1e-6) << policy["name"];
+    EXPECT_NEAR(policy["usd"].get<double>(), policy["replica_hours"].get<double>() * replica["usd_per_replica_hour"].get<double>(),
+                1e-3) << policy["name"];
+    if (policy["name"] == "static-peak") {
+      EXPECT_NEAR(policy["replica_hours"].get<double>(), best["replicas"].get<double>() * hours, 0.01 * hours) << policy;
+    }
+    for (const auto& point : policy["series"]) EXPECT_LE(point["ready"].get<int>(), policy["max_replicas"].get<int>()) << policy["name"];
+  }
+  bool said = false;
+  for (const auto& a : scaled[0]["assumptions"]) said = said || a.get<std::string>().find("a replica spans 2 nodes") == 0;
+  EXPECT_TRUE(said) << scaled[0]["assumptions"];
   std::filesystem::remove(path);
 }
 

@@ -28,18 +28,18 @@ std::string backlog_query(const ManifestInput& in, const std::string& name) {
   return fmt::format("sum(nv_inference_pending_request_count{{service=\"{}\"}})", name);
 }
 
-// Name, labels and the Deployment both autoscalers scale.
-std::string metadata_and_target(const std::string& name) {
+// Name, labels and the workload both autoscalers scale.
+std::string metadata_and_target(const std::string& name, const ScaleTarget& target) {
   return fmt::format(
       "metadata:\n"
       "  name: {0}\n"
       "  labels: {{app.kubernetes.io/managed-by: gpuwise, gpuwise.dev/service: {0}}}\n"
       "spec:\n"
       "  scaleTargetRef:\n"
-      "    apiVersion: apps/v1\n"
-      "    kind: Deployment\n"
+      "    apiVersion: {1}\n"
+      "    kind: {2}\n"
       "    name: {0}\n",
-      name);
+      name, target.api_version, target.kind);
 }
 
 std::string behavior(const ManifestInput& in, const std::string& indent) {
@@ -354,15 +354,10 @@ std::string service_manifest(const ManifestInput& in, const std::string& role_se
   return service(in, dns_label(in.service), role_selected);
 }
 
-std::vector<Manifest> service_manifests(const ManifestInput& in) {
+std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleTarget& target) {
   const std::string name = dns_label(in.service);
   const bool waiting_only = !in.llm;
   std::vector<Manifest> out;
-  out.push_back({name + "-deployment.yaml", deployment(in, name),
-                 fmt::format("{} replica(s) of {} x {}; requests {} CPU, {:.0f} GiB{}", in.replicas, in.gpus_per_replica, in.accelerator,
-                             quantity(in.cpu_per_replica), std::floor(in.memory_gib_per_replica),
-                             in.why_resources.empty() ? "" : " (" + in.why_resources + ")")});
-  out.push_back({name + "-service.yaml", service(in, name), "ClusterIP Service on port 8000"});
   if (in.min_replicas == 0) {
     out.push_back({name + "-keda-httpscaledobject.yaml", http_scaled_object(in, name),
                    fmt::format("scales 0..{} on requests in flight at the KEDA HTTP add-on's interceptor, which holds requests "
@@ -393,7 +388,7 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
         "        query: {7}\n"
         "        threshold: {8}\n"
         "        activationThreshold: \"0\"\n",
-        metadata_and_target(name), static_cast<long long>(in.polling_interval_s), static_cast<long long>(std::ceil(in.cooldown_s)), in.min_replicas,
+        metadata_and_target(name, target), static_cast<long long>(in.polling_interval_s), static_cast<long long>(std::ceil(in.cooldown_s)), in.min_replicas,
         in.max_replicas, behavior(in, "      "), yaml_quoted(in.prometheus_url), yaml_quoted(backlog_query(in, name)),
         yaml_quoted(fmt::format("{:.3g}", in.queue_threshold)));
     out.push_back({name + "-keda-scaledobject.yaml", keda,
@@ -421,8 +416,21 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
       "          averageValue: {4}\n"
       "{5}",
       name, std::max(1, in.min_replicas), in.max_replicas, waiting_only ? "requests_pending" : "requests_waiting_or_running",
-      yaml_quoted(quantity(in.queue_threshold)), behavior(in, "  "), metadata_and_target(name));
+      yaml_quoted(quantity(in.queue_threshold)), behavior(in, "  "), metadata_and_target(name, target));
   out.push_back({name + "-hpa.yaml", hpa, "the same queue-depth signal without KEDA (never below 1 replica)"});
+
+  return out;
+}
+
+std::vector<Manifest> service_manifests(const ManifestInput& in) {
+  const std::string name = dns_label(in.service);
+  std::vector<Manifest> out;
+  out.push_back({name + "-deployment.yaml", deployment(in, name),
+                 fmt::format("{} replica(s) of {} x {}; requests {} CPU, {:.0f} GiB{}", in.replicas, in.gpus_per_replica, in.accelerator,
+                             quantity(in.cpu_per_replica), std::floor(in.memory_gib_per_replica),
+                             in.why_resources.empty() ? "" : " (" + in.why_resources + ")")});
+  out.push_back({name + "-service.yaml", service(in, name), "ClusterIP Service on port 8000"});
+  for (auto& m : autoscaler_manifests(in, ScaleTarget{})) out.push_back(std::move(m));
 
   const std::string types = yaml_quoted_list(in.instance_types);
   const int gpu_limit = in.max_replicas * in.gpus_per_replica;

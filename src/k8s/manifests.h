@@ -98,6 +98,16 @@ std::string dns_label(const std::string& name);
 
 std::vector<Manifest> service_manifests(const ManifestInput& input);
 
+// The workload an autoscaler scales (its scale subresource): the Deployment, or a LeaderWorkerSet
+// of groups across nodes.
+struct ScaleTarget {
+  std::string api_version = "apps/v1";
+  std::string kind = "Deployment";
+};
+// The autoscalers of a service kept warm or scaled to zero (min_replicas 0: the HTTP add-on's
+// HTTPScaledObject, a Deployment only), and the HPA alternative, on the queue-depth signal.
+std::vector<Manifest> autoscaler_manifests(const ManifestInput& input, const ScaleTarget& target);
+
 // The Deployment of one pool (its name: the service's, with "-prefill" or "-decode" for a role).
 std::string deployment_manifest(const ManifestInput& input);
 

@@ -77,8 +77,13 @@ std::string leaderworkerset(const ManifestInput& in, const std::string& name) {
       "# Source: {2}.\n"
       "# Needs the LeaderWorkerSet controller in the cluster. A pod that fails restarts its whole group\n"
       "# (RecreateGroupOnPodRestart): a replica without one of its stages serves nothing.\n"
-      "# Replicas fixed at the plan's {3}: autoscaling replicas across nodes is not simulated, so no autoscaler is written.\n",
-      in.nodes_per_replica, in.gpus_per_replica, kLeaderWorkerSetSource, in.replicas);
+      "# {3}\n",
+      in.nodes_per_replica, in.gpus_per_replica, kLeaderWorkerSetSource,
+      in.max_replicas > in.min_replicas && in.min_replicas > 0
+          ? fmt::format("Starts at the plan's {} replicas; the KEDA ScaledObject scales whole groups, {}..{}, on the leaders' queue "
+                        "depth (its scale subresource).",
+                        in.replicas, in.min_replicas, in.max_replicas)
+          : fmt::format("Replicas fixed at the plan's {}.", in.replicas));
   out += fmt::format("# Weights: {} copied to {} on every pod of a group ({}).\n", uri, target,
                      in.model_uri.empty() ? "a placeholder: set services[].scaling.model_uri to the versioned path"
                                           : "services[].scaling.model_uri");
@@ -110,16 +115,23 @@ std::string leaderworkerset(const ManifestInput& in, const std::string& name) {
 
 std::vector<Manifest> multi_node_manifests(const ManifestInput& in) {
   const std::string name = dns_label(in.service);
-  const int nodes = in.replicas * in.nodes_per_replica;
-  const int gpu_limit = nodes * in.gpus_per_replica;
-  return {{name + "-leaderworkerset.yaml", leaderworkerset(in, name),
-           fmt::format("{} replica(s) of {} pods x {} x {} (a group per replica, one pod per node); requests per pod {:.1f} CPU, {:.0f} GiB",
-                       in.replicas, in.nodes_per_replica, in.gpus_per_replica, in.accelerator, in.cpu_per_replica,
-                       std::floor(in.memory_gib_per_replica))},
-          {name + "-service.yaml", service_manifest(in, "leader"), "ClusterIP Service on port 8000, the groups' leaders"},
-          {name + "-karpenter-nodepool.yaml",
-           nodepool_manifest(in, gpu_limit, fmt::format("{} replicas x {} nodes x {} GPU(s)", in.replicas, in.nodes_per_replica, in.gpus_per_replica)),
-           fmt::format("nodes of {} for {} GPU(s)", yaml_quoted_list(in.instance_types), gpu_limit)}};
+  const int replicas = std::max(in.replicas, in.max_replicas);  // the most the nodes must hold
+  const int gpu_limit = replicas * in.nodes_per_replica * in.gpus_per_replica;
+  std::vector<Manifest> out = {
+      {name + "-leaderworkerset.yaml", leaderworkerset(in, name),
+       fmt::format("{} replica(s) of {} pods x {} x {} (a group per replica, one pod per node); requests per pod {:.1f} CPU, {:.0f} GiB",
+                   in.replicas, in.nodes_per_replica, in.gpus_per_replica, in.accelerator, in.cpu_per_replica,
+                   std::floor(in.memory_gib_per_replica))},
+      {name + "-service.yaml", service_manifest(in, "leader"), "ClusterIP Service on port 8000, the groups' leaders"}};
+  // Only the leader runs vLLM's server, so the queue gauges are the group's; KEDA and the HPA
+  // scale the LeaderWorkerSet through its scale subresource (whole groups). Never to zero here.
+  if (in.max_replicas > in.min_replicas && in.min_replicas > 0)
+    for (auto& m : autoscaler_manifests(in, ScaleTarget{"leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"})) out.push_back(std::move(m));
+  out.push_back({name + "-karpenter-nodepool.yaml",
+                 nodepool_manifest(in, gpu_limit,
+                                   fmt::format("{} replicas x {} nodes x {} GPU(s)", replicas, in.nodes_per_replica, in.gpus_per_replica)),
+                 fmt::format("nodes of {} for {} GPU(s)", yaml_quoted_list(in.instance_types), gpu_limit)});
+  return out;
 }
 
 }  // namespace gw

@@ -1,9 +1,10 @@
 // Kubernetes manifests for replicas that span nodes (ManifestInput::nodes_per_replica > 1): a
 // LeaderWorkerSet whose groups are the replicas, one pod per node holding its whole GPUs (the
 // leader runs the Ray head and vLLM's server with tensor parallelism within a node and one
-// pipeline stage per node; the workers join its Ray cluster), a Service on the leaders, and the
-// Karpenter NodePool. The count is the plan's: gpuwise does not simulate autoscaling such
-// replicas, so no autoscaler is written.
+// pipeline stage per node; the workers join its Ray cluster), a Service on the leaders, the
+// autoscalers (KEDA's ScaledObject and the HPA on the leaders' queue depth, scaling the
+// LeaderWorkerSet in whole groups; none when min_replicas == max_replicas, never to zero), and
+// the Karpenter NodePool for the most groups the autoscaler may ask for.
 #pragma once
 
 #include <vector>

@@ -80,7 +80,41 @@ TEST_F(ManifestSchemas, ReplicasAcrossNodesValidateAndHangTogether) {
   // The NodePool holds 3 replicas x 2 nodes x 8 GPUs, and labels the nodes the pods select.
   EXPECT_EQ(pool["spec"]["limits"]["nvidia.com/gpu"].as<int>(), 48);
   EXPECT_EQ(pool["spec"]["template"]["metadata"]["labels"]["gpuwise.dev/service"].as<std::string>(), "chat-405b");
-  EXPECT_NE(manifests[0].yaml.find("no autoscaler is written"), std::string::npos);
+  EXPECT_NE(manifests[0].yaml.find("Replicas fixed at the plan's 3."), std::string::npos);
+}
+
+// Autoscaled: KEDA's ScaledObject and the HPA scale the LeaderWorkerSet itself (whole groups, on
+// the leaders' queue gauges), and the NodePool holds the most replicas either may ask for.
+TEST_F(ManifestSchemas, ReplicasAcrossNodesScaleAsGroups) {
+  ManifestInput in = llama405_input();
+  in.min_replicas = 2;
+  in.max_replicas = 5;
+  in.queue_threshold = 40;
+  auto manifests = multi_node_manifests(in);
+  ASSERT_EQ(manifests.size(), 5u);
+  int scalers = 0;
+  for (const auto& m : manifests) {
+    const YAML::Node doc = YAML::Load(m.yaml);
+    EXPECT_EQ(validate(to_json(doc), schema_for(m.file_name)), 0) << m.file_name << "\n" << last_log_ << "\n" << m.yaml;
+    if (m.file_name == "chat-405b-keda-scaledobject.yaml" || m.file_name == "chat-405b-hpa.yaml") {
+      ++scalers;
+      EXPECT_EQ(doc["spec"]["scaleTargetRef"]["apiVersion"].as<std::string>(), "leaderworkerset.x-k8s.io/v1") << m.file_name;
+      EXPECT_EQ(doc["spec"]["scaleTargetRef"]["kind"].as<std::string>(), "LeaderWorkerSet") << m.file_name;
+      EXPECT_EQ(doc["spec"]["scaleTargetRef"]["name"].as<std::string>(), "chat-405b") << m.file_name;
+    }
+    if (m.file_name == "chat-405b-keda-scaledobject.yaml") {
+      EXPECT_EQ(doc["spec"]["minReplicaCount"].as<int>(), 2);
+      EXPECT_EQ(doc["spec"]["maxReplicaCount"].as<int>(), 5);
+    }
+    if (m.file_name == "chat-405b-karpenter-nodepool.yaml") {
+      EXPECT_EQ(doc["spec"]["limits"]["nvidia.com/gpu"].as<int>(), 5 * 2 * 8);
+    }
+    if (m.file_name == "chat-405b-leaderworkerset.yaml") {
+      EXPECT_EQ(doc["spec"]["replicas"].as<int>(), 3);  // starts at the plan's count
+      EXPECT_NE(m.yaml.find("scales whole groups, 2..5"), std::string::npos) << m.yaml;
+    }
+  }
+  EXPECT_EQ(scalers, 2);
 }
 
 }  // namespace

@@ -98,22 +98,6 @@ Result<std::vector<Manifest>> disaggregated_plan_manifests(const Spec& spec, con
   return disaggregated_manifests(in);
 }
 
-// A plan whose replicas span nodes: a LeaderWorkerSet at the plan's count (one pod per node).
-Result<std::vector<Manifest>> multi_node_plan_manifests(const Spec& spec, const ServiceSpec& service, const ServicePlan& plan,
-                                                        const PlanSpecOptions& plan_options, int token_budget) {
-  const PlanOption& best = *plan.best;
-  ManifestInput in;
-  if (auto e = fill_pod(in, spec, service, *best.offering, best.config, 1, token_budget, plan_options.usable_fraction)) return *e;
-  in.nodes_per_replica = best.config.pipeline_parallel;
-  in.min_replicas = in.max_replicas = in.peak_replicas = in.replicas = best.replicas;
-  in.usd_per_replica_hour = best.usd_per_hour / std::max(1, best.replicas);
-  in.min_nodes = best.instances;
-  in.cooldown_s = std::max(60.0, std::ceil(in.cold_start_s / 30) * 30);
-  in.startup_s = in.cold_start_s;
-  in.termination_grace_s = 60;
-  return multi_node_manifests(in);
-}
-
 }  // namespace
 
 Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanResult& plans, const PlanSpecOptions& plan_options,
@@ -131,19 +115,16 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
       for (auto& m : pools.value()) manifests.push_back(std::move(m));
       continue;
     }
-    if (plan.best->config.pipeline_parallel > 1) {
-      auto groups = multi_node_plan_manifests(spec, service, plan, plan_options, verify.prefill_chunk_tokens);
-      if (!groups.ok()) return groups.error();
-      for (auto& m : groups.value()) manifests.push_back(std::move(m));
-      continue;
-    }
     ScalingPlanOptions options;
     options.calibration = verify.build.calibration;
     options.seed = plan_options.seed;
     const double start_s = cold_start(spec.models.at(service.model_key), service.scaling).start_s;
     double cooldown = service.scaling.keep_alive_given ? service.scaling.keep_alive_s : std::max(60.0, std::ceil(start_s / 30) * 30);
     service.scaling.keep_alive_s = cooldown;
-    service.scaling.policies = {"queue-depth", "scale-to-zero"};
+    // Replicas across nodes are scaled in whole groups and kept warm (the HTTP add-on's
+    // scale-from-zero is written for Deployments only).
+    const bool across_nodes = plan.best->config.pipeline_parallel > 1;
+    service.scaling.policies = across_nodes ? std::vector<std::string>{"queue-depth"} : std::vector<std::string>{"queue-depth", "scale-to-zero"};
     // The printed plan was verified with the command's options: scale that layout. Screen-only
     // plans are verified here first, as the manifests' counts must hold in simulation.
     auto result = !plan_options.simulate ? plan_scaling(catalog, spec, service, options)
@@ -151,18 +132,20 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     if (!result.ok()) return result.error();
     const ScalingReport& r = result.value();
     const PolicyOutcome& queue = r.policies[0];
-    const PolicyOutcome& zero = r.policies[1];
+    const PolicyOutcome& zero = r.policies[across_nodes ? 0 : 1];
     const PlanOption& best = r.plan;
-    const int per_node = best.replicas_per_node();
+    const int per_node = across_nodes ? 1 : best.replicas_per_node();  // a pod per node across nodes
     ManifestInput in;
     if (auto e = fill_pod(in, spec, service, *best.offering, best.config, per_node, verify.prefill_chunk_tokens, plan_options.usable_fraction))
       return *e;
     in.queue_threshold = queue.target;
     in.peak_replicas = r.plan.replicas;
     in.max_replicas = queue.max_replicas;
-    bool zero_pays = zero.meets_slo && !zero.below_min_replicas && zero.usd < 0.99 * queue.usd;
+    bool zero_pays = !across_nodes && zero.meets_slo && !zero.below_min_replicas && zero.usd < 0.99 * queue.usd;
     in.min_replicas = zero_pays ? 0 : queue.min_replicas;
-    in.why_min = zero_pays ? fmt::format("scaling to zero met the SLO ({:.2f}%) for {}/month against {}/month kept warm, over {:.0f} h of "
+    in.why_min = across_nodes ? fmt::format("the service's min_replicas ({}); a replica spans {} nodes and is kept warm (not scaled to zero)",
+                                            queue.min_replicas, best.config.pipeline_parallel)
+                 : zero_pays ? fmt::format("scaling to zero met the SLO ({:.2f}%) for {}/month against {}/month kept warm, over {:.0f} h of "
                                          "this service's traffic", zero.slo_attainment * 100, format_usd(zero.usd_per_month),
                                          format_usd(queue.usd_per_month), r.duration_s / 3600)
                            : zero.below_min_replicas ? fmt::format("the service's min_replicas is {} (availability): it does not scale "
@@ -194,6 +177,12 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     in.floor_replicas = best.spot_with_floor() ? per_node : 0;
     in.startup_s = r.warm_start_s;
     in.termination_grace_s = best.spot_with_floor() ? std::max(30.0, reclaim_notice(best.offering->cloud).seconds) : 60;
+    if (across_nodes) {
+      in.nodes_per_replica = best.config.pipeline_parallel;
+      in.min_nodes = best.instances;
+      for (auto& m : multi_node_manifests(in)) manifests.push_back(std::move(m));
+      continue;
+    }
     for (auto& m : service_manifests(in)) manifests.push_back(std::move(m));
   }
   return manifests;

@@ -89,6 +89,8 @@ std::string verdict(const ScalingReport& report) {
 }
 
 std::string layout_name(const PlanOption& plan) {
+  if (plan.config.pipeline_parallel > 1)
+    return fmt::format("{} x{} ({})", plan.config.accelerator->name, plan.config.devices(), parallel_layout(plan.config));
   return fmt::format("{} x{}", plan.config.accelerator->name, plan.config.tensor_parallel);
 }
 
@@ -111,7 +113,7 @@ json shape_json(const ScalingReport& r) {
                         {"fast_forwarded_s", p.fast_forwarded_s}, {"series", series}});
   }
   return {{"replica", {{"accelerator", plan.config.accelerator->name}, {"tensor_parallel", plan.config.tensor_parallel},
-                       {"batching", batching_name(plan.config.batching)}, {"max_batch", plan.config.max_batch},
+                       {"pipeline_parallel", std::max(1, plan.config.pipeline_parallel)}, {"batching", batching_name(plan.config.batching)}, {"max_batch", plan.config.max_batch},
                        {"cloud", plan.offering->cloud}, {"instance_type", plan.offering->instance_type},
                        {"pricing", pricing_name(plan.pricing)}, {"usd_per_replica_hour", r.usd_per_replica_hour},
                        {"capacity_rps", r.capacity_rps_per_replica}, {"peak_replicas", plan.replicas}}},
@@ -252,14 +254,6 @@ Result<ScaleOutput> scale_spec(const Catalog& catalog, const Spec& spec, const S
     auto result = study_scaling(catalog, spec, service, options);
     if (progress) progress->finish();
     if (!result.ok()) return result.error();
-    if (const std::string& why = result.value().not_scaled; !why.empty()) {
-      Section section;
-      section.heading = service.name;
-      out.doc.sections.push_back(section);
-      out.add_paragraph(service.name + ": " + why + ".");
-      out.not_scaled.push_back({{"name", service.name}, {"why", why}});
-      continue;
-    }
     out.all_meet = out.all_meet && result.value().best_shape >= 0;
     add_service(out, service, result.value(), o.shapes > 0 ? o.shapes : service.scaling.shapes, o.explain,
                 spec.constraints.max_utilization);
@@ -268,7 +262,7 @@ Result<ScaleOutput> scale_spec(const Catalog& catalog, const Spec& spec, const S
 }
 
 nlohmann::json to_json(const ScaleOutput& out) {
-  return json_document("scale", {{"spec", out.spec_path}, {"seed", out.seed}, {"services", out.services}, {"not_scaled", out.not_scaled}});
+  return json_document("scale", {{"spec", out.spec_path}, {"seed", out.seed}, {"services", out.services}});
 }
 
 }  // namespace gw

@@ -31,7 +31,6 @@ struct ScaleOutput {
   std::string text;
   Document doc;
   nlohmann::json services = nlohmann::json::array();
-  nlohmann::json not_scaled = nlohmann::json::array();  // {name, why}: services left at the plan's count
   std::string spec_path;
   uint64_t seed = 1;
   bool all_meet = true;  // every service has a layout and policy that meet its SLO

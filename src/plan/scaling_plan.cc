@@ -175,6 +175,7 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
   ScalingOptions s;
   s.interval_s = scaling.interval_s;
   s.max_replicas = outcome.max_replicas;
+  s.lanes_per_replica = std::max(1, report.plan.config.pipeline_parallel);  // one node per stage: build_replicas's lanes
   s.initial_replicas = c.policy == ScalePolicy::static_peak ? layout.static_replicas
                                                              : std::clamp(layout.static_replicas, c.min_replicas, layout.max_replicas);
   s.start_s = report.start_s;
@@ -269,6 +270,13 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
                           "unless the spec's scaling section sets them: measure yours",
                           report.start_s, scaling.node_provisioning_s, scaling.container_start_s, report.model_load_s,
                           report.weights_gib, load_gbps, scaling.model_source, report.warm_start_s));
+  if (best.config.pipeline_parallel > 1)
+    a.push_back(fmt::format("a replica spans {} nodes ({} x {} {}, a LeaderWorkerSet group): the autoscaler counts and starts whole "
+                            "replicas; a replica's nodes are ordered together and it serves once all have loaded (every node fetches "
+                            "the whole weights, as `plan --emit-k8s` writes it), it drains as one, and its nodes are billed until its "
+                            "last micro-batch lane has drained; a warm pool counts replicas' worth of nodes",
+                            best.config.pipeline_parallel, best.config.devices(), best.config.accelerator->name,
+                            parallel_layout(best.config)));
   a.push_back(fmt::format("HPA mechanics (Kubernetes defaults, kubernetes.io HPA docs): sync every {:.0f} s, tolerance 10%, "
                           "scale-up stabilization {:.0f} s, scale-down stabilization {:.0f} s, up by max(4 pods, 100%) and down by "
                           "up to 100% per period; KEDA activation wakes a pool at zero on the first request; every policy starts "
@@ -285,7 +293,7 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
                           CpuModel{}.idle_pct, scaling.cpu_ms_per_request, scaling.cpu_cores,
                           CpuModel{scaling.cpu_cores, 3, 1.0, scaling.cpu_ms_per_request}.utilization_pct(1.0, best.level.capacity_rps)));
   a.push_back(fmt::format("billing: every node from the request to launch until its replica has drained and stopped, and "
-                          "{} warm node(s) throughout; GPU-hours = node-hours x {} GPU(s)", scaling.warm_pool, report.gpus_per_replica));
+                          "{} warm node(s) throughout; GPU-hours = replica-hours x {} GPU(s)", scaling.warm_pool, report.gpus_per_replica));
   a.push_back("an SLO is met, as in plan verification, when every p99 target holds over all requests (each metric's "
               "own p99, a timed-out request counted as longer than any served) and no prompt is rejected; attainment is the "
               "share within all targets at once");
@@ -315,12 +323,6 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   const bool llm = model.arch.kind == ModelKind::decoder;
   const std::string field = "services." + service.name;
 
-  if (replica.config.pipeline_parallel > 1)
-    return Error{spec.path, service.line, field,
-                 fmt::format("the plan's replicas span {} nodes each ({} x {} {}): autoscaling replicas across nodes is not "
-                             "simulated; `gpuwise plan` sizes the fixed pool and `plan --emit-k8s` writes it as a LeaderWorkerSet",
-                             replica.config.pipeline_parallel, replica.config.devices(), replica.config.accelerator->name,
-                             parallel_layout(replica.config))};
   ScalingReport report;
   report.service = service.name;
   report.plan = replica;
@@ -422,15 +424,6 @@ Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, con
   verify.seed = options.seed;
   verify_plan(catalog, spec, service, plan, verify);
   if (!plan.feasible || !plan.best) return Error{spec.path, service.line, field, "no configuration meets the SLO at peak: " + plan.binding};
-  if (const PlanOption& best = *plan.best; best.config.pipeline_parallel > 1) {
-    ScalingStudy study;
-    study.not_scaled = fmt::format("not autoscaled: its replicas span {} nodes each ({} x {} {}), and autoscaling replicas across "
-                                   "nodes is not simulated; the plan's {} replicas on {} stand as a fixed pool at {}/month "
-                                   "(`plan --emit-k8s` writes them as a LeaderWorkerSet)",
-                                   best.config.pipeline_parallel, best.config.devices(), best.config.accelerator->name,
-                                   parallel_layout(best.config), best.replicas, describe_nodes(best), format_usd(best.usd_per_month()));
-    return study;
-  }
 
   // The plan's replica, then other layouts in screened cost order, each at the fewest replicas
   // the simulation accepts at peak: a pool of small replicas can follow demand more closely.
@@ -439,7 +432,6 @@ Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, con
   for (const auto& option : plan.ranked) {
     if (static_cast<int>(layouts.size()) >= wanted) break;
     if (std::any_of(layouts.begin(), layouts.end(), [&](const PlanOption& l) { return l.config == option.config; })) continue;
-    if (option.config.pipeline_parallel > 1) continue;  // scale_layout: not autoscaled
     PlanOption candidate = option;
     std::optional<PlanOption> verified;
     if (verify_option(catalog, model, service, candidate, verify)) verified = candidate;

@@ -1,7 +1,7 @@
 // Autoscaling policies compared on a service's time-varying traffic: the plan's best
 // configuration as the replica, each policy simulated request by request over the traffic
 // (trace, measured rates or a daily/weekly profile) with Kubernetes mechanics, and the cheapest
-// policy that meets the SLO recommended. Costs are node-hours billed (starting, serving,
+// policy that meets the SLO recommended. Costs are replica-hours billed (starting, serving,
 // draining and warm nodes) at the plan's price per replica.
 #pragma once
 
@@ -91,9 +91,6 @@ struct ScalingPlanOptions {
 struct ScalingStudy {
   std::vector<ScalingReport> shapes;  // the plan's layout first
   int best_shape = -1;                // whose recommended policy costs least; -1 when none meets the SLO
-  // Why the service is not autoscaled (the plan's replicas span nodes, which the autoscaled
-  // simulation does not model); shapes is empty then and the plan's count stands.
-  std::string not_scaled;
 };
 Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
                                    const ScalingPlanOptions& options);

@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace gw {
 namespace {
 
@@ -147,13 +149,18 @@ struct StepArrivals : ArrivalProcess {
   }
 };
 
-SimResult run_scaled(ScalerConfig config, ScalingOptions scaling, double end_s = 1800) {
+// lanes: each replica that many one-at-a-time lanes (a replica of pipeline stages across nodes).
+SimResult run_scaled(ScalerConfig config, ScalingOptions scaling, double end_s = 1800, int lanes = 1) {
   StepArrivals arrivals(end_s);
-  ReplicaConfig replica;
-  replica.name = "r";
-  replica.batching = SimBatching::none;
-  replica.max_batch = 1;
-  replica.batch_time = [](int, Rng&) { return 1.0; };
+  std::vector<ReplicaConfig> replica(static_cast<size_t>(lanes));
+  for (int lane = 0; lane < lanes; ++lane) {
+    ReplicaConfig& c = replica[static_cast<size_t>(lane)];
+    c.name = fmt::format("r lane {}", lane + 1);
+    c.batching = SimBatching::none;
+    c.max_batch = 1;
+    c.batch_time = [](int, Rng&) { return 1.0; };
+  }
+  scaling.lanes_per_replica = lanes;
   auto scaler = std::make_shared<Autoscaler>(config);
   scaling.decide = [scaler](const ScaleObservation& o) { return scaler->decide(o); };
   SimOptions options;
@@ -162,7 +169,8 @@ SimResult run_scaled(ScalerConfig config, ScalingOptions scaling, double end_s =
   options.router = Router::shared_queue;
   options.slo.latency_p99_s = 5;
   options.scaling = scaling;
-  auto result = simulate(arrivals, {replica}, options);
+  options.check_invariants = true;
+  auto result = simulate(arrivals, replica, options);
   EXPECT_TRUE(result.ok()) << result.error().to_string();
   return result.value();
 }
@@ -193,6 +201,35 @@ TEST(AutoscaledSimulation, StaticPoolBillsReplicasTimesDuration) {
   EXPECT_NEAR(r.billed_node_s, 12 * r.duration_s, 12 * 5.0);
   EXPECT_EQ(r.scale_ups + r.scale_downs, 0);
   EXPECT_GT(r.slo_attainment, 0.99);
+}
+
+// A replica of two lanes (two nodes) is counted, started, drained and billed as one: the step to
+// 8 requests/s of 1 s work needs at least 4 such replicas (8 lanes busy) and fewer than replicas
+// of one lane under the same scaler; a fixed pool of 3 is billed 3 replicas x the span, not 6.
+TEST(AutoscaledSimulation, ReplicasOfSeveralLanesScaleAsOne) {
+  ScalerConfig c = scaler(ScalePolicy::queue_depth, 1.5, 20);
+  ScalingOptions s;
+  s.max_replicas = 20;
+  s.initial_replicas = 2;
+  s.start_s = 60;
+  auto late_mean = [](const SimResult& run) {
+    double ready = 0;
+    int scrapes = 0;
+    for (const auto& p : run.scale_series)
+      if (p.time_s > 1000 && p.time_s < 1700) ready += p.ready, ++scrapes;
+    return ready / scrapes;
+  };
+  SimResult r = run_scaled(c, s, 1800, 2);
+  ASSERT_EQ(r.replicas.size(), 40u);  // every replica's two lanes
+  for (const auto& p : r.scale_series) EXPECT_LE(p.ready + p.starting, 20);
+  EXPECT_GT(late_mean(r), 4);
+  EXPECT_LT(late_mean(r), late_mean(run_scaled(c, s, 1800, 1)));
+  EXPECT_GT(r.scale_ups, 0);
+  EXPECT_GT(r.billed_node_s, r.serving_replica_s);
+  auto [fc, fs] = fixed_pool(3);
+  SimResult fixed = run_scaled(fc, fs, 1800, 2);
+  EXPECT_NEAR(fixed.billed_node_s, 3 * fixed.duration_s, 3 * 5.0);
+  EXPECT_NEAR(fixed.serving_replica_s, 3 * fixed.duration_s, 3 * 5.0);
 }
 
 TEST(AutoscaledSimulation, ColdStartsHoldRequestsAndWarmPoolShortensThem) {

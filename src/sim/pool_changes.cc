@@ -24,7 +24,7 @@ void Simulation::on_scale_tick(double t) {
   const ScaleObservation o =
       driver.observe(t, replicas_, static_cast<long long>(shared_.size() + held_.size()), tallies_);
   const int desired = driver.desired(o, tallies_.in_flight);
-  const ScaleActions actions = ScalingDriver::plan(desired, replicas_, loads_);
+  const ScaleActions actions = ScalingDriver::plan(desired, replicas_, loads_, lanes_);
   if (desired > actions.current) {
     if (actions.current == 0) ++result_.cold_starts;
     ++result_.scale_ups;
@@ -35,14 +35,19 @@ void Simulation::on_scale_tick(double t) {
     serve_again(replicas_[static_cast<size_t>(i)], t);
     dispatch_held(t);
   }
-  for (int i : actions.start) {
-    auto& r = replicas_[static_cast<size_t>(i)];
+  // A replica's lanes start together: one delay (its nodes come up side by side), one event.
+  for (size_t k = 0; k < actions.start.size(); k += static_cast<size_t>(lanes_)) {
+    const int first = actions.start[k];
     bool refill = false;
     const double delay = driver.start_delay(refill);
     if (refill) push({t + s.node_provisioning_s, static_cast<int>(EventKind::node_ready), -1, 0, 0});
-    set_life(r, Life::starting);
-    ++nodes_;
-    push({t + delay, static_cast<int>(EventKind::replica_ready), i, 0, ++r.life_version});
+    for (int lane = 0; lane < lanes_; ++lane) {
+      auto& r = replicas_[static_cast<size_t>(first + lane)];
+      set_life(r, Life::starting);
+      ++nodes_;
+      ++r.life_version;
+    }
+    push({t + delay, static_cast<int>(EventKind::replica_ready), first, 0, replicas_[static_cast<size_t>(first)].life_version});
   }
   for (int i : actions.cancel) {
     auto& r = replicas_[static_cast<size_t>(i)];
@@ -57,12 +62,13 @@ void Simulation::on_scale_tick(double t) {
   }
   ScaleSample sample;
   sample.time_s = t + skip_;
-  sample.ready = ready_;
+  sample.ready = ready_ / lanes_;
   int draining = 0;
   for (const auto& r : replicas_) {
     if (r.life == Life::starting) ++sample.starting;
     if (r.life == Life::draining) ++draining;
   }
+  sample.starting /= lanes_;
   sample.desired = desired;
   sample.billed = billed_nodes();
   sample.arrival_rps = o.arrival_rps;
@@ -108,11 +114,12 @@ void Simulation::replay_window(double t, const Replay& replay) {
 }
 
 void Simulation::on_replica_ready(int index, unsigned version, double t) {
-  auto& r = replicas_[static_cast<size_t>(index)];
-  if (r.life != Life::starting || r.life_version != version) return;
-  serve_again(r, t);
+  if (replicas_[static_cast<size_t>(index)].life != Life::starting || replicas_[static_cast<size_t>(index)].life_version != version)
+    return;
+  for (int lane = index; lane < index + lanes_; ++lane) serve_again(replicas_[static_cast<size_t>(lane)], t);
   dispatch_held(t);
-  if (options_.router == Router::shared_queue) try_start(index, t);
+  if (options_.router == Router::shared_queue)
+    for (int lane = index; lane < index + lanes_; ++lane) try_start(lane, t);
 }
 
 // Requests that arrived while no replica was ready go out as soon as one is.
@@ -133,7 +140,18 @@ void Simulation::dispatch_held(double t) {
 
 // A draining replica stops (and stops being billed) once it holds no work.
 void Simulation::maybe_stop(ReplicaState& r) {
-  if (r.life == Life::draining && loads_[r.index].outstanding == 0 && !r.busy) stop(r);
+  auto drained = [&](const ReplicaState& lane) {
+    return lane.life == Life::draining && loads_[lane.index].outstanding == 0 && !lane.busy;
+  };
+  if (lanes_ == 1) {
+    if (drained(r)) stop(r);
+    return;
+  }
+  // A replica's nodes go when its last lane has drained.
+  const int first = group_start(static_cast<int>(r.index));
+  for (int lane = first; lane < first + lanes_; ++lane)
+    if (!drained(replicas_[static_cast<size_t>(lane)])) return;
+  for (int lane = first; lane < first + lanes_; ++lane) stop(replicas_[static_cast<size_t>(lane)]);
 }
 
 void Simulation::stop(ReplicaState& r) {
@@ -145,7 +163,7 @@ void Simulation::stop(ReplicaState& r) {
     o.drained_s = std::max(o.drained_s, now_ - o.at_s);
     return;
   }
-  if (scaling_) scaling_->keep_node_warm();
+  if (scaling_ && static_cast<int>(r.index) % lanes_ == 0) scaling_->keep_node_warm();  // once a replica
 }
 
 // A node is reclaimed: its replicas stop taking work, hand on what they had not started, and

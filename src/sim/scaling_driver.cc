@@ -22,6 +22,10 @@ ScaleObservation ScalingDriver::observe(double t, std::vector<ReplicaState>& rep
     r.busy_observed = cumulative;
     r.observed_since = t;
   }
+  // In replicas: a replica's lanes are ready or starting together.
+  const int lanes = std::max(1, options_.lanes_per_replica);
+  o.ready /= lanes;
+  o.starting /= lanes;
   o.waiting += waiting_elsewhere;
   o.in_service = std::max(0LL, tallies.in_flight - o.waiting);
   o.busy_fraction = observed > 0 ? std::clamp(busy / observed, 0.0, 1.0) : 0;
@@ -39,41 +43,52 @@ int ScalingDriver::desired(const ScaleObservation& o, long long in_flight) const
   return desired;
 }
 
-ScaleActions ScalingDriver::plan(int desired, const std::vector<ReplicaState>& replicas, const std::vector<ReplicaLoad>& loads) {
+ScaleActions ScalingDriver::plan(int desired, const std::vector<ReplicaState>& replicas, const std::vector<ReplicaLoad>& loads,
+                                 int lanes) {
+  // By replica: slots [g x lanes, (g + 1) x lanes) move together, so the first says the life.
   ScaleActions a;
-  for (const auto& r : replicas)
-    if (r.life == Life::ready || r.life == Life::starting) ++a.current;
-  const int n = static_cast<int>(replicas.size());
+  lanes = std::max(1, lanes);
+  const int n = static_cast<int>(replicas.size()) / lanes;
+  auto life = [&](int g) { return replicas[static_cast<size_t>(g * lanes)].life; };
+  auto take = [&](std::vector<int>& into, int g) {
+    for (int lane = 0; lane < lanes; ++lane) into.push_back(g * lanes + lane);
+  };
+  for (int g = 0; g < n; ++g)
+    if (life(g) == Life::ready || life(g) == Life::starting) ++a.current;
   if (desired > a.current) {
     int more = desired - a.current;
-    for (int i = 0; i < n && more > 0; ++i)
-      if (replicas[static_cast<size_t>(i)].life == Life::draining) {
-        a.wake.push_back(i);
+    for (int g = 0; g < n && more > 0; ++g)
+      if (life(g) == Life::draining) {
+        take(a.wake, g);
         --more;
       }
-    for (int i = 0; i < n && more > 0; ++i)
-      if (replicas[static_cast<size_t>(i)].life == Life::off) {
-        a.start.push_back(i);
+    for (int g = 0; g < n && more > 0; ++g)
+      if (life(g) == Life::off) {
+        take(a.start, g);
         --more;
       }
   } else if (desired < a.current) {
     int fewer = a.current - desired;
-    for (int i = n; i-- > 0 && fewer > 0;)
-      if (replicas[static_cast<size_t>(i)].life == Life::starting) {
-        a.cancel.push_back(i);
+    for (int g = n; g-- > 0 && fewer > 0;)
+      if (life(g) == Life::starting) {
+        take(a.cancel, g);
         --fewer;
       }
-    std::vector<bool> chosen(replicas.size(), false);
+    auto outstanding = [&](int g) {
+      long long sum = 0;
+      for (int lane = 0; lane < lanes; ++lane) sum += loads[static_cast<size_t>(g * lanes + lane)].outstanding;
+      return sum;
+    };
+    std::vector<bool> chosen(static_cast<size_t>(n), false);
     for (; fewer > 0; --fewer) {
       int victim = -1;
-      for (int i = 0; i < n; ++i) {
-        const size_t k = static_cast<size_t>(i);
-        if (replicas[k].life != Life::ready || chosen[k]) continue;
-        if (victim < 0 || loads[k].outstanding < loads[static_cast<size_t>(victim)].outstanding) victim = i;
+      for (int g = 0; g < n; ++g) {
+        if (life(g) != Life::ready || chosen[static_cast<size_t>(g)]) continue;
+        if (victim < 0 || outstanding(g) < outstanding(victim)) victim = g;
       }
       if (victim < 0) break;
       chosen[static_cast<size_t>(victim)] = true;
-      a.drain.push_back(victim);
+      take(a.drain, victim);
     }
   }
   return a;

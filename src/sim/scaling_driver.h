@@ -21,7 +21,7 @@ namespace gw::sim_detail {
 
 // Which slots change at a scrape, in the order they are applied.
 struct ScaleActions {
-  int current = 0;          // ready or starting before the change
+  int current = 0;          // replicas ready or starting before the change
   std::vector<int> wake;    // draining slots that serve again (they are warm)
   std::vector<int> start;   // off slots started
   std::vector<int> cancel;  // starting slots cancelled, newest first
@@ -70,9 +70,11 @@ class ScalingDriver {
   // The scaler's count, clamped to [0, max_replicas]; a request in the system wakes a pool
   // scaled to zero (KEDA's activation step).
   int desired(const ScaleObservation& o, long long in_flight) const;
-  // Which slots change to reach `desired`: draining ones come back first, then off ones start;
-  // fewer: starts are cancelled first (the newest slots), then the least loaded ready ones drain.
-  static ScaleActions plan(int desired, const std::vector<ReplicaState>& replicas, const std::vector<ReplicaLoad>& loads);
+  // Which slots change to reach `desired` replicas: draining ones come back first, then off ones
+  // start; fewer: starts are cancelled first (the newest), then the least loaded ready ones drain.
+  // A replica is `lanes` consecutive slots, all of them listed, in order.
+  static ScaleActions plan(int desired, const std::vector<ReplicaState>& replicas, const std::vector<ReplicaLoad>& loads,
+                           int lanes = 1);
 
   // The delay before a replica started now serves: a warm node's when one is idle (then
   // `refill` says whether a node is ordered to keep the warm pool full), else the full start.

@@ -42,6 +42,21 @@ TEST(ScalingDriver, FewerReplicasCancelTheNewestStartsThenDrainTheLeastLoaded) {
   EXPECT_EQ(ScalingDriver::plan(0, replicas, loads).drain.size(), 3u);
 }
 
+// Replicas of two slots each (lanes across nodes): counted, started, cancelled and drained whole.
+TEST(ScalingDriver, ReplicasOfSeveralSlotsMoveWhole) {
+  auto replicas = slots({Life::ready, Life::ready, Life::off, Life::off, Life::starting, Life::starting, Life::ready, Life::ready});
+  std::vector<ReplicaLoad> loads(replicas.size());
+  loads[0].outstanding = 1;
+  loads[1].outstanding = 4;  // replica 0 holds 5
+  loads[6].outstanding = 3;  // replica 3 holds 3
+  ScaleActions up = ScalingDriver::plan(4, replicas, loads, 2);
+  EXPECT_EQ(up.current, 3);
+  EXPECT_EQ(up.start, std::vector<int>({2, 3}));
+  ScaleActions down = ScalingDriver::plan(1, replicas, loads, 2);
+  EXPECT_EQ(down.cancel, std::vector<int>({4, 5}));
+  EXPECT_EQ(down.drain, std::vector<int>({6, 7}));  // the replica holding fewer requests in all
+}
+
 TEST(ScalingDriver, AWarmNodeStartsFasterAndIsReplacedToKeepThePoolFull) {
   ScalingOptions s;
   s.start_s = 180;

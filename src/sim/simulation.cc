@@ -34,15 +34,21 @@ Simulation::Simulation(ArrivalProcess& arrivals, const std::vector<ReplicaConfig
     replicas_.push_back(std::move(r));
   };
   for (const auto& config : configs) disaggregated_ = disaggregated_ || config.role != ReplicaRole::both;
-  link_free_at_.assign(options_.scaling ? static_cast<size_t>(options_.scaling->max_replicas) : configs.size(), 0.0);
   if (options_.scaling) {
     const ScalingOptions& s = *options_.scaling;
+    lanes_ = std::max(1, s.lanes_per_replica);
+    link_free_at_.assign(static_cast<size_t>(s.max_replicas * lanes_), 0.0);
     for (int i = 0; i < s.max_replicas; ++i)
-      add(configs.front(), fmt::format("{}#{}", configs.front().name, i + 1), i < s.initial_replicas ? Life::ready : Life::off);
-    ready_ = nodes_ = s.initial_replicas;
+      for (int lane = 0; lane < lanes_; ++lane) {
+        const ReplicaConfig& c = configs[static_cast<size_t>(lane) % configs.size()];
+        add(c, lanes_ > 1 ? fmt::format("{} #{}", c.name, i + 1) : fmt::format("{}#{}", c.name, i + 1),
+            i < s.initial_replicas ? Life::ready : Life::off);
+      }
+    ready_ = nodes_ = s.initial_replicas * lanes_;
     account_until_ = s.account_until_s;
     scaling_.emplace(s);
   } else {
+    link_free_at_.assign(configs.size(), 0.0);
     for (const auto& config : configs) add(config, config.name, Life::ready);
     ready_ = nodes_ = static_cast<int>(configs.size());
   }
@@ -414,7 +420,7 @@ void Simulation::advance(double t) {
   const double counted = std::min(t, account_until_ - skip_) - now_;
   if (counted > 0) {
     tallies_.billed_node_s += static_cast<double>(billed_nodes()) * counted;
-    tallies_.serving_replica_s += static_cast<double>(ready_) * counted;
+    tallies_.serving_replica_s += static_cast<double>(ready_) / lanes_ * counted;
   }
   now_ = t;
 }

@@ -85,7 +85,10 @@ class Simulation final : private RequestExits {
 
   // The clock, and what accrues with it.
   void advance(double t);
-  int billed_nodes() const { return nodes_ + (scaling_ ? scaling_->warm_nodes() : 0); }
+  // Replicas paid for (their nodes, and the warm pool's), in replicas.
+  int billed_nodes() const { return nodes_ / lanes_ + (scaling_ ? scaling_->warm_nodes() : 0); }
+  // The slots of the replica whose slot is `index` (lanes_ of them, from a multiple of lanes_).
+  int group_start(int index) const { return index - index % lanes_; }
   void mark(double t) { recorder_.mark({t + skip_, tallies_.in_flight, tallies_.admitted, tallies_.timed_out}); }
   void sample(double t);
   void push(Event e) { events_.push(e); }
@@ -112,7 +115,8 @@ class Simulation final : private RequestExits {
   std::deque<int> shared_;  // the shared queue (Router::shared_queue)
   std::deque<int> held_;    // arrived while no replica was ready
   bool arrivals_open_ = true;
-  int ready_ = 0, nodes_ = 0;  // replicas serving; nodes billed for replicas
+  int ready_ = 0, nodes_ = 0;  // slots serving; slots billed (a replica is lanes_ slots)
+  int lanes_ = 1;              // ScalingOptions::lanes_per_replica
   double now_ = 0;
   double skip_ = 0;  // seconds fast-forwarded: the traffic's clock is the simulation's plus this
   double account_until_ = 1e18;

@@ -104,6 +104,10 @@ struct ScalingOptions {
   double interval_s = 15;
   int max_replicas = 1;
   int initial_replicas = 1;
+  // A replica of pipeline stages across nodes is this many micro-batch lanes (the configs given,
+  // in order), one node each: they start, serve, drain and stop together (a LeaderWorkerSet
+  // group), and the counts above, the scaler's observations and the warm pool are in replicas.
+  int lanes_per_replica = 1;
   double start_s = 0;           // node provisioning + container start + model load
   double warm_start_s = 0;      // container start + model load on an idle provisioned node
   int warm_pool = 0;            // idle provisioned nodes kept (billed) to skip provisioning
@@ -137,7 +141,7 @@ struct ScalingOptions {
 // One point of the pool over time, at each scrape.
 struct ScaleSample {
   double time_s = 0;
-  int ready = 0, starting = 0, desired = 0, billed = 0;  // billed: nodes paid for (replicas + warm)
+  int ready = 0, starting = 0, desired = 0, billed = 0;  // replicas; billed: paid for (serving, starting, draining + warm)
   double arrival_rps = 0;
   long long waiting = 0;
   double busy_fraction = 0;
