@@ -76,9 +76,8 @@ std::string deployment(const ManifestInput& in, const std::string& service_name)
   const std::string uri = in.model_uri.empty() ? fmt::format("s3://YOUR-BUCKET/models/{}/REVISION", model) : in.model_uri;
   const std::string target = "/models/" + model;
   const std::string image = !in.image.empty() ? in.image : in.llm ? kVllmImage : kTritonImage;
-  // The startup probe allows twice the cold start the plan assumed before the kubelet gives up.
-  const int period_s = 10;
-  const int startup_failures = std::max(6, static_cast<int>(std::ceil(in.startup_s * 2 / period_s)));
+  const int period_s = kStartupProbePeriodS;
+  const int startup_failures = startup_probe_failures(in);
   std::string out = manifest_header(in, in.role.empty() ? "Deployment (apps/v1): the serving workload the autoscalers scale"
                                               : "Deployment (apps/v1): the " + in.role + " pool of a disaggregated plan");
   out += in.pool_note;
@@ -125,20 +124,20 @@ std::string deployment(const ManifestInput& in, const std::string& service_name)
       "kind: Deployment\n"
       "metadata:\n"
       "  name: {0}\n"
-      "  labels: {{app.kubernetes.io/managed-by: gpuwise, {14}}}\n"
+      "  labels: {{app.kubernetes.io/managed-by: gpuwise, {12}}}\n"
       "spec:\n"
       "  replicas: {1}\n"
       "  selector:\n"
-      "    matchLabels: {{{14}}}\n"
+      "    matchLabels: {{{12}}}\n"
       "  strategy:\n"
       "    type: RollingUpdate\n"
       "    rollingUpdate: {{maxSurge: 1, maxUnavailable: 0}}\n"
       "  template:\n"
       "    metadata:\n"
-      "      labels: {{app.kubernetes.io/name: {0}, {14}}}\n"
+      "      labels: {{app.kubernetes.io/name: {0}, {12}}}\n"
       "    spec:\n"
       "      terminationGracePeriodSeconds: {2}\n"
-      "      nodeSelector: {{{14}}}\n"
+      "      nodeSelector: {{{12}}}\n"
       "      tolerations:\n"
       "        - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}\n"
       "{3}"
@@ -147,36 +146,27 @@ std::string deployment(const ManifestInput& in, const std::string& service_name)
       "        - name: server\n"
       "          image: {5}\n"
       "{6}"
-      "{15}"
+      "{13}"
       "          ports: [{{name: http, containerPort: 8000}}]\n"
-      "          resources:\n"
-      "            requests: {{cpu: {7}, memory: {8}Gi, nvidia.com/gpu: \"{9}\"}}\n"
-      "            limits: {{memory: {8}Gi, nvidia.com/gpu: \"{9}\"}}\n"
-      "          volumeMounts:\n"
-      "            - {{name: weights, mountPath: /models}}\n"
-      "            - {{name: shm, mountPath: /dev/shm}}\n"
+      "{7}"
       "          startupProbe:\n"
-      "            httpGet: {{path: {10}, port: http}}\n"
-      "            periodSeconds: {11}\n"
-      "            failureThreshold: {12}\n"
+      "            httpGet: {{path: {9}, port: http}}\n"
+      "            periodSeconds: {10}\n"
+      "            failureThreshold: {11}\n"
       "          readinessProbe:\n"
-      "            httpGet: {{path: {10}, port: http}}\n"
+      "            httpGet: {{path: {9}, port: http}}\n"
       "            periodSeconds: 5\n"
       "            failureThreshold: 3\n"
       "          livenessProbe:\n"
-      "            httpGet: {{path: {10}, port: http}}\n"
+      "            httpGet: {{path: {9}, port: http}}\n"
       "            periodSeconds: 15\n"
       "            failureThreshold: 4\n"
       "          lifecycle:\n"
       "            preStop: {{sleep: {{seconds: 5}}}}\n"
-      "      volumes:\n"
-      "        - {{name: weights, emptyDir: {{}}}}\n"
-      "        - {{name: shm, emptyDir: {{medium: Memory, sizeLimit: {13}Gi}}}}\n",
+      "{8}",
       name, in.replicas, static_cast<long long>(std::ceil(in.termination_grace_s)),
       spread.empty() ? "" : "      topologySpreadConstraints:\n" + spread, weights_init_container(uri, target, 6), yaml_quoted(image), args,
-      quantity(in.cpu_per_replica), static_cast<long long>(std::floor(in.memory_gib_per_replica)), in.gpus_per_replica,
-      in.llm ? "/health" : "/v2/health/ready", period_s, startup_failures,
-      static_cast<long long>(shm_gib(in.memory_gib_per_replica)), labels,
+      container_resources(in, 10), pod_volumes(in, 6), in.llm ? "/health" : "/v2/health/ready", period_s, startup_failures, labels,
       in.role.empty() ? ""
                       : "          env:\n"
                         "            - {name: VLLM_NIXL_SIDE_CHANNEL_HOST, valueFrom: {fieldRef: {fieldPath: status.podIP}}}\n");
@@ -275,6 +265,31 @@ std::string weights_init_container(const std::string& uri, const std::string& ta
       "{0}    volumeMounts: [{{name: weights, mountPath: /models}}]\n",
       pad, gcs ? "gcr.io/google.com/cloudsdktool/google-cloud-cli:slim" : "amazon/aws-cli:2.17.0",
       gcs ? "gcloud, storage, rsync, --recursive" : "aws, s3, sync, --only-show-errors", yaml_quoted(uri), yaml_quoted(target));
+}
+
+int startup_probe_failures(const ManifestInput& in) {
+  return std::max(6, static_cast<int>(std::ceil(in.startup_s * 2 / kStartupProbePeriodS)));
+}
+
+std::string container_resources(const ManifestInput& in, int indent) {
+  const std::string pad(static_cast<size_t>(indent), ' ');
+  return fmt::format(
+      "{0}resources:\n"
+      "{0}  requests: {{cpu: {1}, memory: {2}Gi, nvidia.com/gpu: \"{3}\"}}\n"
+      "{0}  limits: {{memory: {2}Gi, nvidia.com/gpu: \"{3}\"}}\n"
+      "{0}volumeMounts:\n"
+      "{0}  - {{name: weights, mountPath: /models}}\n"
+      "{0}  - {{name: shm, mountPath: /dev/shm}}\n",
+      pad, quantity(in.cpu_per_replica), static_cast<long long>(std::floor(in.memory_gib_per_replica)), in.gpus_per_replica);
+}
+
+std::string pod_volumes(const ManifestInput& in, int indent) {
+  const std::string pad(static_cast<size_t>(indent), ' ');
+  return fmt::format(
+      "{0}volumes:\n"
+      "{0}  - {{name: weights, emptyDir: {{}}}}\n"
+      "{0}  - {{name: shm, emptyDir: {{medium: Memory, sizeLimit: {1}Gi}}}}\n",
+      pad, static_cast<long long>(shm_gib(in.memory_gib_per_replica)));
 }
 
 std::string yaml_quoted(const std::string& text) { return nlohmann::json(text).dump(); }

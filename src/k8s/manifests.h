@@ -84,6 +84,18 @@ std::string manifest_header(const ManifestInput& input, const std::string& what)
 // target on the pod's weights volume; its lines indented by `indent` spaces (a pod spec's level).
 std::string weights_init_container(const std::string& uri, const std::string& target, int indent);
 
+// The startup probe's period, and its failures allowed: twice the container start and model load
+// the plan assumed (ManifestInput::startup_s) before the kubelet gives up, 6 at least.
+inline constexpr int kStartupProbePeriodS = 10;
+int startup_probe_failures(const ManifestInput& input);
+
+// A serving container's requests and limits (its node share and GPUs) and its weights and shm
+// mounts, and the pod's two volumes (the weights' emptyDir, the memory-backed shm within the
+// limit): every serving pod's, its lines indented by `indent` spaces (the container's keys, the
+// pod spec's keys).
+std::string container_resources(const ManifestInput& input, int indent);
+std::string pod_volumes(const ManifestInput& input, int indent);
+
 // Size of the /dev/shm volume: a memory-backed emptyDir counts against the container's memory
 // limit, so it takes at most half of it (16 GiB at most, 1 GiB at least).
 double shm_gib(double memory_gib);

@@ -21,8 +21,6 @@ std::string pod_template(const ManifestInput& in, const std::string& name, bool 
                            helper, target, in.model_name.empty() ? name : in.model_name, in.gpus_per_replica, in.nodes_per_replica,
                            in.max_batch, in.token_budget, in.gpu_memory_utilization)
              : fmt::format("{} worker --ray_address=$(LWS_LEADER_ADDRESS)", helper);
-  const int period_s = 10;
-  const int startup_failures = std::max(6, static_cast<int>(std::ceil(in.startup_s * 2 / period_s)));
   const std::string probes =
       !leader ? ""
               : fmt::format("            startupProbe:\n"
@@ -33,8 +31,7 @@ std::string pod_template(const ManifestInput& in, const std::string& name, bool 
                             "              httpGet: {{path: /health, port: http}}\n"
                             "              periodSeconds: 5\n"
                             "              failureThreshold: 3\n",
-                            period_s, startup_failures);
-  const long long memory_gib = static_cast<long long>(std::floor(in.memory_gib_per_replica));
+                            kStartupProbePeriodS, startup_probe_failures(in));
   return fmt::format(
       "      metadata:\n"
       "        labels: {{gpuwise.dev/service: {0}, gpuwise.dev/role: {1}}}\n"
@@ -50,20 +47,12 @@ std::string pod_template(const ManifestInput& in, const std::string& name, bool 
       "            command: [sh, -c]\n"
       "            args: [{5}]\n"
       "{6}"
-      "            resources:\n"
-      "              requests: {{cpu: {7}, memory: {8}Gi, nvidia.com/gpu: \"{9}\"}}\n"
-      "              limits: {{memory: {8}Gi, nvidia.com/gpu: \"{9}\"}}\n"
-      "            volumeMounts:\n"
-      "              - {{name: weights, mountPath: /models}}\n"
-      "              - {{name: shm, mountPath: /dev/shm}}\n"
-      "{10}"
-      "        volumes:\n"
-      "          - {{name: weights, emptyDir: {{}}}}\n"
-      "          - {{name: shm, emptyDir: {{medium: Memory, sizeLimit: {11}Gi}}}}\n",
+      "{7}"
+      "{8}"
+      "{9}",
       name, leader ? "leader" : "worker", static_cast<long long>(std::ceil(in.termination_grace_s)), weights_init_container(uri, target, 8),
       yaml_quoted(image), yaml_quoted(command), leader ? "            ports: [{name: http, containerPort: 8000}]\n" : "",
-      fmt::format("{:.1f}", in.cpu_per_replica), memory_gib, in.gpus_per_replica, probes,
-      static_cast<long long>(shm_gib(in.memory_gib_per_replica)));
+      container_resources(in, 12), probes, pod_volumes(in, 8));
 }
 
 std::string leaderworkerset(const ManifestInput& in, const std::string& name) {

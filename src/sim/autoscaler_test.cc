@@ -175,21 +175,31 @@ SimResult run_scaled(ScalerConfig config, ScalingOptions scaling, double end_s =
   return result.value();
 }
 
+// Replicas ready on average once the step's load has settled (1,000-1,700 s).
+double late_mean_ready(const SimResult& run) {
+  double ready = 0;
+  int scrapes = 0;
+  for (const auto& p : run.scale_series)
+    if (p.time_s > 1000 && p.time_s < 1700) ready += p.ready, ++scrapes;
+  return ready / scrapes;
+}
+
+// Up to max_replicas, initial_replicas running, a minute to start one.
+ScalingOptions step_pool(int max_replicas, int initial_replicas) {
+  ScalingOptions s;
+  s.max_replicas = max_replicas;
+  s.initial_replicas = initial_replicas;
+  s.start_s = 60;
+  return s;
+}
+
 TEST(AutoscaledSimulation, QueueDepthFollowsAStepInDemand) {
   ScalerConfig c = scaler(ScalePolicy::queue_depth, 1.5, 40);
-  ScalingOptions s;
-  s.max_replicas = 40;
-  s.initial_replicas = 3;
-  s.start_s = 60;
-  SimResult r = run_scaled(c, s);
+  SimResult r = run_scaled(c, step_pool(40, 3));
   ASSERT_FALSE(r.scale_series.empty());
-  double late_ready = 0;
-  int late = 0;
-  for (const auto& p : r.scale_series)
-    if (p.time_s > 1000 && p.time_s < 1700) late_ready += p.ready, ++late;
   // 8 requests/s of 1 s work needs 8 busy replicas; the target adds headroom.
-  EXPECT_GT(late_ready / late, 8);
-  EXPECT_LT(late_ready / late, 14);
+  EXPECT_GT(late_mean_ready(r), 8);
+  EXPECT_LT(late_mean_ready(r), 14);
   EXPECT_GT(r.scale_ups, 0);
   // Billing covers starting replicas: more than the serving time.
   EXPECT_GT(r.billed_node_s, r.serving_replica_s);
@@ -208,22 +218,12 @@ TEST(AutoscaledSimulation, StaticPoolBillsReplicasTimesDuration) {
 // of one lane under the same scaler; a fixed pool of 3 is billed 3 replicas x the span, not 6.
 TEST(AutoscaledSimulation, ReplicasOfSeveralLanesScaleAsOne) {
   ScalerConfig c = scaler(ScalePolicy::queue_depth, 1.5, 20);
-  ScalingOptions s;
-  s.max_replicas = 20;
-  s.initial_replicas = 2;
-  s.start_s = 60;
-  auto late_mean = [](const SimResult& run) {
-    double ready = 0;
-    int scrapes = 0;
-    for (const auto& p : run.scale_series)
-      if (p.time_s > 1000 && p.time_s < 1700) ready += p.ready, ++scrapes;
-    return ready / scrapes;
-  };
+  const ScalingOptions s = step_pool(20, 2);
   SimResult r = run_scaled(c, s, 1800, 2);
   ASSERT_EQ(r.replicas.size(), 40u);  // every replica's two lanes
   for (const auto& p : r.scale_series) EXPECT_LE(p.ready + p.starting, 20);
-  EXPECT_GT(late_mean(r), 4);
-  EXPECT_LT(late_mean(r), late_mean(run_scaled(c, s, 1800, 1)));
+  EXPECT_GT(late_mean_ready(r), 4);
+  EXPECT_LT(late_mean_ready(r), late_mean_ready(run_scaled(c, s, 1800, 1)));
   EXPECT_GT(r.scale_ups, 0);
   EXPECT_GT(r.billed_node_s, r.serving_replica_s);
   auto [fc, fs] = fixed_pool(3);
