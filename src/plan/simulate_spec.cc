@@ -18,6 +18,13 @@ namespace {
 constexpr long long kSyntheticRequests = 100000;
 
 // The engine an LLM replica mirrors and its memory: what a reader needs to trust the run.
+// A disaggregated deployment's first decode replica (where requests' KV lives), or null.
+const ReplicaConfig* decode_replica(const std::vector<ReplicaConfig>& replicas) {
+  for (const auto& r : replicas)
+    if (r.role == ReplicaRole::decode) return &r;
+  return nullptr;
+}
+
 std::string engine_text(const ReplicaConfig& c, const std::string& kv_where = "") {
   long long tokens = c.kv_blocks * c.block_tokens;
   const std::string prefix = c.prefix_caching == PrefixCaching::off     ? "prefix caching off"
@@ -84,15 +91,16 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
       assumptions.push_back(fmt::format(
           "pipeline stages ({} x {} tp{} pp{}): each replica runs {} micro-batch lanes, each with its own scheduler, 1/{} of the "
           "replica's KV blocks and the whole model's step at its batch (vLLM V0's virtual engines); activations handed between "
-          "stages and stages kept waiting when the lanes' batches differ are not counted; against DistServe's two-stage decode "
-          "runs this is optimistic past half load (bench/distserve_alignment.py)",
+          "stages and stages kept waiting when the lanes' batches differ are not counted; optimistic against DistServe's "
+          "measured two-stage decode, which kept 65% of one stage's time per sequence decoding where lanes keep 50% and "
+          "saturated near half load (bench/README.md, distserve_alignment.py)",
           group.count, group.accelerator, group.tensor_parallel, group.pipeline_parallel, group.pipeline_parallel, group.pipeline_parallel));
       break;
     }
   if (run.llm && !replicas.empty()) {
     // Disaggregated: a decode replica's cache, where requests live.
-    auto decode = std::find_if(replicas.begin(), replicas.end(), [](const ReplicaConfig& r) { return r.role == ReplicaRole::decode; });
-    const ReplicaConfig& c = decode == replicas.end() ? replicas.front() : *decode;
+    const ReplicaConfig* decode = decode_replica(replicas);
+    const ReplicaConfig& c = decode ? *decode : replicas.front();
     const char* holder = c.pipeline_lanes > 1 ? "micro-batch lane" : c.role == ReplicaRole::decode ? "decode replica" : "replica";
     assumptions.push_back(fmt::format("scheduler {}: {}", llm_scheduler_name(c.scheduler), llm_scheduler_source(c.scheduler)));
     assumptions.push_back(fmt::format("KV cache: {} blocks of {} tokens per {}, from {:.0f}% of device memory less weights, "
@@ -225,10 +233,9 @@ Result<ServiceRun> run_service(const Catalog& catalog, const Spec& spec, const S
     // Disaggregated: the decode replicas hold the KV cache requests live in (a prefill replica's
     // holds each prompt until it is sent).
     const auto& all = replicas.value();
-    auto decode = std::find_if(all.begin(), all.end(), [](const ReplicaConfig& c) { return c.role == ReplicaRole::decode; });
-    run.engine = decode == all.end()
-                     ? engine_text(all.front())
-                     : engine_text(*decode, fmt::format(" per decode replica ({} blocks per prefill replica)", all.front().kv_blocks));
+    const ReplicaConfig* decode = decode_replica(all);
+    run.engine = !decode ? engine_text(all.front())
+                         : engine_text(*decode, fmt::format(" per decode replica ({} blocks per prefill replica)", all.front().kv_blocks));
   }
   run.assumptions = assumptions_of(catalog, model, service, run, replicas.value(), build, o.seed);
   price_deployment(catalog, spec, run);
