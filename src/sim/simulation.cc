@@ -451,6 +451,15 @@ void Simulation::violated(std::string what) {
 
 void Simulation::check_invariants() {
   if (std::string wrong = steps_.check(replicas_, tallies_.tokens_finished); !wrong.empty()) violated(std::move(wrong));
+  // A replica across nodes moves whole: its lanes share one life (a draining lane that has
+  // emptied waits for the others), and the slots billed are whole replicas'.
+  for (size_t first = 0; lanes_ > 1 && first < replicas_.size(); first += static_cast<size_t>(lanes_))
+    for (size_t lane = first + 1; lane < first + static_cast<size_t>(lanes_); ++lane)
+      if (replicas_[lane].life != replicas_[first].life)
+        violated(fmt::format("replica {}'s lanes differ: slot {} is {} and slot {} is {}", first / static_cast<size_t>(lanes_), first,
+                             static_cast<int>(replicas_[first].life), lane, static_cast<int>(replicas_[lane].life)));
+  if (nodes_ % lanes_ != 0 || ready_ % lanes_ != 0)
+    violated(fmt::format("{} slots billed and {} ready: not whole replicas of {} lanes", nodes_, ready_, lanes_));
 }
 
 // Where requests are left when a run ends with some in flight.
