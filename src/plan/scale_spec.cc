@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -195,6 +196,20 @@ void add_service(ScaleOutput& out, const ServiceSpec& service, const ScalingStud
     out.add_paragraph("No autoscaling policy saves on this layout: --shapes 4 (or scaling.shapes) compares other replica "
                       "layouts, and pools of smaller replicas can follow demand more closely.");
   if (study.shapes.size() > 1) out.add_paragraph(across_shapes(study));
+  // Queue depth lost requests while replicas started: where the traffic has an hourly profile and
+  // `scheduled` was not run, say that it starts them ahead.
+  const auto ran = [&](const char* name) {
+    return std::any_of(first.policies.begin(), first.policies.end(), [&](const PolicyOutcome& p) { return p.name == name; });
+  };
+  for (const auto& p : first.policies)
+    if (p.name == "queue-depth" && !p.meets_slo && p.timed_out > 0 && !ran("scheduled") &&
+        (service.traffic.profile.size() == 24 || service.traffic.profile.size() == 168 ||
+         service.traffic.peak_rps > service.traffic.average_rps * 1.0001) &&
+        !service.traffic.trace && !service.traffic.rates)
+      out.add_paragraph(fmt::format("queue-depth fell behind the ramps ({} requests timed out) with replicas that take {:.0f} s to "
+                                    "start: add `scheduled` to scaling.policies to start each hour's replicas that far ahead, by "
+                                    "the traffic's profile.",
+                                    format_number(static_cast<double>(p.timed_out), 0), first.start_s));
   if (const std::string note = disaggregated_deployment_note(service); !note.empty()) out.add_paragraph(note);
 
   json entry = shape_json(first);

@@ -137,6 +137,28 @@ PolicyRun configure_policy(const LayoutContext& layout, const std::string& name,
     c.policy = ScalePolicy::queue_depth;
     c.target = queue_target;
     outcome.signal = "requests queued or in service per replica (KEDA Prometheus trigger)";
+  } else if (name == "scheduled") {
+    // Queue depth, and beside it what each hour of the traffic's profile needs in proportion to
+    // the plan's verified pool at the busiest hour (the static pool there), asked for a cold
+    // start before the hour: a replica slower to start than a ramp to arrive is started ahead.
+    c.policy = ScalePolicy::queue_depth;
+    c.target = queue_target;
+    const ArrivalOptions& a = layout.arrivals;
+    const double busiest = a.profile.empty() ? 0 : *std::max_element(a.profile.begin(), a.profile.end());
+    if (a.process != "curve" || busiest <= 0) {
+      run.error = Error{layout.spec.path, scaling.line, "services." + layout.service.name + ".scaling.policies",
+                        "'scheduled' follows an hourly profile: give traffic.profile, or a peak above the average (a daily "
+                        "cosine), not a flat rate, a trace or measured rates"};
+      return run;
+    }
+    for (double f : a.profile)
+      c.schedule.push_back(
+          std::clamp(static_cast<int>(std::ceil(layout.static_replicas * f / busiest - 1e-9)), c.min_replicas, c.max_replicas));
+    c.schedule_lead_s = layout.report.start_s + scaling.interval_s;
+    outcome.signal = fmt::format("queue depth as above, and each hour's need by the traffic's profile ({}..{} replicas) asked for "
+                                 "{:.0f} s before the hour (a cold start and a scrape; KEDA cron triggers)",
+                                 *std::min_element(c.schedule.begin(), c.schedule.end()),
+                                 *std::max_element(c.schedule.begin(), c.schedule.end()), c.schedule_lead_s);
   } else {  // scale-to-zero
     c.policy = ScalePolicy::queue_depth;
     c.target = queue_target;
@@ -172,6 +194,7 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
   const ScalerConfig& c = run.c;
   PolicyOutcome& outcome = run.outcome;
   const std::string& name = outcome.name;
+  if (run.error) return;  // configured wrong: said there
   ScalingOptions s;
   s.interval_s = scaling.interval_s;
   s.max_replicas = outcome.max_replicas;
@@ -189,6 +212,7 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
     return scaler->expected_changes(window, ahead);
   };
   s.would_hold = [scaler](const std::vector<ScaleObservation>& again) { return scaler->would_hold(again); };
+  if (!c.schedule.empty()) s.scaler_steady_until = [scaler](double t) { return scaler->schedule_holds_until(t); };
   s.fast_forward = !layout.options.exact && (layout.options.fast_forward || report.duration_s > kExactSpanS);
 
   Rng rng(layout.options.seed);

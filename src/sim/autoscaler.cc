@@ -69,6 +69,32 @@ int Autoscaler::raw_desired(const ScaleObservation& o, int current) {
   return current;
 }
 
+int Autoscaler::scheduled(double traffic_time_s) const {
+  const std::vector<int>& s = config_.schedule;
+  if (s.empty()) return 0;
+  const auto hour_of = [](double t) { return static_cast<long long>(std::floor(std::max(0.0, t) / 3600)); };
+  int most = 0;
+  for (long long h = hour_of(traffic_time_s); h <= hour_of(traffic_time_s + config_.schedule_lead_s); ++h)
+    most = std::max(most, s[static_cast<size_t>(h % static_cast<long long>(s.size()))]);
+  return most;
+}
+
+double Autoscaler::schedule_holds_until(double traffic_time_s) const {
+  const std::vector<int>& s = config_.schedule;
+  if (s.empty()) return 1e18;
+  // The hours counted change when the time, or the time plus the lead, enters a new hour: the
+  // first such moment whose count differs (none over two rounds of the schedule: never).
+  const double lead = config_.schedule_lead_s;
+  const auto next_hour = [](double t) { return (std::floor(std::max(0.0, t) / 3600) + 1) * 3600; };
+  const int now = scheduled(traffic_time_s);
+  double at = traffic_time_s;
+  for (size_t boundary = 0; boundary < 4 * s.size() + 2; ++boundary) {
+    at = std::min(next_hour(at), next_hour(at + lead) - lead);
+    if (scheduled(at) != now) return at;
+  }
+  return 1e18;
+}
+
 int Autoscaler::decide(const ScaleObservation& o) {
   const ScalerConfig& c = config_;
   int current = o.ready + o.starting;
@@ -89,7 +115,7 @@ int Autoscaler::decide(const ScaleObservation& o) {
     }
   }
   int floor = std::max(1, c.min_replicas);
-  int desired = std::clamp(raw_desired(o, current), floor, c.max_replicas);
+  int desired = std::clamp(std::max(raw_desired(o, current), scheduled(o.traffic_time_s)), floor, c.max_replicas);
 
   // Stabilization windows: scale up to the lowest and down to the highest recommendation seen.
   recommendations_.emplace_back(o.time_s, desired);
@@ -152,7 +178,8 @@ double Autoscaler::expected_changes(const std::vector<ScaleObservation>& window,
   // Up: one scrape past the tolerance, if the window lets it through; down: every scrape in the
   // scale-down window below both the tolerance and one replica fewer.
   const double up = current < c.max_replicas ? std::pow(beyond(1 + c.tolerance, true), run_of(c.scale_up_window_s)) : 0;
-  const int floor = std::max(1, c.min_replicas);
+  // The schedule is a floor too, while it holds (no stretch is replayed past its changes).
+  const int floor = std::max({1, c.min_replicas, scheduled(window.back().traffic_time_s)});
   const double low = std::min(1 - c.tolerance, (current - 1.0) / std::max(current, 1));
   const double down = current > floor ? std::pow(beyond(low, false), run_of(c.scale_down_window_s)) : 0;
   return scrapes_ahead * (up + down);

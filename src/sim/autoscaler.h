@@ -42,6 +42,12 @@ struct ScalerConfig {
   double scale_down_percent = 100;
   double period_s = 15;           // step limits apply per this period
   double keep_alive_s = 300;      // scale to zero after this long with no request (min 0 only)
+  // A schedule beside the metric (KEDA's cron trigger): replicas by hour of the traffic's clock
+  // (24 or 168 entries, repeating), each hour's count asked for schedule_lead_s before the hour
+  // so that its replicas serve when it begins; the HPA takes the larger of schedule and metric.
+  // Empty: none.
+  std::vector<int> schedule;
+  double schedule_lead_s = 0;
   CpuModel cpu;
 };
 
@@ -61,6 +67,10 @@ class Autoscaler {
   // needs one scrape past the tolerance (up) or every scrape of the scale-down window low
   // (down). 0 for a fixed pool; infinite for a window of fewer than 8 scrapes.
   double expected_changes(const std::vector<ScaleObservation>& window, double scrapes_ahead) const;
+  // The schedule's count at a traffic time (the most of the hours from then to the lead ahead),
+  // and the traffic time until which that count holds; 0 and for ever without a schedule.
+  int scheduled(double traffic_time_s) const;
+  double schedule_holds_until(double traffic_time_s) const;
 
  private:
   int raw_desired(const ScaleObservation& o, int current);

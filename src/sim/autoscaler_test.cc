@@ -85,6 +85,27 @@ TEST(Autoscaler, ScaleToZeroAfterKeepAliveAndNotBefore) {
   EXPECT_EQ(a.decide(observe(615, 0, 0, 3, 0, 0.2)), 3);  // requests wake it
 }
 
+// A schedule (KEDA cron) beside queue depth: each hour's count from the lead before it, the
+// larger of schedule and metric asked for, and when the schedule's answer next may change.
+TEST(Autoscaler, AScheduleAsksForEachHoursCountALeadAhead) {
+  ScalerConfig c = scaler(ScalePolicy::queue_depth, 10);
+  c.schedule = {1, 4, 2};
+  c.schedule_lead_s = 1200;
+  Autoscaler a(c);
+  EXPECT_EQ(a.scheduled(0), 1);
+  EXPECT_EQ(a.scheduled(2500), 4);         // hour 1 is 1,100 s away: within the lead
+  EXPECT_EQ(a.scheduled(7200 - 1000), 4);  // hours 1 and 2
+  EXPECT_EQ(a.scheduled(7300), 2);
+  EXPECT_EQ(a.scheduled(3 * 3600 + 10), 1);  // repeating: hour 3 is the schedule's hour 0
+  EXPECT_EQ(a.schedule_holds_until(100), 2400);
+  EXPECT_EQ(a.schedule_holds_until(2500), 7200);  // 4 through hour 1, and while hour 2 is in the lead
+  EXPECT_EQ(a.schedule_holds_until(7300), 3 * 3600);  // 2 while hour 3 (the schedule's 1) is in the lead
+  ScaleObservation o = observe(15, 1, 0.5, 0, 1);
+  o.traffic_time_s = 2500;
+  EXPECT_EQ(a.decide(o), 4);  // the metric asks for 1
+  EXPECT_EQ(Autoscaler(scaler(ScalePolicy::queue_depth, 10)).schedule_holds_until(100), 1e18);
+}
+
 TEST(Autoscaler, CpuOfAGpuBoundServerStaysLow) {
   CpuModel cpu;  // 8 cores
   EXPECT_NEAR(cpu.utilization_pct(1.0, 20), 3 + 100 * (1 + 0.1) / 8, 1e-9);
@@ -286,6 +307,7 @@ SimResult run_curve(ScalerConfig config, ScalingOptions scaling, std::vector<dou
     return scaler->expected_changes(window, ahead);
   };
   scaling.would_hold = [scaler](const std::vector<ScaleObservation>& again) { return scaler->would_hold(again); };
+  if (!config.schedule.empty()) scaling.scaler_steady_until = [scaler](double t) { return scaler->schedule_holds_until(t); };
   scaling.fast_forward = fast_forward;
   scaling.fast_forward_requests = 2000;
   scaling.account_until_s = hours * 3600;
@@ -320,6 +342,33 @@ TEST(AutoscaledSimulation, FastForwardOfASteadyPoolMatchesTheExactRun) {
   for (size_t i = 1; i < fast.scale_series.size(); ++i) ASSERT_GT(fast.scale_series[i].time_s, fast.scale_series[i - 1].time_s) << i;
   EXPECT_NEAR(fast.scale_series.back().time_s, 6 * 3600, 120);
   EXPECT_NEAR(fast.duration_s, exact.duration_s, 60);
+}
+
+// A schedule on a steady load: each hour's count is asked for the lead before the hour, so the
+// pool is 8 by the third hour's start and back to 2 after the fourth; fast-forward replays no
+// stretch across a change of the schedule (the load never changes), and bills as the exact run.
+TEST(AutoscaledSimulation, AScheduleStartsReplicasAheadAndFastForwardStopsAtItsChanges) {
+  ScalerConfig c = scaler(ScalePolicy::queue_depth, 100, 20);
+  c.schedule = {2, 2, 8, 8, 2, 2};
+  c.schedule_lead_s = 600;
+  ScalingOptions s = step_pool(20, 2);
+  s.start_s = 300;
+  SimResult exact = run_curve(c, s, {1.0}, 1, 6, false);
+  SimResult fast = run_curve(c, s, {1.0}, 1, 6, true);
+  EXPECT_GT(fast.fast_forwarded_s, 3600);
+  EXPECT_NEAR(fast.billed_node_s, exact.billed_node_s, 0.01 * exact.billed_node_s);
+  // 2 replicas to 1.83 h (2 h less the lead), 8 to 4.08 h (4 h and the 300 s scale-down
+  // window), 2 to the end.
+  EXPECT_NEAR(exact.billed_node_s / 3600, 2 * 1.833 + 8 * 2.25 + 2 * 1.917, 0.3);
+  for (const SimResult* run : {&exact, &fast})
+    for (const auto& p : run->scale_series) {
+      if (p.time_s > 2 * 3600 && p.time_s < 4 * 3600) {
+        EXPECT_EQ(p.ready, 8) << p.time_s;
+      }
+      if (p.time_s < 1.8 * 3600 || p.time_s > 4.2 * 3600) {
+        EXPECT_EQ(p.ready, 2) << p.time_s;
+      }
+    }
 }
 
 TEST(AutoscaledSimulation, FastForwardStopsAtEachChangeOfRate) {

@@ -21,8 +21,8 @@ void Simulation::on_scale_tick(double t) {
   ScalingDriver& driver = *scaling_;
   const ScalingOptions& s = driver.options();
   give_up_expired(t);
-  const ScaleObservation o =
-      driver.observe(t, replicas_, static_cast<long long>(shared_.size() + held_.size()), tallies_);
+  ScaleObservation o = driver.observe(t, replicas_, static_cast<long long>(shared_.size() + held_.size()), tallies_);
+  o.traffic_time_s = t + skip_;
   const int desired = driver.desired(o, tallies_.in_flight);
   const ScaleActions actions = ScalingDriver::plan(desired, replicas_, loads_, lanes_);
   if (desired > actions.current) {

@@ -130,7 +130,8 @@ void ScalingDriver::consider_fast_forward(double t, bool quiet, const ScaleObser
     return;
   }
   const double start_real = w.start_s + span.skip_s;
-  const double until = std::min({arrivals.stationary_until(start_real), span.account_until_s, span.max_duration_s});
+  const double until = std::min({arrivals.stationary_until(start_real), span.account_until_s, span.max_duration_s,
+                                  s.scaler_steady_until ? s.scaler_steady_until(start_real) : 1e18});
   if (!(until < 1e17)) return;  // no end to the span: nothing to replay up to
   if (!w.open || until < t + span.skip_s) {
     open_window(t, tallies, replicas);  // a new rate (or none before): the window starts here
@@ -170,6 +171,7 @@ std::vector<ScaleObservation> ScalingDriver::twice_again(double length) const {
   for (int copy = 1; copy <= 2; ++copy)
     for (ScaleObservation o : window_.observed) {
       o.time_s += copy * length;
+      o.traffic_time_s += copy * length;
       again.push_back(o);
     }
   return again;

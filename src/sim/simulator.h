@@ -87,6 +87,7 @@ struct ReplicaConfig {
 // What an autoscaler sees at each scrape: the pool and its load over the last interval.
 struct ScaleObservation {
   double time_s = 0;
+  double traffic_time_s = 0;    // on the traffic's clock: time_s plus the stretches fast-forwarded
   double interval_s = 0;
   int ready = 0;                // serving
   int starting = 0;             // requested, not yet serving (node, container, model load)
@@ -98,7 +99,7 @@ struct ScaleObservation {
 };
 
 // Autoscaling: replica slots start and stop as the scaler asks. Every replica is a copy of the
-// first config. A started replica serves after start_s (warm_start_s on a warm node); a stopped
+// first config (of the configs, one per lane, across nodes). A started replica serves after start_s (warm_start_s on a warm node); a stopped
 // one takes no new work, finishes what it holds, then stops being billed.
 struct ScalingOptions {
   double interval_s = 15;
@@ -118,6 +119,9 @@ struct ScalingOptions {
   // Returns the replica count wanted now (clamped to [0, max_replicas]). The observation's time
   // is the simulation's clock, which leaves out fast-forwarded stretches.
   std::function<int(const ScaleObservation&)> decide;
+  // The traffic time until which what the scaler decides on besides the pool holds (a schedule),
+  // from a traffic time: no steady stretch is replayed past it. Absent: for ever.
+  std::function<double(double)> scaler_steady_until;
   // Steady stretches fast-forwarded. A window of at least fast_forward_window_s and
   // fast_forward_requests completions in which the pool kept its size (nothing starting or
   // draining), the scaler stayed settled, the arrival rate held and the requests in the system

@@ -406,7 +406,8 @@ void read_scaling(const Reader& r, const YAML::Node& node, const std::string& pa
     c.line = sc.Mark().line + 1;
     if (sc["policies"]) {
       c.policies = r.strings(sc["policies"], where + ".policies");
-      const std::vector<std::string> known = {"static-peak", "cpu", "gpu-duty-cycle", "concurrency", "queue-depth", "scale-to-zero"};
+      const std::vector<std::string> known = {"static-peak", "cpu", "gpu-duty-cycle", "concurrency", "queue-depth", "scale-to-zero",
+                                              "scheduled"};
       for (const auto& p : c.policies)
         if (std::find(known.begin(), known.end(), p) == known.end()) {
           std::string hint = closest_match(p, known);
