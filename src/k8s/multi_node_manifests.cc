@@ -7,6 +7,9 @@
 namespace gw {
 namespace {
 
+// Whether the groups are scaled (between min and max replicas, never from zero here).
+bool autoscaled(const ManifestInput& in) { return in.max_replicas > in.min_replicas && in.min_replicas > 0; }
+
 // One pod of a group: the leader (Ray head and vLLM's server, probed on /health) or a worker
 // (joins the leader's Ray cluster); both fetch the weights, as each node loads its stages.
 std::string pod_template(const ManifestInput& in, const std::string& name, bool leader, const std::string& uri, const std::string& target) {
@@ -68,7 +71,7 @@ std::string leaderworkerset(const ManifestInput& in, const std::string& name) {
       "# (RecreateGroupOnPodRestart): a replica without one of its stages serves nothing.\n"
       "# {3}\n",
       in.nodes_per_replica, in.gpus_per_replica, kLeaderWorkerSetSource,
-      in.max_replicas > in.min_replicas && in.min_replicas > 0
+      autoscaled(in)
           ? fmt::format("Starts at the plan's {} replicas; the KEDA ScaledObject scales whole groups, {}..{}, on the leaders' queue "
                         "depth (its scale subresource).",
                         in.replicas, in.min_replicas, in.max_replicas)
@@ -114,7 +117,7 @@ std::vector<Manifest> multi_node_manifests(const ManifestInput& in) {
       {name + "-service.yaml", service_manifest(in, "leader"), "ClusterIP Service on port 8000, the groups' leaders"}};
   // Only the leader runs vLLM's server, so the queue gauges are the group's; KEDA and the HPA
   // scale the LeaderWorkerSet through its scale subresource (whole groups). Never to zero here.
-  if (in.max_replicas > in.min_replicas && in.min_replicas > 0)
+  if (autoscaled(in))
     for (auto& m : autoscaler_manifests(in, ScaleTarget{"leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"})) out.push_back(std::move(m));
   out.push_back({name + "-karpenter-nodepool.yaml",
                  nodepool_manifest(in, gpu_limit,

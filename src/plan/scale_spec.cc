@@ -202,10 +202,7 @@ void add_service(ScaleOutput& out, const ServiceSpec& service, const ScalingStud
     return std::any_of(first.policies.begin(), first.policies.end(), [&](const PolicyOutcome& p) { return p.name == name; });
   };
   for (const auto& p : first.policies)
-    if (p.name == "queue-depth" && !p.meets_slo && p.timed_out > 0 && !ran("scheduled") &&
-        (service.traffic.profile.size() == 24 || service.traffic.profile.size() == 168 ||
-         service.traffic.peak_rps > service.traffic.average_rps * 1.0001) &&
-        !service.traffic.trace && !service.traffic.rates)
+    if (p.name == "queue-depth" && !p.meets_slo && p.timed_out > 0 && !ran("scheduled") && first.hourly_profile)
       out.add_paragraph(fmt::format("queue-depth fell behind the ramps ({} requests timed out) with replicas that take {:.0f} s to "
                                     "start: add `scheduled` to scaling.policies to start each hour's replicas that far ahead, by "
                                     "the traffic's profile.",

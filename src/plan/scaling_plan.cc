@@ -145,7 +145,7 @@ PolicyRun configure_policy(const LayoutContext& layout, const std::string& name,
     c.target = queue_target;
     const ArrivalOptions& a = layout.arrivals;
     const double busiest = a.profile.empty() ? 0 : *std::max_element(a.profile.begin(), a.profile.end());
-    if (a.process != "curve" || busiest <= 0) {
+    if (!layout.report.hourly_profile || busiest <= 0) {
       run.error = Error{layout.spec.path, scaling.line, "services." + layout.service.name + ".scaling.policies",
                         "'scheduled' follows an hourly profile: give traffic.profile, or a peak above the average (a daily "
                         "cosine), not a flat rate, a trace or measured rates"};
@@ -376,6 +376,7 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
 
   ArrivalOptions arrivals = arrival_options(service, service.traffic.average_rps);
   shape_traffic(service, arrivals, report);
+  report.hourly_profile = arrivals.process == "curve";
   if (options.duration_s > 0) report.duration_s = options.duration_s;
   if (report.duration_s > kMaxTrafficSpanS)
     return Error{spec.path, service.line, field + ".traffic",

@@ -54,6 +54,7 @@ struct ScalingReport {
   int gpus_per_replica = 1;
   double duration_s = 0;          // simulated span
   std::string traffic;            // where the demand came from
+  bool hourly_profile = false;    // the traffic runs on an hourly curve (what `scheduled` follows)
   double weights_gib = 0, model_load_s = 0, start_s = 0, warm_start_s = 0;
   double capacity_rps_per_replica = 0;  // at the utilization limit
   std::vector<PolicyOutcome> policies;
