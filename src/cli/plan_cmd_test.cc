@@ -224,21 +224,50 @@ TEST(CliPlan, AQuotaThatRulesOutTheCheapestPicksTheCheapestWithin) {
 namespace gw {
 namespace {
 
+// A Llama 3.1 405B bf16 chat service on H100s (replicas of two nodes), with this traffic and
+// these lines of the service besides; the spec's path.
+std::string llama405_spec(const std::string& file, const std::string& traffic, const std::string& service_lines = "") {
+  const std::string path = temp_path(file);
+  std::ofstream(path) << "version: 1\nconstraints: {pricing: [on-demand], accelerators: [H100]}\n"
+                         "models: {big: {preset: llama-3.1-405b, precision: bf16}}\nservices:\n  - name: chat\n    model: big\n"
+                      << service_lines << "    traffic: " << traffic
+                      << "\n    tokens: {input: 1000, output: 200}\n    slo: {ttft_p99_s: 5, tpot_p99_s: 0.1}\n";
+  return path;
+}
+
+// A 405B service on 2-node replicas (a 977 s cold start) on weekday business hours: queue depth
+// alone falls behind the morning ramp, so the manifests add each hour's replicas as KEDA cron
+// triggers, in the profile's clock, asked a cold start before 09:00.
+TEST(CliPlan, SlowReplicasOnAProfileGetCronTriggersAhead) {
+  const std::string path = llama405_spec("llama405-scheduled.yaml",
+                                         "{rps: {average: 3, peak: 8}, profile: weekday-business-hours, timezone: America/New_York}",
+                                         "    min_replicas: 1\n");
+  const std::string dir = temp_path("k8s-scheduled");
+  std::filesystem::remove_all(dir);
+  CliRun k8s = run({"plan", path, "-q", "--emit-k8s", dir});
+  ASSERT_EQ(k8s.code, 0) << k8s.err;
+  std::ifstream keda(dir + "/chat-keda-scaledobject.yaml");
+  const std::string scaler((std::istreambuf_iterator<char>(keda)), {});
+  EXPECT_NE(scaler.find("queue depth alone missed the SLO"), std::string::npos) << scaler;
+  const YAML::Node triggers = YAML::Load(scaler)["spec"]["triggers"];
+  ASSERT_EQ(triggers.size(), 2u) << scaler;
+  const YAML::Node cron = triggers[1]["metadata"];
+  EXPECT_EQ(cron["timezone"].as<std::string>(), "America/New_York");
+  EXPECT_EQ(cron["end"].as<std::string>(), "0 18 * * 1-5");
+  int minute = 0, hour = 0;
+  ASSERT_EQ(std::sscanf(cron["start"].as<std::string>().c_str(), "%d %d", &minute, &hour), 2) << scaler;
+  EXPECT_LE(hour * 60 + minute, 9 * 60 - 977 / 60) << scaler;  // a cold start before the hour
+  EXPECT_GE(hour * 60 + minute, 8 * 60) << scaler;
+  EXPECT_GT(std::stoi(cron["desiredReplicas"].as<std::string>()), 1);
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(path);
+}
+
 // A replica across nodes: planned and simulated as such (JSON says its stages), written as a
 // LeaderWorkerSet (no Deployment of pods asking for more GPUs than a node has), and autoscaled
 // by `scale` in whole replicas, each priced as all its nodes.
 TEST(CliPlan, ReplicasAcrossNodesArePlannedAndWrittenAsGroupsOfPods) {
-  const std::string path = temp_path("llama405.yaml");
-  std::ofstream(path) << R"(version: 1
-constraints: {pricing: [on-demand], accelerators: [H100]}
-models: {big: {preset: llama-3.1-405b, precision: bf16}}
-services:
-  - name: chat
-    model: big
-    traffic: {rps: 1}
-    tokens: {input: 1000, output: 200}
-    slo: {ttft_p99_s: 5, tpot_p99_s: 0.1}
-)";
+  const std::string path = llama405_spec("llama405.yaml", "{rps: 1}");
   CliRun r = run({"plan", path, "--format", "json", "-q"});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto best = nlohmann::json::parse(r.out)["services"][0]["best"];

@@ -381,6 +381,7 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
     std::string keda = manifest_header(in, "KEDA ScaledObject (keda.sh/v1alpha1)");
     keda += fmt::format("# Threshold: {}.\n", in.why_threshold);
     keda += fmt::format("# minReplicaCount {}: {}.\n", in.min_replicas, in.why_min);
+    if (!in.schedule.empty()) keda += fmt::format("# Cron triggers ({}): {}.\n", in.timezone, in.why_schedule);
     keda += fmt::format("# Kept warm: scaling to zero would need the HTTP add-on's interceptor in the request path (a cold start\n"
                         "# takes {:.0f} s); cooldownPeriod {:.0f} s applies only to zero.\n",
                         in.cold_start_s, in.cooldown_s);
@@ -406,13 +407,30 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
         metadata_and_target(name, target), static_cast<long long>(in.polling_interval_s), static_cast<long long>(std::ceil(in.cooldown_s)), in.min_replicas,
         in.max_replicas, behavior(in, "      "), yaml_quoted(in.prometheus_url), yaml_quoted(backlog_query(in, name)),
         yaml_quoted(fmt::format("{:.3g}", in.queue_threshold)));
+    // The schedule's triggers: each active from its start to its end, the HPA taking the
+    // largest count any trigger asks.
+    for (const auto& w : in.schedule)
+      keda += fmt::format(
+          "    - type: cron  # {0}\n"
+          "      metadata:\n"
+          "        timezone: {1}\n"
+          "        start: {2}\n"
+          "        end: {3}\n"
+          "        desiredReplicas: {4}\n",
+          w.note, yaml_quoted(in.timezone), yaml_quoted(w.start), yaml_quoted(w.end), yaml_quoted(std::to_string(w.replicas)));
     out.push_back({name + "-keda-scaledobject.yaml", keda,
-                   fmt::format("scales {}..{} on the replicas' queue depth (Prometheus)", in.min_replicas, in.max_replicas)});
+                   in.schedule.empty() ? fmt::format("scales {}..{} on the replicas' queue depth (Prometheus)", in.min_replicas, in.max_replicas)
+                                       : fmt::format("scales {}..{} on the replicas' queue depth (Prometheus) and {} cron window(s) "
+                                                     "that start replicas ahead of the traffic's hours ({})",
+                                                     in.min_replicas, in.max_replicas, in.schedule.size(), in.timezone)});
   }
 
   std::string hpa = manifest_header(in, "HorizontalPodAutoscaler (autoscaling/v2) on an external metric, the alternative without KEDA");
   hpa += fmt::format("# The metric comes from prometheus-adapter with this query: {}\n", backlog_query(in, name));
   hpa += fmt::format("# Target: {}. An HPA cannot scale to zero (minReplicas >= 1).\n", in.why_threshold);
+  if (!in.schedule.empty())
+    hpa += fmt::format("# It does not follow the schedule (the KEDA ScaledObject's cron triggers do); alone it scales on queue\n"
+                       "# depth only: {}.\n", in.why_schedule);
   hpa += fmt::format(
       "apiVersion: autoscaling/v2\n"
       "kind: HorizontalPodAutoscaler\n"

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "core/serving_defaults.h"
+#include "k8s/cron_windows.h"
 
 #include <string>
 #include <vector>
@@ -32,6 +33,11 @@ struct ManifestInput {
   std::string prometheus_url = "http://prometheus-operated.monitoring.svc:9090";
   std::string why_min;              // the figures behind minReplicaCount
   std::string why_threshold;        // the figures behind the threshold
+  // Replicas asked by time beside the metric (the `scheduled` policy): KEDA cron triggers in
+  // the traffic profile's clock; empty: none.
+  std::vector<CronWindow> schedule;
+  std::string timezone = "UTC";     // IANA name
+  std::string why_schedule;         // the figures behind it
   // Nodes.
   std::string cloud;
   std::vector<std::string> instance_types;

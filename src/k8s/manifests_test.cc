@@ -69,6 +69,41 @@ TEST_F(ManifestSchemas, EveryManifestValidates) {
   EXPECT_EQ(checked, 15);
 }
 
+// A schedule beside the metric: cron triggers after the Prometheus one, each a valid KEDA
+// trigger in the profile's clock; the HPA says it does not follow them.
+TEST_F(ManifestSchemas, AScheduleIsWrittenAsCronTriggers) {
+  ManifestInput in = llm_input();
+  in.min_replicas = 2;
+  std::vector<int> week(7 * 1440, 2);
+  for (int day = 0; day < 5; ++day)
+    for (int m = day * 1440 + 8 * 60 + 40; m < day * 1440 + 18 * 60; ++m) week[static_cast<size_t>(m)] = 5;
+  in.schedule = cron_windows(week, in.min_replicas);
+  in.timezone = "Europe/Berlin";
+  in.why_schedule = "queue depth alone missed the SLO";
+  int scalers = 0;
+  for (const auto& m : service_manifests(in)) {
+    const YAML::Node doc = YAML::Load(m.yaml);
+    EXPECT_EQ(validate(to_json(doc), schema_for(m.file_name)), 0) << m.file_name << "\n" << m.yaml << "\n" << last_log_;
+    if (m.file_name == "chat-service-prod-keda-scaledobject.yaml") {
+      ++scalers;
+      const YAML::Node triggers = doc["spec"]["triggers"];
+      ASSERT_EQ(triggers.size(), 2u) << m.yaml;
+      EXPECT_EQ(triggers[0]["type"].as<std::string>(), "prometheus");
+      EXPECT_EQ(triggers[1]["type"].as<std::string>(), "cron");
+      EXPECT_EQ(triggers[1]["metadata"]["timezone"].as<std::string>(), "Europe/Berlin");
+      EXPECT_EQ(triggers[1]["metadata"]["start"].as<std::string>(), "40 8 * * 1-5");
+      EXPECT_EQ(triggers[1]["metadata"]["end"].as<std::string>(), "0 18 * * 1-5");
+      EXPECT_EQ(triggers[1]["metadata"]["desiredReplicas"].as<std::string>(), "5");
+      EXPECT_NE(m.yaml.find("# Cron triggers (Europe/Berlin): queue depth alone missed the SLO."), std::string::npos) << m.yaml;
+    }
+    if (m.file_name == "chat-service-prod-hpa.yaml") {
+      ++scalers;
+      EXPECT_NE(m.yaml.find("It does not follow the schedule"), std::string::npos) << m.yaml;
+    }
+  }
+  EXPECT_EQ(scalers, 2);
+}
+
 TEST_F(ManifestSchemas, MisspeltFieldsAndBadValuesFail) {
   auto manifests = service_manifests(llm_input());
   nlohmann::json deployment = to_json(YAML::Load(manifests[0].yaml));

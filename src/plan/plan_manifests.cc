@@ -14,6 +14,8 @@
 #include "plan/cold_start.h"
 #include "plan/scaling_plan.h"
 #include "plan/spot.h"
+#include "sim/autoscaler.h"
+#include "sim/deployment.h"
 
 namespace gw {
 namespace {
@@ -98,6 +100,24 @@ Result<std::vector<Manifest>> disaggregated_plan_manifests(const Spec& spec, con
   return disaggregated_manifests(in);
 }
 
+// The scheduled policy's schedule as KEDA cron triggers: every minute of its day or week at the
+// count the simulated scaler asked then (its lead is whole minutes), runs above the floor.
+std::vector<CronWindow> schedule_windows(const PolicyOutcome& scheduled, int floor) {
+  ScalerConfig c;
+  c.schedule = scheduled.schedule;
+  c.schedule_lead_s = scheduled.schedule_lead_s;
+  const Autoscaler scaler(c);
+  std::vector<int> by_minute(c.schedule.size() * 60);
+  for (size_t m = 0; m < by_minute.size(); ++m) by_minute[m] = scaler.scheduled(static_cast<double>(m) * 60);
+  return cron_windows(by_minute, floor);
+}
+
+const PolicyOutcome* policy_named(const ScalingReport& r, const std::string& name) {
+  for (const auto& p : r.policies)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
 }  // namespace
 
 Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanResult& plans, const PlanSpecOptions& plan_options,
@@ -125,14 +145,21 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     // scale-from-zero is written for Deployments only).
     const bool across_nodes = plan.best->config.pipeline_parallel > 1;
     service.scaling.policies = across_nodes ? std::vector<std::string>{"queue-depth"} : std::vector<std::string>{"queue-depth", "scale-to-zero"};
+    // Traffic on an hourly curve may need replicas started ahead of its hours (cron triggers).
+    if (arrival_options(service, service.traffic.average_rps).process == "curve") service.scaling.policies.push_back("scheduled");
     // The printed plan was verified with the command's options: scale that layout. Screen-only
     // plans are verified here first, as the manifests' counts must hold in simulation.
     auto result = !plan_options.simulate ? plan_scaling(catalog, spec, service, options)
                                    : scale_layout(catalog, spec, service, options, *plan.best, verify);
     if (!result.ok()) return result.error();
     const ScalingReport& r = result.value();
-    const PolicyOutcome& queue = r.policies[0];
-    const PolicyOutcome& zero = r.policies[across_nodes ? 0 : 1];
+    const PolicyOutcome& queue = *policy_named(r, "queue-depth");
+    const PolicyOutcome* zero = policy_named(r, "scale-to-zero");
+    // Kept warm: queue depth, or with the schedule beside it where that meets the SLO and queue
+    // depth alone does not, or costs at least 1% more.
+    const PolicyOutcome* scheduled = policy_named(r, "scheduled");
+    const bool follow_schedule = scheduled && scheduled->meets_slo && (!queue.meets_slo || scheduled->usd < 0.99 * queue.usd);
+    const PolicyOutcome& warm = follow_schedule ? *scheduled : queue;
     const PlanOption& best = r.plan;
     const int per_node = across_nodes ? 1 : best.replicas_per_node();  // a pod per node across nodes
     ManifestInput in;
@@ -140,25 +167,37 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
       return *e;
     in.queue_threshold = queue.target;
     in.peak_replicas = r.plan.replicas;
-    in.max_replicas = queue.max_replicas;
-    bool zero_pays = !across_nodes && zero.meets_slo && !zero.below_min_replicas && zero.usd < 0.99 * queue.usd;
+    in.max_replicas = warm.max_replicas;
+    const bool zero_pays = zero && zero->meets_slo && !zero->below_min_replicas && zero->usd < 0.99 * warm.usd;
     in.min_replicas = zero_pays ? 0 : queue.min_replicas;
     in.why_min = across_nodes ? fmt::format("the service's min_replicas ({}); a replica spans {} nodes and is kept warm (not scaled to zero)",
                                             queue.min_replicas, best.config.pipeline_parallel)
                  : zero_pays ? fmt::format("scaling to zero met the SLO ({:.2f}%) for {}/month against {}/month kept warm, over {:.0f} h of "
-                                         "this service's traffic", zero.slo_attainment * 100, format_usd(zero.usd_per_month),
-                                         format_usd(queue.usd_per_month), r.duration_s / 3600)
-                           : zero.below_min_replicas ? fmt::format("the service's min_replicas is {} (availability): it does not scale "
-                                                                   "to zero", service.min_replicas)
-                           : zero.meets_slo ? fmt::format("scaling to zero saved under 1% ({}/month against {}/month)",
-                                                          format_usd(zero.usd_per_month), format_usd(queue.usd_per_month))
-                                            : fmt::format("scaling to zero missed the SLO ({:.2f}% within it) over {:.0f} h of this service's traffic",
-                                                          zero.slo_attainment * 100, r.duration_s / 3600);
+                                         "this service's traffic", zero->slo_attainment * 100, format_usd(zero->usd_per_month),
+                                         format_usd(warm.usd_per_month), r.duration_s / 3600)
+                           : zero->below_min_replicas ? fmt::format("the service's min_replicas is {} (availability): it does not scale "
+                                                                    "to zero", service.min_replicas)
+                           : zero->meets_slo ? fmt::format("scaling to zero saved under 1% ({}/month against {}/month)",
+                                                           format_usd(zero->usd_per_month), format_usd(warm.usd_per_month))
+                                             : fmt::format("scaling to zero missed the SLO ({:.2f}% within it) over {:.0f} h of this service's traffic",
+                                                           zero->slo_attainment * 100, r.duration_s / 3600);
     in.why_threshold = fmt::format("{:.3g} requests queued or in service per replica = capacity at the SLO {:.3g}/s x mean latency "
-                                   "(simulated queue-depth scaling: SLO {:.2f}%, {} GPU-hours over {:.0f} h){}",
+                                   "(simulated {}: SLO {:.2f}%, {} GPU-hours over {:.0f} h){}",
                                    queue.target, r.capacity_rps_per_replica * spec.constraints.max_utilization,
-                                   queue.slo_attainment * 100, format_number(queue.gpu_hours, 1), r.duration_s / 3600,
+                                   follow_schedule ? "with the cron triggers" : "queue-depth scaling", warm.slo_attainment * 100,
+                                   format_number(warm.gpu_hours, 1), r.duration_s / 3600,
                                    in.llm ? "" : "; Triton's pending count leaves out requests in service, so compare it with the same figure less what a replica serves at once");
+    if (follow_schedule && !zero_pays) {
+      in.schedule = schedule_windows(*scheduled, in.min_replicas);
+      in.timezone = service.traffic.timezone;
+      in.why_schedule = fmt::format(
+          "each hour's replicas by the traffic's profile in proportion to the peak pool, asked {:.0f} min before the hour (a cold "
+          "start of {:.0f} s and a scrape); simulated over {:.0f} h, queue depth alone {} ({:.2f}% within the SLO{}, {}/month), "
+          "with the schedule the SLO is met at {}/month",
+          scheduled->schedule_lead_s / 60, r.start_s, r.duration_s / 3600, queue.meets_slo ? "met the SLO" : "missed the SLO",
+          queue.slo_attainment * 100, queue.timed_out > 0 ? fmt::format(", {} requests timed out", format_number(static_cast<double>(queue.timed_out), 0)) : "",
+          format_usd(queue.usd_per_month), format_usd(scheduled->usd_per_month));
+    }
     in.cooldown_s = cooldown;
     in.polling_interval_s = service.scaling.interval_s;
     in.scale_down_window_s = service.scaling.scale_down_window_s;

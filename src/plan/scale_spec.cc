@@ -112,6 +112,7 @@ json shape_json(const ScalingReport& r) {
                         {"requests", p.requests}, {"scale_events", p.scale_events}, {"latency_p99_s", p.latency_p99_s},
                         {"mean_replicas", p.mean_ready}, {"peak_replicas", p.peak_ready},
                         {"fast_forwarded_s", p.fast_forwarded_s}, {"series", series}});
+    if (!p.schedule.empty()) policies.back()["schedule"] = {{"replicas_by_hour", p.schedule}, {"lead_s", p.schedule_lead_s}};
   }
   return {{"replica", {{"accelerator", plan.config.accelerator->name}, {"tensor_parallel", plan.config.tensor_parallel},
                        {"pipeline_parallel", std::max(1, plan.config.pipeline_parallel)}, {"batching", batching_name(plan.config.batching)}, {"max_batch", plan.config.max_batch},

@@ -154,7 +154,11 @@ PolicyRun configure_policy(const LayoutContext& layout, const std::string& name,
     for (double f : a.profile)
       c.schedule.push_back(
           std::clamp(static_cast<int>(std::ceil(layout.static_replicas * f / busiest - 1e-9)), c.min_replicas, c.max_replicas));
-    c.schedule_lead_s = layout.report.start_s + scaling.interval_s;
+    // In whole minutes, cron's resolution, so that the triggers `plan --emit-k8s` writes are
+    // the schedule simulated here.
+    c.schedule_lead_s = std::ceil((layout.report.start_s + scaling.interval_s) / 60) * 60;
+    outcome.schedule = c.schedule;
+    outcome.schedule_lead_s = c.schedule_lead_s;
     outcome.signal = fmt::format("queue depth as above, and each hour's need by the traffic's profile ({}..{} replicas) asked for "
                                  "{:.0f} s before the hour (a cold start and a scrape; KEDA cron triggers)",
                                  *std::min_element(c.schedule.begin(), c.schedule.end()),

@@ -39,6 +39,10 @@ struct PolicyOutcome {
   double mean_ready = 0;
   int peak_ready = 0;
   double fast_forwarded_s = 0;    // of the span, replayed from steady windows (ScalingPlanOptions::exact)
+  // `scheduled`: replicas by hour of the traffic's clock (24 or 168), each asked for this long
+  // before its hour (ScalerConfig::schedule); empty for the other policies.
+  std::vector<int> schedule;
+  double schedule_lead_s = 0;
   std::vector<ScaleSample> series;
 };
 

@@ -3,6 +3,7 @@
 #include "report/document.h"
 
 #include <cstdlib>
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -232,6 +233,21 @@ TEST(Report, ScaleJsonValidatesAgainstItsSchema) {
       EXPECT_NE(validate((dir / "broken.json").string()), 0);
     }
   }
+  // The scheduled policy carries its schedule: 168 hours from Monday, asked whole minutes ahead.
+  std::ifstream example(root / "examples" / "dev-endpoint-weekdays.yaml");
+  std::ofstream(dir / "scheduled.yaml") << std::string((std::istreambuf_iterator<char>(example)), {})
+                                        << "      policies: [static-peak, queue-depth, scheduled]\n";
+  const std::string scheduled = (dir / "scheduled.json").string();
+  ASSERT_EQ(std::system(fmt::format("'{}' scale '{}' --format json -o '{}' -q", GPUWISE_BINARY, (dir / "scheduled.yaml").string(),
+                                    scheduled).c_str()), 0);
+  EXPECT_EQ(validate(scheduled), 0);
+  std::ifstream in(scheduled);
+  const auto policies = nlohmann::json::parse(in)["services"][0]["policies"];
+  ASSERT_EQ(policies.size(), 3u);
+  EXPECT_FALSE(policies[1].contains("schedule"));
+  ASSERT_TRUE(policies[2].contains("schedule")) << policies[2];
+  EXPECT_EQ(policies[2]["schedule"]["replicas_by_hour"].size(), 168u);
+  EXPECT_EQ(std::fmod(policies[2]["schedule"]["lead_s"].get<double>(), 60), 0);
   std::filesystem::remove_all(dir);
 }
 

@@ -62,6 +62,7 @@ struct Traffic {
   double average_rps = 0;
   double peak_rps = 0;
   std::vector<double> profile;  // 24 or 168 hourly factors of the average; empty when flat
+  std::string timezone = "UTC";  // the clock the profile's hours are in (IANA name; KEDA cron triggers use it)
   std::string trace_path;       // when driven by a trace
   std::optional<TraceSummary> trace;
   std::optional<RateSeries> rates;  // when driven by a measured rate series

@@ -1,5 +1,8 @@
 // The services section of a spec: traffic, token distributions, deployment, scaling.
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "spec/spec_reader.h"
@@ -78,8 +81,8 @@ void read_traffic(const Reader& r, const YAML::Node& node, const std::string& pa
   if (!node["traffic"]) r.fail(node, path + ".traffic", "required: rps, profile or trace");
   const YAML::Node traffic = node["traffic"];
   r.check_keys(traffic, path + ".traffic",
-               {"rps", "profile", "trace", "trace_format", "time_scale", "process", "cv", "mmpp", "rates", "client_timeout_s",
-                "prefix"});
+               {"rps", "profile", "timezone", "trace", "trace_format", "time_scale", "process", "cv", "mmpp", "rates",
+                "client_timeout_s", "prefix"});
   if (const YAML::Node prefix = traffic["prefix"]) {
     const std::string where = path + ".traffic.prefix";
     r.check_keys(prefix, where, {"system_prompt_tokens", "turns", "think_time_s"});
@@ -91,6 +94,18 @@ void read_traffic(const Reader& r, const YAML::Node& node, const std::string& pa
     if (!shape.given()) r.fail(prefix, where, "give system_prompt_tokens (shared by every request) or turns above 1 (conversations)");
     if (traffic["trace"]) r.fail(prefix, where, "a trace carries its own prompts (trace_format: mooncake gives their prefix blocks)");
     if (!llm) r.fail(prefix, where, "prefix caching applies to LLM services");
+  }
+  if (const YAML::Node zone = traffic["timezone"]) {
+    // An IANA name (Area/Location, or UTC): the KEDA cron triggers `plan --emit-k8s` writes for
+    // a scheduled pool name it as their clock.
+    const std::string where = path + ".traffic.timezone";
+    const std::string name = r.text(zone, where);
+    const bool iana = !name.empty() && name.size() <= 64 && name.front() != '/' && name.back() != '/' &&
+                      name.find("..") == std::string::npos &&
+                      std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("/_+-", c); });
+    if (!iana) r.fail(zone, where, "an IANA time zone name, as Europe/Berlin, America/New_York or UTC");
+    if (traffic["trace"] || traffic["rates"]) r.fail(zone, where, "the clock of an hourly profile's hours; a trace or measured rates keep their own times");
+    s.traffic.timezone = name;
   }
   if (const YAML::Node timeout = traffic["client_timeout_s"]) {
     const std::string where = path + ".traffic.client_timeout_s";

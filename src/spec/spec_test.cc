@@ -241,6 +241,23 @@ TEST(Spec, ClientTimeoutDefaultsToSixtySecondsOrTwiceTheSlo) {
   }
 }
 
+// The clock of a profile's hours: an IANA name, UTC unless given; not with a trace's own times.
+TEST(Spec, AProfilesTimezoneIsAnIanaName) {
+  const std::string head = "services:\n  - name: a\n    model: resnet-50\n    slo: {latency_p99_s: 1}\n    traffic:\n";
+  auto spec = parse(head + "      rps: 1\n      profile: diurnal\n      timezone: America/New_York\n");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  EXPECT_EQ(spec.value().services[0].traffic.timezone, "America/New_York");
+  auto plain = parse(head + "      rps: 1\n      profile: diurnal\n");
+  ASSERT_TRUE(plain.ok()) << plain.error().to_string();
+  EXPECT_EQ(plain.value().services[0].traffic.timezone, "UTC");
+  for (const char* bad : {"New York", "/etc/passwd", "Europe/../x", "[UTC]"}) {
+    auto wrong = parse(head + "      rps: 1\n      profile: diurnal\n      timezone: " + bad + "\n");
+    ASSERT_FALSE(wrong.ok()) << bad;
+    EXPECT_EQ(wrong.error().field, "services.a.traffic.timezone") << bad;
+    EXPECT_EQ(wrong.error().line, 8) << bad;
+  }
+}
+
 TEST(Spec, TraceWithABadRowNamesItsLine) {
   auto dir = std::filesystem::temp_directory_path() / "gpuwise_spec_test";
   std::filesystem::create_directories(dir);
