@@ -14,7 +14,6 @@
 #include "plan/cold_start.h"
 #include "plan/scaling_plan.h"
 #include "plan/spot.h"
-#include "sim/autoscaler.h"
 #include "sim/deployment.h"
 
 namespace gw {
@@ -100,18 +99,6 @@ Result<std::vector<Manifest>> disaggregated_plan_manifests(const Spec& spec, con
   return disaggregated_manifests(in);
 }
 
-// The scheduled policy's schedule as KEDA cron triggers: every minute of its day or week at the
-// count the simulated scaler asked then (its lead is whole minutes), runs above the floor.
-std::vector<CronWindow> schedule_windows(const PolicyOutcome& scheduled, int floor) {
-  ScalerConfig c;
-  c.schedule = scheduled.schedule;
-  c.schedule_lead_s = scheduled.schedule_lead_s;
-  const Autoscaler scaler(c);
-  std::vector<int> by_minute(c.schedule.size() * 60);
-  for (size_t m = 0; m < by_minute.size(); ++m) by_minute[m] = scaler.scheduled(static_cast<double>(m) * 60);
-  return cron_windows(by_minute, floor);
-}
-
 const PolicyOutcome* policy_named(const ScalingReport& r, const std::string& name) {
   for (const auto& p : r.policies)
     if (p.name == name) return &p;
@@ -188,7 +175,7 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
                                    format_number(warm.gpu_hours, 1), r.duration_s / 3600,
                                    in.llm ? "" : "; Triton's pending count leaves out requests in service, so compare it with the same figure less what a replica serves at once");
     if (follow_schedule && !zero_pays) {
-      in.schedule = schedule_windows(*scheduled, in.min_replicas);
+      in.schedule = schedule_windows(*scheduled);
       in.timezone = service.traffic.timezone;
       in.why_schedule = fmt::format(
           "each hour's replicas by the traffic's profile in proportion to the peak pool, asked {:.0f} min before the hour (a cold "

@@ -208,6 +208,16 @@ void add_service(ScaleOutput& out, const ServiceSpec& service, const ScalingStud
                                     "start: add `scheduled` to scaling.policies to start each hour's replicas that far ahead, by "
                                     "the traffic's profile.",
                                     format_number(static_cast<double>(p.timed_out), 0), first.start_s));
+  // What the schedule asks, as `plan --emit-k8s` writes it (KEDA cron triggers).
+  for (const auto& p : first.policies) {
+    if (p.schedule.empty()) continue;
+    std::string windows;
+    for (const auto& w : schedule_windows(p)) windows += fmt::format("{}{} replicas {}", windows.empty() ? "" : "; ", w.replicas, w.note);
+    out.add_paragraph(fmt::format("{} asks, beside queue depth, for {} ({}; each hour's count {:.0f} min ahead; KEDA cron triggers, as "
+                                  "`plan --emit-k8s` writes them), and at least {} otherwise.",
+                                  p.name, windows.empty() ? "no more than its floor" : windows, service.traffic.timezone,
+                                  p.schedule_lead_s / 60, p.min_replicas));
+  }
   if (const std::string note = disaggregated_deployment_note(service); !note.empty()) out.add_paragraph(note);
 
   json entry = shape_json(first);

@@ -343,6 +343,16 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
 
 }  // namespace
 
+std::vector<CronWindow> schedule_windows(const PolicyOutcome& scheduled) {
+  ScalerConfig c;
+  c.schedule = scheduled.schedule;
+  c.schedule_lead_s = scheduled.schedule_lead_s;
+  const Autoscaler scaler(c);
+  std::vector<int> by_minute(c.schedule.size() * 60);
+  for (size_t m = 0; m < by_minute.size(); ++m) by_minute[m] = scaler.scheduled(static_cast<double>(m) * 60);
+  return cron_windows(by_minute, scheduled.min_replicas);
+}
+
 Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, const ServiceSpec& service_in,
                                     const ScalingPlanOptions& options, const PlanOption& replica, const VerifyOptions& verify) {
   ServiceSpec service = service_in;

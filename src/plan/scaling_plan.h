@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "k8s/cron_windows.h"
 #include "plan/cold_start.h"
 #include "plan/inference.h"
 #include "plan/verify.h"
@@ -109,6 +110,10 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
 // it scales the plan's one-pool layout (two pools scaling on their own signals is not
 // simulated). Empty for any other deployment.
 std::string disaggregated_deployment_note(const ServiceSpec& service);
+
+// The scheduled policy's schedule as KEDA cron triggers: every minute of its day or week at the
+// count the simulated scaler asked then (its lead is whole minutes), the runs above its floor.
+std::vector<CronWindow> schedule_windows(const PolicyOutcome& scheduled);
 
 // The plan's layout alone (planned and verified with default options).
 Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -297,6 +299,15 @@ TEST(ScalingPlan, AScheduleStartsSlowReplicasAheadOfTheRamp) {
   EXPECT_LT(scheduled.usd, 0.7 * fixed.usd);
   EXPECT_LE(scheduled.peak_ready, fixed.peak_ready + 1);
   EXPECT_NE(scheduled.signal.find("KEDA cron"), std::string::npos) << scheduled.signal;
+  // As KEDA cron triggers: the weekday ramp's replicas from a cold start (whole minutes) before 09:00.
+  EXPECT_EQ(std::fmod(scheduled.schedule_lead_s, 60), 0);
+  EXPECT_GE(scheduled.schedule_lead_s, r.value().start_s);
+  const auto windows = schedule_windows(scheduled);
+  ASSERT_FALSE(windows.empty());
+  const auto ramp = std::find_if(windows.begin(), windows.end(), [](const CronWindow& w) { return w.start.find(" 8 * * 1-5") != std::string::npos; });
+  ASSERT_NE(ramp, windows.end()) << windows.front().start << " " << windows.front().note;
+  EXPECT_EQ(ramp->end, "0 18 * * 1-5");
+  EXPECT_EQ(ramp->replicas, *std::max_element(scheduled.schedule.begin(), scheduled.schedule.end()));
   ASSERT_GE(r.value().recommended, 0);
   EXPECT_EQ(r.value().policies[static_cast<size_t>(r.value().recommended)].name, "scheduled");
 
