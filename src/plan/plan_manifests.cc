@@ -14,7 +14,6 @@
 #include "plan/cold_start.h"
 #include "plan/scaling_plan.h"
 #include "plan/spot.h"
-#include "sim/deployment.h"
 
 namespace gw {
 namespace {
@@ -133,7 +132,7 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     const bool across_nodes = plan.best->config.pipeline_parallel > 1;
     service.scaling.policies = across_nodes ? std::vector<std::string>{"queue-depth"} : std::vector<std::string>{"queue-depth", "scale-to-zero"};
     // Traffic on an hourly curve may need replicas started ahead of its hours (cron triggers).
-    if (arrival_options(service, service.traffic.average_rps).process == "curve") service.scaling.policies.push_back("scheduled");
+    options.scheduled_on_hourly_traffic = true;
     // The printed plan was verified with the command's options: scale that layout. Screen-only
     // plans are verified here first, as the manifests' counts must hold in simulation.
     auto result = !plan_options.simulate ? plan_scaling(catalog, spec, service, options)

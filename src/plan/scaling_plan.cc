@@ -405,6 +405,8 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   const bool show_static = std::find(names.begin(), names.end(), "static-peak") != names.end();
   names.erase(std::remove(names.begin(), names.end(), "static-peak"), names.end());
   names.insert(names.begin(), "static-peak");
+  if (options.scheduled_on_hourly_traffic && report.hourly_profile && std::find(names.begin(), names.end(), "scheduled") == names.end())
+    names.push_back("scheduled");
   // Static peak first: its simulated latency sets the metric policies' default targets. The
   // others are independent: simulated in parallel, kept in the order named.
   PolicyTargets targets;

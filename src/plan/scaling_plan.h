@@ -86,6 +86,9 @@ struct ScalingPlanOptions {
   // simulates every request of any span; `fast_forward` replays on shorter spans too.
   bool exact = false;
   bool fast_forward = false;
+  // Run `scheduled` too wherever the traffic runs on an hourly curve (a profile, or a peak above
+  // the average), named or not; skipped on other traffic.
+  bool scheduled_on_hourly_traffic = false;
   // Called from the threads that simulate the policies (at once when jobs > 1).
   std::function<void(const std::string& policy, long long admitted)> on_progress;
 };
