@@ -145,7 +145,7 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     // depth alone does not, or costs at least 1% more.
     const PolicyOutcome* scheduled = policy_named(r, "scheduled");
     const bool follow_schedule = scheduled && scheduled->meets_slo && (!queue.meets_slo || scheduled->usd < 0.99 * queue.usd);
-    const PolicyOutcome& warm = follow_schedule ? *scheduled : queue;
+    const PolicyOutcome& best_warm = follow_schedule ? *scheduled : queue;
     const PlanOption& best = r.plan;
     const int per_node = across_nodes ? 1 : best.replicas_per_node();  // a pod per node across nodes
     ManifestInput in;
@@ -153,27 +153,29 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
       return *e;
     in.queue_threshold = queue.target;
     in.peak_replicas = r.plan.replicas;
-    in.max_replicas = warm.max_replicas;
-    const bool zero_pays = zero && zero->meets_slo && !zero->below_min_replicas && zero->usd < 0.99 * warm.usd;
+    in.max_replicas = best_warm.max_replicas;
+    const bool zero_pays = zero && zero->meets_slo && !zero->below_min_replicas && zero->usd < 0.99 * best_warm.usd;
     in.min_replicas = zero_pays ? 0 : queue.min_replicas;
+    const bool cron = follow_schedule && !zero_pays;  // the schedule's triggers beside the metric
+    const PolicyOutcome& kept_warm = cron ? *scheduled : queue;  // the warm policy the manifests write
     in.why_min = across_nodes ? fmt::format("the service's min_replicas ({}); a replica spans {} nodes and is kept warm (not scaled to zero)",
                                             queue.min_replicas, best.config.pipeline_parallel)
                  : zero_pays ? fmt::format("scaling to zero met the SLO ({:.2f}%) for {}/month against {}/month kept warm, over {:.0f} h of "
                                          "this service's traffic", zero->slo_attainment * 100, format_usd(zero->usd_per_month),
-                                         format_usd(warm.usd_per_month), r.duration_s / 3600)
+                                         format_usd(best_warm.usd_per_month), r.duration_s / 3600)
                            : zero->below_min_replicas ? fmt::format("the service's min_replicas is {} (availability): it does not scale "
                                                                     "to zero", service.min_replicas)
                            : zero->meets_slo ? fmt::format("scaling to zero saved under 1% ({}/month against {}/month)",
-                                                           format_usd(zero->usd_per_month), format_usd(warm.usd_per_month))
+                                                           format_usd(zero->usd_per_month), format_usd(best_warm.usd_per_month))
                                              : fmt::format("scaling to zero missed the SLO ({:.2f}% within it) over {:.0f} h of this service's traffic",
                                                            zero->slo_attainment * 100, r.duration_s / 3600);
     in.why_threshold = fmt::format("{:.3g} requests queued or in service per replica = capacity at the SLO {:.3g}/s x mean latency "
                                    "(simulated {}: SLO {:.2f}%, {} GPU-hours over {:.0f} h){}",
                                    queue.target, r.capacity_rps_per_replica * spec.constraints.max_utilization,
-                                   follow_schedule ? "with the cron triggers" : "queue-depth scaling", warm.slo_attainment * 100,
-                                   format_number(warm.gpu_hours, 1), r.duration_s / 3600,
+                                   cron ? "with the cron triggers" : "queue-depth scaling", kept_warm.slo_attainment * 100,
+                                   format_number(kept_warm.gpu_hours, 1), r.duration_s / 3600,
                                    in.llm ? "" : "; Triton's pending count leaves out requests in service, so compare it with the same figure less what a replica serves at once");
-    if (follow_schedule && !zero_pays) {
+    if (cron) {
       in.schedule = schedule_windows(*scheduled);
       in.timezone = service.traffic.timezone;
       in.why_schedule = fmt::format(
