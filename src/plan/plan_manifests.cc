@@ -98,12 +98,6 @@ Result<std::vector<Manifest>> disaggregated_plan_manifests(const Spec& spec, con
   return disaggregated_manifests(in);
 }
 
-const PolicyOutcome* policy_named(const ScalingReport& r, const std::string& name) {
-  for (const auto& p : r.policies)
-    if (p.name == name) return &p;
-  return nullptr;
-}
-
 }  // namespace
 
 Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanResult& plans, const PlanSpecOptions& plan_options,
@@ -139,11 +133,11 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
                                    : scale_layout(catalog, spec, service, options, *plan.best, verify);
     if (!result.ok()) return result.error();
     const ScalingReport& r = result.value();
-    const PolicyOutcome& queue = *policy_named(r, "queue-depth");
-    const PolicyOutcome* zero = policy_named(r, "scale-to-zero");
+    const PolicyOutcome& queue = *r.policy("queue-depth");
+    const PolicyOutcome* zero = r.policy("scale-to-zero");
     // Kept warm: queue depth, or with the schedule beside it where that meets the SLO and queue
     // depth alone does not, or costs at least 1% more.
-    const PolicyOutcome* scheduled = policy_named(r, "scheduled");
+    const PolicyOutcome* scheduled = r.policy("scheduled");
     const bool follow_schedule = scheduled && scheduled->meets_slo && (!queue.meets_slo || scheduled->usd < 0.99 * queue.usd);
     const PolicyOutcome& best_warm = follow_schedule ? *scheduled : queue;
     const PlanOption& best = r.plan;

@@ -199,15 +199,12 @@ void add_service(ScaleOutput& out, const ServiceSpec& service, const ScalingStud
   if (study.shapes.size() > 1) out.add_paragraph(across_shapes(study));
   // Queue depth lost requests while replicas started: where the traffic has an hourly profile and
   // `scheduled` was not run, say that it starts them ahead.
-  const auto ran = [&](const char* name) {
-    return std::any_of(first.policies.begin(), first.policies.end(), [&](const PolicyOutcome& p) { return p.name == name; });
-  };
-  for (const auto& p : first.policies)
-    if (p.name == "queue-depth" && !p.meets_slo && p.timed_out > 0 && !ran("scheduled") && first.hourly_profile)
-      out.add_paragraph(fmt::format("queue-depth fell behind the ramps ({} requests timed out) with replicas that take {:.0f} s to "
-                                    "start: add `scheduled` to scaling.policies to start each hour's replicas that far ahead, by "
-                                    "the traffic's profile.",
-                                    format_number(static_cast<double>(p.timed_out), 0), first.start_s));
+  if (const PolicyOutcome* queue = first.policy("queue-depth");
+      queue && !queue->meets_slo && queue->timed_out > 0 && !first.policy("scheduled") && first.hourly_profile)
+    out.add_paragraph(fmt::format("queue-depth fell behind the ramps ({} requests timed out) with replicas that take {:.0f} s to "
+                                  "start: add `scheduled` to scaling.policies to start each hour's replicas that far ahead, by "
+                                  "the traffic's profile.",
+                                  format_number(static_cast<double>(queue->timed_out), 0), first.start_s));
   // What the schedule asks, as `plan --emit-k8s` writes it (KEDA cron triggers).
   for (const auto& p : first.policies) {
     if (p.schedule.empty()) continue;

@@ -63,6 +63,12 @@ struct ScalingReport {
   double weights_gib = 0, model_load_s = 0, start_s = 0, warm_start_s = 0;
   double capacity_rps_per_replica = 0;  // at the utilization limit
   std::vector<PolicyOutcome> policies;
+  // The outcome of the policy of this name; null when it was not run.
+  const PolicyOutcome* policy(const std::string& name) const {
+    for (const auto& p : policies)
+      if (p.name == name) return &p;
+    return nullptr;
+  }
   int recommended = -1;           // index into policies; -1 when none meets the SLO
   std::vector<std::string> assumptions;
 };
