@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -259,6 +260,19 @@ TEST(CliPlan, SlowReplicasOnAProfileGetCronTriggersAhead) {
   EXPECT_LE(hour * 60 + minute, 9 * 60 - 977 / 60) << scaler;  // a cold start before the hour
   EXPECT_GE(hour * 60 + minute, 8 * 60) << scaler;
   EXPECT_GT(std::stoi(cron["desiredReplicas"].as<std::string>()), 1);
+  // Without KEDA: the HPA's floor set to the same count at the same times by CronJobs.
+  std::map<std::string, std::string> floor_at;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().filename().string().find("-hpa-schedule-") == std::string::npos ||
+        entry.path().filename().string().find("cronjob") == std::string::npos)
+      continue;
+    const YAML::Node job = YAML::LoadFile(entry.path().string());
+    EXPECT_EQ(job["spec"]["timeZone"].as<std::string>(), "America/New_York");
+    floor_at[job["spec"]["schedule"].as<std::string>()] = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"][4].as<std::string>();
+  }
+  ASSERT_EQ(floor_at.size(), 2u);
+  EXPECT_EQ(floor_at[cron["start"].as<std::string>()], "--patch={\"spec\":{\"minReplicas\":" + cron["desiredReplicas"].as<std::string>() + "}}");
+  EXPECT_EQ(floor_at["0 18 * * 1-5"], "--patch={\"spec\":{\"minReplicas\":1}}");
   std::filesystem::remove_all(dir);
   std::filesystem::remove(path);
 }

@@ -35,6 +35,11 @@ std::string cron_days(const std::vector<int>& schedule_days, int shift) {
   return ranges(cron, [](int d) { return std::to_string(d); }, ",");
 }
 
+// Schedule days (0 Monday) in words: "Mon-Fri", "Sat, Sun".
+std::string day_names(const std::vector<int>& days) {
+  return ranges(days, [](int d) { return std::string(kDayNames[d]); }, ", ");
+}
+
 std::string clock(int minute_of_day) { return fmt::format("{:02}:{:02}", minute_of_day / 60, minute_of_day % 60); }
 
 }  // namespace
@@ -92,12 +97,49 @@ std::vector<CronWindow> cron_windows(const std::vector<int>& counts, int floor) 
     const std::string end_days = weekly ? cron_days(g.days, g.day_offset) : "*";
     w.start = fmt::format("{} {} * * {}", g.start_minute % 60, g.start_minute / 60, start_days);
     w.end = fmt::format("{} {} * * {}", g.end_minute % 60, g.end_minute / 60, end_days);
-    const std::string when = weekly ? ranges(g.days, [](int d) { return std::string(kDayNames[d]); }, ", ") : "every day";
+    const std::string when = weekly ? day_names(g.days) : "every day";
     const std::string later = g.day_offset == 0 && g.end_minute > g.start_minute ? ""
                               : g.day_offset <= 1                                ? " the next day"
                                                                                  : fmt::format(" {} days later", g.day_offset);
     w.note = fmt::format("{} {} to {}{}", when, clock(g.start_minute), clock(g.end_minute), later);
     out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::vector<CronChange> cron_changes(const std::vector<int>& counts, int floor) {
+  const int period = static_cast<int>(counts.size());
+  if (period != kDayMinutes && period != kWeekMinutes) return {};
+  const bool weekly = period == kWeekMinutes;
+  auto at = [&](int m) { return std::max(floor, counts[static_cast<size_t>((m + period) % period)]); };
+  std::vector<int> minutes;  // where the count changes; two at least when any
+  for (int m = 0; m < period; ++m)
+    if (at(m) != at(m - 1)) minutes.push_back(m);
+  struct Group {
+    int minute_of_day, replicas, holds_minutes;
+    std::vector<int> days;
+  };
+  std::vector<Group> groups;
+  for (size_t i = 0; i < minutes.size(); ++i) {
+    const int m = minutes[i], minute_of_day = m % kDayMinutes, day = m / kDayMinutes;
+    const int holds = (minutes[(i + 1) % minutes.size()] - m + period - 1) % period + 1;
+    auto same = std::find_if(groups.begin(), groups.end(),
+                             [&](const Group& g) { return g.minute_of_day == minute_of_day && g.replicas == at(m); });
+    if (same != groups.end()) {
+      same->days.push_back(day);
+      same->holds_minutes = std::min(same->holds_minutes, holds);
+    } else {
+      groups.push_back({minute_of_day, at(m), holds, {day}});
+    }
+  }
+  std::vector<CronChange> out;
+  for (const Group& g : groups) {
+    CronChange c;
+    c.replicas = g.replicas;
+    c.holds_minutes = g.holds_minutes;
+    c.at = fmt::format("{} {} * * {}", g.minute_of_day % 60, g.minute_of_day / 60, weekly ? cron_days(g.days, 0) : "*");
+    c.note = fmt::format("{} {}", weekly ? day_names(g.days) : "every day", clock(g.minute_of_day));
+    out.push_back(std::move(c));
   }
   return out;
 }

@@ -23,4 +23,18 @@ struct CronWindow {
 // any other length.
 std::vector<CronWindow> cron_windows(const std::vector<int>& replicas_by_minute, int floor);
 
+// The same schedule as a floor set at the minutes it changes (for an HPA without KEDA, whose
+// minReplicas CronJobs patch): at each minute where the count (never below `floor`) differs from
+// the minute before, the count from then on; a change at the same time of day to the same count
+// on several days is one entry. Every entry sets a value, none adds to another, so two that fire
+// at once agree and a missed one is mended by the next. None for one count throughout (the floor
+// is then that count) or a length other than a day or a week.
+struct CronChange {
+  std::string at;         // "M H * * D", as CronWindow's
+  int replicas = 0;
+  int holds_minutes = 0;  // the shortest time, over its days, until the next change
+  std::string note;       // "Mon-Fri 08:43"
+};
+std::vector<CronChange> cron_changes(const std::vector<int>& replicas_by_minute, int floor);
+
 }  // namespace gw

@@ -1,5 +1,7 @@
 #include "k8s/manifests.h"
 
+#include "k8s/hpa_schedule_manifests.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -428,9 +430,19 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
   std::string hpa = manifest_header(in, "HorizontalPodAutoscaler (autoscaling/v2) on an external metric, the alternative without KEDA");
   hpa += fmt::format("# The metric comes from prometheus-adapter with this query: {}\n", backlog_query(in, name));
   hpa += fmt::format("# Target: {}. An HPA cannot scale to zero (minReplicas >= 1).\n", in.why_threshold);
-  if (!in.schedule.empty())
-    hpa += fmt::format("# It does not follow the schedule (the KEDA ScaledObject's cron triggers do); alone it scales on queue\n"
-                       "# depth only: {}.\n", in.why_schedule);
+  // One count throughout needs no job: it is the floor.
+  const int hpa_min = std::max({1, in.min_replicas, !in.schedule.empty() && in.schedule_changes.empty() ? in.schedule.front().replicas : 0});
+  const std::string first_job = floor_cronjob_name(in, 1);
+  if (!in.schedule_changes.empty())
+    hpa += fmt::format("# It follows the schedule ({}) through {} CronJob(s), {}-hpa-schedule-*-cronjob.yaml, that set minReplicas at\n"
+                       "# each change: {}.\n"
+                       "# Applied between two changes, minReplicas stays {} until the next; to set it at once, run the latest\n"
+                       "# change that has passed: kubectl create job --from=cronjob/{}-K {}-now (K its number). A GitOps\n"
+                       "# sync of this file resets the floor: leave /spec/minReplicas out of its comparison.\n",
+                       in.timezone, in.schedule_changes.size(), name, in.why_schedule, hpa_min,
+                       first_job.substr(0, first_job.rfind('-')), name);
+  else if (!in.schedule.empty())
+    hpa += fmt::format("# minReplicas is the schedule's count, the same at every hour: {}.\n", in.why_schedule);
   hpa += fmt::format(
       "apiVersion: autoscaling/v2\n"
       "kind: HorizontalPodAutoscaler\n"
@@ -448,9 +460,12 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
       "          type: AverageValue\n"
       "          averageValue: {4}\n"
       "{5}",
-      name, std::max(1, in.min_replicas), in.max_replicas, waiting_only ? "requests_pending" : "requests_waiting_or_running",
+      name, hpa_min, in.max_replicas, waiting_only ? "requests_pending" : "requests_waiting_or_running",
       yaml_quoted(quantity(in.queue_threshold)), behavior(in, "  "), metadata_and_target(name, target));
-  out.push_back({name + "-hpa.yaml", hpa, "the same queue-depth signal without KEDA (never below 1 replica)"});
+  out.push_back({name + "-hpa.yaml", hpa,
+                 in.schedule_changes.empty() ? "the same queue-depth signal without KEDA (never below 1 replica)"
+                                             : "the same queue-depth signal without KEDA (never below 1 replica), its floor set by the schedule's CronJobs"});
+  for (auto& m : hpa_schedule_manifests(in)) out.push_back(std::move(m));
 
   return out;
 }

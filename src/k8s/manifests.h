@@ -6,7 +6,8 @@
 // scaled to zero, a KEDA HTTP add-on HTTPScaledObject, whose interceptor holds requests while
 // the first replica starts (at zero replicas no pod exports a queue metric and a Service
 // without endpoints refuses connections, so a Prometheus trigger would never wake it); an HPA
-// v2 on the same signal as an external metric (the alternative without KEDA); and a Karpenter
+// v2 on the same signal as an external metric (the alternative without KEDA; where a schedule
+// is followed, CronJobs set its floor: hpa_schedule_manifests.h); and a Karpenter
 // NodePool for the plan's instances. Each file is commented with the figures it came from.
 #pragma once
 
@@ -34,8 +35,10 @@ struct ManifestInput {
   std::string why_min;              // the figures behind minReplicaCount
   std::string why_threshold;        // the figures behind the threshold
   // Replicas asked by time beside the metric (the `scheduled` policy): KEDA cron triggers in
-  // the traffic profile's clock; empty: none.
+  // the traffic profile's clock, and the same schedule as the HPA's floor set by CronJobs at its
+  // changes (hpa_schedule_manifests.h); empty: none.
   std::vector<CronWindow> schedule;
+  std::vector<CronChange> schedule_changes;
   std::string timezone = "UTC";     // IANA name
   std::string why_schedule;         // the figures behind it
   // Nodes.

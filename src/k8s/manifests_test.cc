@@ -70,14 +70,15 @@ TEST_F(ManifestSchemas, EveryManifestValidates) {
 }
 
 // A schedule beside the metric: cron triggers after the Prometheus one, each a valid KEDA
-// trigger in the profile's clock; the HPA says it does not follow them.
-TEST_F(ManifestSchemas, AScheduleIsWrittenAsCronTriggers) {
+// trigger in the profile's clock; for the HPA, valid CronJobs that set its floor at the changes.
+TEST_F(ManifestSchemas, AScheduleIsWrittenAsCronTriggersAndAsTheHpasFloor) {
   ManifestInput in = llm_input();
   in.min_replicas = 2;
   std::vector<int> week(7 * 1440, 2);
   for (int day = 0; day < 5; ++day)
     for (int m = day * 1440 + 8 * 60 + 40; m < day * 1440 + 18 * 60; ++m) week[static_cast<size_t>(m)] = 5;
   in.schedule = cron_windows(week, in.min_replicas);
+  in.schedule_changes = cron_changes(week, in.min_replicas);
   in.timezone = "Europe/Berlin";
   in.why_schedule = "queue depth alone missed the SLO";
   int scalers = 0;
@@ -98,10 +99,19 @@ TEST_F(ManifestSchemas, AScheduleIsWrittenAsCronTriggers) {
     }
     if (m.file_name == "chat-service-prod-hpa.yaml") {
       ++scalers;
-      EXPECT_NE(m.yaml.find("It does not follow the schedule"), std::string::npos) << m.yaml;
+      EXPECT_EQ(doc["spec"]["minReplicas"].as<int>(), 2);
+      EXPECT_NE(m.yaml.find("It follows the schedule (Europe/Berlin) through 2 CronJob(s)"), std::string::npos) << m.yaml;
+    }
+    if (m.file_name.find("cronjob") != std::string::npos) {
+      ++scalers;
+      EXPECT_EQ(doc["spec"]["timeZone"].as<std::string>(), "Europe/Berlin");
+      const YAML::Node args = doc["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"];
+      EXPECT_EQ(args[2].as<std::string>(), "chat-service-prod");  // the HPA's name
+      const bool morning = doc["spec"]["schedule"].as<std::string>() == "40 8 * * 1-5";
+      EXPECT_EQ(args[4].as<std::string>(), morning ? R"(--patch={"spec":{"minReplicas":5}})" : R"(--patch={"spec":{"minReplicas":2}})");
     }
   }
-  EXPECT_EQ(scalers, 2);
+  EXPECT_EQ(scalers, 4);
 }
 
 TEST_F(ManifestSchemas, MisspeltFieldsAndBadValuesFail) {

@@ -171,6 +171,7 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
                                    in.llm ? "" : "; Triton's pending count leaves out requests in service, so compare it with the same figure less what a replica serves at once");
     if (cron) {
       in.schedule = schedule_windows(*scheduled);
+      in.schedule_changes = cron_changes(schedule_by_minute(*scheduled), std::max(1, scheduled->min_replicas));
       in.timezone = service.traffic.timezone;
       in.why_schedule = fmt::format(
           "each hour's replicas by the traffic's profile in proportion to the peak pool, asked {:.0f} min before the hour (a cold "

@@ -210,8 +210,8 @@ void add_service(ScaleOutput& out, const ServiceSpec& service, const ScalingStud
     if (p.schedule.empty()) continue;
     std::string windows;
     for (const auto& w : schedule_windows(p)) windows += fmt::format("{}{} replicas {}", windows.empty() ? "" : "; ", w.replicas, w.note);
-    out.add_paragraph(fmt::format("{} asks, beside queue depth, for {} ({}; each hour's count {:.0f} min ahead; KEDA cron triggers, as "
-                                  "`plan --emit-k8s` writes them), and at least {} otherwise.",
+    out.add_paragraph(fmt::format("{} asks, beside queue depth, for {} ({}; each hour's count {:.0f} min ahead; KEDA cron triggers, or "
+                                  "CronJobs setting an HPA's minReplicas, as `plan --emit-k8s` writes them), and at least {} otherwise.",
                                   p.name, windows.empty() ? "no more than its floor" : windows, service.traffic.timezone,
                                   p.schedule_lead_s / 60, p.min_replicas));
   }

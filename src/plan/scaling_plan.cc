@@ -343,15 +343,17 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
 
 }  // namespace
 
-std::vector<CronWindow> schedule_windows(const PolicyOutcome& scheduled) {
+std::vector<int> schedule_by_minute(const PolicyOutcome& scheduled) {
   ScalerConfig c;
   c.schedule = scheduled.schedule;
   c.schedule_lead_s = scheduled.schedule_lead_s;
   const Autoscaler scaler(c);
   std::vector<int> by_minute(c.schedule.size() * 60);
   for (size_t m = 0; m < by_minute.size(); ++m) by_minute[m] = scaler.scheduled(static_cast<double>(m) * 60);
-  return cron_windows(by_minute, scheduled.min_replicas);
+  return by_minute;
 }
+
+std::vector<CronWindow> schedule_windows(const PolicyOutcome& scheduled) { return cron_windows(schedule_by_minute(scheduled), scheduled.min_replicas); }
 
 Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, const ServiceSpec& service_in,
                                     const ScalingPlanOptions& options, const PlanOption& replica, const VerifyOptions& verify) {

@@ -120,8 +120,9 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
 // simulated). Empty for any other deployment.
 std::string disaggregated_deployment_note(const ServiceSpec& service);
 
-// The scheduled policy's schedule as KEDA cron triggers: every minute of its day or week at the
-// count the simulated scaler asked then (its lead is whole minutes), the runs above its floor.
+// The scheduled policy's schedule: every minute of its day or week at the count the simulated
+// scaler asked then (its lead is whole minutes); as KEDA cron triggers, the runs above its floor.
+std::vector<int> schedule_by_minute(const PolicyOutcome& scheduled);
 std::vector<CronWindow> schedule_windows(const PolicyOutcome& scheduled);
 
 // The plan's layout alone (planned and verified with default options).

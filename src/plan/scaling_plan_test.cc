@@ -308,6 +308,10 @@ TEST(ScalingPlan, AScheduleStartsSlowReplicasAheadOfTheRamp) {
   ASSERT_NE(ramp, windows.end()) << windows.front().start << " " << windows.front().note;
   EXPECT_EQ(ramp->end, "0 18 * * 1-5");
   EXPECT_EQ(ramp->replicas, *std::max_element(scheduled.schedule.begin(), scheduled.schedule.end()));
+  // As an HPA's floor: a CronJob at the same minute sets the same count.
+  const auto changes = cron_changes(schedule_by_minute(scheduled), scheduled.min_replicas);
+  EXPECT_NE(std::find_if(changes.begin(), changes.end(), [&](const CronChange& c) { return c.at == ramp->start && c.replicas == ramp->replicas; }),
+            changes.end());
   ASSERT_GE(r.value().recommended, 0);
   EXPECT_EQ(r.value().policies[static_cast<size_t>(r.value().recommended)].name, "scheduled");
 
