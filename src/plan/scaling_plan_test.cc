@@ -2,6 +2,7 @@
 // weekday-only dev endpoint, a cluster at 95% at peak and 20% at night. Checks the outcomes the
 // examples promise and the arithmetic behind them (GPU-hours, weekend dollars).
 #include "plan/scaling_plan.h"
+#include "plan/scale_spec.h"
 
 #include <gtest/gtest.h>
 
@@ -320,6 +321,24 @@ TEST(ScalingPlan, AScheduleStartsSlowReplicasAheadOfTheRamp) {
   ASSERT_FALSE(flat.ok());
   EXPECT_NE(flat.error().message.find("'scheduled' follows an hourly profile"), std::string::npos) << flat.error().message;
   EXPECT_EQ(flat.error().field, "services.chat.scaling.policies");
+}
+
+// `scale` says what to add where queue depth lost requests to slow starts on an hourly profile,
+// and once `scheduled` runs, what it asks instead (as the manifests write it).
+TEST(ScalingPlan, ScaleSuggestsTheScheduleWhereQueueDepthFellBehindTheRamp) {
+  Spec spec = slow_start_service("{rps: {average: 3, peak: 8}, profile: weekday-business-hours}");
+  ScaleSpecOptions options;
+  options.hours = 48;
+  spec.services.front().scaling.policies = {"queue-depth"};
+  auto without = scale_spec(scaling_catalog(), spec, options);
+  ASSERT_TRUE(without.ok()) << without.error().to_string();
+  EXPECT_NE(without.value().text.find("add `scheduled` to scaling.policies"), std::string::npos) << without.value().text;
+  spec.services.front().scaling.policies = {"queue-depth", "scheduled"};
+  auto with = scale_spec(scaling_catalog(), spec, options);
+  ASSERT_TRUE(with.ok()) << with.error().to_string();
+  EXPECT_EQ(with.value().text.find("add `scheduled`"), std::string::npos) << with.value().text;
+  EXPECT_NE(with.value().text.find("scheduled asks, beside queue depth, for"), std::string::npos) << with.value().text;
+  EXPECT_NE(with.value().text.find("CronJobs setting an HPA's minReplicas"), std::string::npos) << with.value().text;
 }
 
 TEST(ScalingPlan, NoPlanIsAClearError) {
