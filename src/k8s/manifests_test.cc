@@ -145,6 +145,25 @@ TEST_F(ManifestSchemas, MisspeltFieldsAndBadValuesFail) {
   EXPECT_NE(validate(pool, schema_for(manifests[4].file_name)), 0);
 }
 
+// A schedule of one count throughout needs no job: the HPA's floor is that count.
+TEST(Manifests, AScheduleOfOneCountIsTheHpasFloor) {
+  ManifestInput in = llm_input();
+  in.min_replicas = 1;
+  const std::vector<int> day(1440, 3);
+  in.schedule = cron_windows(day, 1);
+  in.schedule_changes = cron_changes(day, 1);
+  ASSERT_FALSE(in.schedule.empty());
+  ASSERT_TRUE(in.schedule_changes.empty());
+  int hpas = 0;
+  for (const auto& m : service_manifests(in)) {
+    EXPECT_EQ(m.file_name.find("cronjob"), std::string::npos) << m.file_name;
+    if (m.file_name != "chat-service-prod-hpa.yaml") continue;
+    ++hpas;
+    EXPECT_EQ(YAML::Load(m.yaml)["spec"]["minReplicas"].as<int>(), 3) << m.yaml;
+  }
+  EXPECT_EQ(hpas, 1);
+}
+
 TEST(Manifests, NamesAndFigures) {
   EXPECT_EQ(dns_label("Chat Service (prod)"), "chat-service-prod");
   EXPECT_EQ(dns_label("--"), "service");
