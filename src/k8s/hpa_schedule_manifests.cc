@@ -9,7 +9,9 @@ namespace {
 
 // The jobs' pods carry neither the service's label (its Service would send them requests) nor
 // a GPU toleration (they run on the cluster's general nodes).
-std::string labels(const std::string& name) { return fmt::format("{{app.kubernetes.io/managed-by: gpuwise, gpuwise.dev/schedule-of: {}}}", name); }
+std::string labels(const std::string& name) {
+  return fmt::format("{{app.kubernetes.io/managed-by: gpuwise, gpuwise.dev/schedule-of: {}}}", name);
+}
 
 std::string rbac(const ManifestInput& in, const std::string& name, const std::string& kind) {
   const std::string account = name + "-hpa-schedule";
@@ -20,18 +22,20 @@ std::string rbac(const ManifestInput& in, const std::string& name, const std::st
   if (kind == "Role")
     return manifest_header(in, "Role (rbac.authorization.k8s.io/v1): the CronJobs read and patch this service's HPA, nothing else") +
            "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n" + meta +
-           fmt::format("rules:\n"
-                       "  - apiGroups: [autoscaling]\n"
-                       "    resources: [horizontalpodautoscalers]\n"
-                       "    resourceNames: [{}]\n"
-                       "    verbs: [get, patch]\n",
-                       name);
+           fmt::format(
+               "rules:\n"
+               "  - apiGroups: [autoscaling]\n"
+               "    resources: [horizontalpodautoscalers]\n"
+               "    resourceNames: [{}]\n"
+               "    verbs: [get, patch]\n",
+               name);
   return manifest_header(in, "RoleBinding (rbac.authorization.k8s.io/v1): the Role to the CronJobs' ServiceAccount, in this namespace") +
          "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\n" + meta +
-         fmt::format("roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {0}}}\n"
-                     "subjects:\n"
-                     "  - {{kind: ServiceAccount, name: {0}}}\n",
-                     account);
+         fmt::format(
+             "roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {0}}}\n"
+             "subjects:\n"
+             "  - {{kind: ServiceAccount, name: {0}}}\n",
+             account);
 }
 
 std::string cronjob(const ManifestInput& in, const std::string& name, size_t i) {
@@ -40,10 +44,11 @@ std::string cronjob(const ManifestInput& in, const std::string& name, size_t i) 
   // its value holds has passed (the controller checks every 10 s), 15 minutes at most.
   const int deadline_s = std::clamp(change.holds_minutes * 30, 60, 900);
   std::string out = manifest_header(in, "CronJob (batch/v1) setting the HPA's floor by the schedule (a cluster without KEDA)");
-  out += fmt::format("# Sets minReplicas of HorizontalPodAutoscaler {} to {} at {} ({}), for at least {} min until the next\n"
-                     "# change; the HPA scales on queue depth above it. Apply it with the HPA file, not with the KEDA\n"
-                     "# ScaledObject (whose cron triggers follow the same schedule).\n",
-                     name, change.replicas, change.note, in.timezone, change.holds_minutes);
+  out += fmt::format(
+      "# Sets minReplicas of HorizontalPodAutoscaler {} to {} at {} ({}), for at least {} min until the next\n"
+      "# change; the HPA scales on queue depth above it. Apply it with the HPA file, not with the KEDA\n"
+      "# ScaledObject (whose cron triggers follow the same schedule).\n",
+      name, change.replicas, change.note, in.timezone, change.holds_minutes);
   out += fmt::format(
       "apiVersion: batch/v1\n"
       "kind: CronJob\n"
@@ -97,7 +102,8 @@ std::vector<Manifest> hpa_schedule_manifests(const ManifestInput& in) {
   out.push_back({name + "-hpa-schedule-serviceaccount.yaml", rbac(in, name, "ServiceAccount"), "the schedule CronJobs' ServiceAccount"});
   out.push_back({name + "-hpa-schedule-role.yaml", rbac(in, name, "Role"),
                  fmt::format("horizontalpodautoscalers/{}: get, patch (the schedule CronJobs')", name)});
-  out.push_back({name + "-hpa-schedule-rolebinding.yaml", rbac(in, name, "RoleBinding"), "the Role bound to the schedule CronJobs' ServiceAccount"});
+  out.push_back(
+      {name + "-hpa-schedule-rolebinding.yaml", rbac(in, name, "RoleBinding"), "the Role bound to the schedule CronJobs' ServiceAccount"});
   for (size_t i = 1; i <= in.schedule_changes.size(); ++i) {
     const CronChange& change = in.schedule_changes[i - 1];
     out.push_back({fmt::format("{}-hpa-schedule-{}-cronjob.yaml", name, i), cronjob(in, name, i),

@@ -5,8 +5,8 @@
 #include "k8s/hpa_schedule_manifests.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <string>
@@ -74,10 +74,12 @@ TEST_F(ManifestSchemas, HpaFloorJobsValidateAndPatchTheirHpaAlone) {
   document["spec"]["concurrencyPolicy"] = "Replaced";
   EXPECT_NE(validate(document, schema_for(job.file_name)), 0);
   document = to_json(YAML::Load(job.yaml));
-  document["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["arg"] = document["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"];
+  document["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["arg"] =
+      document["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"];
   EXPECT_NE(validate(document, schema_for(job.file_name)), 0);
   // The two-minute noon step: its jobs may start at most a minute late.
-  const auto noon = std::find_if(in.schedule_changes.begin(), in.schedule_changes.end(), [](const CronChange& c) { return c.replicas == 4; });
+  const auto noon =
+      std::find_if(in.schedule_changes.begin(), in.schedule_changes.end(), [](const CronChange& c) { return c.replicas == 4; });
   ASSERT_NE(noon, in.schedule_changes.end());
   EXPECT_EQ(noon->holds_minutes, 2);
   ManifestInput none = in;

@@ -160,7 +160,7 @@ PolicyRun configure_policy(const LayoutContext& layout, const std::string& name,
     outcome.schedule = c.schedule;
     outcome.schedule_lead_s = c.schedule_lead_s;
     outcome.signal = fmt::format("queue depth as above, and each hour's need by the traffic's profile ({}..{} replicas) asked for "
-                                 "{:.0f} s before the hour (a cold start and a scrape; KEDA cron triggers)",
+                                 "{:.0f} s before the hour (a cold start and a scrape; KEDA cron triggers, or CronJobs setting an HPA's floor)",
                                  *std::min_element(c.schedule.begin(), c.schedule.end()),
                                  *std::max_element(c.schedule.begin(), c.schedule.end()), c.schedule_lead_s);
   } else {  // scale-to-zero
