@@ -215,7 +215,9 @@ void add_service(ScaleOutput& out, const ServiceSpec& service, const ScalingStud
                                   p.name, windows.empty() ? "no more than its floor" : windows, service.traffic.timezone,
                                   p.schedule_lead_s / 60, p.min_replicas));
   }
-  if (const std::string note = disaggregated_deployment_note(service); !note.empty()) out.add_paragraph(note);
+  // Said once: among each layout's assumptions (text with --explain, the report's list, JSON),
+  // else under the table.
+  if (const std::string note = disaggregated_deployment_note(service); !note.empty() && !explain) out.text += note + "\n\n";
 
   json entry = shape_json(first);
   entry["name"] = service.name;
