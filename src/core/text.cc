@@ -111,25 +111,56 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+namespace {
+
+// Each candidate's edit distance to the lowercased text, computed once for both questions.
+std::vector<size_t> distances_to(const std::string& needle, const std::vector<std::string>& candidates) {
+  std::vector<size_t> out;
+  out.reserve(candidates.size());
+  for (const auto& candidate : candidates) out.push_back(edit_distance(needle, to_lower(candidate)));
+  return out;
+}
+
+// closest_match on distances already known: its index in candidates, or -1.
+long closest_index(const std::string& needle, const std::vector<std::string>& candidates, const std::vector<size_t>& distance) {
+  // A typo of one character names that candidate; otherwise the name's first token ("h100" of
+  // "H100-80G") is what a person is surest of: a candidate that is exactly that token (the
+  // family) wins over a closer string of another family ("A100-80GB").
+  const std::string head = needle.substr(0, needle.find_first_of("-_ ./"));
+  long family = -1;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (distance[i] <= 1) return static_cast<long>(i);
+    if (head.size() >= 2 && head.size() < needle.size() && to_lower(candidates[i]) == head) family = static_cast<long>(i);
+  }
+  if (family >= 0) return family;
+  long best = -1;
+  for (size_t i = 0; i < candidates.size(); ++i)
+    if (best < 0 || distance[i] < distance[static_cast<size_t>(best)]) best = static_cast<long>(i);
+  if (best < 0 || distance[static_cast<size_t>(best)] > std::max<size_t>(2, needle.size() / 3)) return -1;
+  return best;
+}
+
+}  // namespace
+
 std::vector<std::string> close_matches(std::string_view text, const std::vector<std::string>& candidates, size_t most) {
   std::vector<std::string> out;
-  const std::string first = closest_match(text, candidates);
-  if (first.empty()) return out;
-  out.push_back(first);
   const std::string needle = to_lower(text);
+  const std::vector<size_t> distance = distances_to(needle, candidates);
+  const long first = closest_index(needle, candidates, distance);
+  if (first < 0) return out;
+  out.push_back(candidates[static_cast<size_t>(first)]);
   const size_t limit = std::max<size_t>(2, needle.size() / 3);
   // The others end as the name does (its size, "70b"): a near name of another size is noise.
   const size_t cut = needle.find_last_of("-_ ");
   const std::string tail = cut == std::string::npos ? "" : needle.substr(cut);
   std::vector<std::pair<size_t, std::string>> others;
-  for (const auto& candidate : candidates) {
-    const std::string lower = to_lower(candidate);
-    const size_t distance = edit_distance(needle, lower);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const std::string lower = to_lower(candidates[i]);
     const bool same_tail = tail.empty() || (lower.size() >= tail.size() && lower.compare(lower.size() - tail.size(), tail.size(), tail) == 0);
-    if (candidate != first && distance <= limit && same_tail) others.emplace_back(distance, candidate);
+    if (candidates[i] != out.front() && distance[i] <= limit && same_tail) others.emplace_back(distance[i], candidates[i]);
   }
-  std::stable_sort(others.begin(), others.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [distance, candidate] : others) {
+  std::stable_sort(others.begin(), others.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (const auto& [d, candidate] : others) {
     if (out.size() >= most) break;
     out.push_back(candidate);
   }
@@ -146,30 +177,9 @@ std::string quoted_alternatives(const std::vector<std::string>& names) {
 }
 
 std::string closest_match(std::string_view text, const std::vector<std::string>& candidates) {
-  std::string best;
-  size_t best_distance = std::string::npos;
-  std::string needle = to_lower(text);
-  // A typo of one character names that candidate; otherwise the name's first token ("h100" of
-  // "H100-80G") is what a person is surest of: a candidate that is exactly that token (the
-  // family) wins over a closer string of another family ("A100-80GB").
-  const std::string head = needle.substr(0, needle.find_first_of("-_ ./"));
-  std::string family;
-  for (const auto& candidate : candidates) {
-    const std::string lower = to_lower(candidate);
-    if (edit_distance(needle, lower) <= 1) return candidate;
-    if (head.size() >= 2 && head.size() < needle.size() && lower == head) family = candidate;
-  }
-  if (!family.empty()) return family;
-  for (const auto& candidate : candidates) {
-    size_t distance = edit_distance(needle, to_lower(candidate));
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = candidate;
-    }
-  }
-  if (best_distance == std::string::npos || best_distance > std::max<size_t>(2, needle.size() / 3))
-    return {};
-  return best;
+  const std::string needle = to_lower(text);
+  const long i = closest_index(needle, candidates, distances_to(needle, candidates));
+  return i < 0 ? std::string() : candidates[static_cast<size_t>(i)];
 }
 
 std::optional<std::string> encoding_problem(std::string_view text) {
