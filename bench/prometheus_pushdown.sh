@@ -51,8 +51,10 @@ audit_through_prometheus audit
 # then the audit with --use-recording-rules on the same TSDB.
 if [ ! -e "$dir/rules-backfilled" ]; then
   "$build/gpuwise" audit --print-recording-rules >"$dir/rules.yml"
-  /usr/bin/time -f "rule backfill: %e s" promtool tsdb create-blocks-from rules --start=$((end - days * 86400)) --end=$((end + 60)) \
-    --url="http://127.0.0.1:$port" --output-dir="$dir/rule-blocks" "$dir/rules.yml" >"$dir/promtool-rules.log"
+  # The file named relative to its folder: promtool's evaluation offset hashes the path as given, and
+  # where it lands in a minute's last second each 2-hour block loses its last evaluation.
+  (cd "$dir" && /usr/bin/time -f "rule backfill: %e s" promtool tsdb create-blocks-from rules --start=$((end - days * 86400)) \
+    --end=$((end + 60)) --url="http://127.0.0.1:$port" --output-dir=rule-blocks rules.yml >promtool-rules.log)
   kill $prom; wait $prom 2>/dev/null || true
   mv "$dir"/rule-blocks/* "$dir/tsdb/"
   touch "$dir/rules-backfilled"
