@@ -87,13 +87,16 @@ std::string cronjob(const ManifestInput& in, const std::string& name, size_t i) 
 
 }  // namespace
 
-std::string floor_cronjob_name(const ManifestInput& in, size_t i) {
-  const std::string suffix = fmt::format("-floor-{}", i);
+std::string floor_cronjob_prefix(const ManifestInput& in) {
+  // Room for the largest job number, so every job of a service shares this prefix.
+  const size_t room = std::string("-floor-").size() + std::to_string(std::max<size_t>(in.schedule_changes.size(), 1)).size();
   std::string base = dns_label(in.service);
-  if (base.size() + suffix.size() > 52) base.resize(52 - suffix.size());
+  if (base.size() + room > 52) base.resize(52 - room);
   while (!base.empty() && base.back() == '-') base.pop_back();
-  return base + suffix;
+  return base + "-floor";
 }
+
+std::string floor_cronjob_name(const ManifestInput& in, size_t i) { return fmt::format("{}-{}", floor_cronjob_prefix(in), i); }
 
 std::vector<Manifest> hpa_schedule_manifests(const ManifestInput& in) {
   if (in.schedule_changes.empty()) return {};

@@ -16,9 +16,11 @@ namespace gw {
 // PR #116672, linux amd64, arm64, ppc64le, s390x; read 2026-12-06); its entrypoint is kubectl.
 inline constexpr const char* kKubectlImage = "registry.k8s.io/kubectl:v1.30.0";
 
-// The CronJob that makes the i-th change (from 1): its name, at most 52 characters as the
-// API server requires of a CronJob.
+// The CronJob that makes the i-th change (from 1 to the number of changes): its name, at most 52
+// characters as the API server requires of a CronJob, the prefix and the number.
 std::string floor_cronjob_name(const ManifestInput& input, size_t i);
+// What every one of a service's CronJob names starts with, before "-" and the number.
+std::string floor_cronjob_prefix(const ManifestInput& input);
 
 // The CronJobs and their RBAC; none without changes.
 std::vector<Manifest> hpa_schedule_manifests(const ManifestInput& input);

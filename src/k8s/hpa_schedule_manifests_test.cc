@@ -53,6 +53,7 @@ TEST_F(ManifestSchemas, HpaFloorJobsValidateAndPatchTheirHpaAlone) {
     }
     if (m.file_name.find("cronjob") == std::string::npos) continue;
     const CronChange& change = in.schedule_changes[static_cast<size_t>(jobs++)];
+    EXPECT_EQ(doc["metadata"]["name"].as<std::string>(), "chat-405b-floor-" + std::to_string(jobs));
     const YAML::Node spec = doc["spec"];
     EXPECT_EQ(spec["schedule"].as<std::string>(), change.at);
     EXPECT_EQ(spec["timeZone"].as<std::string>(), "America/New_York");
@@ -88,14 +89,19 @@ TEST_F(ManifestSchemas, HpaFloorJobsValidateAndPatchTheirHpaAlone) {
 }
 
 TEST(HpaScheduleManifests, CronJobNamesStayWithinFiftyTwoCharacters) {
-  const ManifestInput in = scheduled_input("a very long service name for the customer support assistant of the retail bank");
-  for (size_t i = 1; i <= 12; ++i) {
+  ManifestInput in = scheduled_input("a very long service name for the customer support assistant of the retail bank");
+  in.schedule_changes.resize(12, in.schedule_changes.front());  // two-digit numbers
+  // Every job's name is the one prefix the HPA's file names (to run a change by hand) and its number.
+  const std::string prefix = floor_cronjob_prefix(in);
+  for (size_t i = 1; i <= in.schedule_changes.size(); ++i) {
     const std::string name = floor_cronjob_name(in, i);
     EXPECT_LE(name.size(), 52u) << name;
-    EXPECT_NE(name.back(), '-');
+    EXPECT_EQ(name, prefix + "-" + std::to_string(i));
     EXPECT_EQ(name.substr(name.size() - std::to_string(i).size() - 7), "-floor-" + std::to_string(i));
   }
-  EXPECT_EQ(floor_cronjob_name(scheduled_input("Chat"), 3), "chat-floor-3");
+  EXPECT_EQ(floor_cronjob_name(in, 12).size(), 52u);
+  EXPECT_NE(prefix[prefix.size() - 7], '-') << prefix;  // no dash left before "-floor" where the name was cut
+  EXPECT_EQ(floor_cronjob_name(scheduled_input("Chat"), 2), "chat-floor-2");
 }
 
 }  // namespace

@@ -432,7 +432,6 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
   hpa += fmt::format("# Target: {}. An HPA cannot scale to zero (minReplicas >= 1).\n", in.why_threshold);
   // One count throughout needs no job: it is the floor.
   const int hpa_min = std::max({1, in.min_replicas, !in.schedule.empty() && in.schedule_changes.empty() ? in.schedule.front().replicas : 0});
-  const std::string first_job = floor_cronjob_name(in, 1);
   if (!in.schedule_changes.empty())
     hpa += fmt::format("# It follows the schedule ({}) through {} CronJob(s), {}-hpa-schedule-*-cronjob.yaml, that set minReplicas at\n"
                        "# each change: {}.\n"
@@ -440,7 +439,7 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
                        "# change that has passed: kubectl create job --from=cronjob/{}-K {}-now (K its number). A GitOps\n"
                        "# sync of this file resets the floor: leave /spec/minReplicas out of its comparison.\n",
                        in.timezone, in.schedule_changes.size(), name, in.why_schedule, hpa_min,
-                       first_job.substr(0, first_job.rfind('-')), name);
+                       floor_cronjob_prefix(in), name);
   else if (!in.schedule.empty())
     hpa += fmt::format("# minReplicas is the schedule's count, the same at every hour: {}.\n", in.why_schedule);
   hpa += fmt::format(

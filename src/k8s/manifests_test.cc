@@ -101,6 +101,8 @@ TEST_F(ManifestSchemas, AScheduleIsWrittenAsCronTriggersAndAsTheHpasFloor) {
       ++scalers;
       EXPECT_EQ(doc["spec"]["minReplicas"].as<int>(), 2);
       EXPECT_NE(m.yaml.find("It follows the schedule (Europe/Berlin) through 2 CronJob(s)"), std::string::npos) << m.yaml;
+      // The command it gives to run a change now names the jobs as they are written.
+      EXPECT_NE(m.yaml.find("--from=cronjob/chat-service-prod-floor-K "), std::string::npos) << m.yaml;
     }
     if (m.file_name.find("cronjob") != std::string::npos) {
       ++scalers;

@@ -8,6 +8,7 @@
 #include "core/formatting.h"
 #include "core/money.h"
 #include "core/numbers.h"
+#include "k8s/cron_windows.h"
 #include "k8s/disaggregated_manifests.h"
 #include "k8s/multi_node_manifests.h"
 #include "k8s/node_allocatable.h"
@@ -170,8 +171,9 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
                                    format_number(kept_warm.gpu_hours, 1), r.duration_s / 3600,
                                    in.llm ? "" : "; Triton's pending count leaves out requests in service, so compare it with the same figure less what a replica serves at once");
     if (cron) {
-      in.schedule = schedule_windows(*scheduled);
-      in.schedule_changes = cron_changes(schedule_by_minute(*scheduled), std::max(1, scheduled->min_replicas));
+      const std::vector<int> by_minute = schedule_by_minute(*scheduled);
+      in.schedule = cron_windows(by_minute, scheduled->min_replicas);
+      in.schedule_changes = cron_changes(by_minute, std::max(1, scheduled->min_replicas));
       in.timezone = service.traffic.timezone;
       in.why_schedule = fmt::format(
           "each hour's replicas by the traffic's profile in proportion to the peak pool, asked {:.0f} min before the hour (a cold "
