@@ -8,7 +8,8 @@ prefill instance of tp 2 and a decode instance of tp 1 at 3-12 requests/s (c21d1
 pipeline stages of one GPU each at 4-16 requests/s (c21d12). Each run's arrivals
 are replayed through `gpuwise simulate` (OPT-13B fp16; vLLM as vllm-v0 without chunked prefill,
 the scheduler of the vLLM DistServe compared against; DistServe as a prefill replica of tp 2 and
-a decode replica of tp 1 (c21d12: pp 2, two micro-batches at once) over NVLink, both batching
+a decode replica of tp 1 (c21d12: pp 2, two micro-batches at once, each stage past the first
+paying the engine's host time per decoding sequence again) over NVLink, both batching
 whole prompts; clients never give up, as in
 the measurements). Compared per run: SLO attainment (TTFT <= 200 ms and TPOT <= 100 ms, the
 paper's chatbot SLO) and the p50 and p90 of TTFT and TPOT.

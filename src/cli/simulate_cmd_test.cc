@@ -274,6 +274,14 @@ TEST(CliSimulate, PipelineStagesFitWhatTensorParallelismAloneCannot) {
   ASSERT_EQ(explained.code, 0) << explained.err;
   EXPECT_NE(explained.out.find("4 micro-batch lanes"), std::string::npos) << explained.out;
   EXPECT_NE(explained.out.find("per micro-batch lane (4 lanes a replica)"), std::string::npos) << explained.out;
+  EXPECT_NE(explained.out.find("no host time per stage (uncalibrated"), std::string::npos) << explained.out;
+  // Calibrated, each stage past the first pays the calibration's excess per sequence, and says it.
+  const std::string calibration = temp_path("pp-calibration.csv");
+  std::ofstream(calibration) << "accelerator,compute,compute_8bit,memory,network,overhead_per_layer_s,measurements,median_abs_error\n"
+                                "A100-80GB,0.5283,0.4000,0.5171,0.7000,2e-05,2,0.0000\n";
+  CliRun calibrated = run({"simulate", spec("tp: 1, pp: 4", ""), "--requests", "200", "--explain", "--calibration", calibration});
+  ASSERT_EQ(calibrated.code, 0) << calibrated.err;
+  EXPECT_NE(calibrated.out.find("ms per decoding sequence for each stage past the first"), std::string::npos) << calibrated.out;
   CliRun speculative = run({"simulate", spec("tp: 1, pp: 4", ", speculative: {method: ngram, tokens: 3, acceptance: 0.5}"), "--requests", "200"});
   EXPECT_EQ(speculative.code, 1);
   EXPECT_NE(speculative.err.find("deployment.pp"), std::string::npos) << speculative.err;

@@ -88,13 +88,22 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
   }
   for (const auto& group : deployment.groups)
     if (group.pipeline_parallel > 1) {
+      const auto lane = std::find_if(replicas.begin(), replicas.end(), [](const ReplicaConfig& c) { return c.pipeline_lanes > 1; });
+      const double host_s = lane != replicas.end() ? lane->stage_host_s_per_sequence : 0;
+      const std::string host =
+          host_s > 0 ? fmt::format("plus {:.3f} ms per decoding sequence for each stage past the first: the engine's host time, "
+                                   "taken as what the calibration adds per sequence over the uncalibrated step, paid by every "
+                                   "stage's worker",
+                                   host_s * 1e3)
+                     : "and no host time per stage (uncalibrated: the step holds GPU time only; a calibration's excess per "
+                       "sequence over it is counted once per stage)";
       assumptions.push_back(fmt::format(
           "pipeline stages ({} x {} tp{} pp{}): each replica runs {} micro-batch lanes, each with its own scheduler, 1/{} of the "
-          "replica's KV blocks and the whole model's step at its batch (vLLM V0's virtual engines); activations handed between "
-          "stages and stages kept waiting when the lanes' batches differ are not counted; optimistic against DistServe's "
-          "measured two-stage decode, which kept 65% of one stage's time per sequence decoding where lanes keep 50% and "
-          "saturated near half load (bench/README.md, distserve_alignment.py)",
-          group.count, group.accelerator, group.tensor_parallel, group.pipeline_parallel, group.pipeline_parallel, group.pipeline_parallel));
+          "replica's KV blocks and the whole model's step at its batch (vLLM V0's virtual engines), {}; activations handed "
+          "between stages and stages kept waiting when the lanes' batches differ are not counted; against DistServe's "
+          "measured two-stage decode (bench/README.md, distserve_alignment.py) the lanes saturate later than it did",
+          group.count, group.accelerator, group.tensor_parallel, group.pipeline_parallel, group.pipeline_parallel, group.pipeline_parallel,
+          host));
       break;
     }
   if (run.llm && !replicas.empty()) {

@@ -8,6 +8,7 @@
 #include "model/memory.h"
 #include "model/presets.h"
 #include "perf/step_time.h"
+#include "sim/stage_host_time.h"
 
 namespace gw {
 
@@ -181,8 +182,12 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
     // a request to the one with the fewest unfinished). A micro-batch's step crosses all the
     // layers, one stage after another: the whole model's step at its batch. Not counted: the
     // activations handed between stages (hidden size x 2 B per token, over NVLink) and stages
-    // kept waiting when the lanes' batches differ. Each lane is a replica here.
+    // kept waiting when the lanes' batches differ. The engine's host time per sequence is paid
+    // by every stage (sim/stage_host_time.h). Each lane is a replica here.
     c.pipeline_lanes = pp;
+    if (llm)
+      c.stage_host_s_per_sequence = stage_host_s_per_sequence(arch, setup, options.calibration,
+                                                              std::max(1.0, service.input_tokens.mean() + service.output_tokens.mean() / 2));
     for (int i = 0; i < group.count; ++i)
       for (int lane = 0; lane < pp; ++lane) {
         ReplicaConfig l = c;

@@ -65,6 +65,7 @@ std::optional<StepStart> LlmStepExecution::start_step(ReplicaState& r, double t)
   double duration = c.speculative.tokens > 0 && decode_n > 0
                         ? speculative_step_s(c, decode_n, context, prefill_tokens, attended, completing)
                         : c.llm->step_time_s(decode_n, context, prefill_tokens, attended, decode_n + completing);
+  duration += (c.pipeline_lanes - 1) * c.stage_host_s_per_sequence * decode_n;
   if (step_sample_every_ > 0 && steps_++ % step_sample_every_ == 0)
     step_samples_.push_back({static_cast<int>(r.index), decode_n, context, prefill_tokens, attended, decode_n + completing});
   if (swap_tokens_now_ > 0 && c.swap_bytes_per_s > 0)

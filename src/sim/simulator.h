@@ -62,6 +62,9 @@ struct ReplicaConfig {
   // A replica of pipeline stages runs as this many micro-batch lanes, each a ReplicaConfig of
   // its own holding its share of kv_blocks (sim/deployment.cc).
   int pipeline_lanes = 1;
+  // Each stage past the first adds this to a lane's step per decoding sequence: the engine's host
+  // work per sequence, repeated for every stage's worker (sim/stage_host_time.h).
+  double stage_host_s_per_sequence = 0;
   int block_tokens = 16;
   int token_budget = kStepTokenBudget;  // tokens per step (vLLM's max_num_batched_tokens)
   LlmScheduler scheduler = LlmScheduler::vllm_v1;
