@@ -99,9 +99,9 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
                        "sequence over it is counted once per stage)";
       assumptions.push_back(fmt::format(
           "pipeline stages ({} x {} tp{} pp{}): each replica runs {} micro-batch lanes, each with its own scheduler, 1/{} of the "
-          "replica's KV blocks and the whole model's step at its batch (vLLM V0's virtual engines), {}; activations handed "
-          "between stages and stages kept waiting when the lanes' batches differ are not counted; against DistServe's "
-          "measured two-stage decode (bench/README.md, distserve_alignment.py) the lanes saturate later than it did",
+          "replica's KV blocks and the whole model's step at its batch (vLLM V0's virtual engines), {}; a stage runs one "
+          "micro-batch at a time, so lanes whose batches differ step at the larger one's pace; activations handed between "
+          "stages are not counted; against DistServe's measured two-stage decode (bench/README.md, distserve_alignment.py) the lanes saturate later than it did",
           group.count, group.accelerator, group.tensor_parallel, group.pipeline_parallel, group.pipeline_parallel, group.pipeline_parallel,
           host));
       break;

@@ -180,10 +180,11 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
     // with its own scheduler and an equal share of the KV blocks: vLLM V0's virtual engines
     // (vllm/core/scheduler.py divides num_gpu_blocks by pipeline_parallel_size; the engine adds
     // a request to the one with the fewest unfinished). A micro-batch's step crosses all the
-    // layers, one stage after another: the whole model's step at its batch. Not counted: the
-    // activations handed between stages (hidden size x 2 B per token, over NVLink) and stages
-    // kept waiting when the lanes' batches differ. The engine's host time per sequence is paid
-    // by every stage (sim/stage_host_time.h). Each lane is a replica here.
+    // layers, one stage after another: the whole model's step at its batch, a stage taking its
+    // share when free (the simulation holds each stage for one micro-batch at a time, so lanes
+    // whose batches differ step at the larger one's pace). Not counted: the activations handed
+    // between stages (hidden size x 2 B per token, over NVLink). The engine's host time per
+    // sequence is paid by every stage (sim/stage_host_time.h). Each lane is a replica here.
     c.pipeline_lanes = pp;
     if (llm)
       c.stage_host_s_per_sequence = stage_host_s_per_sequence(arch, setup, options.calibration,

@@ -379,6 +379,30 @@ TEST(LlmScheduling, PipelineStagesAreLanesSharingTheReplicasKvBlocks) {
   EXPECT_LT(a.value().latency.max(), 0.6 * b.value().latency.max());
 }
 
+// A stage runs one micro-batch at a time, so the lanes of a replica step at the pace of the
+// larger batch: lane 1 decodes one request while lane 2 decodes sixteen, and lane 1's request
+// waits at each stage for lane 2's micro-batch, taking lane 2's step (10 ms + 16 x 0.1 ms)
+// per token rather than its own (10.1 ms). Round robin: lane 1 gets the even arrivals, whose
+// others end with their prompt.
+TEST(LlmScheduling, PipelineLanesStepAtTheLargerMicroBatchsPace) {
+  std::vector<Arrival> list;
+  for (int i = 0; i < 32; ++i) list.emplace_back(0, 10, i % 2 == 1 || i == 0 ? 101 : 1);
+  ReplicaConfig lane = llm_replica(LlmScheduler::vllm_v1, 1000, 16, 64, 2048);
+  lane.pipeline_lanes = 2;
+  ListArrivals arrivals(list);
+  auto r = simulate(arrivals, {lane, lane}, checked_options());
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  const double lane2_step_s = 0.010 + 16 * 1e-4;
+  EXPECT_NEAR(r.value().tpot.quantile(0), lane2_step_s, 0.01 * lane2_step_s);
+  EXPECT_NEAR(r.value().tpot.max(), lane2_step_s, 0.01 * lane2_step_s);
+  // Lanes of one stage each (separate replicas) step at their own pace.
+  lane.pipeline_lanes = 1;
+  ListArrivals apart(list);
+  auto own = simulate(apart, {lane, lane}, checked_options());
+  ASSERT_TRUE(own.ok());
+  EXPECT_NEAR(own.value().tpot.quantile(0), 0.010 + 1e-4, 0.01 * 0.0101);
+}
+
 // Prefix caching traced by hand: A (1,024 tokens, blocks 1 and 2 of 512) completes; B (1,500
 // tokens, blocks 1, 2, 3) arrives later and finds blocks 1 and 2 cached: 1,024 of its tokens are
 // not computed (its third block is partial, so nothing caps the hit). C (1,024 tokens, blocks 1

@@ -27,6 +27,12 @@ Simulation::Simulation(ArrivalProcess& arrivals, const std::vector<ReplicaConfig
                                                                                     : config.max_queue_delay_s);
     }
     loads_.push_back({life == Life::ready, 0, 0});
+    // build_replicas and the scaler lay a replica's lanes out consecutively, from its first.
+    const size_t lanes = static_cast<size_t>(std::max(1, config.pipeline_lanes));
+    const bool first_lane = lanes == 1 || r.index == 0 || replicas_.back().config->pipeline_lanes != config.pipeline_lanes ||
+                            r.index - pipeline_head_.back() >= lanes;
+    pipeline_head_.push_back(first_lane ? r.index : pipeline_head_.back());
+    stage_free_at_.emplace_back(first_lane && lanes > 1 ? lanes : 0, 0.0);
     r.kv = KvCache(config.kv_blocks, config.block_tokens);
     r.prefix = PrefixCache(config.prefix_caching == PrefixCaching::in_kv, config.prefix_room_tokens);
     r.stats.name = std::move(name);
@@ -311,7 +317,17 @@ void Simulation::start_batch(int index, double t) {
 // LLM servers: one step under the replica's scheduler (see LlmStepExecution).
 void Simulation::start_llm_step(int index, double t) {
   auto& r = replicas_[static_cast<size_t>(index)];
-  if (std::optional<StepStart> step = steps_.start_step(r, t)) begin_step(r, t, step->duration_s, step->batch);
+  if (std::optional<StepStart> step = steps_.start_step(r, t))
+    begin_step(r, t, r.config->pipeline_lanes > 1 ? through_stages(r, t, step->duration_s) - t : step->duration_s, step->batch);
+}
+
+// The step's stages take an equal share of its time, each when the stage is free and the stage
+// before it done; returns when the last stage is done.
+double Simulation::through_stages(const ReplicaState& r, double t, double duration_s) {
+  std::vector<double>& free_at = stage_free_at_[pipeline_head_[r.index]];
+  const double stage_s = duration_s / static_cast<double>(free_at.size());
+  for (double& stage_free : free_at) t = stage_free = std::max(t, stage_free) + stage_s;
+  return t;
 }
 
 void Simulation::begin_step(ReplicaState& r, double t, double duration_s, size_t batch) {

@@ -63,6 +63,12 @@ class Simulation final : private RequestExits {
   bool disaggregated_ = false;
   std::vector<double> link_free_at_;  // by replica: when its link is free for the next transfer
   std::vector<ReplicaLoad> prefill_loads_;  // route()'s view of a disaggregated pool: decode replicas hidden
+  // Pipeline stages: a replica of pp stages is pp lanes in consecutive slots, each a micro-batch.
+  // A lane's step crosses the stages in turn and a stage runs one micro-batch at a time, so a
+  // lane waits at a stage another lane holds: the pipeline runs at its largest micro-batch.
+  double through_stages(const ReplicaState& r, double t, double duration_s);
+  std::vector<size_t> pipeline_head_;                // by replica: its first lane's slot
+  std::vector<std::vector<double>> stage_free_at_;   // by first lane: when each stage is free
   // Client timeouts: given up at the front of the queues, every eighth of the timeout.
   double expire_every() const { return options_.client_timeout_s / 8; }
   bool give_up_front(std::deque<int>& queue, ReplicaState* r, double t);
