@@ -8,8 +8,9 @@ prefill instance of tp 2 and a decode instance of tp 1 at 3-12 requests/s (c21d1
 pipeline stages of one GPU each at 4-16 requests/s (c21d12). Each run's arrivals
 are replayed through `gpuwise simulate` (OPT-13B fp16; vLLM as vllm-v0 without chunked prefill,
 the scheduler of the vLLM DistServe compared against; DistServe as a prefill replica of tp 2 and
-a decode replica of tp 1 (c21d12: pp 2, two micro-batches at once, each stage past the first
-paying the engine's host time per decoding sequence again) over NVLink, both batching
+a decode replica of tp 1 (c21d12: pp 2, two micro-batches at once over one pool of KV blocks,
+a stage running one at a time, each stage past the first paying the engine's host time per
+decoding sequence again) over NVLink, both batching
 whole prompts; clients never give up, as in
 the measurements). Compared per run: SLO attainment (TTFT <= 200 ms and TPOT <= 100 ms, the
 paper's chatbot SLO) and the p50 and p90 of TTFT and TPOT.
@@ -58,8 +59,10 @@ DISTSERVE = """      replicas:
       scheduler: vllm-v0
       disaggregation: {link: nvlink}
 """
-# c21d12: the decode instance in two pipeline stages of one GPU each.
-DISTSERVE_PP = DISTSERVE.replace("tp: 1, count: 1, role: decode", "tp: 1, pp: 2, count: 1, role: decode")
+# c21d12: the decode instance in two pipeline stages of one GPU each, its micro-batches over one
+# pool of KV blocks (distserve/decoding_stage_scheduler.py: one BlockManager for the pp batches).
+DISTSERVE_PP = DISTSERVE.replace("tp: 1, count: 1, role: decode", "tp: 1, pp: 2, count: 1, role: decode") + \
+    "      pipeline_kv: shared\n"
 
 
 def quantile(values, q):

@@ -273,7 +273,15 @@ TEST(CliSimulate, PipelineStagesFitWhatTensorParallelismAloneCannot) {
   CliRun explained = run({"simulate", spec("tp: 1, pp: 4", ""), "--requests", "200", "--explain"});
   ASSERT_EQ(explained.code, 0) << explained.err;
   EXPECT_NE(explained.out.find("4 micro-batch lanes"), std::string::npos) << explained.out;
-  EXPECT_NE(explained.out.find("per micro-batch lane (4 lanes a replica)"), std::string::npos) << explained.out;
+  // vLLM V1 (the default scheduler) keeps one pool of KV blocks for the micro-batches; V0 a share each.
+  EXPECT_NE(explained.out.find("per replica, one pool for its 4 micro-batch lanes"), std::string::npos) << explained.out;
+  EXPECT_NE(explained.out.find("deployment.pipeline_kv: shared"), std::string::npos) << explained.out;
+  CliRun v0 = run({"simulate", spec("tp: 1, pp: 4", ", scheduler: vllm-v0"), "--requests", "200", "--explain"});
+  ASSERT_EQ(v0.code, 0) << v0.err;
+  EXPECT_NE(v0.out.find("per micro-batch lane (4 lanes a replica, each its own share)"), std::string::npos) << v0.out;
+  CliRun v0_shared = run({"simulate", spec("tp: 1, pp: 4", ", scheduler: vllm-v0, pipeline_kv: shared"), "--requests", "200", "--explain"});
+  ASSERT_EQ(v0_shared.code, 0) << v0_shared.err;
+  EXPECT_NE(v0_shared.out.find("one pool for its 4 micro-batch lanes"), std::string::npos) << v0_shared.out;
   EXPECT_NE(explained.out.find("no host time per stage (uncalibrated"), std::string::npos) << explained.out;
   // Calibrated, each stage past the first pays the calibration's excess per sequence, and says it.
   const std::string calibration = temp_path("pp-calibration.csv");

@@ -25,8 +25,19 @@ const ReplicaConfig* decode_replica(const std::vector<ReplicaConfig>& replicas) 
   return nullptr;
 }
 
-std::string engine_text(const ReplicaConfig& c, const std::string& kv_where = "") {
-  long long tokens = c.kv_blocks * c.block_tokens;
+// A replica's KV blocks as its lanes hold them: each its share, or one pool for them all.
+long long kv_blocks_held(const ReplicaConfig& c) { return c.lanes_share_kv ? c.kv_blocks * c.pipeline_lanes : c.kv_blocks; }
+std::string kv_holder(const ReplicaConfig& c) {
+  if (c.pipeline_lanes > 1)
+    return c.lanes_share_kv ? fmt::format("{}replica, one pool for its {} micro-batch lanes", c.role == ReplicaRole::decode ? "decode " : "",
+                                          c.pipeline_lanes)
+                            : fmt::format("micro-batch lane ({} lanes a replica, each its own share)", c.pipeline_lanes);
+  return c.role == ReplicaRole::decode ? "decode replica" : "replica";
+}
+
+std::string engine_text(const ReplicaConfig& c, const std::string& kv_note = "") {
+  const long long blocks = kv_blocks_held(c);
+  long long tokens = blocks * c.block_tokens;
   const std::string prefix = c.prefix_caching == PrefixCaching::off     ? "prefix caching off"
                              : c.prefix_caching == PrefixCaching::in_kv ? "prefix caching in the KV cache's free blocks"
                              : std::isinf(c.prefix_room_tokens)
@@ -39,10 +50,9 @@ std::string engine_text(const ReplicaConfig& c, const std::string& kv_where = ""
                                   sp.tokens, sp.draft ? "a draft model" : sp.head_share > 0 ? "a head on the model" : "n-gram lookup",
                                   sp.acceptance * 100, sp.tokens_per_step())
                     : "";
-  const std::string per_lane =
-      kv_where + (c.pipeline_lanes > 1 ? fmt::format(" per micro-batch lane ({} lanes a replica)", c.pipeline_lanes) : "");
+  const std::string per_lane = (c.pipeline_lanes > 1 || c.role == ReplicaRole::decode ? " per " + kv_holder(c) : "") + kv_note;
   return fmt::format("{} scheduler, {} preemption, token budget {}, KV cache {} blocks of {} ({} tokens){}, watermark {:.0f}%, {}{}",
-                     llm_scheduler_name(c.scheduler), preemption_name(c.preemption), c.token_budget, c.kv_blocks,
+                     llm_scheduler_name(c.scheduler), preemption_name(c.preemption), c.token_budget, blocks,
                      c.block_tokens, tokens, per_lane, c.watermark_fraction * 100, prefix, speculative);
 }
 
@@ -90,6 +100,11 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
     if (group.pipeline_parallel > 1) {
       const auto lane = std::find_if(replicas.begin(), replicas.end(), [](const ReplicaConfig& c) { return c.pipeline_lanes > 1; });
       const double host_s = lane != replicas.end() ? lane->stage_host_s_per_sequence : 0;
+      const std::string kv =
+          lane != replicas.end() && lane->lanes_share_kv
+              ? "all on one pool of the replica's KV blocks (deployment.pipeline_kv: shared; vLLM V1, SGLang and DistServe keep "
+                "one; lanes take a prompt's blocks whole at admission, as they cannot preempt each other)"
+              : fmt::format("1/{} of the replica's KV blocks each (deployment.pipeline_kv: per-micro-batch, vLLM V0's)", group.pipeline_parallel);
       const std::string host =
           host_s > 0 ? fmt::format("plus {:.3f} ms per decoding sequence for each stage past the first: the engine's host time, "
                                    "taken as what the calibration adds per sequence over the uncalibrated step, paid by every "
@@ -98,23 +113,21 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
                      : "and no host time per stage (uncalibrated: the step holds GPU time only; a calibration's excess per "
                        "sequence over it is counted once per stage)";
       assumptions.push_back(fmt::format(
-          "pipeline stages ({} x {} tp{} pp{}): each replica runs {} micro-batch lanes, each with its own scheduler, 1/{} of the "
-          "replica's KV blocks and the whole model's step at its batch (vLLM V0's virtual engines), {}; a stage runs one "
+          "pipeline stages ({} x {} tp{} pp{}): each replica runs {} micro-batch lanes, each with its own scheduler, {} and the "
+          "whole model's step at its batch (vLLM V0's virtual engines), {}; a stage runs one "
           "micro-batch at a time, so lanes whose batches differ step at the larger one's pace; activations handed between "
           "stages are not counted; against DistServe's measured two-stage decode (bench/README.md, distserve_alignment.py) the lanes saturate later than it did",
-          group.count, group.accelerator, group.tensor_parallel, group.pipeline_parallel, group.pipeline_parallel, group.pipeline_parallel,
-          host));
+          group.count, group.accelerator, group.tensor_parallel, group.pipeline_parallel, group.pipeline_parallel, kv, host));
       break;
     }
   if (run.llm && !replicas.empty()) {
     // Disaggregated: a decode replica's cache, where requests live.
     const ReplicaConfig* decode = decode_replica(replicas);
     const ReplicaConfig& c = decode ? *decode : replicas.front();
-    const char* holder = c.pipeline_lanes > 1 ? "micro-batch lane" : c.role == ReplicaRole::decode ? "decode replica" : "replica";
     assumptions.push_back(fmt::format("scheduler {}: {}", llm_scheduler_name(c.scheduler), llm_scheduler_source(c.scheduler)));
     assumptions.push_back(fmt::format("KV cache: {} blocks of {} tokens per {}, from {:.0f}% of device memory less weights, "
                                       "activations and {:.1f} GiB runtime overhead (deployment.gpu_memory_utilization, overhead_gib)",
-                                      c.kv_blocks, c.block_tokens, holder,
+                                      kv_blocks_held(c), c.block_tokens, kv_holder(c),
                                       deployment.gpu_memory_utilization.value_or(build.usable_fraction) * 100,
                                       deployment.overhead_gib.value_or(build.overhead_gib)));
     assumptions.push_back("verdict: overloaded when requests in the system grow by more than 5% of the arrivals over the "
@@ -244,7 +257,7 @@ Result<ServiceRun> run_service(const Catalog& catalog, const Spec& spec, const S
     const auto& all = replicas.value();
     const ReplicaConfig* decode = decode_replica(all);
     run.engine = !decode ? engine_text(all.front())
-                         : engine_text(*decode, fmt::format(" per decode replica ({} blocks per prefill replica)", all.front().kv_blocks));
+                         : engine_text(*decode, fmt::format(" ({} blocks per prefill replica)", all.front().kv_blocks));
   }
   run.assumptions = assumptions_of(catalog, model, service, run, replicas.value(), build, o.seed);
   price_deployment(catalog, spec, run);

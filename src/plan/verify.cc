@@ -187,9 +187,12 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
   if (!plan.best) return;
   const ModelSpec& model = spec.models.at(service.model_key);
   std::optional<PlanOption> chosen;
-  for (auto& option : plan.ranked) {
+  size_t passed_at = plan.ranked.size();
+  for (size_t i = 0; i < plan.ranked.size(); ++i) {
+    PlanOption& option = plan.ranked[i];
     if (verify_option(catalog, model, service, option, options)) {
       chosen = option;
+      passed_at = i;
       break;
     }
     plan.dropped.push_back(option.disaggregated()
@@ -202,30 +205,40 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
                                              option.config.devices() * option.replicas, parallel_layout(option.config),
                                              option.replicas, format_usd(option.usd_per_hour), option.simulated->miss));
   }
+  // A layout that missed as screened may still cost less, grown until the simulation agrees, than
+  // the first that passed (or none passed): grow each that missed and keep the cheapest. Ranked
+  // is in cost order and growing only adds cost, so one that starts at or above the cheapest so
+  // far cannot win.
+  const std::optional<PlanOption> passed = chosen;
+  for (size_t i = 0; i < passed_at; ++i) {
+    const PlanOption& option = plan.ranked[i];
+    const double bound = chosen ? chosen->usd_per_hour : std::numeric_limits<double>::infinity();
+    if (option.usd_per_hour >= bound) break;
+    auto grown = grow_until_verified(catalog, model, service, option, options, bound);
+    if (grown && grown->usd_per_hour < bound) chosen = grown;
+  }
   if (!chosen) {
-    // None passed as screened: grow each layout until the simulation agrees and keep the cheapest.
-    // Ranked is in cost order and growing only adds cost, so a layout that starts dearer than the
-    // cheapest grown one cannot win.
-    for (const auto& option : plan.ranked) {
-      if (chosen && option.usd_per_hour >= chosen->usd_per_hour) break;
-      auto grown = grow_until_verified(catalog, model, service, option, options,
-                                       chosen ? chosen->usd_per_hour : std::numeric_limits<double>::infinity());
-      if (grown && (!chosen || grown->usd_per_hour < chosen->usd_per_hour)) chosen = grown;
-    }
-    if (!chosen) {
-      plan.feasible = false;
-      plan.binding = fmt::format("simulation: the screened plans miss {} at peak traffic (best simulated: {})",
-                                 plan.ranked.front().simulated ? plan.ranked.front().simulated->miss : "the SLO",
-                                 plan.ranked.front().config.accelerator->name);
-      plan.best->simulated = plan.ranked.front().simulated;
-      return;
-    }
+    plan.feasible = false;
+    plan.binding = fmt::format("simulation: the screened plans miss {} at peak traffic (best simulated: {})",
+                               plan.ranked.front().simulated ? plan.ranked.front().simulated->miss : "the SLO",
+                               plan.ranked.front().config.accelerator->name);
+    plan.best->simulated = plan.ranked.front().simulated;
+    return;
+  }
+  if (!passed)
     plan.assumptions.push_back(fmt::format("no screened candidate met the SLO in simulation: the cheapest grown until it did is {} x{} "
                                            "{} ({} replicas; the screen's cheapest was {} replicas of {})",
                                            chosen->config.accelerator->name, chosen->config.devices() * chosen->replicas,
                                            parallel_layout(chosen->config), chosen->replicas, plan.best->replicas,
                                            plan.best->config.accelerator->name));
-  }
+  else if (chosen->usd_per_hour < passed->usd_per_hour)
+    plan.assumptions.push_back(fmt::format("a screened candidate that missed the SLO in simulation, grown until it met it, costs less than "
+                                           "the first that met it as screened: {} x{} {} ({} replicas, {}/hour) against {} x{} {} "
+                                           "({} replicas, {}/hour)",
+                                           chosen->config.accelerator->name, chosen->config.devices() * chosen->replicas,
+                                           parallel_layout(chosen->config), chosen->replicas, format_usd(chosen->usd_per_hour),
+                                           passed->config.accelerator->name, passed->config.devices() * passed->replicas,
+                                           parallel_layout(passed->config), passed->replicas, format_usd(passed->usd_per_hour)));
   plan.best = chosen;
   // Report simulated percentiles for the frontier too (shorter runs), and drop what misses.
   std::vector<PlanOption> kept;

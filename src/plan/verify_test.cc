@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 namespace gw {
 namespace {
 
@@ -41,6 +44,48 @@ TEST(VerifyPlan, GrownPlanIsTheCheapestOfEveryLayoutGrown) {
   auto first = grow_until_verified(catalog, model, service, screened.best.value(), options);
   ASSERT_TRUE(first.has_value());
   EXPECT_GT(first->usd_per_hour, plan.best->usd_per_hour * 1.2);
+}
+
+// Llama 3.1 405B at 8 requests/s on H100 replicas of two nodes: the cheap continuous-batching
+// layouts miss TPOT as screened (the screen has no pipeline bubbles), a dear one serving one
+// request at a time passes as screened; grown, a missed layout costs far less, and is the plan.
+TEST(VerifyPlan, AMissedLayoutGrownUndercutsTheFirstThatPassedAsScreened) {
+  auto spec = parse_spec(R"(
+version: 1
+constraints: {pricing: [on-demand], accelerators: [H100]}
+models: {big: {preset: llama-3.1-405b, precision: bf16}}
+services:
+  - name: chat
+    model: big
+    traffic: {rps: 8}
+    tokens: {input: 1000, output: 200}
+    slo: {ttft_p99_s: 5, tpot_p99_s: 0.1}
+)",
+                         "spec.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  Catalog catalog = Catalog::embedded().value();
+  const ServiceSpec& service = spec.value().services.front();
+  const ModelSpec& model = spec.value().models.at(service.model_key);
+  ServicePlan plan = plan_service(catalog, spec.value(), service, PlannerOptions{});
+  const ServicePlan screened = plan;
+  VerifyOptions options;
+  verify_plan(catalog, spec.value(), service, plan, options);
+  ASSERT_TRUE(plan.feasible && plan.best && plan.best->simulated && plan.best->simulated->meets);
+  ASSERT_FALSE(plan.dropped.empty());
+  ASSERT_LT(plan.dropped.size(), screened.ranked.size()) << "one passed as screened";
+  const PlanOption& passed = screened.ranked[plan.dropped.size()];
+  EXPECT_EQ(passed.config.batching, Batching::none);
+  EXPECT_LT(plan.best->usd_per_hour, 0.5 * passed.usd_per_hour);
+  EXPECT_EQ(plan.best->config.batching, Batching::continuous);
+  const std::string why = fmt::format("{}", fmt::join(plan.assumptions, "\n"));
+  EXPECT_NE(why.find("costs less than the first that met it as screened"), std::string::npos) << why;
+  // No layout that missed, grown, is cheaper than the plan.
+  for (size_t i = 0; i < plan.dropped.size(); ++i) {
+    auto grown = grow_until_verified(catalog, model, service, screened.ranked[i], options);
+    if (grown) {
+      EXPECT_GE(grown->usd_per_hour, plan.best->usd_per_hour - 1e-9) << i;
+    }
+  }
 }
 
 // Llama 3.1 70B at 15 requests/s with spot allowed for the service: the plan keeps N+1 nodes

@@ -177,15 +177,18 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
       continue;
     }
     // A replica of pp stages runs pp micro-batches at once, each through every stage in turn,
-    // with its own scheduler and an equal share of the KV blocks: vLLM V0's virtual engines
-    // (vllm/core/scheduler.py divides num_gpu_blocks by pipeline_parallel_size; the engine adds
-    // a request to the one with the fewest unfinished). A micro-batch's step crosses all the
+    // with its own scheduler, as vLLM V0's virtual engines do (the engine adds a request to the
+    // one with the fewest unfinished). Their KV: each its equal share under vllm-v0
+    // (vllm/core/scheduler.py divides num_gpu_blocks by pipeline_parallel_size), else one pool
+    // (vLLM V1's one KV cache manager; DistServe's decoding scheduler, one BlockManager over its
+    // pp batches; deployment.pipeline_kv chooses). A micro-batch's step crosses all the
     // layers, one stage after another: the whole model's step at its batch, a stage taking its
     // share when free (the simulation holds each stage for one micro-batch at a time, so lanes
     // whose batches differ step at the larger one's pace). Not counted: the activations handed
     // between stages (hidden size x 2 B per token, over NVLink). The engine's host time per
     // sequence is paid by every stage (sim/stage_host_time.h). Each lane is a replica here.
     c.pipeline_lanes = pp;
+    c.lanes_share_kv = deployment.pipeline_kv.empty() ? c.scheduler != LlmScheduler::vllm_v0 : deployment.pipeline_kv == "shared";
     if (llm)
       c.stage_host_s_per_sequence = stage_host_s_per_sequence(arch, setup, options.calibration,
                                                               std::max(1.0, service.input_tokens.mean() + service.output_tokens.mean() / 2));

@@ -21,6 +21,26 @@ TEST(KvCache, CountsBlocksAndChecksThemAgainstWhatRequestsHold) {
   EXPECT_EQ(cache.check(0), "");
 }
 
+// Two lanes of a pipelined replica on one pool: each counts its own blocks, both admit against
+// the pool's free blocks, and either may hold more than its share.
+TEST(KvCache, LanesSharingAPoolAdmitAgainstItsFreeBlocks) {
+  KvCache first(100, 16), second(100, 16);
+  EXPECT_EQ(first.pool_sharers(), 1);
+  second.share_pool_with(first);
+  EXPECT_EQ(first.pool_sharers(), 2);
+  EXPECT_EQ(second.capacity_blocks(), 200);
+  first.allocate(150);
+  EXPECT_EQ(second.free_blocks(), 50);
+  EXPECT_EQ(second.used_blocks(), 0);
+  EXPECT_DOUBLE_EQ(second.used_fraction(), 0.75);  // the pool's
+  EXPECT_EQ(first.check(150), "");
+  second.allocate(60);
+  EXPECT_EQ(second.check(60), "210 KV blocks used of a pool of 200 shared by 2 lanes, 60 of them by this one");
+  second.release(60);
+  first.release(150);
+  EXPECT_EQ(first.free_blocks(), 200);
+}
+
 TEST(KvCache, ASequenceNeedsANewBlockEveryBlockOfSteps) {
   KvCache cache(1000, 4);
   // 10 tokens joining at step 0: its 11th token (step 0's) fits block 3, its 13th (step 2) opens block 4.

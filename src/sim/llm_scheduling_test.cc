@@ -166,7 +166,7 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
                                      LlmScheduler::orca};
   long long preemptions = 0, swapped = 0, runs = 0;
   double saved_prefill = 0;
-  long long disaggregated_runs = 0, transfers = 0;
+  long long disaggregated_runs = 0, transfers = 0, pipelined_runs = 0;
   for (uint64_t seed = 1; seed <= 4000; ++seed) {
     Rng rng(seed);
     const LlmScheduler scheduler = schedulers[seed % 4];
@@ -193,6 +193,13 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
     }
     std::vector<ReplicaConfig> configs{c};
     if (seed % 5 == 0) configs.push_back(c);  // two replicas behind the router
+    if (seed % 13 == 0 && seed % 11 != 0) {
+      // A replica of two or three pipeline stages, its lanes on one pool of blocks or on shares.
+      c.pipeline_lanes = 2 + static_cast<int>(seed % 2);
+      c.lanes_share_kv = seed % 4 != 0;
+      configs.assign(static_cast<size_t>(c.pipeline_lanes), c);
+      ++pipelined_runs;
+    }
     if (seed % 11 == 0) {
       // Disaggregated: prompts on one or two prefill replicas, their KV over a link to one or two
       // decode replicas (which may preempt and recompute it all).
@@ -228,6 +235,7 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
   }
   EXPECT_GT(saved_prefill, 0) << "prefix caching was exercised";
   EXPECT_GT(disaggregated_runs, 300);
+  EXPECT_GT(pipelined_runs, 200);
   EXPECT_GT(transfers, 5000) << "prompts' KV went from prefill to decode replicas";
   // The storms happened: most runs preempted, swap was exercised.
   EXPECT_GT(preemptions, runs);
@@ -351,6 +359,18 @@ TEST(LlmScheduling, PipelineStagesAreLanesSharingTheReplicasKvBlocks) {
   EXPECT_EQ(lanes.value()[1].name, "A100-80GB tp1 pp2 #1 lane 2/2");
   EXPECT_EQ(lanes.value()[2].name, "A100-80GB tp1 pp2 #2 lane 1/2");
   EXPECT_EQ(lanes.value()[2].pipeline_lanes, 2);
+  // One pool for the lanes unless the engine is vLLM V0 (its virtual engines split the blocks).
+  EXPECT_TRUE(lanes.value()[0].lanes_share_kv);
+  d.scheduler = "vllm-v0";
+  auto v0 = build_replicas(catalog, model, service, d, {});
+  ASSERT_TRUE(v0.ok());
+  EXPECT_FALSE(v0.value()[0].lanes_share_kv);
+  d.pipeline_kv = "shared";
+  EXPECT_TRUE(build_replicas(catalog, model, service, d, {}).value()[0].lanes_share_kv);
+  d.scheduler.clear();
+  d.pipeline_kv = "per-micro-batch";
+  EXPECT_FALSE(build_replicas(catalog, model, service, d, {}).value()[0].lanes_share_kv);
+  d.pipeline_kv.clear();
   d.groups = {{"A100-80GB", 2, 1}};
   auto tp2 = build_replicas(catalog, model, service, d, {});
   ASSERT_TRUE(tp2.ok()) << tp2.error().to_string();
@@ -401,6 +421,24 @@ TEST(LlmScheduling, PipelineLanesStepAtTheLargerMicroBatchsPace) {
   auto own = simulate(apart, {lane, lane}, checked_options());
   ASSERT_TRUE(own.ok());
   EXPECT_NEAR(own.value().tpot.quantile(0), 0.010 + 1e-4, 0.01 * 0.0101);
+}
+
+// The lanes' KV: each its own share (vLLM V0's virtual engines) or one pool. A prompt of 2,000
+// tokens needs 126 blocks of 16: more than a lane's 100, within the pool's 200.
+TEST(LlmScheduling, PipelineLanesSharingTheirKvPoolHoldMoreThanAShare) {
+  std::vector<Arrival> list = {{0, 2000, 10}, {0, 100, 10}};
+  ReplicaConfig lane = llm_replica(LlmScheduler::vllm_v0, 100, 16, 64, 4096);
+  lane.pipeline_lanes = 2;
+  ListArrivals split_arrivals(list);
+  auto split = simulate(split_arrivals, {lane, lane}, checked_options());
+  ASSERT_TRUE(split.ok()) << split.error().to_string();
+  EXPECT_EQ(split.value().rejected, 1);
+  lane.lanes_share_kv = true;
+  ListArrivals shared_arrivals(list);
+  auto shared = simulate(shared_arrivals, {lane, lane}, checked_options());
+  ASSERT_TRUE(shared.ok()) << shared.error().to_string();
+  EXPECT_EQ(shared.value().rejected, 0);
+  EXPECT_EQ(shared.value().requests, 2);
 }
 
 // Prefix caching traced by hand: A (1,024 tokens, blocks 1 and 2 of 512) completes; B (1,500

@@ -78,7 +78,9 @@ std::optional<StepStart> LlmStepExecution::start_step(ReplicaState& r, double t)
     tokens_emitted_ += decode_n;
   }
   // Unused cached prefix blocks live in the KV cache's free blocks: evicted as those run out.
-  if (r.prefix.in_kv()) r.prefix.evict_to(static_cast<double>(r.kv.free_blocks()) * r.kv.block_tokens());
+  // Lanes sharing a pool each keep cached blocks in their share of its free blocks.
+  if (r.prefix.in_kv())
+    r.prefix.evict_to(static_cast<double>(r.kv.free_blocks() / r.kv.pool_sharers()) * r.kv.block_tokens());
   r.kv.accrue(duration);
   return StepStart{duration, static_cast<size_t>(decode_n) + r.step_chunks.size()};
 }
@@ -225,7 +227,16 @@ long long LlmStepExecution::watermark_blocks(const ReplicaState& r) const {
   return r.scheduler->watermark_blocks(r.config->watermark_fraction, r.kv.capacity_blocks());
 }
 
+// Lanes on one pool of blocks take a prompt's blocks whole at admission, even under a scheduler
+// that allocates as it schedules: one engine's scheduler preempts across its micro-batches when
+// a prompt's next chunk finds no block; lanes cannot, and prompts half-computed in every lane
+// would hold the pool between them.
+bool LlmStepExecution::allocates_as_scheduled(const ReplicaState& r) const {
+  return r.scheduler->allocates_as_scheduled() && r.kv.pool_sharers() == 1;
+}
+
 long long LlmStepExecution::blocks_to_admit(const ReplicaState& r, const Request& q, double chunk) const {
+  if (r.scheduler->allocates_as_scheduled() && !allocates_as_scheduled(r)) return r.kv.blocks_for(q.prompt);
   return r.scheduler->admission_blocks(q.prompt, q.input + q.output, chunk, r.kv.block_tokens(), r.config->max_sequence_tokens);
 }
 
@@ -297,7 +308,7 @@ void LlmStepExecution::continue_prefills(ReplicaState& r, double& budget, long l
     if (budget < 1) break;
     Request& q = pool_[id];
     double chunk = std::min(q.prefill_left, std::floor(budget));
-    if (r.scheduler->allocates_as_scheduled()) {
+    if (allocates_as_scheduled(r)) {
       // Blocks for the tokens scheduled now, as far as free blocks go.
       double done = q.prompt - q.prefill_left;
       long long free = r.kv.free_blocks() - reserved;
@@ -317,7 +328,7 @@ void LlmStepExecution::continue_prefills(ReplicaState& r, double& budget, long l
 long long LlmStepExecution::make_room_for_decodes(ReplicaState& r) {
   if (!r.scheduler->paged() || r.decoding_count == 0) return 0;
   long long new_blocks = r.kv.growing_at(r.decode_step);
-  while (r.decoding_count > 0 && r.kv.used_blocks() + new_blocks > r.kv.capacity_blocks()) {
+  while (r.decoding_count > 0 && new_blocks > r.kv.free_blocks()) {
     int victim = next_victim(r);
     if (victim < 0) break;
     const Request& v = pool_[victim];
@@ -333,7 +344,8 @@ long long LlmStepExecution::swap_in(ReplicaState& r) {
   const ReplicaConfig& c = *r.config;
   const int block = r.kv.block_tokens();
   const long long max_sequences = std::max(1, c.max_batch);
-  const long long limit = r.kv.capacity_blocks() - watermark_blocks(r);
+  const long long watermark = watermark_blocks(r);
+  const long long limit = r.kv.capacity_blocks() - watermark;
   long long pending = r.decoding_count > 0 ? r.kv.growing_at(r.decode_step) : 0;
   long long added = 0;
   while (!r.swapped.empty() && r.decoding_count + static_cast<long long>(r.prefilling.size()) < max_sequences) {
@@ -347,7 +359,7 @@ long long LlmStepExecution::swap_in(ReplicaState& r) {
       reject(id, r);
       continue;
     }
-    if (r.kv.used_blocks() + pending + added + held + grow > limit) break;
+    if (pending + added + held + grow > r.kv.free_blocks() - watermark) break;
     r.swapped.pop_front();
     r.kv.allocate(held);
     swap_tokens_now_ += q.length;

@@ -64,6 +64,7 @@ class LlmStepExecution {
   long long build_step(ReplicaState& r, double t);
   void join_arrived_kv(ReplicaState& r, double t);
   long long watermark_blocks(const ReplicaState& r) const;
+  bool allocates_as_scheduled(const ReplicaState& r) const;
   long long blocks_to_admit(const ReplicaState& r, const Request& q, double chunk) const;
   void admit(ReplicaState& r, double t, bool chunked, double& budget, long long& reserved);
   void continue_prefills(ReplicaState& r, double& budget, long long reserved);

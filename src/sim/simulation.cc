@@ -30,10 +30,11 @@ Simulation::Simulation(ArrivalProcess& arrivals, const std::vector<ReplicaConfig
     // build_replicas and the scaler lay a replica's lanes out consecutively, from its first.
     const size_t lanes = static_cast<size_t>(std::max(1, config.pipeline_lanes));
     const bool first_lane = lanes == 1 || r.index == 0 || replicas_.back().config->pipeline_lanes != config.pipeline_lanes ||
-                            r.index - pipeline_head_.back() >= lanes;
+                            replicas_.back().config->role != config.role || r.index - pipeline_head_.back() >= lanes;
     pipeline_head_.push_back(first_lane ? r.index : pipeline_head_.back());
     stage_free_at_.emplace_back(first_lane && lanes > 1 ? lanes : 0, 0.0);
     r.kv = KvCache(config.kv_blocks, config.block_tokens);
+    if (!first_lane && config.lanes_share_kv) r.kv.share_pool_with(replicas_[pipeline_head_.back()].kv);
     r.prefix = PrefixCache(config.prefix_caching == PrefixCaching::in_kv, config.prefix_room_tokens);
     r.stats.name = std::move(name);
     r.stats.batch_sizes.assign(static_cast<size_t>(std::max(1, config.max_batch)) + 1, 0);
@@ -353,6 +354,12 @@ void Simulation::on_step_done(int index, double t) {
   }
   sample(t);
   try_start(index, t);
+  // Lanes on one pool of KV blocks: what this step freed may let an idle lane admit.
+  if (r.config->lanes_share_kv) {
+    const size_t head = pipeline_head_[r.index];
+    for (size_t lane = head; lane < replicas_.size() && lane < head + static_cast<size_t>(r.config->pipeline_lanes); ++lane)
+      if (lane != r.index) try_start(static_cast<int>(lane), t);
+  }
   maybe_stop(r);
 }
 

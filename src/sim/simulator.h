@@ -62,6 +62,9 @@ struct ReplicaConfig {
   // A replica of pipeline stages runs as this many micro-batch lanes, each a ReplicaConfig of
   // its own holding its share of kv_blocks (sim/deployment.cc).
   int pipeline_lanes = 1;
+  // The lanes draw on one pool of pipeline_lanes x kv_blocks (vLLM V1, SGLang, DistServe),
+  // not each on its own kv_blocks (vLLM V0's virtual engines).
+  bool lanes_share_kv = false;
   // Each stage past the first adds this to a lane's step per decoding sequence: the engine's host
   // work per sequence, repeated for every stage's worker (sim/stage_host_time.h).
   double stage_host_s_per_sequence = 0;

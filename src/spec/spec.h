@@ -166,6 +166,10 @@ struct Deployment {
   std::optional<double> watermark_fraction;    // free KV blocks kept at admission; default by scheduler
   std::optional<double> gpu_memory_utilization;  // share of device memory the engine takes (fit's --usable-fraction)
   std::optional<double> overhead_gib;          // runtime overhead per device (CUDA context, graphs)
+  // Pipeline stages: the micro-batches draw on one pool of the replica's KV blocks ("shared":
+  // vLLM V1, SGLang, DistServe) or each on its own equal share ("per-micro-batch": vLLM V0's
+  // virtual engines); empty: per-micro-batch under vllm-v0, shared otherwise.
+  std::string pipeline_kv;
   // Prefix caching: "kv" (the default, vLLM V1's: cached blocks in the KV cache's free blocks),
   // "off", or a room of its own: prefix_cache_tokens (infinity: unlimited).
   std::string prefix_cache = "kv";

@@ -245,7 +245,8 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
     std::string where = path + ".deployment";
     r.check_keys(d, where, {"replicas", "accelerator", "tp", "pp", "batching", "max_batch", "max_queue_delay_ms",
                             "batch_timeout_ms", "chunked_prefill", "token_budget", "router", "scheduler", "preemption",
-                            "watermark", "gpu_memory_utilization", "overhead_gib", "prefix_cache", "speculative", "disaggregation"});
+                            "watermark", "gpu_memory_utilization", "overhead_gib", "pipeline_kv", "prefix_cache", "speculative",
+                            "disaggregation"});
     Deployment deployment;
     deployment.line = d.Mark().line + 1;
     // Without replicas the deployment says how the engine runs (its prefix cache, speculative
@@ -317,6 +318,12 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
     if (d["gpu_memory_utilization"])
       deployment.gpu_memory_utilization = r.number(d["gpu_memory_utilization"], where + ".gpu_memory_utilization", 0.05, 1);
     if (d["overhead_gib"]) deployment.overhead_gib = r.number(d["overhead_gib"], where + ".overhead_gib", 0, 1024);
+    if (d["pipeline_kv"]) {
+      deployment.pipeline_kv = r.text(d["pipeline_kv"], where + ".pipeline_kv");
+      if (deployment.pipeline_kv != "shared" && deployment.pipeline_kv != "per-micro-batch")
+        r.fail(d["pipeline_kv"], where + ".pipeline_kv", "shared (one pool for a replica's micro-batches) or per-micro-batch");
+      if (!llm) r.fail(d["pipeline_kv"], where + ".pipeline_kv", "pipeline stages' KV applies to LLM replicas");
+    }
     if (const YAML::Node p = d["prefix_cache"]) {
       // off | kv | unlimited, or {capacity_tokens: N | unlimited | off | kv}
       const std::string field = where + ".prefix_cache";
