@@ -263,7 +263,7 @@ TEST(LlmScheduling, InvariantsHoldWhileAutoscalingDrainsAndStartsReplicas) {
 }
 
 // Clients that give up while LLM replicas preempt, and while a scaler starts and drains them
-// (one seed in four, replicas of two lanes moved whole): the invariants hold, every request is
+// (one seed in four, replicas of two pipeline lanes moved whole): the invariants hold, every request is
 // served, rejected or given up exactly once, none is served after its client left, and a
 // preempted one (its stream started) is never given up.
 TEST(LlmScheduling, InvariantsHoldWhenClientsGiveUp) {
@@ -280,8 +280,11 @@ TEST(LlmScheduling, InvariantsHoldWhenClientsGiveUp) {
     if (seed % 2) {
       options.scaling = random_scaler(rng, seed);
       if (seed % 4 == 1) {
+        // Replicas of two pipeline stages, their lanes on one pool of blocks or on shares.
         options.scaling->lanes_per_replica = 2;
-        configs.push_back(c);
+        c.pipeline_lanes = 2;
+        c.lanes_share_kv = seed % 8 == 1;
+        configs = {c, c};
       }
     } else if (seed % 3 == 0) {
       configs.push_back(c);
