@@ -269,6 +269,7 @@ TEST(CliSimulate, PipelineStagesFitWhatTensorParallelismAloneCannot) {
   ASSERT_EQ(pp.code, 0) << pp.err;
   const auto doc = nlohmann::json::parse(pp.out)["services"][0];
   EXPECT_EQ(doc["replicas"].size(), 4u);  // one replica, four lanes
+  for (const auto& lane : doc["replicas"]) EXPECT_TRUE(lane.contains("stage_wait_fraction")) << lane;
   EXPECT_EQ(doc["requests"].get<long long>(), 200);
   CliRun explained = run({"simulate", spec("tp: 1, pp: 4", ""), "--requests", "200", "--explain"});
   ASSERT_EQ(explained.code, 0) << explained.err;

@@ -99,6 +99,7 @@ json replica_json(const ReplicaStats& s) {
     replica["recomputed_tokens"] = s.recomputed_tokens;
     replica["swapped_tokens"] = s.swapped_tokens;
   }
+  if (s.pipeline_lanes > 1) replica["stage_wait_fraction"] = s.busy_s > 0 ? std::clamp(s.stage_wait_s / s.busy_s, 0.0, 1.0) : 0.0;
   return replica;
 }
 
@@ -234,9 +235,12 @@ void add_service(const SimulateResult& result, const ServiceRun& run, bool expla
     // Busy is GPU time in steps (what nvidia-smi's utilization reads); a continuous batcher
     // with one sequence decoding is "busy", so the mean batch and KV use say how full it is.
     std::string kv = s.kv_blocks > 0 ? fmt::format("{:.0f}%", s.mean_kv_used_fraction * 100) : "-";
-    text += fmt::format("  replica {}: {} requests, {:.0f}% of the time in steps, {} steps of {:.1f} on average{}{}\n", s.name,
-                        s.requests, s.busy_fraction * 100, s.steps, s.mean_batch,
-                        s.kv_blocks > 0 ? ", KV cache " + kv + " used on average" : "",
+    text += fmt::format("  replica {}: {} requests, {:.0f}% of the time in steps{}, {} steps of {:.1f} on average{}{}\n", s.name,
+                        s.requests, s.busy_fraction * 100,
+                        s.pipeline_lanes > 1 && s.busy_s > 0
+                            ? fmt::format(" ({:.0f}% of it waiting for a stage another lane held)", 100 * s.stage_wait_s / s.busy_s)
+                            : "",
+                        s.steps, s.mean_batch, s.kv_blocks > 0 ? ", KV cache " + kv + " used on average" : "",
                         s.preemptions ? fmt::format(", {} preemptions", s.preemptions) : "");
     replicas_table.add_row({s.name, format_number(static_cast<double>(s.requests), 0), fmt::format("{:.0f}%", s.busy_fraction * 100),
                             format_number(static_cast<double>(s.steps), 0), fmt::format("{:.1f}", s.mean_batch), kv,

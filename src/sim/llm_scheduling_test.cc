@@ -418,6 +418,12 @@ TEST(LlmScheduling, PipelineLanesStepAtTheLargerMicroBatchsPace) {
   const double lane2_step_s = 0.010 + 16 * 1e-4;
   EXPECT_NEAR(r.value().tpot.quantile(0), lane2_step_s, 0.01 * lane2_step_s);
   EXPECT_NEAR(r.value().tpot.max(), lane2_step_s, 0.01 * lane2_step_s);
+  // Lane 1 waits ~1.5 ms of each ~11.6 ms step for a stage lane 2 holds; the report counts it.
+  const ReplicaStats& lane1 = r.value().replicas[0];
+  EXPECT_EQ(lane1.pipeline_lanes, 2);
+  EXPECT_GT(lane1.stage_wait_s, 0.1 * lane1.busy_s);
+  EXPECT_LT(lane1.stage_wait_s, 0.2 * lane1.busy_s);
+  EXPECT_LT(r.value().replicas[1].stage_wait_s, lane1.stage_wait_s);
   // Lanes of one stage each (separate replicas) step at their own pace.
   lane.pipeline_lanes = 1;
   ListArrivals apart(list);

@@ -192,6 +192,7 @@ void ScalingDriver::replayed(const Replay& replay, double t, double skip_s, cons
     const ReplicaTotals& before = w.replicas[i];
     const double busy = td * (r.stats.busy_s - before.stats.busy_s);
     r.stats.busy_s += busy;
+    r.stats.stage_wait_s += td * (r.stats.stage_wait_s - before.stats.stage_wait_s);
     r.busy_observed += busy;
     r.stats.requests += more(r.stats.requests, before.stats.requests);
     r.stats.steps += times * (r.stats.steps - before.stats.steps);

@@ -61,6 +61,7 @@ void fill_report(const SimTallies& tallies, const Recorder& recorder, const std:
   long long chained = 0;
   for (const auto& r : replicas) {
     ReplicaStats stats = r.stats;
+    stats.pipeline_lanes = std::max(1, r.config->pipeline_lanes);
     stats.busy_fraction = stats.busy_s / out.duration_s;
     if (r.kv.capacity_blocks() > 0 && r.config->llm) {
       stats.kv_blocks = r.kv.capacity_blocks();

@@ -318,8 +318,14 @@ void Simulation::start_batch(int index, double t) {
 // LLM servers: one step under the replica's scheduler (see LlmStepExecution).
 void Simulation::start_llm_step(int index, double t) {
   auto& r = replicas_[static_cast<size_t>(index)];
-  if (std::optional<StepStart> step = steps_.start_step(r, t))
-    begin_step(r, t, r.config->pipeline_lanes > 1 ? through_stages(r, t, step->duration_s) - t : step->duration_s, step->batch);
+  std::optional<StepStart> step = steps_.start_step(r, t);
+  if (!step) return;
+  double duration_s = step->duration_s;
+  if (r.config->pipeline_lanes > 1) {
+    duration_s = through_stages(r, t, step->duration_s) - t;
+    r.stats.stage_wait_s += duration_s - step->duration_s;
+  }
+  begin_step(r, t, duration_s, step->batch);
 }
 
 // The step's stages take an equal share of its time, each when the stage is free and the stage
