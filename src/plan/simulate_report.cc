@@ -99,7 +99,7 @@ json replica_json(const ReplicaStats& s) {
     replica["recomputed_tokens"] = s.recomputed_tokens;
     replica["swapped_tokens"] = s.swapped_tokens;
   }
-  if (s.pipeline_lanes > 1) replica["stage_wait_fraction"] = s.busy_s > 0 ? std::clamp(s.stage_wait_s / s.busy_s, 0.0, 1.0) : 0.0;
+  if (s.pipeline_lanes > 1) replica["stage_wait_fraction"] = s.stage_wait_fraction;
   return replica;
 }
 
@@ -238,7 +238,7 @@ void add_service(const SimulateResult& result, const ServiceRun& run, bool expla
     text += fmt::format("  replica {}: {} requests, {:.0f}% of the time in steps{}, {} steps of {:.1f} on average{}{}\n", s.name,
                         s.requests, s.busy_fraction * 100,
                         s.pipeline_lanes > 1 && s.busy_s > 0
-                            ? fmt::format(" ({:.0f}% of it waiting for a stage another lane held)", 100 * s.stage_wait_s / s.busy_s)
+                            ? fmt::format(" ({:.0f}% of it waiting for a stage another lane held)", 100 * s.stage_wait_fraction)
                             : "",
                         s.steps, s.mean_batch, s.kv_blocks > 0 ? ", KV cache " + kv + " used on average" : "",
                         s.preemptions ? fmt::format(", {} preemptions", s.preemptions) : "");

@@ -143,6 +143,16 @@ bool verify_option(const Catalog& catalog, const ModelSpec& model, const Service
   return option.simulated->meets;
 }
 
+namespace {
+
+// "H100 x32 tp8 pp2 (2 replicas, $105.28/hour)": a layout as the plan's notes name it.
+std::string layout_and_price(const PlanOption& option) {
+  return fmt::format("{} x{} {} ({} replicas, {}/hour)", option.config.accelerator->name, option.config.devices() * option.replicas,
+                     parallel_layout(option.config), option.replicas, format_usd(option.usd_per_hour));
+}
+
+}  // namespace
+
 std::optional<PlanOption> grow_until_verified(const Catalog& catalog, const ModelSpec& model, const ServiceSpec& service,
                                               const PlanOption& screened, const VerifyOptions& options, double below_usd_per_hour) {
   // A disaggregated layout has two pools to grow: it is verified as screened.
@@ -201,9 +211,7 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
                                              option.config.tensor_parallel, option.decode->replicas,
                                              option.decode->config.tensor_parallel, format_usd(option.usd_per_hour),
                                              option.simulated->miss)
-                               : fmt::format("{} x{} {} ({} replicas, {}/hour): simulated {} missed", option.config.accelerator->name,
-                                             option.config.devices() * option.replicas, parallel_layout(option.config),
-                                             option.replicas, format_usd(option.usd_per_hour), option.simulated->miss));
+                               : fmt::format("{}: simulated {} missed", layout_and_price(option), option.simulated->miss));
   }
   // A layout that missed as screened may still cost less, grown until the simulation agrees, than
   // the first that passed (or none passed): grow each that missed and keep the cheapest. Ranked
@@ -233,12 +241,8 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
                                            plan.best->config.accelerator->name));
   else if (chosen->usd_per_hour < passed->usd_per_hour)
     plan.assumptions.push_back(fmt::format("a screened candidate that missed the SLO in simulation, grown until it met it, costs less than "
-                                           "the first that met it as screened: {} x{} {} ({} replicas, {}/hour) against {} x{} {} "
-                                           "({} replicas, {}/hour)",
-                                           chosen->config.accelerator->name, chosen->config.devices() * chosen->replicas,
-                                           parallel_layout(chosen->config), chosen->replicas, format_usd(chosen->usd_per_hour),
-                                           passed->config.accelerator->name, passed->config.devices() * passed->replicas,
-                                           parallel_layout(passed->config), passed->replicas, format_usd(passed->usd_per_hour)));
+                                           "the first that met it as screened: {} against {}",
+                                           layout_and_price(*chosen), layout_and_price(*passed)));
   plan.best = chosen;
   // Report simulated percentiles for the frontier too (shorter runs), and drop what misses.
   std::vector<PlanOption> kept;

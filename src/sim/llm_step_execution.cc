@@ -236,7 +236,7 @@ bool LlmStepExecution::allocates_as_scheduled(const ReplicaState& r) const {
 }
 
 long long LlmStepExecution::blocks_to_admit(const ReplicaState& r, const Request& q, double chunk) const {
-  if (r.scheduler->allocates_as_scheduled() && !allocates_as_scheduled(r)) return r.kv.blocks_for(q.prompt);
+  if (r.kv.pool_sharers() > 1 && r.scheduler->allocates_as_scheduled()) return r.kv.blocks_for(q.prompt);
   return r.scheduler->admission_blocks(q.prompt, q.input + q.output, chunk, r.kv.block_tokens(), r.config->max_sequence_tokens);
 }
 

@@ -63,6 +63,7 @@ void fill_report(const SimTallies& tallies, const Recorder& recorder, const std:
     ReplicaStats stats = r.stats;
     stats.pipeline_lanes = std::max(1, r.config->pipeline_lanes);
     stats.busy_fraction = stats.busy_s / out.duration_s;
+    stats.stage_wait_fraction = stats.busy_s > 0 ? std::clamp(stats.stage_wait_s / stats.busy_s, 0.0, 1.0) : 0.0;
     if (r.kv.capacity_blocks() > 0 && r.config->llm) {
       stats.kv_blocks = r.kv.capacity_blocks();
       stats.block_tokens = r.config->block_tokens;

@@ -214,6 +214,7 @@ struct ReplicaStats {
   double mean_batch = 0;               // sequences per step (decodes + prompt chunks)
   int pipeline_lanes = 1;              // lanes of its replica (pipeline stages)
   double stage_wait_s = 0;             // pipeline lanes: step time spent waiting for a stage another lane held
+  double stage_wait_fraction = 0;      // of busy_s
   std::vector<long long> batch_sizes;  // count of steps by batch size
   // Prefix caching: admissions that looked their prompt up, those that hit, and their tokens
   // (prompt tokens looked up, tokens found cached and not computed).
