@@ -49,15 +49,31 @@ services:
     batching: continuous
     deployment:
 """
+# Engine settings as the measured servers were launched (evaluation/2-benchmark-serving/
+# 2-start-api-server.py at 20a1633): vLLM with --max-num-batched-tokens 16384 --max-num-seqs 1024
+# --gpu-memory-utilization 0.95 --swap-space 16; DistServe's prefill instance with 8,192 tokens and
+# 128 requests a batch, its decode instance with 1,024 requests, both at 0.95 of memory with 16 GiB
+# of swap (at these rates no 128 prompts wait at once, and a decode step's one token per sequence never
+# reaches its 65,536 tokens, so one token budget and one batch limit serve both). Neither engine of 2024 cached prefixes.
 VLLM = """      accelerator: A100-80GB
       replicas: 1
       scheduler: vllm-v0
+      token_budget: 16384
+      max_batch: 1024
+      gpu_memory_utilization: 0.95
+      preemption: swap
+      prefix_cache: off
 """
 DISTSERVE = """      replicas:
         - {accelerator: A100-80GB, tp: 2, count: 1, role: prefill}
         - {accelerator: A100-80GB, tp: 1, count: 1, role: decode}
       scheduler: vllm-v0
       disaggregation: {link: nvlink}
+      token_budget: 8192
+      max_batch: 1024
+      gpu_memory_utilization: 0.95
+      preemption: swap
+      prefix_cache: off
 """
 # c21d12: the decode instance in two pipeline stages of one GPU each, its micro-batches over one
 # pool of KV blocks (distserve/decoding_stage_scheduler.py: one BlockManager for the pp batches).
