@@ -369,13 +369,17 @@ std::string binding_targets(const ServiceSpec& service, const std::map<std::stri
   return binding;
 }
 
-// The cost-ranked list and the cost-latency Pareto set over distinct configurations.
+// The cost-ranked list and the cost-latency Pareto set over distinct configurations. The list
+// holds the 12 cheapest one-pool layouts and the disaggregated ones among them: weighing
+// disaggregation never pushes a one-pool layout out of what the simulation verifies.
 void rank_options(ServicePlan& plan, std::vector<PlanOption>& batched, bool llm, int pareto_size) {
   std::sort(batched.begin(), batched.end(), better);
+  int one_pool = 0;
   for (const auto& option : batched) {
     bool seen = std::any_of(plan.ranked.begin(), plan.ranked.end(), [&](const PlanOption& o) { return same_layout(o, option); });
-    if (!seen) plan.ranked.push_back(option);
-    if (plan.ranked.size() >= 12) break;
+    if (seen) continue;
+    plan.ranked.push_back(option);
+    if (!option.disaggregated() && ++one_pool >= 12) break;
   }
   double best_latency = kInfinity;
   for (const auto& option : batched) {

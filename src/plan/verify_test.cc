@@ -46,6 +46,32 @@ TEST(VerifyPlan, GrownPlanIsTheCheapestOfEveryLayoutGrown) {
   EXPECT_GT(first->usd_per_hour, plan.best->usd_per_hour * 1.2);
 }
 
+// Weighing disaggregated pools only adds options: the plan never costs more for it. The code
+// trace's screened candidates all miss as screened; the disaggregated ones had taken slots of
+// the twelve one-pool layouts the simulation verifies, so the GH200 layout that passes was never
+// simulated and a grown A40 pool was the plan ($12.32/hour against $6.87).
+TEST(VerifyPlan, WeighingDisaggregationNeverCostsAOnePoolLayoutItsVerification) {
+  Catalog catalog = Catalog::embedded().value();
+  auto loaded = load_spec(std::string(GPUWISE_SOURCE_DIR) + "/examples/code-azure.yaml");
+  ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
+  const Spec& spec = loaded.value();
+  const ServiceSpec& service = spec.services.front();
+  PlannerOptions one_pool, both;
+  both.consider_disaggregated = true;
+  ServicePlan alone = plan_service(catalog, spec, service, one_pool), weighed = plan_service(catalog, spec, service, both);
+  int disaggregated = 0, pooled = 0;
+  for (const PlanOption& o : weighed.ranked) (o.disaggregated() ? disaggregated : pooled)++;
+  EXPECT_GT(disaggregated, 0);
+  EXPECT_EQ(pooled, static_cast<int>(alone.ranked.size()));
+  VerifyOptions options;
+  verify_plan(catalog, spec, service, alone, options);
+  verify_plan(catalog, spec, service, weighed, options);
+  ASSERT_TRUE(alone.best && weighed.best);
+  EXPECT_LE(weighed.best->usd_per_hour, alone.best->usd_per_hour + 1e-9)
+      << weighed.best->config.accelerator->name << " x" << weighed.best->replicas << " against " << alone.best->config.accelerator->name
+      << " x" << alone.best->replicas;
+}
+
 // Llama 3.1 405B at 8 requests/s on H100 replicas of two nodes: the cheap continuous-batching
 // layouts miss TPOT as screened (the screen has no pipeline bubbles), a dear one serving one
 // request at a time passes as screened; grown, a missed layout costs far less, and is the plan.
