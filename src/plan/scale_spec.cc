@@ -56,9 +56,16 @@ Table policy_table(const ScalingReport& report) {
              Align::right, Align::right, Align::right, Align::left};
   for (size_t i = 0; i < report.policies.size(); ++i) {
     const auto& p = report.policies[i];
-    std::string target = p.name == "static-peak" ? "-" : p.name == "cpu" || p.name == "gpu-duty-cycle" ? fmt::format("{:.0f}%", p.target)
-                                                                                                         : format_number(p.target, 2);
-    t.add_row({p.name, target, format_number(p.mean_ready, 1), std::to_string(p.peak_ready), format_number(p.gpu_hours, 1),
+    const bool percent = p.name == "cpu" || p.name == "gpu-duty-cycle";
+    std::string target = p.name == "static-peak" ? "-" : percent ? fmt::format("{:.0f}%", p.target) : format_number(p.target, 2);
+    std::string mean = format_number(p.mean_ready, 1), peak = std::to_string(p.peak_ready);
+    if (p.pools.size() == 2) {
+      // Disaggregated: prefill + decode.
+      if (p.name != "static-peak" && !percent) target = format_number(p.pools[0].target, 2) + " / " + format_number(p.pools[1].target, 2);
+      mean = format_number(p.pools[0].mean_ready, 1) + " + " + format_number(p.pools[1].mean_ready, 1);
+      peak = fmt::format("{} + {}", p.pools[0].peak_ready, p.pools[1].peak_ready);
+    }
+    t.add_row({p.name, target, mean, peak, format_number(p.gpu_hours, 1),
                format_usd(p.usd), format_usd(p.usd_per_month), fmt::format("{:.2f}%", p.slo_attainment * 100),
                format_number(p.latency_p99_s, 3), std::to_string(p.timed_out), std::to_string(p.cold_starts),
                static_cast<int>(i) == report.recommended ? "recommended" : p.meets_slo ? "" : "misses SLO"});
@@ -90,6 +97,9 @@ std::string verdict(const ScalingReport& report) {
 }
 
 std::string layout_name(const PlanOption& plan) {
+  if (plan.decode)
+    return fmt::format("{} x{} prefill + x{} decode pools", plan.config.accelerator->name, plan.config.tensor_parallel,
+                       plan.decode->config.tensor_parallel);
   if (plan.config.pipeline_parallel > 1)
     return fmt::format("{} x{} ({})", plan.config.accelerator->name, plan.config.devices(), parallel_layout(plan.config));
   return fmt::format("{} x{}", plan.config.accelerator->name, plan.config.tensor_parallel);
@@ -100,9 +110,11 @@ json shape_json(const ScalingReport& r) {
   json policies = json::array();
   for (const auto& p : r.policies) {
     json series = json::array();
-    for (const auto& s : p.series)
+    for (const auto& s : p.series) {
       series.push_back({{"time_s", s.time_s}, {"ready", s.ready}, {"starting", s.starting}, {"desired", s.desired},
                         {"billed", s.billed}, {"arrival_rps", s.arrival_rps}, {"waiting", s.waiting}, {"busy_fraction", s.busy_fraction}});
+      if (!s.pool_ready.empty()) series.back()["pool_ready"] = s.pool_ready;
+    }
     policies.push_back({{"name", p.name}, {"signal", p.signal}, {"target", p.target}, {"min_replicas", p.min_replicas},
                         {"max_replicas", p.max_replicas}, {"gpu_hours", p.gpu_hours}, {"replica_hours", p.replica_hours},
                         {"usd", p.usd}, {"usd_per_month", p.usd_per_month},
@@ -113,8 +125,22 @@ json shape_json(const ScalingReport& r) {
                         {"mean_replicas", p.mean_ready}, {"peak_replicas", p.peak_ready},
                         {"fast_forwarded_s", p.fast_forwarded_s}, {"series", series}});
     if (!p.schedule.empty()) policies.back()["schedule"] = {{"replicas_by_hour", p.schedule}, {"lead_s", p.schedule_lead_s}};
+    if (!p.pools.empty()) {
+      json pools = json::array();
+      for (const auto& pool : p.pools) {
+        pools.push_back({{"role", pool.role}, {"target", pool.target}, {"min_replicas", pool.min_replicas},
+                         {"max_replicas", pool.max_replicas}, {"mean_replicas", pool.mean_ready}, {"peak_replicas", pool.peak_ready},
+                         {"replica_hours", pool.replica_hours}, {"usd", pool.usd}});
+        if (!pool.schedule.empty()) pools.back()["replicas_by_hour"] = pool.schedule;
+      }
+      policies.back()["pools"] = pools;
+    }
   }
-  return {{"replica", {{"accelerator", plan.config.accelerator->name}, {"tensor_parallel", plan.config.tensor_parallel},
+  json replica_pools = json::array();
+  for (const auto& pool : r.pools)
+    replica_pools.push_back({{"role", pool.role}, {"tensor_parallel", pool.tensor_parallel}, {"gpus_per_replica", pool.gpus_per_replica},
+                             {"usd_per_replica_hour", pool.usd_per_replica_hour}, {"peak_replicas", pool.peak_replicas}});
+  json shape = {{"replica", {{"accelerator", plan.config.accelerator->name}, {"tensor_parallel", plan.config.tensor_parallel},
                        {"pipeline_parallel", std::max(1, plan.config.pipeline_parallel)}, {"batching", batching_name(plan.config.batching)}, {"max_batch", plan.config.max_batch},
                        {"cloud", plan.offering->cloud}, {"instance_type", plan.offering->instance_type},
                        {"pricing", pricing_name(plan.pricing)}, {"usd_per_replica_hour", r.usd_per_replica_hour},
@@ -122,6 +148,8 @@ json shape_json(const ScalingReport& r) {
           {"policies", policies},
           {"recommended", r.recommended >= 0 ? json(r.policies[static_cast<size_t>(r.recommended)].name) : json(nullptr)},
           {"assumptions", r.assumptions}};
+  if (!replica_pools.empty()) shape["replica"]["pools"] = replica_pools;
+  return shape;
 }
 
 // Across layouts: each one's static pool against its queue-depth pool, and the cheapest
@@ -134,7 +162,8 @@ std::string across_shapes(const ScalingStudy& study) {
       if (p.name == "static-peak") fixed = &p;
       if (p.name == "queue-depth") queue = &p;
     }
-    text += fmt::format(" {} ({} replica{} at peak)", layout_name(r.plan), r.plan.replicas, r.plan.replicas == 1 ? "" : "s");
+    text += r.plan.decode ? fmt::format(" {} ({} + {} replicas at peak)", layout_name(r.plan), r.plan.replicas, r.plan.decode->replicas)
+                          : fmt::format(" {} ({} replica{} at peak)", layout_name(r.plan), r.plan.replicas, r.plan.replicas == 1 ? "" : "s");
     if (fixed && queue)
       text += fmt::format(": queue depth {} GPU-hours{} against static {}", format_number(queue->gpu_hours, 1),
                           queue->meets_slo ? "" : fmt::format(" (misses the SLO, {:.2f}%)", queue->slo_attainment * 100),
@@ -145,8 +174,8 @@ std::string across_shapes(const ScalingStudy& study) {
   if (study.best_shape < 0) return text + " None meets the SLO.";
   const ScalingReport& best = study.shapes[static_cast<size_t>(study.best_shape)];
   const PolicyOutcome& p = best.policies[static_cast<size_t>(best.recommended)];
-  text += fmt::format(" Cheapest that meets the SLO: {} on {} replicas at {}/month", p.name, layout_name(best.plan),
-                      format_usd(p.usd_per_month));
+  text += fmt::format(" Cheapest that meets the SLO: {} on {}{} at {}/month", p.name, layout_name(best.plan),
+                      best.plan.decode ? "" : " replicas", format_usd(p.usd_per_month));
   const ScalingReport& plan = study.shapes.front();
   if (study.best_shape > 0 && plan.recommended >= 0) {
     const PolicyOutcome& q = plan.policies[static_cast<size_t>(plan.recommended)];
@@ -164,6 +193,11 @@ void add_layout(ScaleOutput& out, const ServiceSpec& service, const ScalingStudy
   std::string replica = fmt::format("{} ({} batching, max {}) on {} {} {}, ${:.4g}/replica-hour", layout_name(plan),
                                     batching_name(plan.config.batching), plan.config.max_batch, plan.offering->cloud,
                                     plan.offering->instance_type, pricing_name(plan.pricing), r.usd_per_replica_hour);
+  if (r.pools.size() == 2)
+    replica = fmt::format("{} ({} + {} at peak, {} batching) on {} {} {}, ${:.4g} and ${:.4g}/replica-hour", layout_name(plan),
+                          r.pools[0].peak_replicas, r.pools[1].peak_replicas, batching_name(plan.config.batching), plan.offering->cloud,
+                          plan.offering->instance_type, pricing_name(plan.pricing), r.pools[0].usd_per_replica_hour,
+                          r.pools[1].usd_per_replica_hour);
   if (study.shapes.size() > 1) replica = (k == 0 ? "the plan's layout, " : "another layout, ") + replica;
   Table table = policy_table(r);
   std::string headline = fmt::format("{}: {}; traffic {}; {:.1f} h simulated; cold start {:.0f} s ({:.0f} s on a warm node)",
@@ -209,15 +243,31 @@ void add_service(ScaleOutput& out, const ServiceSpec& service, const ScalingStud
   for (const auto& p : first.policies) {
     if (p.schedule.empty()) continue;
     std::string windows;
-    for (const auto& w : schedule_windows(p)) windows += fmt::format("{}{} replicas {}", windows.empty() ? "" : "; ", w.replicas, w.note);
+    auto add_windows = [&](const PolicyOutcome& one, const std::string& pool) {
+      for (const auto& w : schedule_windows(one))
+        windows += fmt::format("{}{}{} replicas {}", windows.empty() ? "" : "; ", w.replicas, pool, w.note);
+    };
+    if (p.pools.empty()) add_windows(p, "");
+    for (const auto& pool : p.pools) {
+      // Each pool's own schedule, from its own floor.
+      PolicyOutcome one = p;
+      one.schedule = pool.schedule;
+      one.min_replicas = pool.min_replicas;
+      add_windows(one, " " + pool.role);
+    }
+    const std::string floor = p.pools.size() == 2 ? fmt::format("{} prefill and {} decode", p.pools[0].min_replicas, p.pools[1].min_replicas)
+                                                  : std::to_string(p.min_replicas);
     out.add_paragraph(fmt::format("{} asks, beside queue depth, for {} ({}; each hour's count {:.0f} min ahead; KEDA cron triggers, or "
-                                  "CronJobs setting an HPA's minReplicas, as `plan --emit-k8s` writes them), and at least {} otherwise.",
+                                  "CronJobs setting an HPA's minReplicas{}), and at least {} otherwise.",
                                   p.name, windows.empty() ? "no more than its floor" : windows, service.traffic.timezone,
-                                  p.schedule_lead_s / 60, p.min_replicas));
+                                  p.schedule_lead_s / 60, p.pools.empty() ? ", as `plan --emit-k8s` writes them" : ", one set per pool", floor));
   }
   // Said once: among each layout's assumptions (text with --explain, the report's list, JSON),
   // else under the table.
-  if (const std::string note = disaggregated_deployment_note(service); !note.empty() && !explain) out.text += note + "\n\n";
+  const PlanOption* pools = nullptr;
+  for (const ScalingReport& r : study.shapes)
+    if (r.plan.decode) pools = &r.plan;
+  if (const std::string note = disaggregated_deployment_note(service, pools); !note.empty() && !explain) out.text += note + "\n\n";
 
   json entry = shape_json(first);
   entry["name"] = service.name;
@@ -234,7 +284,8 @@ void add_service(ScaleOutput& out, const ServiceSpec& service, const ScalingStud
     const PolicyOutcome& p = best.policies[static_cast<size_t>(best.recommended)];
     entry["recommended_shape"] = {{"accelerator", best.plan.config.accelerator->name},
                                   {"tensor_parallel", best.plan.config.tensor_parallel},
-                                  {"policy", p.name}, {"usd_per_month", p.usd_per_month}, {"gpu_hours", p.gpu_hours}};
+                                  {"disaggregated", best.plan.disaggregated()}, {"policy", p.name},
+                                  {"usd_per_month", p.usd_per_month}, {"gpu_hours", p.gpu_hours}};
   }
   out.services.push_back(entry);
 }

@@ -11,6 +11,7 @@
 #include "core/text.h"
 #include "model/memory.h"
 #include "plan/cold_start.h"
+#include "plan/disaggregated_plan.h"
 #include "plan/verify.h"
 #include "sim/deployment.h"
 
@@ -77,8 +78,9 @@ void shape_traffic(ServiceSpec& service, ArrivalOptions& arrivals, ScalingReport
 // One policy's scaler and its simulated outcome.
 struct PolicyRun {
   ScalerConfig c;
+  std::vector<ScalerConfig> pools;  // a disaggregated layout's: prefill, then decode
   PolicyOutcome outcome;
-  double mean_latency_s = 0, mean_wait_s = 0;
+  double mean_latency_s = 0, mean_wait_s = 0, mean_ttft_s = 0;
   std::optional<Error> error;
 };
 
@@ -95,6 +97,18 @@ struct LayoutContext {
   const std::vector<ReplicaConfig>& replicas;
   Router router = Router::round_robin;
   int static_replicas = 0, max_replicas = 0;
+  // A disaggregated layout's pools (prefill, then decode): each one's static and largest count.
+  struct PoolLimits {
+    int static_replicas = 0, max_replicas = 0;
+  };
+  std::vector<PoolLimits> pools;
+};
+
+// What the metric policies' targets came from, for --explain; a disaggregated layout's per pool.
+struct PolicyTargets {
+  double queue = 0, concurrency = 0, capacity_at_limit_rps = 0, measured_latency_s = 0, measured_service_s = 0;
+  std::vector<double> pool_queue, pool_concurrency;
+  double pool_prefill_compute_s = 0, pool_decode_s = 0;
 };
 
 // The scaler a named policy runs; the metric policies' targets are passed in because static
@@ -179,6 +193,40 @@ PolicyRun configure_policy(const LayoutContext& layout, const std::string& name,
   return run;
 }
 
+// A policy on a disaggregated layout: the same policy on each pool, with the pool's own counts
+// and targets; the outcome's counts are the pools' sums.
+PolicyRun configure_run(const LayoutContext& layout, const std::string& name, const PolicyTargets& targets) {
+  if (layout.pools.empty()) return configure_policy(layout, name, targets.queue, targets.concurrency);
+  PolicyRun run;
+  static const char* const roles[] = {"prefill", "decode"};
+  for (size_t p = 0; p < layout.pools.size(); ++p) {
+    LayoutContext pool = layout;
+    pool.pools.clear();
+    pool.static_replicas = layout.pools[p].static_replicas;
+    pool.max_replicas = layout.pools[p].max_replicas;
+    PolicyRun one = configure_policy(pool, name, targets.pool_queue.at(p), targets.pool_concurrency.at(p));
+    if (one.error) return one;
+    if (p == 0) {
+      run.c = one.c;
+      run.outcome = one.outcome;
+      run.outcome.min_replicas = run.outcome.max_replicas = 0;
+      run.outcome.signal = "each pool on its own: " + one.outcome.signal;
+    }
+    run.pools.push_back(one.c);
+    run.outcome.min_replicas += one.outcome.min_replicas;
+    run.outcome.max_replicas += one.outcome.max_replicas;
+    run.outcome.below_min_replicas = run.outcome.below_min_replicas || one.outcome.below_min_replicas;
+    PolicyOutcome::Pool outcome;
+    outcome.role = roles[p];
+    outcome.target = one.outcome.target;
+    outcome.min_replicas = one.outcome.min_replicas;
+    outcome.max_replicas = one.outcome.max_replicas;
+    outcome.schedule = one.outcome.schedule;
+    run.outcome.pools.push_back(outcome);
+  }
+  return run;
+}
+
 // Saturday and Sunday's cost of a weekly profile (which starts on Monday 00:00).
 double weekend_usd(const SimResult& r, const ScalingReport& report) {
   double weekend_node_s = 0;
@@ -218,6 +266,18 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
   s.would_hold = [scaler](const std::vector<ScaleObservation>& again) { return scaler->would_hold(again); };
   if (!c.schedule.empty()) s.scaler_steady_until = [scaler](double t) { return scaler->schedule_holds_until(t); };
   s.fast_forward = !layout.options.exact && (layout.options.fast_forward || report.duration_s > kExactSpanS);
+  for (size_t p = 0; p < run.pools.size(); ++p) {
+    // Disaggregated: each pool on its own scaler, simulated request by request.
+    const ScalerConfig& pc = run.pools[p];
+    const PolicyOutcome::Pool& limits = outcome.pools[p];
+    auto pool_scaler = std::make_shared<Autoscaler>(pc);
+    const int static_count = layout.pools[p].static_replicas;
+    s.pools.push_back({limits.max_replicas,
+                       pc.policy == ScalePolicy::static_peak ? static_count : std::clamp(static_count, pc.min_replicas, limits.max_replicas),
+                       [pool_scaler](const ScaleObservation& o) { return pool_scaler->decide(o); }});
+    s.fast_forward = false;
+    s.lanes_per_replica = 1;
+  }
 
   Rng rng(layout.options.seed);
   auto process = make_arrivals(layout.arrivals, layout.service, rng);
@@ -249,6 +309,30 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
   outcome.usd = report.reserved ? outcome.reserved_replicas * span_h * report.usd_per_replica_hour +
                                       outcome.burst_replica_hours * report.burst_usd_per_replica_hour
                                 : outcome.replica_hours * report.usd_per_replica_hour;
+  if (!outcome.pools.empty()) {
+    // Each pool at its replicas' price: the sums above, pool by pool.
+    outcome.gpu_hours = outcome.usd = outcome.burst_replica_hours = 0;
+    for (size_t p = 0; p < outcome.pools.size(); ++p) {
+      PolicyOutcome::Pool& pool = outcome.pools[p];
+      const ScalingReport::Pool& price = report.pools[p];
+      pool.replica_hours = r.pool_billed_node_s.at(p) / 3600;
+      const double floor = report.reserved ? pool.min_replicas : 0;
+      const double burst_hours = std::max(0.0, pool.replica_hours - floor * span_h);
+      pool.usd = report.reserved ? floor * span_h * price.usd_per_replica_hour + burst_hours * price.burst_usd_per_replica_hour
+                                 : pool.replica_hours * price.usd_per_replica_hour;
+      outcome.gpu_hours += pool.replica_hours * price.gpus_per_replica;
+      outcome.usd += pool.usd;
+      outcome.burst_replica_hours += burst_hours;
+      double ready_sum = 0;
+      int scrapes = 0;
+      for (const ScaleSample& sample : r.scale_series) {
+        if (sample.pool_ready.size() <= p) continue;
+        pool.peak_ready = std::max(pool.peak_ready, sample.pool_ready[p]);
+        if (sample.time_s <= report.duration_s) ready_sum += sample.pool_ready[p], ++scrapes;
+      }
+      pool.mean_ready = scrapes > 0 ? ready_sum / scrapes : 0;
+    }
+  }
   outcome.usd_per_month = outcome.usd * kHoursPerMonth * 3600 / report.duration_s;
   outcome.slo_attainment = r.slo_attainment;
   // The plan's rule: every p99 target of the SLO (attainment, the share of requests within all
@@ -268,21 +352,19 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
   if (layout.arrivals.process == "curve" && layout.service.traffic.profile.size() == 168) outcome.weekend_usd = weekend_usd(r, report);
   run.mean_latency_s = r.latency.mean();
   run.mean_wait_s = r.wait.mean();
+  run.mean_ttft_s = r.ttft.mean();
 }
 
-// What the targets came from, for --explain.
-struct PolicyTargets {
-  double queue = 0, concurrency = 0, capacity_at_limit_rps = 0, measured_latency_s = 0, measured_service_s = 0;
-};
 
 void add_assumptions(ScalingReport& report, const ServiceSpec& service, const ScalingPlanOptions& options,
                      const PolicyTargets& targets, double max_utilization, double load_gbps) {
   const ScalingSpec& scaling = service.scaling;
   const PlanOption& best = report.plan;
   auto& a = report.assumptions;
-  a.push_back(fmt::format("replica: {} x {} ({}), {} batching, ${:.4g} per replica-hour ({} {}, {})", best.config.devices(),
-                          best.config.accelerator->name, parallel_layout(best.config), batching_name(best.config.batching),
-                          report.usd_per_replica_hour, best.offering->cloud, best.offering->instance_type, pricing_name(best.pricing)));
+  a.push_back(fmt::format("{}: {} x {} ({}), {} batching, ${:.4g} per replica-hour ({} {}, {})", best.decode ? "prefill replica" : "replica",
+                          best.config.devices(), best.config.accelerator->name, parallel_layout(best.config),
+                          batching_name(best.config.batching), report.usd_per_replica_hour, best.offering->cloud,
+                          best.offering->instance_type, pricing_name(best.pricing)));
   if (report.reserved)
     a.push_back(fmt::format("billing: a {} reservation is paid every hour whether used or not; each policy reserves its floor "
                             "(min replicas) at ${:.4g} per replica-hour and runs replicas above it on demand at ${:.4g}",
@@ -290,8 +372,26 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
   a.push_back(fmt::format("floor: the metric policies keep at least {} replica(s), the service's min_replicas (plan's availability "
                           "rule); scale-to-zero goes under it and is recommended only where min_replicas is 1",
                           service.min_replicas));
-  a.push_back(fmt::format("static-peak: {} replicas, the plan's count at peak {:.3g}/s with utilization at most {:.0f}%",
-                          best.replicas, service.traffic.peak_rps, max_utilization * 100));
+  if (best.decode) {
+    a.push_back(fmt::format("disaggregated pools, each scaled on its own signal under the same policy: {} prefill replica(s) of {} x {} "
+                            "at ${:.4g} per replica-hour and {} decode replica(s) of {} x {} at ${:.4g} at peak (the plan's counts, "
+                            "static-peak's), KV over {}; a prefill pool's queue is the prompts waiting for it or being computed, a "
+                            "decode pool's the requests whose KV waits for it or that it decodes; a decode pool at zero leaves "
+                            "computed prompts' KV on the prefill replicas until one is ready; each pool's floor is the service's "
+                            "min_replicas; replicas are billed per pool, each at its GPUs' share of the node",
+                            best.replicas, best.config.devices(), best.config.accelerator->name, report.pools[0].usd_per_replica_hour,
+                            best.decode->replicas, best.decode->config.devices(), best.decode->config.accelerator->name,
+                            report.pools[1].usd_per_replica_hour, best.decode->link));
+    a.push_back(fmt::format("pool targets: queue depth {:.3g} per prefill replica and {:.3g} per decode replica, concurrency {:.3g} and "
+                            "{:.3g} (each pool's share of the peak per replica x the time a request spends in it at the peak rate, "
+                            "in the simulation that verified the layout: until its first token in the prefill pool, {:.3g} s of it "
+                            "computing; {:.3g} s in the decode pool)",
+                            targets.pool_queue[0], targets.pool_queue[1], targets.pool_concurrency[0], targets.pool_concurrency[1],
+                            targets.pool_prefill_compute_s, targets.pool_decode_s));
+  } else {
+    a.push_back(fmt::format("static-peak: {} replicas, the plan's count at peak {:.3g}/s with utilization at most {:.0f}%",
+                            best.replicas, service.traffic.peak_rps, max_utilization * 100));
+  }
   a.push_back(fmt::format("traffic: {}; simulated {:.1f} h, seed {}", report.traffic, report.duration_s / 3600, options.seed));
   a.push_back(fmt::format("cold start {:.0f} s = node provisioning {:.0f} s + container start {:.0f} s + model load {:.0f} s "
                           "({:.1f} GiB of weights at {:.2g} GB/s from {}); on a warm node {:.0f} s. Delays are assumed defaults "
@@ -310,18 +410,26 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
                           "up to 100% per period; KEDA activation wakes a pool at zero on the first request; every policy starts "
                           "with the plan's replicas already running (their count in the scale-down window)",
                           scaling.interval_s, scaling.scale_up_window_s, scaling.scale_down_window_s));
-  a.push_back(fmt::format("targets{}: queue depth {:.3g} per replica (capacity at the SLO {:.3g} requests/s per replica x the peak plan's "
-                          "simulated mean latency {:.3g} s), concurrency {:.3g} in service per replica (x mean service time {:.3g} s), "
-                          "GPU duty cycle {:.0f}%, CPU {:.0f}%",
-                          scaling.queue_depth_target > 0 || scaling.concurrency_target > 0 ? " (some set in the spec)" : "",
-                          targets.queue, targets.capacity_at_limit_rps, targets.measured_latency_s, targets.concurrency,
-                          targets.measured_service_s, scaling.duty_cycle_target_pct, scaling.cpu_target_pct));
+  if (best.decode)
+    a.push_back(fmt::format("targets on each pool: GPU duty cycle {:.0f}%, CPU {:.0f}%{}", scaling.duty_cycle_target_pct,
+                            scaling.cpu_target_pct,
+                            scaling.queue_depth_target > 0 || scaling.concurrency_target > 0 ? "; queue depth and concurrency as set in the spec" : ""));
+  else
+    a.push_back(fmt::format("targets{}: queue depth {:.3g} per replica (capacity at the SLO {:.3g} requests/s per replica x the peak plan's "
+                            "simulated mean latency {:.3g} s), concurrency {:.3g} in service per replica (x mean service time {:.3g} s), "
+                            "GPU duty cycle {:.0f}%, CPU {:.0f}%",
+                            scaling.queue_depth_target > 0 || scaling.concurrency_target > 0 ? " (some set in the spec)" : "",
+                            targets.queue, targets.capacity_at_limit_rps, targets.measured_latency_s, targets.concurrency,
+                            targets.measured_service_s, scaling.duty_cycle_target_pct, scaling.cpu_target_pct));
   a.push_back(fmt::format("CPU model of a GPU-bound server: {:.0f}% idle floor + one core driving the GPU while it works + "
                           "{:.3g} ms per request, over {} cores: at a fully busy GPU the CPU reads {:.0f}%",
                           CpuModel{}.idle_pct, scaling.cpu_ms_per_request, scaling.cpu_cores,
                           CpuModel{scaling.cpu_cores, 3, 1.0, scaling.cpu_ms_per_request}.utilization_pct(1.0, best.level.capacity_rps)));
   a.push_back(fmt::format("billing: every node from the request to launch until its replica has drained and stopped, and "
-                          "{} warm node(s) throughout; GPU-hours = replica-hours x {} GPU(s)", scaling.warm_pool, report.gpus_per_replica));
+                          "{} warm node(s) throughout{}; GPU-hours = replica-hours x {}", scaling.warm_pool, best.decode ? " in each pool" : "",
+                          best.decode ? fmt::format("each pool's GPUs per replica ({} and {})", report.pools[0].gpus_per_replica,
+                                                    report.pools[1].gpus_per_replica)
+                                      : fmt::format("{} GPU(s)", report.gpus_per_replica)));
   a.push_back("an SLO is met, as in plan verification, when every p99 target holds over all requests (each metric's "
               "own p99, a timed-out request counted as longer than any served) and no prompt is rejected; attainment is the "
               "share within all targets at once");
@@ -378,9 +486,32 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
                       : report.usd_per_replica_hour;
   report.service_min_replicas = service.min_replicas;
   report.capacity_rps_per_replica = best.level.capacity_rps;
+  if (best.decode) {
+    // Disaggregated: two pools on one offering, each replica priced by its GPUs.
+    const double usd_per_gpu_hour = best.usd_per_hour / std::max(1, best.gpus());
+    const double burst_per_gpu_hour =
+        report.reserved ? best.offering->usd_per_hour(Pricing::on_demand).value_or(usd_per_gpu_hour * best.offering->accelerator_count) /
+                              std::max(1, best.offering->accelerator_count)
+                        : usd_per_gpu_hour;
+    const std::pair<const Configuration*, int> pools[] = {{&best.config, best.replicas}, {&best.decode->config, best.decode->replicas}};
+    for (const auto& [config, count] : pools) {
+      ScalingReport::Pool pool;
+      pool.role = report.pools.empty() ? "prefill" : "decode";
+      pool.tensor_parallel = config->tensor_parallel;
+      pool.gpus_per_replica = config->devices();
+      pool.peak_replicas = count;
+      pool.usd_per_replica_hour = usd_per_gpu_hour * pool.gpus_per_replica;
+      pool.burst_usd_per_replica_hour = burst_per_gpu_hour * pool.gpus_per_replica;
+      report.pools.push_back(pool);
+    }
+    report.usd_per_replica_hour = report.pools.front().usd_per_replica_hour;
+    report.burst_usd_per_replica_hour = report.pools.front().burst_usd_per_replica_hour;
+    // The demand chart's "replicas needed": both pools' replicas at peak, in proportion.
+    report.capacity_rps_per_replica = service.traffic.peak_rps / (best.replicas + best.decode->replicas) / spec.constraints.max_utilization;
+  }
 
   Deployment deployment = deployment_of(best, llm, verify.prefill_chunk_tokens, service.deployment ? &*service.deployment : nullptr);
-  deployment.groups.front().count = 1;
+  for (DeploymentGroup& group : deployment.groups) group.count = 1;
   auto replicas = build_replicas(catalog, model, service, deployment, verify.build);
   if (!replicas.ok()) return replicas.error();
 
@@ -403,6 +534,9 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   layout.router = *parse_router(deployment.router);
   layout.static_replicas = best.replicas;
   layout.max_replicas = scaling.max_replicas > 0 ? scaling.max_replicas : std::max(2 * best.replicas, best.replicas + 4);
+  for (const ScalingReport::Pool& pool : report.pools)
+    layout.pools.push_back({pool.peak_replicas, scaling.max_replicas > 0 ? scaling.max_replicas
+                                                                           : std::max(2 * pool.peak_replicas, pool.peak_replicas + 4)});
   std::vector<std::string> names = scaling.policies.empty() ? all_policies() : scaling.policies;
   const bool show_static = std::find(names.begin(), names.end(), "static-peak") != names.end();
   names.erase(std::remove(names.begin(), names.end(), "static-peak"), names.end());
@@ -414,7 +548,9 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   PolicyTargets targets;
   targets.queue = scaling.queue_depth_target;
   targets.concurrency = scaling.concurrency_target;
-  PolicyRun fixed = configure_policy(layout, names.front(), targets.queue, targets.concurrency);
+  targets.pool_queue.assign(layout.pools.size(), 0);
+  targets.pool_concurrency.assign(layout.pools.size(), 0);
+  PolicyRun fixed = configure_run(layout, names.front(), targets);
   simulate_policy(layout, fixed);
   if (fixed.error) return *fixed.error;
   // What one replica holds when it serves its capacity at the SLO (the planner's rate at the
@@ -425,8 +561,31 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   targets.measured_service_s = std::max(0.0, fixed.mean_latency_s - fixed.mean_wait_s);
   if (targets.queue <= 0) targets.queue = std::max(1.0, targets.capacity_at_limit_rps * targets.measured_latency_s);
   if (targets.concurrency <= 0) targets.concurrency = std::max(0.5, targets.capacity_at_limit_rps * targets.measured_service_s);
+  if (!layout.pools.empty()) {
+    // What each pool holds per replica at peak, where the plan sized its count: its share of the
+    // peak rate by Little's law on the time a request spends in it in the simulation at the peak
+    // rate that verified the plan (a prompt in the prefill pool until its first token, queued
+    // then computed; a request in the decode pool for the rest); the static run's means cover
+    // the traffic's whole span, mostly below the peak.
+    const double peak = service.traffic.peak_rps;
+    const bool at_peak = best.simulated && best.simulated->ttft_mean_s > 0;
+    const double ttft_s = at_peak ? best.simulated->ttft_mean_s : fixed.mean_ttft_s;
+    const double wait_s = at_peak ? best.simulated->wait_mean_s : fixed.mean_wait_s;
+    const double latency_s = at_peak ? best.simulated->latency_mean_s : fixed.mean_latency_s;
+    const double in_prefill_s = ttft_s, computing_s = std::max(0.0, ttft_s - wait_s);
+    const double in_decode_s = std::max(0.0, latency_s - ttft_s);
+    targets.pool_prefill_compute_s = computing_s;
+    targets.pool_decode_s = in_decode_s;
+    for (size_t p = 0; p < layout.pools.size(); ++p) {
+      const double per_replica = peak / std::max(1, layout.pools[p].static_replicas);
+      targets.pool_queue[p] = scaling.queue_depth_target > 0 ? scaling.queue_depth_target
+                                                             : std::max(1.0, per_replica * (p == 0 ? in_prefill_s : in_decode_s));
+      targets.pool_concurrency[p] = scaling.concurrency_target > 0 ? scaling.concurrency_target
+                                                                   : std::max(0.5, per_replica * (p == 0 ? computing_s : in_decode_s));
+    }
+  }
   std::vector<PolicyRun> runs;
-  for (size_t i = 1; i < names.size(); ++i) runs.push_back(configure_policy(layout, names[i], targets.queue, targets.concurrency));
+  for (size_t i = 1; i < names.size(); ++i) runs.push_back(configure_run(layout, names[i], targets));
   parallel_for(runs.size(), options.jobs, [&](size_t i) { simulate_policy(layout, runs[i]); });
   if (show_static) report.policies.push_back(std::move(fixed.outcome));
   for (auto& run : runs) {
@@ -443,16 +602,22 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   return report;
 }
 
-std::string disaggregated_deployment_note(const ServiceSpec& service) {
+std::string disaggregated_deployment_note(const ServiceSpec& service, const PlanOption* pools) {
   if (!service.deployment || !service.deployment->disaggregation) return "";
-  std::vector<std::string> pools;
+  std::vector<std::string> groups;
   for (const auto& g : service.deployment->groups)
-    pools.push_back(fmt::format("{} {} replica(s) of {} x {}", g.count, g.role, g.tensor_parallel * std::max(1, g.pipeline_parallel),
-                                g.accelerator));
-  return fmt::format("The spec's deployment is disaggregated ({}); scaling two pools on their own signals is not simulated, so "
-                     "these policies scale the plan's one-pool layout instead (`gpuwise plan` compares the two layouts at peak; "
-                     "`gpuwise simulate` runs the pools as given).",
-                     join_list(pools));
+    groups.push_back(fmt::format("{} {} replica(s) of {} x {}", g.count, g.role, g.tensor_parallel * std::max(1, g.pipeline_parallel),
+                                 g.accelerator));
+  const std::string given = groups.empty() ? "" : " (" + join_list(groups) + ")";
+  if (pools)
+    return fmt::format("The spec's deployment is disaggregated{}: the cheapest disaggregated layout that met the SLO at peak in "
+                       "simulation ({} prefill + {} decode replicas of {}, {} GPUs) is scaled, each pool on its own signal "
+                       "(`gpuwise simulate` runs the pools as given).",
+                       given, pools->replicas, pools->decode->replicas, pools->config.accelerator->name, pools->layout());
+  return fmt::format("The spec's deployment is disaggregated{}; no disaggregated layout met the SLO at peak in simulation, so "
+                     "only one-pool layouts are scaled (`gpuwise plan` compares the two at peak; `gpuwise simulate` runs the pools "
+                     "as given).",
+                     given);
 }
 
 Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
@@ -468,8 +633,11 @@ Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, con
   verify_plan(catalog, spec, service, plan, verify);
   if (!plan.feasible || !plan.best) return Error{spec.path, service.line, field, "no configuration meets the SLO at peak: " + plan.binding};
 
-  // The plan's replica, then other layouts in screened cost order, each at the fewest replicas
-  // the simulation accepts at peak: a pool of small replicas can follow demand more closely.
+  // The one-pool plan's replica, then other layouts in screened cost order, each at the fewest
+  // replicas the simulation accepts at peak: a pool of small replicas can follow demand more
+  // closely; then, where the spec's deployment is disaggregated or more layouts are asked for,
+  // the cheapest disaggregated prefill and decode pools that meet the SLO at peak (as `plan`
+  // weighs them), each pool scaled on its own signal.
   const int wanted = options.shapes > 0 ? options.shapes : service.scaling.shapes;
   std::vector<PlanOption> layouts = {*plan.best};
   for (const auto& option : plan.ranked) {
@@ -481,8 +649,21 @@ Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, con
     else verified = grow_until_verified(catalog, model, service, option, verify);
     if (verified) layouts.push_back(*verified);
   }
+  const PlanOption* pools = nullptr;
+  if (model.arch.kind == ModelKind::decoder &&
+      ((service.deployment && service.deployment->disaggregation) || static_cast<int>(layouts.size()) < wanted)) {
+    PlannerOptions split = planner;
+    split.consider_disaggregated = true;
+    ServicePlan pooled = plan_service(catalog, spec, service, split);
+    verify_plan(catalog, spec, service, pooled, verify);
+    judge_disaggregation(catalog, spec, service, pooled, split, &verify);
+    if (pooled.disaggregated && pooled.disaggregated->simulated && pooled.disaggregated->simulated->meets) {
+      layouts.push_back(*pooled.disaggregated);
+      pools = &layouts.back();
+    }
+  }
   ScalingStudy study;
-  const std::string note = disaggregated_deployment_note(service);
+  const std::string note = disaggregated_deployment_note(service, pools);
   for (const auto& layout : layouts) {
     auto report = scale_layout(catalog, spec, service, options, layout, verify);
     if (!report.ok()) return report.error();

@@ -45,6 +45,16 @@ struct PolicyOutcome {
   std::vector<int> schedule;
   double schedule_lead_s = 0;
   std::vector<ScaleSample> series;
+  // A disaggregated layout's pools (prefill, then decode), each on its own scaler: its target,
+  // counts and bill (the fields above are their sums; target is the prefill pool's).
+  struct Pool {
+    std::string role;
+    double target = 0;
+    int min_replicas = 0, max_replicas = 0, peak_ready = 0;
+    double mean_ready = 0, replica_hours = 0, usd = 0;
+    std::vector<int> schedule;  // `scheduled`: the pool's replicas by hour, asked schedule_lead_s ahead
+  };
+  std::vector<Pool> pools;
 };
 
 struct ScalingReport {
@@ -62,6 +72,15 @@ struct ScalingReport {
   bool hourly_profile = false;    // the traffic runs on an hourly curve (what `scheduled` follows)
   double weights_gib = 0, model_load_s = 0, start_s = 0, warm_start_s = 0;
   double capacity_rps_per_replica = 0;  // at the utilization limit
+  // A disaggregated layout (plan.decode): its prefill and decode pools, priced each by its
+  // replicas' GPUs; empty for one pool.
+  struct Pool {
+    std::string role;
+    int tensor_parallel = 1, gpus_per_replica = 1;
+    int peak_replicas = 0;  // the plan's count at peak
+    double usd_per_replica_hour = 0, burst_usd_per_replica_hour = 0;
+  };
+  std::vector<Pool> pools;
   std::vector<PolicyOutcome> policies;
   // The outcome of the policy of this name; null when it was not run.
   const PolicyOutcome* policy(const std::string& name) const {
@@ -115,10 +134,10 @@ Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, con
 Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
                                    const ScalingPlanOptions& options, const PlanOption& replica, const VerifyOptions& verify);
 
-// Where the spec's deployment splits prefill and decode into pools, what `scale` does instead:
-// it scales the plan's one-pool layout (two pools scaling on their own signals is not
-// simulated). Empty for any other deployment.
-std::string disaggregated_deployment_note(const ServiceSpec& service);
+// Where the spec's deployment splits prefill and decode into pools, what the one-pool layouts'
+// reports add: that the disaggregated pools are a layout of their own in the study (or why
+// none is). Empty for any other deployment.
+std::string disaggregated_deployment_note(const ServiceSpec& service, const PlanOption* pools);
 
 // The scheduled policy's schedule: every minute of its day or week at the count the simulated
 // scaler asked then (its lead is whole minutes); as KEDA cron triggers, the runs above its floor.

@@ -235,27 +235,67 @@ TEST(ScalingPlan, SpansOverADayFastForwardByDefault) {
   EXPECT_GT(fast_forwarded_s(48, false), 2 * 3600.0);
 }
 
-// A spec whose deployment splits prefill and decode: scale sizes one pool and says so (two
-// pools scaling on their own signals is not simulated), in the report's assumptions.
-TEST(ScalingPlan, ADisaggregatedDeploymentIsSaidToBeScaledAsOnePool) {
-  Spec spec = scaling_example("chat-azure.yaml");
-  ServiceSpec service = spec.services.front();
-  EXPECT_EQ(disaggregated_deployment_note(service), "");
-  Deployment pools;
-  pools.groups = {{"A40", 1, 2, "prefill"}, {"A40", 2, 1, "decode"}};
-  pools.disaggregation = DisaggregationSpec{};
-  service.deployment = pools;
-  const std::string note = disaggregated_deployment_note(service);
-  EXPECT_NE(note.find("2 prefill replica(s) of 1 x A40, 1 decode replica(s) of 2 x A40"), std::string::npos) << note;
+// A spec whose deployment splits prefill and decode: beside the one-pool plan, scale studies the
+// cheapest disaggregated pools that meet the SLO at peak, each pool on its own scaler. Llama-3.1-70B
+// with 6,000-token prompts at 9-16 requests/s on H100s: the pools' static cost is the plan's
+// price for them; under queue depth the pools move apart (the prefill pool follows the prompts,
+// the decode pool keeps its floor of two) and bill for themselves.
+TEST(ScalingPlan, ADisaggregatedDeploymentIsScaledAsPoolsOnTheirOwnSignals) {
+  const std::string path = (std::filesystem::temp_directory_path() / fmt::format("gpuwise_pools_{}.yaml", ::getpid())).string();
+  std::ofstream(path) << R"(version: 1
+constraints: {clouds: [aws], pricing: [on-demand], accelerators: [H100]}
+models: {m: {preset: llama-3.1-70b, precision: fp8}}
+services:
+  - name: rag
+    model: m
+    traffic: {rps: {average: 12, peak: 16}}
+    tokens: {input: 6000, output: 300}
+    slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.035}
+    deployment: {disaggregation: {link: efa}}
+    scaling: {policies: [static-peak, queue-depth]}
+)";
+  auto loaded = load_spec(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
+  const Spec& spec = loaded.value();
+  const ServiceSpec& service = spec.services.front();
+  ServiceSpec one_pool = service;
+  one_pool.deployment.reset();
+  EXPECT_EQ(disaggregated_deployment_note(one_pool, nullptr), "");
   ScalingPlanOptions options;
-  options.shapes = 1;
-  options.duration_s = 1800;
+  options.duration_s = 3600;
   auto study = study_scaling(scaling_catalog(), spec, service, options);
   ASSERT_TRUE(study.ok()) << study.error().to_string();
-  const ScalingReport& r = study.value().shapes.front();
-  EXPECT_FALSE(r.plan.disaggregated());
-  ASSERT_FALSE(r.assumptions.empty());
-  EXPECT_EQ(r.assumptions.back(), note);
+  ASSERT_EQ(study.value().shapes.size(), 2u);
+  EXPECT_FALSE(study.value().shapes[0].plan.disaggregated());
+  const ScalingReport& r = study.value().shapes[1];
+  ASSERT_TRUE(r.plan.disaggregated());
+  ASSERT_EQ(r.pools.size(), 2u);
+  EXPECT_EQ(r.pools[0].role, "prefill");
+  EXPECT_EQ(r.pools[0].peak_replicas, r.plan.replicas);
+  EXPECT_EQ(r.pools[1].peak_replicas, r.plan.decode->replicas);
+  EXPECT_NE(r.assumptions.back().find("each pool on its own signal"), std::string::npos) << r.assumptions.back();
+  const PolicyOutcome &fixed = policy(r, "static-peak"), &queue = policy(r, "queue-depth");
+  // Static: both pools at the plan's counts all hour, at the plan's price.
+  ASSERT_EQ(fixed.pools.size(), 2u);
+  EXPECT_NEAR(fixed.usd_per_month, r.plan.usd_per_month(), 1e-6 * r.plan.usd_per_month());
+  EXPECT_EQ(fixed.pools[0].peak_ready, r.plan.replicas);
+  EXPECT_EQ(fixed.pools[1].peak_ready, r.plan.decode->replicas);
+  EXPECT_TRUE(fixed.meets_slo);
+  // Queue depth: each pool on its own target, its own floor (the service's min_replicas), its bill.
+  ASSERT_EQ(queue.pools.size(), 2u);
+  EXPECT_NE(queue.pools[0].target, queue.pools[1].target);
+  EXPECT_EQ(queue.pools[1].min_replicas, service.min_replicas);
+  EXPECT_NEAR(queue.pools[0].usd + queue.pools[1].usd, queue.usd, 1e-9 * queue.usd);
+  EXPECT_LT(queue.pools[0].mean_ready, r.plan.replicas - 0.5);  // the prefill pool follows the prompts down
+  EXPECT_GE(queue.pools[1].mean_ready, service.min_replicas - 1e-9);
+  EXPECT_LT(queue.usd, fixed.usd);
+  bool apart = false;  // the pools' counts change at different scrapes
+  for (size_t i = 1; i < queue.series.size(); ++i) {
+    const auto &a = queue.series[i - 1].pool_ready, &b = queue.series[i].pool_ready;
+    apart = apart || ((a[0] != b[0]) != (a[1] != b[1]));
+  }
+  EXPECT_TRUE(apart);
 }
 
 // Replicas slower to start (8 minutes: weights at 50 MB/s) than the morning ramp arrives: queue

@@ -90,6 +90,9 @@ Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& 
   check.latency_p99_s = r.latency.quantile(0.99);
   check.ttft_p99_s = r.ttft.quantile(0.99);
   check.tpot_p99_s = r.tpot.quantile(0.99);
+  check.latency_mean_s = r.latency.mean();
+  check.ttft_mean_s = r.ttft.mean();
+  check.wait_mean_s = r.wait.mean();
   check.slo_attainment = r.slo_attainment;
   for (const auto& replica : r.replicas) check.duty_cycle += replica.busy_fraction / static_cast<double>(r.replicas.size());
   check.miss = slo_miss(service.slo, r);

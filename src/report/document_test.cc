@@ -248,6 +248,34 @@ TEST(Report, ScaleJsonValidatesAgainstItsSchema) {
   ASSERT_TRUE(policies[2].contains("schedule")) << policies[2];
   EXPECT_EQ(policies[2]["schedule"]["replicas_by_hour"].size(), 168u);
   EXPECT_EQ(std::fmod(policies[2]["schedule"]["lead_s"].get<double>(), 60), 0);
+  // A disaggregated deployment: its pools, scaled each on its own signal, as another layout.
+  std::ofstream(dir / "pools.yaml") << R"(version: 1
+constraints: {clouds: [aws], pricing: [on-demand], accelerators: [H100]}
+models: {m: {preset: llama-3.1-70b, precision: fp8}}
+services:
+  - name: rag
+    model: m
+    traffic: {rps: {average: 12, peak: 16}}
+    tokens: {input: 6000, output: 300}
+    slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.035}
+    deployment: {disaggregation: {link: efa}}
+    scaling: {policies: [static-peak, queue-depth, scheduled]}
+)";
+  const std::string pools = (dir / "pools.json").string();
+  ASSERT_EQ(std::system(fmt::format("'{}' scale '{}' --hours 1 --format json -o '{}' -q", GPUWISE_BINARY, (dir / "pools.yaml").string(),
+                                    pools).c_str()), 0);
+  {
+    std::ifstream log_in(dir / "validate.log");
+    EXPECT_EQ(validate(pools), 0) << std::string((std::istreambuf_iterator<char>(log_in)), {});
+  }
+  std::ifstream pools_in(pools);
+  const auto service = nlohmann::json::parse(pools_in)["services"][0];
+  ASSERT_EQ(service["other_shapes"].size(), 1u);
+  const auto& shape = service["other_shapes"][0];
+  EXPECT_EQ(shape["replica"]["pools"].size(), 2u);
+  for (const auto& policy : shape["policies"]) EXPECT_EQ(policy["pools"].size(), 2u) << policy["name"];
+  EXPECT_EQ(shape["policies"][2]["pools"][1]["replicas_by_hour"].size(), 24u);
+  EXPECT_EQ(shape["policies"][1]["series"][0]["pool_ready"].size(), 2u);
   std::filesystem::remove_all(dir);
 }
 

@@ -15,16 +15,13 @@ void Simulation::serve_again(ReplicaState& r, double t) {
   r.busy_observed = r.stats.busy_s + (r.busy ? t - r.step_started : 0);
 }
 
-// Autoscaling: what the pool looked like over the last interval, the scaler's answer, and
-// replicas started or stopped to meet it.
-void Simulation::on_scale_tick(double t) {
-  ScalingDriver& driver = *scaling_;
+// The scaler's answer (`desired`) and the changes that meet it, slots counted from `first_slot`
+// (a pool's; 0 for one pool), its replicas `lanes_` slots each; `pool`: the pool's index (-1 for
+// one pool).
+void Simulation::apply_scale_actions(int desired, const ScaleActions& actions, int first_slot, ScalingDriver& driver, int pool,
+                                     double t) {
   const ScalingOptions& s = driver.options();
-  give_up_expired(t);
-  ScaleObservation o = driver.observe(t, replicas_, static_cast<long long>(shared_.size() + held_.size()), tallies_);
-  o.traffic_time_s = t + skip_;
-  const int desired = driver.desired(o, tallies_.in_flight);
-  const ScaleActions actions = ScalingDriver::plan(desired, replicas_, loads_, lanes_);
+  const int lanes = pool < 0 ? lanes_ : 1;
   if (desired > actions.current) {
     if (actions.current == 0) ++result_.cold_starts;
     ++result_.scale_ups;
@@ -32,34 +29,94 @@ void Simulation::on_scale_tick(double t) {
     ++result_.scale_downs;
   }
   for (int i : actions.wake) {
-    serve_again(replicas_[static_cast<size_t>(i)], t);
+    serve_again(replicas_[static_cast<size_t>(first_slot + i)], t);
     dispatch_held(t);
   }
   // A replica's lanes start together: one delay (its nodes come up side by side), one event.
-  for (size_t k = 0; k < actions.start.size(); k += static_cast<size_t>(lanes_)) {
-    const int first = actions.start[k];
+  for (size_t k = 0; k < actions.start.size(); k += static_cast<size_t>(lanes)) {
+    const int first = first_slot + actions.start[k];
     bool refill = false;
     const double delay = driver.start_delay(refill);
-    if (refill) push({t + s.node_provisioning_s, static_cast<int>(EventKind::node_ready), -1, 0, 0});
-    for (int lane = 0; lane < lanes_; ++lane) {
+    if (refill) push({t + s.node_provisioning_s, static_cast<int>(EventKind::node_ready), pool, 0, 0});
+    for (int lane = 0; lane < lanes; ++lane) {
       auto& r = replicas_[static_cast<size_t>(first + lane)];
       set_life(r, Life::starting);
       ++nodes_;
+      if (pool >= 0) ++pools_[static_cast<size_t>(pool)].nodes;
       ++r.life_version;
     }
     push({t + delay, static_cast<int>(EventKind::replica_ready), first, 0, replicas_[static_cast<size_t>(first)].life_version});
   }
   for (int i : actions.cancel) {
-    auto& r = replicas_[static_cast<size_t>(i)];
+    auto& r = replicas_[static_cast<size_t>(first_slot + i)];
     r.life_version++;
     stop(r);
   }
   for (int i : actions.drain) {
-    auto& r = replicas_[static_cast<size_t>(i)];
+    auto& r = replicas_[static_cast<size_t>(first_slot + i)];
     set_life(r, Life::draining);
     --ready_;
     maybe_stop(r);
   }
+}
+
+// Disaggregated pools: each on its own scaler, fed its own replicas' observations. A prefill
+// pool's queue is the prompts waiting for it (and arrivals held while none was ready); a decode
+// pool's, the requests whose KV waits for it; what each holds beyond its queue is in service.
+void Simulation::on_pools_scale_tick(double t) {
+  give_up_expired(t);
+  ScaleSample sample;
+  sample.time_s = t + skip_;
+  double busy = 0;
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    PoolSlots& pool = pools_[p];
+    const auto first = static_cast<size_t>(pool.first), count = static_cast<size_t>(pool.count);
+    const bool prefill = replicas_[first].config->role == ReplicaRole::prefill;
+    const auto elsewhere = static_cast<long long>(prefill ? shared_.size() + held_.size() : decode_held_.size());
+    ScaleObservation o = pool.driver->observe(t, std::span<ReplicaState>(replicas_).subspan(first, count), elsewhere, tallies_);
+    long long outstanding = 0;
+    for (size_t i = first; i < first + count; ++i) outstanding += loads_[i].outstanding;
+    o.in_service = std::max(0LL, outstanding - (o.waiting - elsewhere));
+    o.traffic_time_s = t + skip_;
+    const int desired = pool.driver->desired(o, tallies_.in_flight);
+    const ScaleActions actions = ScalingDriver::plan(desired, std::span<const ReplicaState>(replicas_).subspan(first, count),
+                                                     std::span<const ReplicaLoad>(loads_).subspan(first, count));
+    apply_scale_actions(desired, actions, pool.first, *pool.driver, static_cast<int>(p), t);
+    int ready = 0, starting = 0;
+    for (size_t i = first; i < first + count; ++i) {
+      ready += replicas_[i].life == Life::ready;
+      starting += replicas_[i].life == Life::starting;
+    }
+    sample.pool_ready.push_back(ready);
+    sample.pool_desired.push_back(desired);
+    sample.pool_billed.push_back(pool.billed());
+    sample.ready += ready;
+    sample.starting += starting;
+    sample.desired += desired;
+    sample.billed += pool.billed();
+    sample.waiting += o.waiting;
+    sample.arrival_rps = o.arrival_rps;
+    busy += o.busy_fraction * o.ready;
+  }
+  sample.busy_fraction = sample.ready > 0 ? busy / sample.ready : 0;
+  recorder_.record_scale(sample);
+  const ScalingOptions& s = scaling_->options();
+  if (arrivals_open_ || tallies_.in_flight > 0 || (account_until_ < 1e17 && t + s.interval_s <= account_until_ - skip_))
+    push({t + s.interval_s, static_cast<int>(EventKind::scale_tick), -1, 0, 0});
+}
+
+// Autoscaling: what the pool looked like over the last interval, the scaler's answer, and
+// replicas started or stopped to meet it.
+void Simulation::on_scale_tick(double t) {
+  if (!pools_.empty()) return on_pools_scale_tick(t);
+  ScalingDriver& driver = *scaling_;
+  const ScalingOptions& s = driver.options();
+  give_up_expired(t);
+  ScaleObservation o = driver.observe(t, replicas_, static_cast<long long>(shared_.size() + held_.size()), tallies_);
+  o.traffic_time_s = t + skip_;
+  const int desired = driver.desired(o, tallies_.in_flight);
+  const ScaleActions actions = ScalingDriver::plan(desired, replicas_, loads_, lanes_);
+  apply_scale_actions(desired, actions, 0, driver, -1, t);
   ScaleSample sample;
   sample.time_s = t + skip_;
   sample.ready = ready_ / lanes_;
@@ -122,8 +179,14 @@ void Simulation::on_replica_ready(int index, unsigned version, double t) {
     for (int lane = index; lane < index + lanes_; ++lane) try_start(lane, t);
 }
 
-// Requests that arrived while no replica was ready go out as soon as one is.
+// Requests that arrived while no replica was ready go out as soon as one is; prompts whose KV
+// waited for a decode replica go to one.
 void Simulation::dispatch_held(double t) {
+  while (!decode_held_.empty() && ready_decode_replica() >= 0) {
+    const int id = decode_held_.front();
+    decode_held_.pop_front();
+    send_kv_to_decode(id, t);
+  }
   while (!held_.empty()) {
     int id = held_.front();
     int replica = route(id);
@@ -140,8 +203,10 @@ void Simulation::dispatch_held(double t) {
 
 // A draining replica stops (and stops being billed) once it holds no work.
 void Simulation::maybe_stop(ReplicaState& r) {
+  // A prefill replica also keeps the KV of prompts no decode replica has taken yet.
   auto drained = [&](const ReplicaState& lane) {
-    return lane.life == Life::draining && loads_[lane.index].outstanding == 0 && !lane.busy;
+    return lane.life == Life::draining && loads_[lane.index].outstanding == 0 && !lane.busy &&
+           (lane.config->role != ReplicaRole::prefill || lane.kv.used_blocks() == 0);
   };
   if (lanes_ == 1) {
     if (drained(r)) stop(r);
@@ -157,13 +222,17 @@ void Simulation::maybe_stop(ReplicaState& r) {
 void Simulation::stop(ReplicaState& r) {
   set_life(r, Life::off);
   --nodes_;
+  if (PoolSlots* pool = pool_of(r.index)) {
+    --pool->nodes;
+    if (r.outage < 0) pool->driver->keep_node_warm();
+  }
   r.prefix.clear();  // holds nothing pinned now; the next process on this slot starts cold
   if (r.outage >= 0) {
     OutageResult& o = result_.outages[static_cast<size_t>(r.outage)];
     o.drained_s = std::max(o.drained_s, now_ - o.at_s);
     return;
   }
-  if (scaling_ && static_cast<int>(r.index) % lanes_ == 0) scaling_->keep_node_warm();  // once a replica
+  if (scaling_ && pools_.empty() && static_cast<int>(r.index) % lanes_ == 0) scaling_->keep_node_warm();  // once a replica
 }
 
 // A node is reclaimed: its replicas stop taking work, hand on what they had not started, and
@@ -202,7 +271,10 @@ void Simulation::on_outage_over(int index, double t) {
   for (int i : options_.outages[static_cast<size_t>(index)].replicas) {
     auto& r = replicas_[static_cast<size_t>(i)];
     if (r.outage != index) continue;
-    if (r.life == Life::off) ++nodes_;
+    if (r.life == Life::off) {
+      ++nodes_;
+      if (PoolSlots* pool = pool_of(r.index)) ++pool->nodes;
+    }
     r.outage = -1;
     serve_again(r, t);
     dispatch_held(t);

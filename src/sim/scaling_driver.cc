@@ -5,7 +5,7 @@
 
 namespace gw::sim_detail {
 
-ScaleObservation ScalingDriver::observe(double t, std::vector<ReplicaState>& replicas, long long waiting_elsewhere,
+ScaleObservation ScalingDriver::observe(double t, std::span<ReplicaState> replicas, long long waiting_elsewhere,
                                         const SimTallies& tallies) {
   ScaleObservation o;
   o.time_s = t;
@@ -43,8 +43,7 @@ int ScalingDriver::desired(const ScaleObservation& o, long long in_flight) const
   return desired;
 }
 
-ScaleActions ScalingDriver::plan(int desired, const std::vector<ReplicaState>& replicas, const std::vector<ReplicaLoad>& loads,
-                                 int lanes) {
+ScaleActions ScalingDriver::plan(int desired, std::span<const ReplicaState> replicas, std::span<const ReplicaLoad> loads, int lanes) {
   // By replica: slots [g x lanes, (g + 1) x lanes) move together, so the first says the life.
   ScaleActions a;
   lanes = std::max(1, lanes);

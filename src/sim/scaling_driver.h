@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "sim/arrivals.h"
@@ -66,15 +67,15 @@ class ScalingDriver {
 
   // The pool over the interval that ends at t; marks each ready replica's busy time as seen.
   // waiting_elsewhere: requests in no replica's queue (a shared queue, held for want of a replica).
-  ScaleObservation observe(double t, std::vector<ReplicaState>& replicas, long long waiting_elsewhere, const SimTallies& tallies);
+  ScaleObservation observe(double t, std::span<ReplicaState> replicas, long long waiting_elsewhere, const SimTallies& tallies);
   // The scaler's count, clamped to [0, max_replicas]; a request in the system wakes a pool
   // scaled to zero (KEDA's activation step).
   int desired(const ScaleObservation& o, long long in_flight) const;
   // Which slots change to reach `desired` replicas: draining ones come back first, then off ones
   // start; fewer: starts are cancelled first (the newest), then the least loaded ready ones drain.
   // A replica is `lanes` consecutive slots, all of them listed, in order.
-  static ScaleActions plan(int desired, const std::vector<ReplicaState>& replicas, const std::vector<ReplicaLoad>& loads,
-                           int lanes = 1);
+  // Slots are indices into the spans given (a pool's own slots, for scaled pools).
+  static ScaleActions plan(int desired, std::span<const ReplicaState> replicas, std::span<const ReplicaLoad> loads, int lanes = 1);
 
   // The delay before a replica started now serves: a warm node's when one is idle (then
   // `refill` says whether a node is ordered to keep the warm pool full), else the full start.

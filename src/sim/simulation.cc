@@ -41,7 +41,32 @@ Simulation::Simulation(ArrivalProcess& arrivals, const std::vector<ReplicaConfig
     replicas_.push_back(std::move(r));
   };
   for (const auto& config : configs) disaggregated_ = disaggregated_ || config.role != ReplicaRole::both;
-  if (options_.scaling) {
+  if (options_.scaling && !options_.scaling->pools.empty()) {
+    // Disaggregated pools: each config's replicas (one lane each) in slots of their own.
+    const ScalingOptions& s = *options_.scaling;
+    pools_ = std::vector<PoolSlots>(s.pools.size());
+    for (size_t p = 0; p < s.pools.size(); ++p) {
+      PoolSlots& pool = pools_[p];
+      pool.options = s;
+      pool.options.pools.clear();
+      pool.options.max_replicas = s.pools[p].max_replicas;
+      pool.options.initial_replicas = s.pools[p].initial_replicas;
+      pool.options.decide = s.pools[p].decide;
+      pool.options.lanes_per_replica = 1;
+      pool.options.fast_forward = false;
+      pool.first = static_cast<int>(replicas_.size());
+      pool.count = s.pools[p].max_replicas;
+      pool.nodes = s.pools[p].initial_replicas;
+      for (int i = 0; i < pool.count; ++i)
+        add(configs[p], fmt::format("{}#{}", configs[p].name, i + 1), i < pool.nodes ? Life::ready : Life::off);
+      ready_ += pool.nodes;
+      pool.driver.emplace(pool.options);
+    }
+    nodes_ = ready_;
+    link_free_at_.assign(replicas_.size(), 0.0);
+    account_until_ = s.account_until_s;
+    scaling_.emplace(s);
+  } else if (options_.scaling) {
     const ScalingOptions& s = *options_.scaling;
     lanes_ = std::max(1, s.lanes_per_replica);
     link_free_at_.assign(static_cast<size_t>(s.max_replicas * lanes_), 0.0);
@@ -96,11 +121,14 @@ Result<SimResult> Simulation::run() {
       case EventKind::sample: break;
       case EventKind::scale_tick: on_scale_tick(e.time); break;
       case EventKind::replica_ready: on_replica_ready(e.replica, e.version, e.time); break;
-      case EventKind::node_ready: scaling_->node_ready(); break;
+      case EventKind::node_ready: (pools_.empty() ? *scaling_ : *pools_[static_cast<size_t>(e.replica)].driver).node_ready(); break;
       case EventKind::outage: on_outage(e.replica, e.time); break;
       case EventKind::outage_over: on_outage_over(e.replica, e.time); break;
       case EventKind::kv_arrived: on_kv_arrived(e.replica, e.version, e.time); break;
-      case EventKind::kv_released: try_start(e.replica, e.time); break;  // a prefill replica with room again
+      case EventKind::kv_released:  // a prefill replica with room again, or a draining one done
+        try_start(e.replica, e.time);
+        maybe_stop(replicas_[static_cast<size_t>(e.replica)]);
+        break;
       case EventKind::expire:
         give_up_expired(e.time);
         if (arrivals_open_ || tallies_.in_flight > 0)
@@ -226,16 +254,27 @@ void Simulation::on_kv_arrived(int id, unsigned version, double t) {
   send_kv_to_decode(id, t);
 }
 
-// The decode replica with the fewest tokens outstanding takes a request whose KV was sent (not
-// one lost to an outage: the prefill replica still holds the KV and sends it elsewhere).
-void Simulation::send_kv_to_decode(int id, double t) {
+// The ready decode replica with the fewest tokens outstanding (none lost to an outage, starting
+// or draining); -1 when there is none.
+int Simulation::ready_decode_replica() const {
   int best = -1;
   for (size_t i = 0; i < replicas_.size(); ++i) {
     const ReplicaState& r = replicas_[i];
-    if (r.config->role != ReplicaRole::decode || r.life == Life::off || r.outage >= 0) continue;
+    if (r.config->role != ReplicaRole::decode || r.life != Life::ready) continue;
     if (best < 0 || loads_[i].outstanding_tokens < loads_[static_cast<size_t>(best)].outstanding_tokens) best = static_cast<int>(i);
   }
-  if (best < 0) return violated(fmt::format("request {}: no decode replica to take its KV", id));
+  return best;
+}
+
+// That replica takes a request whose KV was sent (or one lost to an outage: the prefill replica
+// still holds the KV and sends it elsewhere). With none ready (a decode pool scaled to zero, or
+// every one lost), the request waits, its KV held by the prefill replica, until one is.
+void Simulation::send_kv_to_decode(int id, double t) {
+  const int best = ready_decode_replica();
+  if (best < 0) {
+    decode_held_.push_back(id);
+    return;
+  }
   assign(id, best);
   try_start(best, t);
 }
@@ -395,6 +434,7 @@ void Simulation::complete(int id, double t) {
   // The run ends at the last completion: billing up to here.
   tallies_.billed_node_s_at_completion = tallies_.billed_node_s;
   tallies_.serving_replica_s_at_completion = tallies_.serving_replica_s;
+  for (PoolSlots& pool : pools_) pool.billed_s_at_completion = pool.billed_s;
   pool_.release(id);
 }
 
@@ -448,6 +488,7 @@ void Simulation::advance(double t) {
   tallies_.request_s += static_cast<double>(tallies_.in_flight) * dt;
   const double counted = std::min(t, account_until_ - skip_) - now_;
   if (counted > 0) {
+    for (PoolSlots& pool : pools_) pool.billed_s += static_cast<double>(pool.billed()) * counted;
     tallies_.billed_node_s += static_cast<double>(billed_nodes()) * counted;
     tallies_.serving_replica_s += static_cast<double>(ready_) / lanes_ * counted;
   }
@@ -504,7 +545,21 @@ std::string Simulation::stuck() const {
       text += fmt::format(", first waiting: prompt {} output {} generated {}", q.prompt, q.output, q.generated);
     }
   }
+  if (!decode_held_.empty()) text += fmt::format("; {} waiting for a decode replica to be ready", decode_held_.size());
   return text;
+}
+
+int Simulation::billed_nodes() const {
+  if (pools_.empty()) return nodes_ / lanes_ + (scaling_ ? scaling_->warm_nodes() : 0);
+  int billed = 0;
+  for (const PoolSlots& pool : pools_) billed += pool.billed();
+  return billed;
+}
+
+Simulation::PoolSlots* Simulation::pool_of(size_t slot) {
+  for (PoolSlots& pool : pools_)
+    if (slot >= static_cast<size_t>(pool.first) && slot < static_cast<size_t>(pool.first + pool.count)) return &pool;
+  return nullptr;
 }
 
 Result<SimResult> Simulation::finish() {
@@ -518,6 +573,7 @@ Result<SimResult> Simulation::finish() {
     out.billed_node_s = tallies_.billed_node_s_at_completion;
     out.serving_replica_s = tallies_.serving_replica_s_at_completion;
   }
+  for (const PoolSlots& pool : pools_) out.pool_billed_node_s.push_back(account_until_ < 1e17 ? pool.billed_s : pool.billed_s_at_completion);
   return out;
 }
 

@@ -60,6 +60,8 @@ class Simulation final : private RequestExits {
   void send_kv_to_decode(int id, double t);
   void kv_pulled(int id, double t) override;
   void release_held_kv(Request& q, double t);
+  int ready_decode_replica() const;
+  std::deque<int> decode_held_;  // prompts computed whose KV waits for a decode replica to be ready
   bool disaggregated_ = false;
   std::vector<double> link_free_at_;  // by replica: when its link is free for the next transfer
   std::vector<ReplicaLoad> prefill_loads_;  // route()'s view of a disaggregated pool: decode replicas hidden
@@ -81,6 +83,8 @@ class Simulation final : private RequestExits {
   }
   void serve_again(ReplicaState& r, double t);
   void on_scale_tick(double t);
+  void on_pools_scale_tick(double t);
+  void apply_scale_actions(int desired, const ScaleActions& actions, int first_slot, ScalingDriver& driver, int pool, double t);
   void replay_window(double t, const Replay& replay);
   void on_replica_ready(int index, unsigned version, double t);
   void dispatch_held(double t);
@@ -92,7 +96,18 @@ class Simulation final : private RequestExits {
   // The clock, and what accrues with it.
   void advance(double t);
   // Replicas paid for (their nodes, and the warm pool's), in replicas.
-  int billed_nodes() const { return nodes_ / lanes_ + (scaling_ ? scaling_->warm_nodes() : 0); }
+  int billed_nodes() const;
+  // ScalingOptions::pools: each pool's slots (consecutive, from `first`), its own options (counts
+  // and scaler), driver and billing. Sized once: each driver refers to its pool's options.
+  struct PoolSlots {
+    int first = 0, count = 0, nodes = 0;
+    ScalingOptions options;
+    std::optional<ScalingDriver> driver;
+    double billed_s = 0, billed_s_at_completion = 0;
+    int billed() const { return nodes + driver->warm_nodes(); }
+  };
+  std::vector<PoolSlots> pools_;
+  PoolSlots* pool_of(size_t slot);
   // The slots of the replica whose slot is `index` (lanes_ of them, from a multiple of lanes_).
   int group_start(int index) const { return index - index % lanes_; }
   void mark(double t) { recorder_.mark({t + skip_, tallies_.in_flight, tallies_.admitted, tallies_.timed_out}); }

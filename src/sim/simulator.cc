@@ -36,12 +36,26 @@ Result<SimResult> simulate(ArrivalProcess& arrivals, const std::vector<ReplicaCo
     decode = decode || r.role == ReplicaRole::decode;
   }
   if (prefill != decode) return Error{"", 0, "deployment.replicas", "disaggregated serving needs prefill and decode replicas"};
-  if (prefill && options.scaling) return Error{"", 0, "scaling", "autoscaling disaggregated pools is not simulated"};
+  if (options.scaling && prefill != !options.scaling->pools.empty())
+    return Error{"", 0, "scaling", prefill ? "disaggregated replicas scale as pools of their own: give ScalingOptions::pools"
+                                           : "scaling pools are a disaggregated deployment's prefill and decode replicas"};
+  if (options.scaling && !options.scaling->pools.empty()) {
+    const auto& pools = options.scaling->pools;
+    if (pools.size() != 2 || replicas.size() != 2 || replicas[0].role != ReplicaRole::prefill || replicas[1].role != ReplicaRole::decode)
+      return Error{"", 0, "scaling", "scaled disaggregated pools are one prefill replica's config, then one decode replica's"};
+    for (const auto& r : replicas)
+      if (r.pipeline_lanes > 1) return Error{"", 0, "scaling", "scaled disaggregated pools of pipeline stages are not simulated"};
+    for (const auto& pool : pools) {
+      if (!pool.decide) return Error{"", 0, "scaling", "each scaled pool needs a scaler"};
+      if (pool.max_replicas < 1 || pool.initial_replicas < 0 || pool.initial_replicas > pool.max_replicas)
+        return Error{"", 0, "scaling", "a pool's initial replicas must lie in [0, max replicas] and max replicas be at least 1"};
+    }
+  }
   if (prefill && options.router == Router::shared_queue)
     return Error{"", 0, "deployment.router", "a shared queue serves classic replicas; route prefill replicas another way"};
   if (const auto& s = options.scaling) {
-    if (!s->decide) return Error{"", 0, "scaling", "an autoscaled run needs a scaler"};
-    if (s->max_replicas < 1 || s->initial_replicas < 0 || s->initial_replicas > s->max_replicas)
+    if (!s->decide && s->pools.empty()) return Error{"", 0, "scaling", "an autoscaled run needs a scaler"};
+    if (s->pools.empty() && (s->max_replicas < 1 || s->initial_replicas < 0 || s->initial_replicas > s->max_replicas))
       return Error{"", 0, "scaling", "initial replicas must lie in [0, max replicas] and max replicas be at least 1"};
     if (!(s->interval_s > 0) || s->start_s < 0 || s->warm_start_s < 0 || s->warm_pool < 0 || s->node_provisioning_s < 0)
       return Error{"", 0, "scaling", "interval must be positive and delays non-negative"};

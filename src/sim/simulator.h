@@ -146,6 +146,17 @@ struct ScalingOptions {
   std::function<bool(const std::vector<ScaleObservation>& again)> would_hold;
   std::function<double(const std::vector<ScaleObservation>& window, double scrapes_ahead)> expected_changes;
   double fast_forward_change_odds = 0.05;
+  // Disaggregated serving: the prefill and the decode replicas as pools of their own, pools[i]
+  // of configs[i]'s replicas (one lane each), each with its own counts and scaler fed its own
+  // replicas' observations (a prefill pool's queue is the prompts waiting for it; a decode
+  // pool's, the requests whose KV waits for it). Their warm pools and start delays are the
+  // fields above; nothing is fast-forwarded. Empty: one pool, as above.
+  struct Pool {
+    int max_replicas = 1;
+    int initial_replicas = 1;
+    std::function<int(const ScaleObservation&)> decide;
+  };
+  std::vector<Pool> pools;
 };
 
 // One point of the pool over time, at each scrape.
@@ -155,6 +166,8 @@ struct ScaleSample {
   double arrival_rps = 0;
   long long waiting = 0;
   double busy_fraction = 0;
+  // With ScalingOptions::pools, each pool's (the fields above are their sums); empty otherwise.
+  std::vector<int> pool_ready, pool_desired, pool_billed;
 };
 
 // A node lost for a while (a spot reclaim): from at_s its replicas take no new work (what they
@@ -281,6 +294,7 @@ struct SimResult {
   // Autoscaled runs.
   std::vector<ScaleSample> scale_series;
   double billed_node_s = 0;         // node-seconds paid for, replicas and warm pool
+  std::vector<double> pool_billed_node_s;  // with ScalingOptions::pools: each pool's share of it
   double serving_replica_s = 0;     // replica-seconds ready to serve
   long long cold_starts = 0;        // times the pool went from no replica to one starting
   long long held_requests = 0;      // requests that arrived with no replica ready
