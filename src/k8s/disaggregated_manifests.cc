@@ -20,8 +20,8 @@ std::string labels(const std::string& service, const std::string& role) {
 // The pool's Deployment, its plan and link said after the header.
 std::string pool_deployment(const DisaggregatedManifestInput& in, ManifestInput pool) {
   pool.pool_note =
-      fmt::format("# The plan: {}. Replicas fixed at its {}: autoscaling two pools on their own signals is not simulated,\n"
-                  "# so no autoscaler is written for them.\n"
+      fmt::format("# The plan: {}. Replicas fixed at its {}: no autoscaler is written for the pools (`gpuwise scale` with\n"
+                  "# deployment.disaggregation in the spec simulates each pool on its own signal and says whether one pays).\n"
                   "# KV: the plan assumed {} between the pools; without the fabric in the pods (on EKS the EFA device\n"
                   "# plugin's vpc.amazonaws.com/efa devices) NIXL sends over the pod network and the transfers take longer.\n",
                   in.why_layout, pool.replicas, in.link);

@@ -5,8 +5,8 @@
 // router's ServiceAccount, Role and RoleBinding (pods: get, list, watch in its namespace), the
 // Service clients call (the router's), and a Karpenter NodePool per pool (each pool spreads over
 // its own nodes, as the plan rents them). The pools
-// keep the counts the plan verified by simulation: scaling two pools on their own signals is not
-// simulated, so no autoscaler is written for them.
+// keep the counts the plan verified by simulation: no autoscaler is written for them (`gpuwise
+// scale` simulates each pool on its own signal).
 #pragma once
 
 #include <string>
