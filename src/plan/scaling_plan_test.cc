@@ -237,27 +237,12 @@ TEST(ScalingPlan, SpansOverADayFastForwardByDefault) {
 
 // A spec whose deployment splits prefill and decode: beside the one-pool plan, scale studies the
 // cheapest disaggregated pools that meet the SLO at peak, each pool on its own scaler. Llama-3.1-70B
-// with 6,000-token prompts at 9-16 requests/s on H100s: the pools' static cost is the plan's
+// with 6,000-token prompts on H100s, an hour of the night: the pools' static cost is the plan's
 // price for them; under queue depth the pools move apart (the prefill pool follows the prompts,
 // the decode pool keeps its floor of two) and bill for themselves.
 TEST(ScalingPlan, ADisaggregatedDeploymentIsScaledAsPoolsOnTheirOwnSignals) {
-  const std::string path = (std::filesystem::temp_directory_path() / fmt::format("gpuwise_pools_{}.yaml", ::getpid())).string();
-  std::ofstream(path) << R"(version: 1
-constraints: {clouds: [aws], pricing: [on-demand], accelerators: [H100]}
-models: {m: {preset: llama-3.1-70b, precision: fp8}}
-services:
-  - name: rag
-    model: m
-    traffic: {rps: {average: 12, peak: 16}}
-    tokens: {input: 6000, output: 300}
-    slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.035}
-    deployment: {disaggregation: {link: efa}}
-    scaling: {policies: [static-peak, queue-depth]}
-)";
-  auto loaded = load_spec(path);
-  std::filesystem::remove(path);
-  ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
-  const Spec& spec = loaded.value();
+  Spec spec = scaling_example("rag-autoscaled-pools.yaml");
+  spec.services.front().scaling.policies = {"static-peak", "queue-depth"};
   const ServiceSpec& service = spec.services.front();
   ServiceSpec one_pool = service;
   one_pool.deployment.reset();

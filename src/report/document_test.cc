@@ -249,18 +249,9 @@ TEST(Report, ScaleJsonValidatesAgainstItsSchema) {
   EXPECT_EQ(policies[2]["schedule"]["replicas_by_hour"].size(), 168u);
   EXPECT_EQ(std::fmod(policies[2]["schedule"]["lead_s"].get<double>(), 60), 0);
   // A disaggregated deployment: its pools, scaled each on its own signal, as another layout.
-  std::ofstream(dir / "pools.yaml") << R"(version: 1
-constraints: {clouds: [aws], pricing: [on-demand], accelerators: [H100]}
-models: {m: {preset: llama-3.1-70b, precision: fp8}}
-services:
-  - name: rag
-    model: m
-    traffic: {rps: {average: 12, peak: 16}}
-    tokens: {input: 6000, output: 300}
-    slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.035}
-    deployment: {disaggregation: {link: efa}}
-    scaling: {policies: [static-peak, queue-depth, scheduled]}
-)";
+  std::ifstream rag(root / "examples" / "rag-autoscaled-pools.yaml");
+  std::ofstream(dir / "pools.yaml") << std::string((std::istreambuf_iterator<char>(rag)), {})
+                                    << "    scaling: {policies: [static-peak, queue-depth, scheduled]}\n";
   const std::string pools = (dir / "pools.json").string();
   ASSERT_EQ(std::system(fmt::format("'{}' scale '{}' --hours 1 --format json -o '{}' -q", GPUWISE_BINARY, (dir / "pools.yaml").string(),
                                     pools).c_str()), 0);
