@@ -9,6 +9,7 @@
 
 #include "sim/autoscaler.h"
 #include "sim/linear_step_timer_test.h"
+#include "sim/list_arrivals_test.h"
 #include "sim/simulator.h"
 
 namespace gw {
@@ -28,19 +29,6 @@ class SizedPoissonArrivals final : public ArrivalProcess {
  private:
   Rng rng_;
   double rate_rps_, end_s_, input_, output_, now_ = 0;
-};
-
-class TimedArrivals final : public ArrivalProcess {
- public:
-  explicit TimedArrivals(std::vector<Arrival> arrivals) : arrivals_(std::move(arrivals)) {}
-  std::optional<Arrival> next() override {
-    if (next_ >= arrivals_.size()) return std::nullopt;
-    return arrivals_[next_++];
-  }
-
- private:
-  std::vector<Arrival> arrivals_;
-  size_t next_ = 0;
 };
 
 // A prefill and a decode replica's configs: a step of 10 ms + 0.1 ms per decoding sequence +
@@ -161,7 +149,7 @@ TEST(DisaggregatedScaling, FixedPoolsAreBilledEachForItself) {
 TEST(DisaggregatedScaling, ADecodePoolAtZeroWakesAndThePromptsKvWaitsForIt) {
   ScalingOptions s = queue_depth_pools(2, 8, 4, 0, 0);
   s.pools[0].initial_replicas = 1;
-  TimedArrivals arrivals({{0.0, 1000, 5}, {601.0, 1000, 5}});
+  testing_support::ListArrivals arrivals({{0.0, 1000, 5}, {601.0, 1000, 5}});
   auto r = simulate(arrivals, scaled_prefill_and_decode(), scaled_pool_options(s));
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   const SimResult& out = r.value();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/linear_step_timer_test.h"
+#include "sim/list_arrivals_test.h"
 
 #include <fmt/format.h>
 
@@ -19,22 +20,11 @@ namespace gw {
 namespace {
 
 using testing_support::LinearStepTimer;
+using testing_support::ListArrivals;
 
 
 long long pick(Rng& rng, long long n) { return std::min(n - 1, static_cast<long long>(rng.uniform() * static_cast<double>(n))); }
 
-class ListArrivals final : public ArrivalProcess {
- public:
-  explicit ListArrivals(std::vector<Arrival> arrivals) : arrivals_(std::move(arrivals)) {}
-  std::optional<Arrival> next() override {
-    if (next_ >= arrivals_.size()) return std::nullopt;
-    return arrivals_[next_++];
-  }
-
- private:
-  std::vector<Arrival> arrivals_;
-  size_t next_ = 0;
-};
 
 ReplicaConfig llm_replica(LlmScheduler scheduler, long long kv_blocks, int block_tokens, int max_batch, int budget) {
   ReplicaConfig c;
