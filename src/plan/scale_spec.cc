@@ -61,7 +61,8 @@ Table policy_table(const ScalingReport& report) {
     std::string mean = format_number(p.mean_ready, 1), peak = std::to_string(p.peak_ready);
     if (p.pools.size() == 2) {
       // Disaggregated: prefill + decode.
-      if (p.name != "static-peak" && !percent) target = format_number(p.pools[0].target, 2) + " / " + format_number(p.pools[1].target, 2);
+      if (p.name == "pool-signals") target = fmt::format("{:.0f}% / {}", p.pools[0].target, format_number(p.pools[1].target, 2));
+      else if (p.name != "static-peak" && !percent) target = format_number(p.pools[0].target, 2) + " / " + format_number(p.pools[1].target, 2);
       mean = format_number(p.pools[0].mean_ready, 1) + " + " + format_number(p.pools[1].mean_ready, 1);
       peak = fmt::format("{} + {}", p.pools[0].peak_ready, p.pools[1].peak_ready);
     }

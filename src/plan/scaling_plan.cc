@@ -204,13 +204,20 @@ PolicyRun configure_run(const LayoutContext& layout, const std::string& name, co
     pool.pools.clear();
     pool.static_replicas = layout.pools[p].static_replicas;
     pool.max_replicas = layout.pools[p].max_replicas;
-    PolicyRun one = configure_policy(pool, name, targets.pool_queue.at(p), targets.pool_concurrency.at(p));
+    // pool-signals: each pool on the signal that follows its load: a prefill replica is busy in
+    // proportion to the prompts it computes (its duty cycle), a decode replica steps whenever one
+    // sequence runs (its duty cycle stays high at any load), so it scales on its requests.
+    const std::string own = name != "pool-signals" ? name : p == 0 ? "gpu-duty-cycle" : "queue-depth";
+    PolicyRun one = configure_policy(pool, own, targets.pool_queue.at(p), targets.pool_concurrency.at(p));
     if (one.error) return one;
     if (p == 0) {
       run.c = one.c;
       run.outcome = one.outcome;
+      run.outcome.name = name;
       run.outcome.min_replicas = run.outcome.max_replicas = 0;
-      run.outcome.signal = "each pool on its own: " + one.outcome.signal;
+      run.outcome.signal = name == "pool-signals" ? "prefill pool: " + one.outcome.signal : "each pool on its own: " + one.outcome.signal;
+    } else if (name == "pool-signals") {
+      run.outcome.signal += "; decode pool: " + one.outcome.signal;
     }
     run.pools.push_back(one.c);
     run.outcome.min_replicas += one.outcome.min_replicas;
@@ -382,6 +389,9 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
                             best.replicas, best.config.devices(), best.config.accelerator->name, report.pools[0].usd_per_replica_hour,
                             best.decode->replicas, best.decode->config.devices(), best.decode->config.accelerator->name,
                             report.pools[1].usd_per_replica_hour, best.decode->link));
+    a.push_back("pool-signals (disaggregated layouts only): the prefill pool on its GPU duty cycle, the decode pool on queue depth: "
+                "a prefill replica is busy in proportion to the prompts it computes, while a decode replica steps whenever one "
+                "sequence runs, so its duty cycle stays high at any load and only its requests follow the demand");
     a.push_back(fmt::format("pool targets: queue depth {:.3g} per prefill replica and {:.3g} per decode replica, concurrency {:.3g} and "
                             "{:.3g} (each pool's share of the peak per replica x the time a request spends in it at the peak rate, "
                             "in the simulation that verified the layout: until its first token in the prefill pool, {:.3g} s of it "
@@ -538,6 +548,9 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
     layout.pools.push_back({pool.peak_replicas, scaling.max_replicas > 0 ? scaling.max_replicas
                                                                            : std::max(2 * pool.peak_replicas, pool.peak_replicas + 4)});
   std::vector<std::string> names = scaling.policies.empty() ? all_policies() : scaling.policies;
+  // pool-signals runs on disaggregated pools only; there it runs unless the policies are named.
+  if (layout.pools.empty()) names.erase(std::remove(names.begin(), names.end(), "pool-signals"), names.end());
+  else if (scaling.policies.empty()) names.push_back("pool-signals");
   const bool show_static = std::find(names.begin(), names.end(), "static-peak") != names.end();
   names.erase(std::remove(names.begin(), names.end(), "static-peak"), names.end());
   names.insert(names.begin(), "static-peak");

@@ -198,7 +198,7 @@ TEST(ScalingPlan, ReservedCapacityIsAFloorPaidEveryHourAndBurstsRunOnDemand) {
 
 TEST(ScalingPlan, ClusterHotAtPeakColdAtNightFollowsTheDay) {
   Spec spec = scaling_example("cluster-peak-95-night-20.yaml");
-  spec.services.front().scaling.policies = {"static-peak", "queue-depth"};
+  spec.services.front().scaling.policies = {"static-peak", "queue-depth", "pool-signals"};
   ScalingReport r = run(spec, spec.services.front());
   const auto& fixed = policy(r, "static-peak");
   const auto& queue = policy(r, "queue-depth");
@@ -242,7 +242,7 @@ TEST(ScalingPlan, SpansOverADayFastForwardByDefault) {
 // the decode pool keeps its floor of two) and bill for themselves.
 TEST(ScalingPlan, ADisaggregatedDeploymentIsScaledAsPoolsOnTheirOwnSignals) {
   Spec spec = scaling_example("rag-autoscaled-pools.yaml");
-  spec.services.front().scaling.policies = {"static-peak", "queue-depth"};
+  spec.services.front().scaling.policies = {"static-peak", "queue-depth", "pool-signals"};
   const ServiceSpec& service = spec.services.front();
   ServiceSpec one_pool = service;
   one_pool.deployment.reset();
@@ -275,6 +275,13 @@ TEST(ScalingPlan, ADisaggregatedDeploymentIsScaledAsPoolsOnTheirOwnSignals) {
   EXPECT_LT(queue.pools[0].mean_ready, r.plan.replicas - 0.5);  // the prefill pool follows the prompts down
   EXPECT_GE(queue.pools[1].mean_ready, service.min_replicas - 1e-9);
   EXPECT_LT(queue.usd, fixed.usd);
+  // pool-signals: the prefill pool on its duty cycle (a percentage), the decode pool on queue depth.
+  const PolicyOutcome& signals = policy(r, "pool-signals");
+  ASSERT_EQ(signals.pools.size(), 2u);
+  EXPECT_DOUBLE_EQ(signals.pools[0].target, service.scaling.duty_cycle_target_pct);
+  EXPECT_DOUBLE_EQ(signals.pools[1].target, queue.pools[1].target);
+  EXPECT_NE(signals.signal.find("decode pool: requests queued"), std::string::npos) << signals.signal;
+  EXPECT_THROW(policy(study.value().shapes[0], "pool-signals"), std::runtime_error);  // one pool: not run
   bool apart = false;  // the pools' counts change at different scrapes
   for (size_t i = 1; i < queue.series.size(); ++i) {
     const auto &a = queue.series[i - 1].pool_ready, &b = queue.series[i].pool_ready;

@@ -251,7 +251,7 @@ TEST(Report, ScaleJsonValidatesAgainstItsSchema) {
   // A disaggregated deployment: its pools, scaled each on its own signal, as another layout.
   std::ifstream rag(root / "examples" / "rag-autoscaled-pools.yaml");
   std::ofstream(dir / "pools.yaml") << std::string((std::istreambuf_iterator<char>(rag)), {})
-                                    << "    scaling: {policies: [static-peak, queue-depth, scheduled]}\n";
+                                    << "    scaling: {policies: [static-peak, queue-depth, scheduled, pool-signals]}\n";
   const std::string pools = (dir / "pools.json").string();
   ASSERT_EQ(std::system(fmt::format("'{}' scale '{}' --hours 1 --format json -o '{}' -q", GPUWISE_BINARY, (dir / "pools.yaml").string(),
                                     pools).c_str()), 0);

@@ -429,7 +429,7 @@ void read_scaling(const Reader& r, const YAML::Node& node, const std::string& pa
     if (sc["policies"]) {
       c.policies = r.strings(sc["policies"], where + ".policies");
       const std::vector<std::string> known = {"static-peak", "cpu", "gpu-duty-cycle", "concurrency", "queue-depth", "scale-to-zero",
-                                              "scheduled"};
+                                              "scheduled", "pool-signals"};
       for (const auto& p : c.policies)
         if (std::find(known.begin(), known.end(), p) == known.end()) {
           std::string hint = closest_match(p, known);
