@@ -211,7 +211,7 @@ void add_layout(ScaleOutput& out, const ServiceSpec& service, const ScalingStudy
   }
   out.text += "\n";
   Section section;
-  section.heading = study.shapes.size() > 1 ? service.name + ", " + layout_name(plan) + " replicas" : service.name;
+  section.heading = study.shapes.size() > 1 ? service.name + ", " + layout_name(plan) + (plan.decode ? "" : " replicas") : service.name;
   section.paragraphs = {headline + ".", verdict(r)};
   section.charts.push_back(replicas_against_demand(r, max_utilization));
   section.tables.push_back(table);
