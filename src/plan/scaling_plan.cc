@@ -281,9 +281,8 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
     s.pools.push_back({limits.max_replicas,
                        pc.policy == ScalePolicy::static_peak ? static_count : std::clamp(static_count, pc.min_replicas, limits.max_replicas),
                        [pool_scaler](const ScaleObservation& o) { return pool_scaler->decide(o); }});
-    s.fast_forward = false;
-    s.lanes_per_replica = 1;
   }
+  if (!s.pools.empty()) s.fast_forward = false;  // pools are simulated request by request
 
   Rng rng(layout.options.seed);
   auto process = make_arrivals(layout.arrivals, layout.service, rng);

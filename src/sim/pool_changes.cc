@@ -88,8 +88,6 @@ void Simulation::on_pools_scale_tick(double t) {
       starting += replicas_[i].life == Life::starting;
     }
     sample.pool_ready.push_back(ready);
-    sample.pool_desired.push_back(desired);
-    sample.pool_billed.push_back(pool.billed());
     sample.ready += ready;
     sample.starting += starting;
     sample.desired += desired;

@@ -166,8 +166,8 @@ struct ScaleSample {
   double arrival_rps = 0;
   long long waiting = 0;
   double busy_fraction = 0;
-  // With ScalingOptions::pools, each pool's (the fields above are their sums); empty otherwise.
-  std::vector<int> pool_ready, pool_desired, pool_billed;
+  // With ScalingOptions::pools, each pool's replicas ready (ready above is their sum); empty otherwise.
+  std::vector<int> pool_ready;
 };
 
 // A node lost for a while (a spot reclaim): from at_s its replicas take no new work (what they
