@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 #include <unistd.h>
 #include "cli/cli_test_run.h"
 
@@ -135,6 +136,49 @@ TEST(CliPlan, EmitK8sWritesADisaggregatedPlansPools) {
   YAML::Node decode_nodes = YAML::LoadFile((std::filesystem::path(dir) / "rag-decode-karpenter-nodepool.yaml").string());
   EXPECT_EQ(prefill_nodes["spec"]["limits"]["nvidia.com/gpu"].as<int>(), best["disaggregated"]["prefill_gpus"].get<int>());
   EXPECT_EQ(decode_nodes["spec"]["limits"]["nvidia.com/gpu"].as<int>(), best["disaggregated"]["decode_gpus"].get<int>());
+  // A flat rate: scaling the pools was simulated and did not pay, so their counts stay fixed and say why.
+  for (const char* file : {"rag-prefill-keda-scaledobject.yaml", "rag-decode-hpa.yaml", "rag-prefill-service.yaml"})
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(dir) / file)) << file;
+  std::ifstream decode_file((std::filesystem::path(dir) / "rag-decode-deployment.yaml").string());
+  const std::string decode_text((std::istreambuf_iterator<char>(decode_file)), {});
+  EXPECT_NE(decode_text.find("no autoscaler is written: the fixed pools cost $"), std::string::npos) << decode_text;
+  std::filesystem::remove_all(dir);
+}
+
+// Where the traffic falls from its peak, scaling the pools pays: each pool's KEDA ScaledObject on
+// its own signal (the prefill pool's GPU duty cycle at the spec's target, the decode pool's queue
+// depth), never under the service's min_replicas, the Deployments starting at the plan's counts,
+// and each NodePool holding the most its autoscaler may ask for.
+TEST(CliPlan, EmitK8sScalesDisaggregatedPoolsWhereThatPays) {
+  const std::string dir = temp_path("k8s-rag-scaled");
+  std::filesystem::remove_all(dir);
+  CliRun r = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/rag-autoscaled-pools.yaml", "--format", "json", "-q", "--emit-k8s", dir});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto best = nlohmann::json::parse(r.out)["services"][0]["best"];
+  const std::filesystem::path out(dir);
+  YAML::Node prefill = YAML::LoadFile((out / "rag-prefill-keda-scaledobject.yaml").string());
+  YAML::Node decode = YAML::LoadFile((out / "rag-decode-keda-scaledobject.yaml").string());
+  EXPECT_NE(prefill["spec"]["triggers"][0]["metadata"]["query"].as<std::string>().find("DCGM_FI_DEV_GPU_UTIL"), std::string::npos);
+  EXPECT_EQ(prefill["spec"]["triggers"][0]["metadata"]["threshold"].as<std::string>(), "70");
+  EXPECT_NE(decode["spec"]["triggers"][0]["metadata"]["query"].as<std::string>().find("vllm:num_requests_running{service=\"rag-decode\"}"),
+            std::string::npos);
+  EXPECT_GT(std::stod(decode["spec"]["triggers"][0]["metadata"]["threshold"].as<std::string>()), 1);
+  for (const auto& [scaler, role, replicas] : {std::tuple{prefill, "prefill", best["replicas"].get<int>()},
+                                               std::tuple{decode, "decode", best["disaggregated"]["decode_replicas"].get<int>()}}) {
+    EXPECT_EQ(scaler["spec"]["minReplicaCount"].as<int>(), 2) << role;  // the service's min_replicas
+    const int most = scaler["spec"]["maxReplicaCount"].as<int>();
+    EXPECT_GE(most, replicas) << role;
+    YAML::Node deployment = YAML::LoadFile((out / fmt::format("rag-{}-deployment.yaml", role)).string());
+    EXPECT_EQ(deployment["spec"]["replicas"].as<int>(), replicas) << role;
+    YAML::Node nodes = YAML::LoadFile((out / fmt::format("rag-{}-karpenter-nodepool.yaml", role)).string());
+    const int gpus_per_replica = std::stoi(deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<std::string>());
+    EXPECT_EQ(nodes["spec"]["limits"]["nvidia.com/gpu"].as<int>(), most * gpus_per_replica) << role;
+    EXPECT_TRUE(std::filesystem::exists(out / fmt::format("rag-{}-service.yaml", role))) << role;
+    EXPECT_TRUE(std::filesystem::exists(out / fmt::format("rag-{}-hpa.yaml", role))) << role;
+  }
+  std::ifstream prefill_file((out / "rag-prefill-deployment.yaml").string());
+  const std::string prefill_text((std::istreambuf_iterator<char>(prefill_file)), {});
+  EXPECT_NE(prefill_text.find("scaling each pool on its own met the SLO for less: pool-signals"), std::string::npos) << prefill_text;
   std::filesystem::remove_all(dir);
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gw {
 namespace {
 
@@ -17,15 +19,41 @@ std::string labels(const std::string& service, const std::string& role) {
   return fmt::format("gpuwise.dev/service: {}, gpuwise.dev/role: {}", service, role);
 }
 
-// The pool's Deployment, its plan and link said after the header.
+// The pool's Deployment, its plan, scaling and link said after the header.
 std::string pool_deployment(const DisaggregatedManifestInput& in, ManifestInput pool) {
-  pool.pool_note =
-      fmt::format("# The plan: {}. Replicas fixed at its {}: no autoscaler is written for the pools (`gpuwise scale` with\n"
-                  "# deployment.disaggregation in the spec simulates each pool on its own signal and says whether one pays).\n"
-                  "# KV: the plan assumed {} between the pools; without the fabric in the pods (on EKS the EFA device\n"
-                  "# plugin's vpc.amazonaws.com/efa devices) NIXL sends over the pod network and the transfers take longer.\n",
-                  in.why_layout, pool.replicas, in.link);
+  const std::string name = dns_label(pool.service) + "-" + pool.role;
+  const std::string scaling =
+      in.autoscaled ? fmt::format("Starts at the plan's {} replicas; {}-keda-scaledobject.yaml (or {}-hpa.yaml) scales it {}..{} on {}",
+                                  pool.replicas, name, name, pool.min_replicas, pool.max_replicas,
+                                  pool.duty_cycle_target_pct > 0 ? "its GPUs' duty cycle" : "its queue depth")
+                    : fmt::format("Replicas fixed at its {}", pool.replicas);
+  pool.pool_note = fmt::format("# The plan: {}.\n# {}: {}.\n"
+                               "# KV: the plan assumed {} between the pools; without the fabric in the pods (on EKS the EFA device\n"
+                               "# plugin's vpc.amazonaws.com/efa devices) NIXL sends over the pod network and the transfers take longer.\n",
+                               in.why_layout, scaling, in.why_scaling, in.link);
   return deployment_manifest(pool);
+}
+
+// A pool's pods as one scrape target: headless, as clients call the router and the router finds
+// pods through the API; a ServiceMonitor on it labels the pool's vLLM series with its name.
+std::string pool_service(const DisaggregatedManifestInput& in, const ManifestInput& pool) {
+  const std::string service = dns_label(pool.service), name = service + "-" + pool.role;
+  std::string out = header(in, fmt::format("Service (v1): the {} pool's pods, for their metrics", pool.role));
+  out += fmt::format(
+      "# Headless and not for clients (they call the router's Service, {0}). Scraped through a ServiceMonitor (Prometheus\n"
+      "# Operator), the pool's vLLM series carry service=\"{1}\", which {1}-keda-scaledobject.yaml's query selects.\n"
+      "apiVersion: v1\n"
+      "kind: Service\n"
+      "metadata:\n"
+      "  name: {1}\n"
+      "  labels: {{app.kubernetes.io/managed-by: gpuwise, {2}}}\n"
+      "spec:\n"
+      "  clusterIP: None\n"
+      "  selector: {{{2}}}\n"
+      "  ports:\n"
+      "    - {{name: http, port: 8000, targetPort: http, protocol: TCP}}\n",
+      service, name, labels(service, pool.role));
+  return out;
 }
 
 std::string router_deployment(const DisaggregatedManifestInput& in, const std::string& name) {
@@ -113,12 +141,16 @@ std::vector<Manifest> disaggregated_manifests(const DisaggregatedManifestInput& 
   prefill.role = "prefill";
   decode.role = "decode";
   std::vector<Manifest> out;
+  auto count = [&](const ManifestInput& pool) {
+    return in.autoscaled ? fmt::format("{} {} replica(s) (scaled {}..{})", pool.replicas, pool.role, pool.min_replicas, pool.max_replicas)
+                         : fmt::format("{} {} replica(s)", pool.replicas, pool.role);
+  };
   out.push_back({name + "-prefill-deployment.yaml", pool_deployment(in, prefill),
-                 fmt::format("{} prefill replica(s) of {} x {}, fixed; vLLM's NIXL connector sends each prompt's KV", prefill.replicas,
-                             prefill.gpus_per_replica, prefill.accelerator)});
+                 fmt::format("{} of {} x {}{}; vLLM's NIXL connector sends each prompt's KV", count(prefill), prefill.gpus_per_replica,
+                             prefill.accelerator, in.autoscaled ? "" : ", fixed")});
   out.push_back({name + "-decode-deployment.yaml", pool_deployment(in, decode),
-                 fmt::format("{} decode replica(s) of {} x {}, fixed; they receive the KV and decode", decode.replicas,
-                             decode.gpus_per_replica, decode.accelerator)});
+                 fmt::format("{} of {} x {}{}; they receive the KV and decode", count(decode), decode.gpus_per_replica, decode.accelerator,
+                             in.autoscaled ? "" : ", fixed")});
   out.push_back({name + "-router-deployment.yaml", router_deployment(in, name),
                  fmt::format("{} vLLM Router replica(s) finding both pools by label ({})", in.router_replicas, kVllmRouterSource)});
   out.push_back({name + "-router-serviceaccount.yaml", router_rbac(in, name, "ServiceAccount"), "the router's ServiceAccount"});
@@ -129,11 +161,20 @@ std::vector<Manifest> disaggregated_manifests(const DisaggregatedManifestInput& 
   // one pool would count the other pool's nodes as empty domains and hold it to a replica a node.
   const std::string types = yaml_quoted_list(prefill.instance_types);
   for (const ManifestInput* pool : {&prefill, &decode}) {
-    const int gpus = pool->replicas * pool->gpus_per_replica;
+    const int most = in.autoscaled ? std::max(pool->replicas, pool->max_replicas) : pool->replicas;
+    const int gpus = most * pool->gpus_per_replica;
     out.push_back({name + "-" + pool->role + "-karpenter-nodepool.yaml",
-                   nodepool_manifest(*pool, gpus, fmt::format("{} {} replica(s) x {} GPU(s)", pool->replicas, pool->role, pool->gpus_per_replica)),
+                   nodepool_manifest(*pool, gpus, fmt::format("{} {} replica(s) x {} GPU(s){}", most, pool->role, pool->gpus_per_replica,
+                                                              in.autoscaled ? ", the most its autoscaler may ask for" : "")),
                    fmt::format("nodes of {} for the {} pool, up to {} GPU(s)", types, pool->role, gpus)});
   }
+  // Each pool's scrape target and autoscalers, on its own signal.
+  if (in.autoscaled)
+    for (const ManifestInput* pool : {&prefill, &decode}) {
+      out.push_back({name + "-" + pool->role + "-service.yaml", pool_service(in, *pool),
+                     fmt::format("headless Service of the {} pool's pods: their metrics' service label", pool->role)});
+      for (auto& m : autoscaler_manifests(*pool, ScaleTarget{})) out.push_back(std::move(m));
+    }
   return out;
 }
 

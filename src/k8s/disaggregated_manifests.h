@@ -4,9 +4,12 @@
 // prefill pod and its decoding to a decode pod, and the KV goes from one to the other), the
 // router's ServiceAccount, Role and RoleBinding (pods: get, list, watch in its namespace), the
 // Service clients call (the router's), and a Karpenter NodePool per pool (each pool spreads over
-// its own nodes, as the plan rents them). The pools
-// keep the counts the plan verified by simulation: no autoscaler is written for them (`gpuwise
-// scale` simulates each pool on its own signal).
+// its own nodes, as the plan rents them). Where simulating the pools over the service's traffic
+// found that scaling each on its own signal meets the SLO for less than fixed pools, each pool
+// also gets a headless Service (its pods' metrics, labelled service="<name>-<role>" by a
+// ServiceMonitor), a KEDA ScaledObject and the HPA alternative on that pool's signal (queue
+// depth, or the prefill pool's GPU duty cycle), and its NodePool holds its most replicas; else
+// the pools keep the counts the plan verified.
 #pragma once
 
 #include <string>
@@ -26,6 +29,11 @@ struct DisaggregatedManifestInput {
   ManifestInput decode;   // role "decode"
   std::string why_layout;  // the plan's figures behind the two pools
   std::string link;        // the KV link the plan assumed, in words
+  // Each pool scaled between its min_replicas and max_replicas on its signal (ManifestInput's
+  // threshold or duty-cycle target); false: fixed at its replicas. why_scaling: the figures
+  // behind either.
+  bool autoscaled = false;
+  std::string why_scaling;
   std::string router_image = kVllmRouterImage;
   int router_replicas = 2;  // one lost leaves the other routing
 };

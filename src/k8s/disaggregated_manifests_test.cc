@@ -4,8 +4,15 @@
 // router may read pods and nothing else, and the NodePool holds both pools' GPUs.
 #include "k8s/disaggregated_manifests.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <nlohmann/json.hpp>
@@ -45,6 +52,21 @@ DisaggregatedManifestInput rag_input() {
   return in;
 }
 
+// The same pools where scaling them paid: the prefill pool on its GPUs' duty cycle, the decode
+// pool on its queue depth (what pool-signals simulated).
+DisaggregatedManifestInput rag_autoscaled_input() {
+  DisaggregatedManifestInput in = rag_input();
+  in.autoscaled = true;
+  in.why_scaling = "pool-signals met the SLO for 13% less";
+  in.prefill.duty_cycle_target_pct = 70;
+  in.prefill.min_replicas = 2;
+  in.prefill.max_replicas = 22;
+  in.decode.queue_threshold = 28.4;
+  in.decode.min_replicas = 2;
+  in.decode.max_replicas = 6;
+  return in;
+}
+
 // "key=value" pieces after a flag, up to the next flag.
 std::map<std::string, std::string> selector_after(const YAML::Node& args, const std::string& flag) {
   std::map<std::string, std::string> out;
@@ -81,6 +103,102 @@ TEST_F(ManifestSchemas, DisaggregatedManifestsValidate) {
   nlohmann::json binding = to_json(YAML::Load(manifests[5].yaml));
   binding["roleRef"]["kind"] = "Roles";
   EXPECT_NE(validate(binding, schema_for(manifests[5].file_name)), 0);
+}
+
+TEST_F(ManifestSchemas, AutoscaledPoolsManifestsValidate) {
+  auto manifests = disaggregated_manifests(rag_autoscaled_input());
+  // The nine of fixed pools, and per pool its Service, ScaledObject and HPA.
+  ASSERT_EQ(manifests.size(), 15u);
+  for (const auto& m : manifests) {
+    nlohmann::json document = to_json(YAML::Load(m.yaml));
+    EXPECT_EQ(validate(document, schema_for(m.file_name)), 0) << m.file_name << "\n" << m.yaml << "\n" << last_log_;
+  }
+}
+
+// Each pool's autoscalers scale that pool's Deployment alone, between its own counts, on its own
+// signal; its Service (the metrics' label) selects exactly its pods; its NodePool holds its most.
+TEST(DisaggregatedManifests, EachPoolIsScaledOnItsOwnSignal) {
+  std::map<std::string, YAML::Node> by_file;
+  for (const auto& m : disaggregated_manifests(rag_autoscaled_input())) by_file[m.file_name] = YAML::Load(m.yaml);
+  for (const auto& [role, most, gpus] : {std::tuple{"prefill", 22, 2}, std::tuple{"decode", 6, 8}}) {
+    const std::string name = std::string("rag-") + role;
+    const YAML::Node deployment = by_file.at(name + "-deployment.yaml");
+    const YAML::Node keda = by_file.at(name + "-keda-scaledobject.yaml");
+    const YAML::Node hpa = by_file.at(name + "-hpa.yaml");
+    const YAML::Node service = by_file.at(name + "-service.yaml");
+    for (const auto& scaler : {keda, hpa}) {
+      EXPECT_EQ(scaler["spec"]["scaleTargetRef"]["kind"].as<std::string>(), "Deployment");
+      EXPECT_EQ(scaler["spec"]["scaleTargetRef"]["name"].as<std::string>(), deployment["metadata"]["name"].as<std::string>());
+      EXPECT_EQ(as_map(scaler["metadata"]["labels"]).at("gpuwise.dev/role"), role);
+    }
+    EXPECT_EQ(keda["spec"]["minReplicaCount"].as<int>(), 2);
+    EXPECT_EQ(keda["spec"]["maxReplicaCount"].as<int>(), most);
+    EXPECT_EQ(hpa["spec"]["minReplicas"].as<int>(), 2);
+    EXPECT_EQ(hpa["spec"]["maxReplicas"].as<int>(), most);
+    EXPECT_EQ(service["spec"]["clusterIP"].as<std::string>(), "None");
+    EXPECT_EQ(as_map(service["spec"]["selector"]), as_map(deployment["spec"]["selector"]["matchLabels"]));
+    EXPECT_EQ(by_file.at(name + "-karpenter-nodepool.yaml")["spec"]["limits"]["nvidia.com/gpu"].as<int>(), most * gpus);
+    const std::string query = keda["spec"]["triggers"][0]["metadata"]["query"].as<std::string>();
+    if (std::string(role) == "prefill") {
+      EXPECT_NE(query.find("DCGM_FI_DEV_GPU_UTIL{pod=~\"rag-prefill-"), std::string::npos) << query;
+      EXPECT_EQ(keda["spec"]["triggers"][0]["metadata"]["threshold"].as<std::string>(), "70");
+    } else {
+      // The pool's vLLM gauges, by the Service the ServiceMonitor labels them with.
+      EXPECT_NE(query.find("vllm:num_requests_waiting{service=\"" + service["metadata"]["name"].as<std::string>() + "\"}"),
+                std::string::npos) << query;
+      EXPECT_EQ(keda["spec"]["triggers"][0]["metadata"]["threshold"].as<std::string>(), "28.4");
+    }
+  }
+  EXPECT_EQ(by_file.at("rag-prefill-deployment.yaml")["spec"]["replicas"].as<int>(), 11);
+}
+
+// The triggers' queries as Prometheus evaluates them (promtool test rules): the prefill query is
+// the sum over the pool's replicas of their GPUs' mean duty cycle (so that KEDA's AverageValue
+// asks ceil(sum / 70) replicas, the HPA's utilization rule), counting no other pod's GPUs; the
+// decode query is the pool's waiting + running requests, no other pool's.
+TEST(DisaggregatedManifests, TriggerQueriesSelectTheirPoolInPrometheus) {
+  if (std::system("command -v promtool >/dev/null 2>&1") != 0) GTEST_FAIL() << "promtool is required (scripts/bootstrap installs it)";
+  std::map<std::string, std::string> query;
+  for (const auto& m : disaggregated_manifests(rag_autoscaled_input()))
+    if (m.file_name.find("keda") != std::string::npos)
+      query[m.file_name.substr(0, m.file_name.find("-keda"))] = YAML::Load(m.yaml)["spec"]["triggers"][0]["metadata"]["query"].as<std::string>();
+  ASSERT_EQ(query.size(), 2u);
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_pool_queries_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "rules.yml") << fmt::format(
+      "groups:\n  - name: pools\n    rules:\n"
+      "      - {{record: prefill_replicas_busy, expr: {}}}\n"
+      "      - {{record: decode_backlog, expr: {}}}\n",
+      nlohmann::json(query.at("rag-prefill")).dump(), nlohmann::json(query.at("rag-decode")).dump());
+  // Two prefill replicas of 2 GPUs (80/60 and 40/40 %), a decode replica's GPUs, a pod of another
+  // Deployment whose name begins alike, and the vLLM gauges of both pools.
+  std::ofstream(dir / "test.yml") <<
+      "rule_files: [rules.yml]\n"
+      "evaluation_interval: 15s\n"
+      "tests:\n"
+      "  - interval: 15s\n"
+      "    input_series:\n"
+      "      - {series: 'DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",pod=\"rag-prefill-7c9d8f6b5d-x2k4q\"}', values: '80x4'}\n"
+      "      - {series: 'DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",pod=\"rag-prefill-7c9d8f6b5d-x2k4q\"}', values: '60x4'}\n"
+      "      - {series: 'DCGM_FI_DEV_GPU_UTIL{gpu=\"2\",pod=\"rag-prefill-7c9d8f6b5d-p9wzt\"}', values: '40x4'}\n"
+      "      - {series: 'DCGM_FI_DEV_GPU_UTIL{gpu=\"3\",pod=\"rag-prefill-7c9d8f6b5d-p9wzt\"}', values: '40x4'}\n"
+      "      - {series: 'DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",pod=\"rag-decode-5f7b9c8d4-abcde\"}', values: '95x4'}\n"
+      "      - {series: 'DCGM_FI_DEV_GPU_UTIL{gpu=\"4\",pod=\"rag-prefill-canary-7c9d8f6b5d-zzzzz\"}', values: '99x4'}\n"
+      "      - {series: 'vllm:num_requests_waiting{service=\"rag-decode\",pod=\"rag-decode-5f7b9c8d4-abcde\"}', values: '3x4'}\n"
+      "      - {series: 'vllm:num_requests_waiting{service=\"rag-decode\",pod=\"rag-decode-5f7b9c8d4-fghij\"}', values: '5x4'}\n"
+      "      - {series: 'vllm:num_requests_running{service=\"rag-decode\",pod=\"rag-decode-5f7b9c8d4-abcde\"}', values: '20x4'}\n"
+      "      - {series: 'vllm:num_requests_running{service=\"rag-decode\",pod=\"rag-decode-5f7b9c8d4-fghij\"}', values: '22x4'}\n"
+      "      - {series: 'vllm:num_requests_waiting{service=\"rag-prefill\",pod=\"rag-prefill-7c9d8f6b5d-x2k4q\"}', values: '7x4'}\n"
+      "      - {series: 'vllm:num_requests_running{service=\"rag-prefill\",pod=\"rag-prefill-7c9d8f6b5d-x2k4q\"}', values: '1x4'}\n"
+      "    promql_expr_test:\n"
+      "      - {expr: prefill_replicas_busy, eval_time: 30s, exp_samples: [{labels: prefill_replicas_busy, value: 110}]}\n"
+      "      - {expr: decode_backlog, eval_time: 30s, exp_samples: [{labels: decode_backlog, value: 50}]}\n";
+  const auto log = dir / "log";
+  int status = std::system(fmt::format("cd {} && promtool test rules test.yml > {} 2>&1", dir.string(), log.string()).c_str());
+  std::ifstream in(log);
+  const std::string said((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(status, 0) << said << "\n" << query.at("rag-prefill") << "\n" << query.at("rag-decode");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(DisaggregatedManifests, PoolsRouterAndServiceFitTogether) {

@@ -30,18 +30,38 @@ std::string backlog_query(const ManifestInput& in, const std::string& name) {
   return fmt::format("sum(nv_inference_pending_request_count{{service=\"{}\"}})", name);
 }
 
+// What the autoscalers read: the backlog, or for a pool on its duty cycle the GPUs' duty cycle
+// summed per replica (each pod's GPUs averaged), so that an AverageValue target asks for
+// ceil(sum / target) replicas: the HPA's utilization rule over the ready replicas (a starting
+// pod's GPUs are idle). dcgm-exporter labels each GPU's series with the pod holding it; a
+// Deployment's pods are named <deployment>-<template hash>-<5 characters>.
+std::string scaling_query(const ManifestInput& in, const std::string& name) {
+  if (in.duty_cycle_target_pct > 0)
+    return fmt::format("sum(DCGM_FI_DEV_GPU_UTIL{{pod=~\"{}-[a-z0-9]{{1,10}}-[a-z0-9]{{5}}\"}}) / {}", name, std::max(1, in.gpus_per_replica));
+  return backlog_query(in, name);
+}
+
+std::string signal_words(const ManifestInput& in) {
+  return in.duty_cycle_target_pct > 0 ? "the replicas' GPU duty cycle (dcgm-exporter)" : "the replicas' queue depth (Prometheus)";
+}
+
+// Pods' labels: the service's, and the pool's role under disaggregation.
+std::string pod_labels(const std::string& service, const std::string& role) {
+  return role.empty() ? fmt::format("gpuwise.dev/service: {}", service) : fmt::format("gpuwise.dev/service: {}, gpuwise.dev/role: {}", service, role);
+}
+
 // Name, labels and the workload both autoscalers scale.
-std::string metadata_and_target(const std::string& name, const ScaleTarget& target) {
+std::string metadata_and_target(const ManifestInput& in, const std::string& name, const ScaleTarget& target) {
   return fmt::format(
       "metadata:\n"
       "  name: {0}\n"
-      "  labels: {{app.kubernetes.io/managed-by: gpuwise, gpuwise.dev/service: {0}}}\n"
+      "  labels: {{app.kubernetes.io/managed-by: gpuwise, {3}}}\n"
       "spec:\n"
       "  scaleTargetRef:\n"
       "    apiVersion: {1}\n"
       "    kind: {2}\n"
       "    name: {0}\n",
-      name, target.api_version, target.kind);
+      name, target.api_version, target.kind, pod_labels(in.role.empty() ? name : dns_label(in.service), in.role));
 }
 
 std::string behavior(const ManifestInput& in, const std::string& indent) {
@@ -63,13 +83,6 @@ std::string behavior(const ManifestInput& in, const std::string& indent) {
 
 // Default images, pinned: the vLLM release the precision table cites, and a Triton release.
 constexpr const char* kTritonImage = "nvcr.io/nvidia/tritonserver:24.05-py3";
-
-// Copies the versioned weights from object storage into the pod's volume before the server
-// starts: the image carries the server, never the weights.
-// Pods' labels: the service's, and the pool's role under disaggregation.
-std::string pod_labels(const std::string& service, const std::string& role) {
-  return role.empty() ? fmt::format("gpuwise.dev/service: {}", service) : fmt::format("gpuwise.dev/service: {}, gpuwise.dev/role: {}", service, role);
-}
 
 std::string deployment(const ManifestInput& in, const std::string& service_name) {
   const std::string name = in.role.empty() ? service_name : service_name + "-" + in.role;
@@ -372,8 +385,10 @@ std::string service_manifest(const ManifestInput& in, const std::string& role_se
 }
 
 std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleTarget& target) {
-  const std::string name = dns_label(in.service);
+  const std::string name = in.role.empty() ? dns_label(in.service) : dns_label(in.service) + "-" + in.role;
   const bool waiting_only = !in.llm;
+  const bool duty = in.duty_cycle_target_pct > 0;
+  const double threshold = duty ? in.duty_cycle_target_pct : in.queue_threshold;
   std::vector<Manifest> out;
   if (in.min_replicas == 0) {
     out.push_back({name + "-keda-httpscaledobject.yaml", http_scaled_object(in, name),
@@ -384,9 +399,17 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
     keda += fmt::format("# Threshold: {}.\n", in.why_threshold);
     keda += fmt::format("# minReplicaCount {}: {}.\n", in.min_replicas, in.why_min);
     if (!in.schedule.empty()) keda += fmt::format("# Cron triggers ({}): {}.\n", in.timezone, in.why_schedule);
-    keda += fmt::format("# Kept warm: scaling to zero would need the HTTP add-on's interceptor in the request path (a cold start\n"
-                        "# takes {:.0f} s); cooldownPeriod {:.0f} s applies only to zero.\n",
-                        in.cold_start_s, in.cooldown_s);
+    if (duty)
+      keda += fmt::format("# The duty cycle comes from dcgm-exporter's per-GPU series, labelled with the pod holding the GPU (pod;\n"
+                          "# scraped with honorLabels: false, Prometheus renames it exported_pod: use that label then). {}\n",
+                          kDcgmPodLabelSource);
+    if (!in.role.empty())
+      keda += "# Never to zero: the router sends prompts and decodings to the pools' pods directly, so no interceptor can\n"
+              "# hold a request while a pool wakes.\n";
+    else
+      keda += fmt::format("# Kept warm: scaling to zero would need the HTTP add-on's interceptor in the request path (a cold start\n"
+                          "# takes {:.0f} s); cooldownPeriod {:.0f} s applies only to zero.\n",
+                          in.cold_start_s, in.cooldown_s);
     keda += fmt::format(
         "apiVersion: keda.sh/v1alpha1\n"
         "kind: ScaledObject\n"
@@ -406,9 +429,9 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
         "        query: {7}\n"
         "        threshold: {8}\n"
         "        activationThreshold: \"0\"\n",
-        metadata_and_target(name, target), static_cast<long long>(in.polling_interval_s), static_cast<long long>(std::ceil(in.cooldown_s)), in.min_replicas,
-        in.max_replicas, behavior(in, "      "), yaml_quoted(in.prometheus_url), yaml_quoted(backlog_query(in, name)),
-        yaml_quoted(fmt::format("{:.3g}", in.queue_threshold)));
+        metadata_and_target(in, name, target), static_cast<long long>(in.polling_interval_s), static_cast<long long>(std::ceil(in.cooldown_s)), in.min_replicas,
+        in.max_replicas, behavior(in, "      "), yaml_quoted(in.prometheus_url), yaml_quoted(scaling_query(in, name)),
+        yaml_quoted(fmt::format("{:.3g}", threshold)));
     // The schedule's triggers: each active from its start to its end, the HPA taking the
     // largest count any trigger asks.
     for (const auto& w : in.schedule)
@@ -421,14 +444,14 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
           "        desiredReplicas: {4}\n",
           w.note, yaml_quoted(in.timezone), yaml_quoted(w.start), yaml_quoted(w.end), yaml_quoted(std::to_string(w.replicas)));
     out.push_back({name + "-keda-scaledobject.yaml", keda,
-                   in.schedule.empty() ? fmt::format("scales {}..{} on the replicas' queue depth (Prometheus)", in.min_replicas, in.max_replicas)
-                                       : fmt::format("scales {}..{} on the replicas' queue depth (Prometheus) and {} cron window(s) "
+                   in.schedule.empty() ? fmt::format("scales {}..{} on {}", in.min_replicas, in.max_replicas, signal_words(in))
+                                       : fmt::format("scales {}..{} on {} and {} cron window(s) "
                                                      "that start replicas ahead of the traffic's hours ({})",
-                                                     in.min_replicas, in.max_replicas, in.schedule.size(), in.timezone)});
+                                                     in.min_replicas, in.max_replicas, signal_words(in), in.schedule.size(), in.timezone)});
   }
 
   std::string hpa = manifest_header(in, "HorizontalPodAutoscaler (autoscaling/v2) on an external metric, the alternative without KEDA");
-  hpa += fmt::format("# The metric comes from prometheus-adapter with this query: {}\n", backlog_query(in, name));
+  hpa += fmt::format("# The metric comes from prometheus-adapter with this query: {}\n", scaling_query(in, name));
   hpa += fmt::format("# Target: {}. An HPA cannot scale to zero (minReplicas >= 1).\n", in.why_threshold);
   // One count throughout needs no job: it is the floor.
   const int hpa_min = std::max({1, in.min_replicas, !in.schedule.empty() && in.schedule_changes.empty() ? in.schedule.front().replicas : 0});
@@ -459,11 +482,13 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
       "          type: AverageValue\n"
       "          averageValue: {4}\n"
       "{5}",
-      name, hpa_min, in.max_replicas, waiting_only ? "requests_pending" : "requests_waiting_or_running",
-      yaml_quoted(quantity(in.queue_threshold)), behavior(in, "  "), metadata_and_target(name, target));
+      name, hpa_min, in.max_replicas, duty ? "gpu_duty_cycle_pct_summed_per_replica" : waiting_only ? "requests_pending" : "requests_waiting_or_running",
+      yaml_quoted(quantity(threshold)), behavior(in, "  "), metadata_and_target(in, name, target));
+  const std::string signal = duty ? "duty-cycle" : "queue-depth";
   out.push_back({name + "-hpa.yaml", hpa,
-                 in.schedule_changes.empty() ? "the same queue-depth signal without KEDA (never below 1 replica)"
-                                             : "the same queue-depth signal without KEDA (never below 1 replica), its floor set by the schedule's CronJobs"});
+                 in.schedule_changes.empty() ? fmt::format("the same {} signal without KEDA (never below 1 replica)", signal)
+                                             : fmt::format("the same {} signal without KEDA (never below 1 replica), its floor set by the "
+                                                           "schedule's CronJobs", signal)});
   for (auto& m : hpa_schedule_manifests(in)) out.push_back(std::move(m));
 
   return out;

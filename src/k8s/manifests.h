@@ -24,6 +24,9 @@ struct ManifestInput {
   bool llm = false;
   // Scaling.
   double queue_threshold = 1;       // requests queued or in service per replica
+  // Above 0: scale on the replicas' GPU duty cycle instead (DCGM_FI_DEV_GPU_UTIL, % per replica),
+  // for a pool busy in proportion to its load (a disaggregated prefill pool).
+  double duty_cycle_target_pct = 0;
   int min_replicas = 1;             // 0: scale to zero pays
   int max_replicas = 1;
   int peak_replicas = 1;
@@ -83,6 +86,11 @@ inline constexpr const char* kKedaHttpAddOnSource =
     "KEDA HTTP add-on, HTTPScaledObject http.keda.sh/v1alpha1 (github.com/kedacore/http-add-on, "
     "docs/ref and config/crd/bases/http.keda.sh_httpscaledobjects.yaml, read 2026-12-04)";
 
+// Where the duty-cycle query's pod label comes from.
+inline constexpr const char* kDcgmPodLabelSource =
+    "Source: NVIDIA/dcgm-exporter, Kubernetes pod mapping (labels pod, namespace, container) and issue #85 on exported_pod "
+    "(read 2026-12-06).";
+
 // The serving image for LLMs unless the spec names one (services[].scaling.image).
 inline constexpr const char* kVllmImage = "vllm/vllm-openai:v0.9.2";
 
@@ -126,7 +134,8 @@ struct ScaleTarget {
   std::string kind = "Deployment";
 };
 // The autoscalers of a service kept warm or scaled to zero (min_replicas 0: the HTTP add-on's
-// HTTPScaledObject, a Deployment only), and the HPA alternative, on the queue-depth signal.
+// HTTPScaledObject, a Deployment only), and the HPA alternative, on the queue-depth signal (or
+// the duty cycle). With a role, those of that pool's Deployment, named as it is.
 std::vector<Manifest> autoscaler_manifests(const ManifestInput& input, const ScaleTarget& target);
 
 // The Deployment of one pool (its name: the service's, with "-prefill" or "-decode" for a role).

@@ -8,6 +8,7 @@
 #include "core/formatting.h"
 #include "core/money.h"
 #include "core/numbers.h"
+#include "core/text.h"
 #include "k8s/cron_windows.h"
 #include "k8s/disaggregated_manifests.h"
 #include "k8s/multi_node_manifests.h"
@@ -67,9 +68,48 @@ std::optional<Error> fill_pod(ManifestInput& in, const Spec& spec, const Service
   return size_pod(in, offering, per_node, spec, service);
 }
 
-// A disaggregated plan: each pool at the counts the plan verified, the vLLM Router in front.
-Result<std::vector<Manifest>> disaggregated_plan_manifests(const Spec& spec, const ServiceSpec& service, const ServicePlan& plan,
-                                                           const PlanSpecOptions& plan_options, int token_budget) {
+// Whether to scale the pools, and how: the pools simulated over the service's traffic fixed at
+// the plan's counts, on queue depth each, and on their own signals (the prefill pool's duty
+// cycle, the decode pool's queue depth); the cheaper of the two that meets the SLO for at least
+// 1% less than fixed pools (or where fixed pools miss it) is written.
+const PolicyOutcome* choose_pool_scaling(const ScalingReport& r, std::string& why) {
+  const PolicyOutcome* fixed = r.policy("static-peak");
+  if (!fixed || r.pools.size() != 2) {
+    why = "the pools were not simulated over the traffic: kept at the plan's counts";
+    return nullptr;
+  }
+  const PolicyOutcome* chosen = nullptr;
+  for (const char* name : {"pool-signals", "queue-depth"}) {
+    const PolicyOutcome* p = r.policy(name);
+    if (p && p->meets_slo && !p->below_min_replicas && (p->usd < 0.99 * fixed->usd || !fixed->meets_slo) &&
+        (!chosen || p->usd < chosen->usd))
+      chosen = p;
+  }
+  const std::string span = fmt::format("{:.0f} h of this service's traffic", r.duration_s / 3600);
+  auto figures = [&](const PolicyOutcome& p) {
+    return fmt::format("{} ({:.2f}% within the SLO, {}/month, {:.1f} + {:.1f} replicas on average)", p.name, p.slo_attainment * 100,
+                       format_usd(p.usd_per_month), p.pools[0].mean_ready, p.pools[1].mean_ready);
+  };
+  if (chosen)
+    why = fmt::format("simulated over {}, scaling each pool on its own met the SLO for less: {} against the fixed pools' {}/month{}",
+                      span, figures(*chosen), format_usd(fixed->usd_per_month),
+                      fixed->meets_slo ? "" : fmt::format(" (which missed it, {:.2f}%)", fixed->slo_attainment * 100));
+  if (chosen) return chosen;
+  std::vector<std::string> verdicts;
+  for (const char* name : {"pool-signals", "queue-depth"})
+    if (const PolicyOutcome* p = r.policy(name))
+      verdicts.push_back(figures(*p) + (!p->meets_slo ? " misses the SLO" : p->usd >= fixed->usd ? " costs more" : " saves under 1%"));
+  why = fmt::format("simulated over {}, no autoscaler is written: the fixed pools cost {}/month ({:.2f}% within the SLO); {}", span,
+                    format_usd(fixed->usd_per_month), fixed->slo_attainment * 100, join_list(verdicts));
+  return nullptr;
+}
+
+// A disaggregated plan: each pool at the counts the plan verified, the vLLM Router in front, and
+// each pool's autoscaler where scaling the pools pays.
+Result<std::vector<Manifest>> disaggregated_plan_manifests(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
+                                                           const ServicePlan& plan, const PlanSpecOptions& plan_options,
+                                                           const VerifyOptions& verify, const std::string& prometheus_url) {
+  const int token_budget = verify.prefill_chunk_tokens;
   const PlanOption& best = *plan.best;
   const DecodePool& decode = *best.decode;
   auto pool = [&](const Configuration& config, int replicas, int instances) -> Result<ManifestInput> {
@@ -92,6 +132,39 @@ Result<std::vector<Manifest>> disaggregated_plan_manifests(const Spec& spec, con
   DisaggregatedManifestInput in;
   in.prefill = prefill.value();
   in.decode = decoding.value();
+  ServiceSpec scaled = service;
+  scaled.scaling.policies = {"static-peak", "queue-depth", "pool-signals"};
+  ScalingPlanOptions options;
+  options.calibration = verify.build.calibration;
+  options.seed = plan_options.seed;
+  auto report = scale_layout(catalog, spec, scaled, options, best, verify);
+  if (!report.ok()) return report.error();
+  const ScalingReport& r = report.value();
+  if (const PolicyOutcome* p = choose_pool_scaling(r, in.why_scaling)) {
+    in.autoscaled = true;
+    ManifestInput* pools[] = {&in.prefill, &in.decode};
+    for (size_t i = 0; i < 2; ++i) {
+      ManifestInput& pool = *pools[i];
+      const PolicyOutcome::Pool& outcome = p->pools[i];
+      const bool duty = p->name == "pool-signals" && i == 0;
+      (duty ? pool.duty_cycle_target_pct : pool.queue_threshold) = outcome.target;
+      pool.min_replicas = outcome.min_replicas;
+      pool.max_replicas = outcome.max_replicas;
+      pool.why_min = fmt::format("the service's min_replicas ({}), as each pool was simulated", outcome.min_replicas);
+      pool.why_threshold =
+          duty ? fmt::format("{:.3g}% GPU duty cycle per replica (scaling.targets.gpu_duty_cycle_pct): a prefill replica is busy in "
+                             "proportion to the prompts it computes; simulated {} over {:.0f} h: {:.1f} replicas on average, at most {}",
+                             outcome.target, p->name, r.duration_s / 3600, outcome.mean_ready, outcome.peak_ready)
+               : fmt::format("{:.3g} requests {} per replica = the pool's share of the peak rate x the time a request spends in it "
+                             "at the peak; simulated {} over {:.0f} h: {:.1f} replicas on average, at most {}",
+                             outcome.target, i == 0 ? "queued for or in prefill" : "waiting for their KV or decoding", p->name,
+                             r.duration_s / 3600, outcome.mean_ready, outcome.peak_ready);
+      pool.polling_interval_s = service.scaling.interval_s;
+      pool.scale_down_window_s = service.scaling.scale_down_window_s;
+      pool.scale_up_window_s = service.scaling.scale_up_window_s;
+      pool.prometheus_url = prometheus_url;
+    }
+  }
   in.link = fmt::format("{} at {:.4g} Gb/s per GPU", decode.link, decode.link_gbps_per_gpu);
   in.why_layout = best.simulated ? fmt::format("prefill:decode GPUs {}, simulated TTFT p99 {:.3g} s and TPOT p99 {:.3g} s at the peak",
                                                best.layout(), best.simulated->ttft_p99_s, best.simulated->tpot_p99_s)
@@ -111,7 +184,7 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     if (!plan.feasible || !plan.best) continue;
     ServiceSpec service = spec.services[i];
     if (plan.best->disaggregated()) {
-      auto pools = disaggregated_plan_manifests(spec, service, plan, plan_options, verify.prefill_chunk_tokens);
+      auto pools = disaggregated_plan_manifests(catalog, spec, service, plan, plan_options, verify, prometheus_url);
       if (!pools.ok()) return pools.error();
       for (auto& m : pools.value()) manifests.push_back(std::move(m));
       continue;
