@@ -177,11 +177,11 @@ std::string across_shapes(const ScalingStudy& study) {
   const PolicyOutcome& p = best.policies[static_cast<size_t>(best.recommended)];
   text += fmt::format(" Cheapest that meets the SLO: {} on {}{} at {}/month", p.name, layout_name(best.plan),
                       best.plan.decode ? "" : " replicas", format_usd(p.usd_per_month));
-  const ScalingReport& plan = study.shapes.front();
-  if (study.best_shape > 0 && plan.recommended >= 0) {
+  const ScalingReport& plan = study.shapes[static_cast<size_t>(study.plan_shape)];
+  if (study.best_shape != study.plan_shape && plan.recommended >= 0) {
     const PolicyOutcome& q = plan.policies[static_cast<size_t>(plan.recommended)];
-    text += fmt::format(", against {} on the plan's {} replicas at {}/month ({:.0f}% less)", q.name, layout_name(plan.plan),
-                        format_usd(q.usd_per_month), 100 * (1 - p.usd / q.usd));
+    text += fmt::format(", against {} on the plan's {}{} at {}/month ({:.0f}% less)", q.name, layout_name(plan.plan),
+                        plan.plan.decode ? "" : " replicas", format_usd(q.usd_per_month), 100 * (1 - p.usd / q.usd));
   }
   return text + ".";
 }
@@ -199,7 +199,9 @@ void add_layout(ScaleOutput& out, const ServiceSpec& service, const ScalingStudy
                           r.pools[0].peak_replicas, r.pools[1].peak_replicas, batching_name(plan.config.batching), plan.offering->cloud,
                           plan.offering->instance_type, pricing_name(plan.pricing), r.pools[0].usd_per_replica_hour,
                           r.pools[1].usd_per_replica_hour);
-  if (study.shapes.size() > 1) replica = (k == 0 ? "the plan's layout, " : "another layout, ") + replica;
+  if (study.shapes.size() > 1)
+    replica = (static_cast<int>(k) == study.plan_shape ? "the plan's layout, " : k == 0 ? "the one-pool plan's layout, " : "another layout, ") +
+              replica;
   Table table = policy_table(r);
   std::string headline = fmt::format("{}: {}; traffic {}; {:.1f} h simulated; cold start {:.0f} s ({:.0f} s on a warm node)",
                                      service.name, replica, r.traffic, r.duration_s / 3600, r.start_s, r.warm_start_s);
@@ -279,6 +281,7 @@ void add_service(ScaleOutput& out, const ServiceSpec& service, const ScalingStud
   json others = json::array();
   for (size_t k = 1; k < study.shapes.size(); ++k) others.push_back(shape_json(study.shapes[k]));
   entry["other_shapes"] = others;
+  entry["plan_shape"] = study.plan_shape;
   entry["recommended_shape"] = nullptr;
   if (study.best_shape >= 0) {
     const ScalingReport& best = study.shapes[static_cast<size_t>(study.best_shape)];

@@ -114,17 +114,23 @@ struct ScalingPlanOptions {
   // Run `scheduled` too wherever the traffic runs on an hourly curve (a profile, or a peak above
   // the average), named or not; skipped on other traffic.
   bool scheduled_on_hourly_traffic = false;
+  // Weigh disaggregated prefill and decode pools as `gpuwise plan` does: scaled as a layout of
+  // their own where the plan picks them, the spec's deployment asks for them, or more layouts are
+  // asked for than one-pool ones fill. Off: one-pool layouts only (plan_scaling).
+  bool pools = true;
   // Called from the threads that simulate the policies (at once when jobs > 1).
   std::function<void(const std::string& policy, long long admitted)> on_progress;
 };
 
 
-// Policies on up to `shapes` replica layouts: the plan's, then the next cheapest distinct
+// Policies on up to `shapes` replica layouts: the one-pool plan's, then the next cheapest distinct
 // accelerator / tensor-parallel layouts, each at the fewest replicas the simulation accepts at
-// peak (a pool of small replicas can follow demand more closely than one of large replicas).
+// peak (a pool of small replicas can follow demand more closely than one of large replicas), and
+// disaggregated pools where ScalingPlanOptions::pools says.
 struct ScalingStudy {
-  std::vector<ScalingReport> shapes;  // the plan's layout first
+  std::vector<ScalingReport> shapes;  // the one-pool plan's layout first
   int best_shape = -1;                // whose recommended policy costs least; -1 when none meets the SLO
+  int plan_shape = 0;                 // the layout `gpuwise plan` picks: the pools' where it picks them
 };
 Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
                                    const ScalingPlanOptions& options);
@@ -144,7 +150,7 @@ std::string disaggregated_deployment_note(const ServiceSpec& service, const Plan
 std::vector<int> schedule_by_minute(const PolicyOutcome& scheduled);
 std::vector<CronWindow> schedule_windows(const PolicyOutcome& scheduled);
 
-// The plan's layout alone (planned and verified with default options).
+// The one-pool plan's layout alone (planned and verified with default options).
 Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, const ServiceSpec& service,
                                    const ScalingPlanOptions& options);
 

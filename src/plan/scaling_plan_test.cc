@@ -2,6 +2,7 @@
 // weekday-only dev endpoint, a cluster at 95% at peak and 20% at night. Checks the outcomes the
 // examples promise and the arithmetic behind them (GPU-hours, weekend dollars).
 #include "plan/scaling_plan.h"
+#include "plan/plan_spec.h"
 #include "plan/scale_spec.h"
 
 #include <gtest/gtest.h>
@@ -253,6 +254,7 @@ TEST(ScalingPlan, ADisaggregatedDeploymentIsScaledAsPoolsOnTheirOwnSignals) {
   ASSERT_TRUE(study.ok()) << study.error().to_string();
   ASSERT_EQ(study.value().shapes.size(), 2u);
   EXPECT_FALSE(study.value().shapes[0].plan.disaggregated());
+  EXPECT_EQ(study.value().plan_shape, 1);  // `gpuwise plan` picks the pools here
   const ScalingReport& r = study.value().shapes[1];
   ASSERT_TRUE(r.plan.disaggregated());
   ASSERT_EQ(r.pools.size(), 2u);
@@ -288,6 +290,36 @@ TEST(ScalingPlan, ADisaggregatedDeploymentIsScaledAsPoolsOnTheirOwnSignals) {
     apart = apart || ((a[0] != b[0]) != (a[1] != b[1]));
   }
   EXPECT_TRUE(apart);
+}
+
+// Where `gpuwise plan` picks disaggregated pools though the spec's deployment does not ask for
+// them (examples/rag-long-prompts.yaml: 6,000-token prompts at 16/s), scale studies the layout
+// the plan recommends, named as the plan's; plan_scaling keeps to the one-pool plan.
+TEST(ScalingPlan, ThePoolsThePlanPicksAreScaledUnasked) {
+  Spec spec = scaling_example("rag-long-prompts.yaml");
+  spec.services.front().scaling.policies = {"static-peak"};
+  const ServiceSpec& service = spec.services.front();
+  ASSERT_FALSE(service.deployment && service.deployment->disaggregation);
+  ScalingPlanOptions options;
+  options.duration_s = 600;
+  auto study = study_scaling(scaling_catalog(), spec, service, options);
+  ASSERT_TRUE(study.ok()) << study.error().to_string();
+  ASSERT_EQ(study.value().shapes.size(), 2u);
+  EXPECT_EQ(study.value().plan_shape, 1);
+  const ScalingReport& pools = study.value().shapes[1];
+  ASSERT_TRUE(pools.plan.disaggregated());
+  // The plan's pools at the plan's price.
+  PlanSpecOptions plain;
+  auto planned = plan_spec(scaling_catalog(), spec, plain);
+  ASSERT_TRUE(planned.ok()) << planned.error().to_string();
+  const PlanOption& best = *planned.value().services.front().best;
+  ASSERT_TRUE(best.disaggregated());
+  EXPECT_EQ(pools.plan.replicas, best.replicas);
+  EXPECT_EQ(pools.plan.decode->replicas, best.decode->replicas);
+  EXPECT_NEAR(policy(pools, "static-peak").usd_per_month, best.usd_per_month(), 1e-6 * best.usd_per_month());
+  auto one = plan_scaling(scaling_catalog(), spec, service, options);
+  ASSERT_TRUE(one.ok()) << one.error().to_string();
+  EXPECT_FALSE(one.value().plan.disaggregated());
 }
 
 // Replicas slower to start (8 minutes: weights at 50 MB/s) than the morning ramp arrives: queue

@@ -59,19 +59,21 @@ Result<ScalingStudy> study_scaling(const Catalog& catalog, const Spec& spec, con
     if (verified) layouts.push_back(*verified);
   }
   const PlanOption* pools = nullptr;
-  if (model.arch.kind == ModelKind::decoder &&
-      ((service.deployment && service.deployment->disaggregation) || static_cast<int>(layouts.size()) < wanted)) {
+  ScalingStudy study;
+  if (options.pools && model.arch.kind == ModelKind::decoder && service.batching != Batching::none) {
     PlannerOptions split = planner;
     split.consider_disaggregated = true;
     ServicePlan pooled = plan_service(catalog, spec, service, split);
     verify_plan(catalog, spec, service, pooled, verify);
     judge_disaggregation(catalog, spec, service, pooled, split, &verify);
-    if (pooled.disaggregated && pooled.disaggregated->simulated && pooled.disaggregated->simulated->meets) {
+    const bool planned = pooled.best && pooled.best->disaggregated();
+    const bool asked = (service.deployment && service.deployment->disaggregation) || static_cast<int>(layouts.size()) < wanted;
+    if ((planned || asked) && pooled.disaggregated && pooled.disaggregated->simulated && pooled.disaggregated->simulated->meets) {
       layouts.push_back(*pooled.disaggregated);
       pools = &layouts.back();
+      if (planned) study.plan_shape = static_cast<int>(layouts.size()) - 1;
     }
   }
-  ScalingStudy study;
   const std::string note = disaggregated_deployment_note(service, pools);
   for (const auto& layout : layouts) {
     auto report = scale_layout(catalog, spec, service, options, layout, verify);
@@ -93,6 +95,7 @@ Result<ScalingReport> plan_scaling(const Catalog& catalog, const Spec& spec, con
                                    const ScalingPlanOptions& options) {
   ScalingPlanOptions one = options;
   one.shapes = 1;
+  one.pools = false;
   auto study = study_scaling(catalog, spec, service, one);
   if (!study.ok()) return study.error();
   return std::move(study.value().shapes.front());
