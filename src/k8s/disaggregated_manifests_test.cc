@@ -57,11 +57,11 @@ DisaggregatedManifestInput rag_input() {
 DisaggregatedManifestInput rag_autoscaled_input() {
   DisaggregatedManifestInput in = rag_input();
   in.autoscaled = true;
-  in.why_scaling = "pool-signals met the SLO for 13% less";
+  in.why_scaling = "pool-signals met the SLO for 18% less";
   in.prefill.duty_cycle_target_pct = 70;
   in.prefill.min_replicas = 2;
   in.prefill.max_replicas = 22;
-  in.decode.queue_threshold = 28.4;
+  in.decode.queue_threshold = 56.8;
   in.decode.min_replicas = 2;
   in.decode.max_replicas = 6;
   return in;
@@ -146,7 +146,7 @@ TEST(DisaggregatedManifests, EachPoolIsScaledOnItsOwnSignal) {
       // The pool's vLLM gauges, by the Service the ServiceMonitor labels them with.
       EXPECT_NE(query.find("vllm:num_requests_waiting{service=\"" + service["metadata"]["name"].as<std::string>() + "\"}"),
                 std::string::npos) << query;
-      EXPECT_EQ(keda["spec"]["triggers"][0]["metadata"]["threshold"].as<std::string>(), "28.4");
+      EXPECT_EQ(keda["spec"]["triggers"][0]["metadata"]["threshold"].as<std::string>(), "56.8");
     }
   }
   EXPECT_EQ(by_file.at("rag-prefill-deployment.yaml")["spec"]["replicas"].as<int>(), 11);

@@ -153,6 +153,7 @@ void place_disaggregated(PlanOption& option, int prefill_replicas, int decode_re
   DecodePool& decode = *option.decode;
   option.needed_replicas = prefill_replicas;
   option.replicas = std::max(prefill_replicas, option.min_nodes);
+  decode.needed_replicas = decode_replicas;
   decode.replicas = std::max(decode_replicas, option.min_nodes);
   const int prefill_nodes = std::max(option.nodes_for(option.replicas, option.config.tensor_parallel), option.min_nodes);
   const int decode_nodes = std::max(option.nodes_for(decode.replicas, decode.config.tensor_parallel), option.min_nodes);

@@ -72,6 +72,7 @@ struct SimulatedCheck {
 struct DecodePool {
   Configuration config;   // the same accelerator as the prefill pool
   int replicas = 0;
+  int needed_replicas = 0; // what the load needs (replicas adds the availability rule's)
   std::string link;       // what carries the KV: infiniband, efa, roce, tcp
   double link_gbps_per_gpu = 0;
   ServiceLevel prefill_level, decode_level;  // each pool at peak

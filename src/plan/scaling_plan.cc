@@ -574,10 +574,11 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   if (targets.concurrency <= 0) targets.concurrency = std::max(0.5, targets.capacity_at_limit_rps * targets.measured_service_s);
   if (!layout.pools.empty()) {
     // What each pool holds per replica at peak, where the plan sized its count: its share of the
-    // peak rate by Little's law on the time a request spends in it in the simulation at the peak
-    // rate that verified the plan (a prompt in the prefill pool until its first token, queued
-    // then computed; a request in the decode pool for the rest); the static run's means cover
-    // the traffic's whole span, mostly below the peak.
+    // peak rate over the replicas the load needs (not those min_replicas adds: a pool held at its
+    // floor would otherwise be asked for one more at every burst), by Little's law on the time a
+    // request spends in it in the simulation at the peak rate that verified the plan (a prompt in
+    // the prefill pool until its first token, queued then computed; a request in the decode pool
+    // for the rest); the static run's means cover the traffic's whole span, mostly below the peak.
     const double peak = service.traffic.peak_rps;
     const bool at_peak = best.simulated && best.simulated->ttft_mean_s > 0;
     const double ttft_s = at_peak ? best.simulated->ttft_mean_s : fixed.mean_ttft_s;
@@ -588,7 +589,9 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
     targets.pool_prefill_compute_s = computing_s;
     targets.pool_decode_s = in_decode_s;
     for (size_t p = 0; p < layout.pools.size(); ++p) {
-      const double per_replica = peak / std::max(1, layout.pools[p].static_replicas);
+      const int needed = p == 0 ? best.needed_replicas : best.decode ? best.decode->needed_replicas : 0;
+      const int sized = needed > 0 ? std::min(needed, layout.pools[p].static_replicas) : layout.pools[p].static_replicas;
+      const double per_replica = peak / std::max(1, sized);
       targets.pool_queue[p] = scaling.queue_depth_target > 0 ? scaling.queue_depth_target
                                                              : std::max(1.0, per_replica * (p == 0 ? in_prefill_s : in_decode_s));
       targets.pool_concurrency[p] = scaling.concurrency_target > 0 ? scaling.concurrency_target

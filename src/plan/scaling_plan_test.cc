@@ -294,10 +294,13 @@ TEST(ScalingPlan, ADisaggregatedDeploymentIsScaledAsPoolsOnTheirOwnSignals) {
 
 // Where `gpuwise plan` picks disaggregated pools though the spec's deployment does not ask for
 // them (examples/rag-long-prompts.yaml: 6,000-token prompts at 16/s), scale studies the layout
-// the plan recommends, named as the plan's; plan_scaling keeps to the one-pool plan.
+// the plan recommends, named as the plan's; plan_scaling keeps to the one-pool plan. Its decode
+// pool is held at min_replicas (two) where the load needs one: its queue-depth target counts the
+// one, so at a steady peak it is never asked for a third (it was, at every burst, when the target
+// was the peak's share of two).
 TEST(ScalingPlan, ThePoolsThePlanPicksAreScaledUnasked) {
   Spec spec = scaling_example("rag-long-prompts.yaml");
-  spec.services.front().scaling.policies = {"static-peak"};
+  spec.services.front().scaling.policies = {"static-peak", "queue-depth"};
   const ServiceSpec& service = spec.services.front();
   ASSERT_FALSE(service.deployment && service.deployment->disaggregation);
   ScalingPlanOptions options;
@@ -317,6 +320,11 @@ TEST(ScalingPlan, ThePoolsThePlanPicksAreScaledUnasked) {
   EXPECT_EQ(pools.plan.replicas, best.replicas);
   EXPECT_EQ(pools.plan.decode->replicas, best.decode->replicas);
   EXPECT_NEAR(policy(pools, "static-peak").usd_per_month, best.usd_per_month(), 1e-6 * best.usd_per_month());
+  ASSERT_EQ(best.decode->needed_replicas, 1);
+  ASSERT_EQ(best.decode->replicas, service.min_replicas);
+  const PolicyOutcome& queue = policy(pools, "queue-depth");
+  EXPECT_EQ(queue.pools[1].peak_ready, service.min_replicas);
+  EXPECT_TRUE(queue.meets_slo);
   auto one = plan_scaling(scaling_catalog(), spec, service, options);
   ASSERT_TRUE(one.ok()) << one.error().to_string();
   EXPECT_FALSE(one.value().plan.disaggregated());
