@@ -58,6 +58,7 @@ struct SimulatedCheck {
   double latency_p50_s = 0, latency_p99_s = 0, ttft_p99_s = 0, tpot_p99_s = 0, slo_attainment = 0;
   double latency_mean_s = 0, ttft_mean_s = 0, wait_mean_s = 0;  // what a request spends where, at peak
   double duty_cycle = 0;      // mean share of time the replicas spent in steps (what `simulate` calls busy)
+  double prefill_duty_cycle = 0;  // disaggregated: the prefill pool's replicas' mean share
   // Spot plans: one spot node reclaimed during the run, its replicas back after the cold start.
   bool reclaimed = false;
   int reclaim_replicas = 0;

@@ -73,6 +73,8 @@ json option_json(const PlanOption& o, const ServicePlan& p, bool llm) {
       s["ttft_p99_s"] = o.simulated->ttft_p99_s;
       s["tpot_p99_s"] = o.simulated->tpot_p99_s;
     }
+    if (o.simulated->duty_cycle > 0) s["duty_cycle"] = o.simulated->duty_cycle;
+    if (o.simulated->prefill_duty_cycle > 0) s["prefill_duty_cycle"] = o.simulated->prefill_duty_cycle;
     if (!o.simulated->meets) s["missed"] = o.simulated->miss;
     if (o.simulated->reclaimed) {
       const SimulatedCheck& c = *o.simulated;

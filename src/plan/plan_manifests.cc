@@ -152,9 +152,11 @@ Result<std::vector<Manifest>> disaggregated_plan_manifests(const Catalog& catalo
       pool.max_replicas = outcome.max_replicas;
       pool.why_min = fmt::format("the service's min_replicas ({}), as each pool was simulated", outcome.min_replicas);
       pool.why_threshold =
-          duty ? fmt::format("{:.3g}% GPU duty cycle per replica (scaling.targets.gpu_duty_cycle_pct): a prefill replica is busy in "
-                             "proportion to the prompts it computes; simulated {} over {:.0f} h: {:.1f} replicas on average, at most {}",
-                             outcome.target, p->name, r.duration_s / 3600, outcome.mean_ready, outcome.peak_ready)
+          duty ? fmt::format("{:.3g}% GPU duty cycle per replica ({}): a prefill replica is busy in proportion to the prompts it "
+                             "computes; simulated {} over {:.0f} h: {:.1f} replicas on average, at most {}",
+                             outcome.target, service.scaling.duty_cycle_target_given ? "scaling.targets.gpu_duty_cycle_pct"
+                                                                                      : "its replicas' duty cycle where the plan's count met the SLO at the peak",
+                             p->name, r.duration_s / 3600, outcome.mean_ready, outcome.peak_ready)
                : fmt::format("{:.3g} requests {} per replica = the pool's share of the peak rate x the time a request spends in it "
                              "at the peak; simulated {} over {:.0f} h: {:.1f} replicas on average, at most {}",
                              outcome.target, i == 0 ? "queued for or in prefill" : "waiting for their KV or decoding", p->name,

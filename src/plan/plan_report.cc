@@ -178,8 +178,9 @@ class PlanReportBuilder {
                               : fmt::format("p99 {:.1f} ms", b.simulated->latency_p99_s * 1e3),
                           b.simulated->slo_attainment * 100);
     if (b.simulated && b.simulated->duty_cycle > 0)
-      out_ += fmt::format("  GPUs in steps {:.0f}% of the time in simulation (continuous batching steps whenever one sequence runs: "
-                          "duty cycle, not load)\n", b.simulated->duty_cycle * 100);
+      out_ += fmt::format("  GPUs in steps {:.0f}% of the time in simulation{} (continuous batching steps whenever one sequence runs: "
+                          "duty cycle, not load)\n", b.simulated->duty_cycle * 100,
+                          b.simulated->prefill_duty_cycle > 0 ? fmt::format(", the prefill pool's {:.0f}%", b.simulated->prefill_duty_cycle * 100) : "");
     if (b.simulated && b.simulated->reclaimed) {
       const SimulatedCheck& c = *b.simulated;
       out_ += fmt::format("  reclaim simulated: one spot node ({} replica{}) taken at {:.0f} s, its replacement serving {:.0f} s later "

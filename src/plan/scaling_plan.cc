@@ -108,6 +108,7 @@ struct PolicyTargets {
   double queue = 0, concurrency = 0, capacity_at_limit_rps = 0, measured_latency_s = 0, measured_service_s = 0;
   std::vector<double> pool_queue, pool_concurrency;
   double pool_prefill_compute_s = 0, pool_decode_s = 0;
+  double pool_prefill_duty_pct = 0;  // the prefill pool's duty cycle target (the spec's, or the verified one at peak)
 };
 
 // The scaler a named policy runs; the metric policies' targets are passed in because static
@@ -209,6 +210,8 @@ PolicyRun configure_run(const LayoutContext& layout, const std::string& name, co
     const std::string own = name != "pool-signals" ? name : p == 0 ? "gpu-duty-cycle" : "queue-depth";
     PolicyRun one = configure_policy(pool, own, targets.pool_queue.at(p), targets.pool_concurrency.at(p));
     if (one.error) return one;
+    if (p == 0 && one.c.policy == ScalePolicy::duty_cycle && targets.pool_prefill_duty_pct > 0)
+      one.c.target = one.outcome.target = targets.pool_prefill_duty_pct;
     if (p == 0) {
       run.c = one.c;
       run.outcome = one.outcome;
@@ -419,8 +422,10 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
                           "with the plan's replicas already running (their count in the scale-down window)",
                           scaling.interval_s, scaling.scale_up_window_s, scaling.scale_down_window_s));
   if (best.decode)
-    a.push_back(fmt::format("targets on each pool: GPU duty cycle {:.0f}%, CPU {:.0f}%{}", scaling.duty_cycle_target_pct,
-                            scaling.cpu_target_pct,
+    a.push_back(fmt::format("targets on each pool: GPU duty cycle {:.0f}% on the prefill pool ({}) and {:.0f}% on the decode pool, "
+                            "CPU {:.0f}%{}", targets.pool_prefill_duty_pct,
+                            scaling.duty_cycle_target_given ? "the spec's" : "its replicas' duty cycle in the simulation that verified the plan at the peak",
+                            scaling.duty_cycle_target_pct, scaling.cpu_target_pct,
                             scaling.queue_depth_target > 0 || scaling.concurrency_target > 0 ? "; queue depth and concurrency as set in the spec" : ""));
   else
     a.push_back(fmt::format("targets{}: queue depth {:.3g} per replica (capacity at the SLO {:.3g} requests/s per replica x the peak plan's "
@@ -588,6 +593,12 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
     const double in_decode_s = std::max(0.0, latency_s - ttft_s);
     targets.pool_prefill_compute_s = computing_s;
     targets.pool_decode_s = in_decode_s;
+    // A prefill replica is busy in proportion to the prompts it computes: unless the spec sets a
+    // duty-cycle target, its pool holds the duty cycle at which the plan's count met the SLO at
+    // the peak (a lower target asks for more replicas than the plan verified, at the peak itself).
+    const double verified_duty = at_peak ? best.simulated->prefill_duty_cycle : 0;
+    targets.pool_prefill_duty_pct = scaling.duty_cycle_target_given || verified_duty <= 0 ? scaling.duty_cycle_target_pct
+                                                                                          : std::clamp(verified_duty * 100, 1.0, 100.0);
     for (size_t p = 0; p < layout.pools.size(); ++p) {
       const int needed = p == 0 ? best.needed_replicas : best.decode ? best.decode->needed_replicas : 0;
       const int sized = needed > 0 ? std::min(needed, layout.pools[p].static_replicas) : layout.pools[p].static_replicas;

@@ -280,7 +280,12 @@ TEST(ScalingPlan, ADisaggregatedDeploymentIsScaledAsPoolsOnTheirOwnSignals) {
   // pool-signals: the prefill pool on its duty cycle (a percentage), the decode pool on queue depth.
   const PolicyOutcome& signals = policy(r, "pool-signals");
   ASSERT_EQ(signals.pools.size(), 2u);
-  EXPECT_DOUBLE_EQ(signals.pools[0].target, service.scaling.duty_cycle_target_pct);
+  // The prefill pool holds the duty cycle at which the plan's count met the SLO at the peak
+  // (the spec sets no target).
+  ASSERT_FALSE(service.scaling.duty_cycle_target_given);
+  ASSERT_TRUE(r.plan.simulated);
+  EXPECT_GT(r.plan.simulated->prefill_duty_cycle, 0.5);
+  EXPECT_NEAR(signals.pools[0].target, r.plan.simulated->prefill_duty_cycle * 100, 1e-9);
   EXPECT_DOUBLE_EQ(signals.pools[1].target, queue.pools[1].target);
   EXPECT_NE(signals.signal.find("decode pool: requests queued"), std::string::npos) << signals.signal;
   EXPECT_THROW(policy(study.value().shapes[0], "pool-signals"), std::runtime_error);  // one pool: not run
@@ -300,7 +305,10 @@ TEST(ScalingPlan, ADisaggregatedDeploymentIsScaledAsPoolsOnTheirOwnSignals) {
 // was the peak's share of two).
 TEST(ScalingPlan, ThePoolsThePlanPicksAreScaledUnasked) {
   Spec spec = scaling_example("rag-long-prompts.yaml");
-  spec.services.front().scaling.policies = {"static-peak", "queue-depth"};
+  spec.services.front().scaling.policies = {"static-peak", "queue-depth", "pool-signals"};
+  // A duty-cycle target the spec sets is the prefill pool's (no verified figure replaces it).
+  spec.services.front().scaling.duty_cycle_target_pct = 75;
+  spec.services.front().scaling.duty_cycle_target_given = true;
   const ServiceSpec& service = spec.services.front();
   ASSERT_FALSE(service.deployment && service.deployment->disaggregation);
   ScalingPlanOptions options;
@@ -325,6 +333,7 @@ TEST(ScalingPlan, ThePoolsThePlanPicksAreScaledUnasked) {
   const PolicyOutcome& queue = policy(pools, "queue-depth");
   EXPECT_EQ(queue.pools[1].peak_ready, service.min_replicas);
   EXPECT_TRUE(queue.meets_slo);
+  EXPECT_DOUBLE_EQ(policy(pools, "pool-signals").pools[0].target, 75);
   auto one = plan_scaling(scaling_catalog(), spec, service, options);
   ASSERT_TRUE(one.ok()) << one.error().to_string();
   EXPECT_FALSE(one.value().plan.disaggregated());

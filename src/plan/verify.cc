@@ -95,6 +95,10 @@ Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& 
   check.wait_mean_s = r.wait.mean();
   check.slo_attainment = r.slo_attainment;
   for (const auto& replica : r.replicas) check.duty_cycle += replica.busy_fraction / static_cast<double>(r.replicas.size());
+  // A disaggregated deployment's replicas: the prefill group's, then the decode group's.
+  if (option.disaggregated() && option.replicas > 0 && static_cast<int>(r.replicas.size()) > option.replicas)
+    for (int i = 0; i < option.replicas; ++i)
+      check.prefill_duty_cycle += r.replicas[static_cast<size_t>(i)].busy_fraction / option.replicas;
   check.miss = slo_miss(service.slo, r);
   if (check.reclaimed && !r.outages.empty()) {
     check.drained_s = r.outages.front().drained_s;

@@ -97,6 +97,7 @@ struct ScalingSpec {
   double model_load_gbps = 0;          // 0: by source
   int warm_pool = 0;                   // idle provisioned nodes kept
   double cpu_target_pct = 70, duty_cycle_target_pct = 70;
+  bool duty_cycle_target_given = false;  // else a disaggregated prefill pool holds the duty its plan verified at peak
   double queue_depth_target = 0;       // 0: from the plan's capacity at the SLO
   double concurrency_target = 0;       // 0: from the plan's operating batch
   int cpu_cores = 8;

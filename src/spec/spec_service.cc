@@ -468,7 +468,10 @@ void read_scaling(const Reader& r, const YAML::Node& node, const std::string& pa
     if (const YAML::Node t = sc["targets"]) {
       r.check_keys(t, where + ".targets", {"cpu_pct", "gpu_duty_cycle_pct", "queue_depth", "concurrency"});
       if (t["cpu_pct"]) c.cpu_target_pct = r.number(t["cpu_pct"], where + ".targets.cpu_pct", 1, 100);
-      if (t["gpu_duty_cycle_pct"]) c.duty_cycle_target_pct = r.number(t["gpu_duty_cycle_pct"], where + ".targets.gpu_duty_cycle_pct", 1, 100);
+      if (t["gpu_duty_cycle_pct"]) {
+        c.duty_cycle_target_pct = r.number(t["gpu_duty_cycle_pct"], where + ".targets.gpu_duty_cycle_pct", 1, 100);
+        c.duty_cycle_target_given = true;
+      }
       if (t["queue_depth"]) c.queue_depth_target = r.number(t["queue_depth"], where + ".targets.queue_depth", 0.01, 1e6);
       if (t["concurrency"]) c.concurrency_target = r.number(t["concurrency"], where + ".targets.concurrency", 0.01, 1e6);
     }
