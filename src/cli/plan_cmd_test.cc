@@ -185,6 +185,47 @@ TEST(CliPlan, EmitK8sScalesDisaggregatedPoolsWhereThatPays) {
   std::filesystem::remove_all(dir);
 }
 
+// A reserved plan that autoscales was billed as a reserved floor and on-demand bursts: each
+// Deployment says to reserve the floor (a pool's min_replicas, none for a service scaled to
+// zero), not the peak's count the plan priced.
+std::string reserved_variant(const std::string& example) {
+  std::ifstream in(std::string(GPUWISE_SOURCE_DIR) + "/examples/" + example);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const std::string line = "pricing: [on-demand]";
+  text.replace(text.find(line), line.size(), "pricing: [reserved-1y]");
+  const std::string path = temp_path("reserved-" + example);
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+TEST(CliPlan, EmitK8sSaysToReserveTheFloorTheAutoscalerWasBilledAt) {
+  const std::filesystem::path dir = temp_path("k8s-reserved");
+  std::filesystem::remove_all(dir);
+  CliRun r = run({"plan", reserved_variant("rag-autoscaled-pools.yaml"), "-q", "--emit-k8s", dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_TRUE(std::filesystem::exists(dir / "rag-prefill-keda-scaledobject.yaml"));
+  const std::string prefill = file_text(dir / "rag-prefill-deployment.yaml"), decode = file_text(dir / "rag-decode-deployment.yaml");
+  EXPECT_NE(prefill.find("# Pricing: reserved-1y for the floor: the simulation reserved this pool's 2 replica(s) every hour"),
+            std::string::npos) << prefill;
+  EXPECT_NE(prefill.find("reserve the floor's nodes, not the peak's 11 replicas'"), std::string::npos) << prefill;
+  EXPECT_NE(decode.find("reserve the floor's nodes.\n"), std::string::npos) << decode;  // the floor is the plan's two
+  std::filesystem::remove_all(dir);
+  r = run({"plan", reserved_variant("dev-endpoint-weekdays.yaml"), "-q", "--emit-k8s", dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_TRUE(std::filesystem::exists(dir / "dev-assistant-keda-httpscaledobject.yaml"));
+  EXPECT_NE(file_text(dir / "dev-assistant-deployment.yaml").find("reserve none"), std::string::npos);
+  std::filesystem::remove_all(dir);
+  r = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/dev-endpoint-weekdays.yaml", "-q", "--emit-k8s", dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(file_text(dir / "dev-assistant-deployment.yaml").find("# Pricing:"), std::string::npos);  // on demand: nothing to reserve
+  std::filesystem::remove_all(dir);
+}
+
 std::string spec_with_constraints(const std::string& lines) {
   std::string path = temp_path("constraints.yaml");
   std::ifstream in(std::string(GPUWISE_SOURCE_DIR) + "/examples/dev-endpoint-weekdays.yaml");

@@ -27,10 +27,11 @@ std::string pool_deployment(const DisaggregatedManifestInput& in, ManifestInput 
                                   pool.replicas, name, name, pool.min_replicas, pool.max_replicas,
                                   pool.duty_cycle_target_pct > 0 ? "its GPUs' duty cycle" : "its queue depth")
                     : fmt::format("Replicas fixed at its {}", pool.replicas);
-  pool.pool_note = fmt::format("# The plan: {}.\n# {}: {}.\n"
+  // pool_note, where given, says what to reserve of the pool (the floor its autoscaler was billed at).
+  pool.pool_note = fmt::format("# The plan: {}.\n# {}: {}.\n{}"
                                "# KV: the plan assumed {} between the pools; without the fabric in the pods (on EKS the EFA device\n"
                                "# plugin's vpc.amazonaws.com/efa devices) NIXL sends over the pod network and the transfers take longer.\n",
-                               in.why_layout, scaling, in.why_scaling, in.link);
+                               in.why_layout, scaling, in.why_scaling, pool.pool_note, in.link);
   return deployment_manifest(pool);
 }
 

@@ -68,6 +68,24 @@ std::optional<Error> fill_pod(ManifestInput& in, const Spec& spec, const Service
   return size_pod(in, offering, per_node, spec, service);
 }
 
+// Where the plan reserves capacity, the autoscaled bill reserved the floor alone: the comment
+// line that says how much to reserve (not the peak's count the plan priced).
+std::string reserved_floor_note(const ScalingReport& r, const PolicyOutcome& p, const std::string& pool) {
+  if (!r.reserved) return "";
+  const std::string pricing(pricing_name(r.plan.pricing));
+  auto note = [&](const std::string& whose, int floor, double burst_usd, int peak) {
+    return fmt::format("# Pricing: {} for the floor: the simulation reserved {} {} replica(s) every hour and billed those above them on "
+                       "demand (${:.4g}/replica-hour); {}.\n",
+                       pricing, whose, floor, burst_usd,
+                       floor == 0 ? "reserve none: a reservation would be paid through the hours at zero"
+                       : floor < peak ? fmt::format("reserve the floor's nodes, not the peak's {} replicas'", peak)
+                                      : "reserve the floor's nodes");
+  };
+  if (pool.empty()) return note("min_replicas'", p.min_replicas, r.burst_usd_per_replica_hour, r.plan.replicas);
+  const size_t i = pool == "prefill" ? 0 : 1;
+  return note("this pool's", p.pools.at(i).min_replicas, r.pools.at(i).burst_usd_per_replica_hour, r.pools.at(i).peak_replicas);
+}
+
 // Whether to scale the pools, and how: the pools simulated over the service's traffic fixed at
 // the plan's counts, on queue depth each, and on their own signals (the prefill pool's duty
 // cycle, the decode pool's queue depth); the cheaper of the two that meets the SLO for at least
@@ -142,6 +160,8 @@ Result<std::vector<Manifest>> disaggregated_plan_manifests(const Catalog& catalo
   const ScalingReport& r = report.value();
   if (const PolicyOutcome* p = choose_pool_scaling(r, in.why_scaling)) {
     in.autoscaled = true;
+    in.prefill.pool_note = reserved_floor_note(r, *p, "prefill");
+    in.decode.pool_note = reserved_floor_note(r, *p, "decode");
     ManifestInput* pools[] = {&in.prefill, &in.decode};
     for (size_t i = 0; i < 2; ++i) {
       ManifestInput& pool = *pools[i];
@@ -270,6 +290,7 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     // Spot only where the plan put the service on spot (interruptible services).
     if (r.plan.spot_with_floor()) in.capacity_types.push_back("spot");
     in.usd_per_replica_hour = r.usd_per_replica_hour;
+    in.pool_note = reserved_floor_note(r, zero_pays ? *zero : kept_warm, "");
     in.replicas = best.replicas;
     in.min_nodes = best.min_nodes;
     in.spot_floor = best.spot_with_floor();
