@@ -108,11 +108,12 @@ const PolicyOutcome* choose_pool_scaling(const ScalingReport& r, std::string& wh
     return fmt::format("{} ({:.2f}% within the SLO, {}/month, {:.1f} + {:.1f} replicas on average)", p.name, p.slo_attainment * 100,
                        format_usd(p.usd_per_month), p.pools[0].mean_ready, p.pools[1].mean_ready);
   };
-  if (chosen)
+  if (chosen) {
     why = fmt::format("simulated over {}, scaling each pool on its own met the SLO for less: {} against the fixed pools' {}/month{}",
                       span, figures(*chosen), format_usd(fixed->usd_per_month),
                       fixed->meets_slo ? "" : fmt::format(" (which missed it, {:.2f}%)", fixed->slo_attainment * 100));
-  if (chosen) return chosen;
+    return chosen;
+  }
   std::vector<std::string> verdicts;
   for (const char* name : {"pool-signals", "queue-depth"})
     if (const PolicyOutcome* p = r.policy(name))
@@ -177,8 +178,8 @@ Result<std::vector<Manifest>> disaggregated_plan_manifests(const Catalog& catalo
                              outcome.target, service.scaling.duty_cycle_target_given ? "scaling.targets.gpu_duty_cycle_pct"
                                                                                       : "its replicas' duty cycle where the plan's count met the SLO at the peak",
                              p->name, r.duration_s / 3600, outcome.mean_ready, outcome.peak_ready)
-               : fmt::format("{:.3g} requests {} per replica = the pool's share of the peak rate x the time a request spends in it "
-                             "at the peak; simulated {} over {:.0f} h: {:.1f} replicas on average, at most {}",
+               : fmt::format("{:.3g} requests {} per replica = the peak rate over the replicas the pool's load needs x the time a "
+                             "request spends in it at the peak; simulated {} over {:.0f} h: {:.1f} replicas on average, at most {}",
                              outcome.target, i == 0 ? "queued for or in prefill" : "waiting for their KV or decoding", p->name,
                              r.duration_s / 3600, outcome.mean_ready, outcome.peak_ready);
       pool.polling_interval_s = service.scaling.interval_s;

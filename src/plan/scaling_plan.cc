@@ -394,7 +394,7 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
                 "a prefill replica is busy in proportion to the prompts it computes, while a decode replica steps whenever one "
                 "sequence runs, so its duty cycle stays high at any load and only its requests follow the demand");
     a.push_back(fmt::format("pool targets: queue depth {:.3g} per prefill replica and {:.3g} per decode replica, concurrency {:.3g} and "
-                            "{:.3g} (each pool's share of the peak per replica x the time a request spends in it at the peak rate, "
+                            "{:.3g} (the peak rate over the replicas each pool's load needs, min_replicas aside, x the time a request spends in it at the peak rate, "
                             "in the simulation that verified the layout: until its first token in the prefill pool, {:.3g} s of it "
                             "computing; {:.3g} s in the decode pool)",
                             targets.pool_queue[0], targets.pool_queue[1], targets.pool_concurrency[0], targets.pool_concurrency[1],
