@@ -179,6 +179,9 @@ TEST(CliPlan, EmitK8sScalesDisaggregatedPoolsWhereThatPays) {
     EXPECT_TRUE(std::filesystem::exists(out / fmt::format("rag-{}-service.yaml", role))) << role;
     EXPECT_TRUE(std::filesystem::exists(out / fmt::format("rag-{}-hpa.yaml", role))) << role;
   }
+  // The decode pool's query reads vLLM's gauges through its ServiceMonitor; the prefill pool's reads dcgm-exporter's.
+  EXPECT_TRUE(std::filesystem::exists(out / "rag-decode-servicemonitor.yaml"));
+  EXPECT_FALSE(std::filesystem::exists(out / "rag-prefill-servicemonitor.yaml"));
   std::ifstream prefill_file((out / "rag-prefill-deployment.yaml").string());
   const std::string prefill_text((std::istreambuf_iterator<char>(prefill_file)), {});
   EXPECT_NE(prefill_text.find("scaling each pool on its own met the SLO for less: pool-signals"), std::string::npos) << prefill_text;

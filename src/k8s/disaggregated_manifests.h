@@ -6,10 +6,10 @@
 // Service clients call (the router's), and a Karpenter NodePool per pool (each pool spreads over
 // its own nodes, as the plan rents them). Where simulating the pools over the service's traffic
 // found that scaling each on its own signal meets the SLO for less than fixed pools, each pool
-// also gets a headless Service (its pods' metrics, labelled service="<name>-<role>" by a
-// ServiceMonitor), a KEDA ScaledObject and the HPA alternative on that pool's signal (queue
-// depth, or the prefill pool's GPU duty cycle), and its NodePool holds its most replicas; else
-// the pools keep the counts the plan verified.
+// also gets a headless Service (its pods' metrics), a KEDA ScaledObject and the HPA alternative
+// on that pool's signal (queue depth, with the ServiceMonitor that labels the pool's vLLM series
+// service="<name>-<role>"; or the prefill pool's GPU duty cycle, dcgm-exporter's), and its
+// NodePool holds its most replicas; else the pools keep the counts the plan verified.
 #pragma once
 
 #include <string>

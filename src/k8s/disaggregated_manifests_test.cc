@@ -107,8 +107,9 @@ TEST_F(ManifestSchemas, DisaggregatedManifestsValidate) {
 
 TEST_F(ManifestSchemas, AutoscaledPoolsManifestsValidate) {
   auto manifests = disaggregated_manifests(rag_autoscaled_input());
-  // The nine of fixed pools, and per pool its Service, ScaledObject and HPA.
-  ASSERT_EQ(manifests.size(), 15u);
+  // The nine of fixed pools, per pool its Service, ScaledObject and HPA, and the ServiceMonitor
+  // behind the decode pool's queue-depth query (the prefill pool's duty cycle is dcgm-exporter's).
+  ASSERT_EQ(manifests.size(), 16u);
   for (const auto& m : manifests) {
     nlohmann::json document = to_json(YAML::Load(m.yaml));
     EXPECT_EQ(validate(document, schema_for(m.file_name)), 0) << m.file_name << "\n" << m.yaml << "\n" << last_log_;
@@ -142,10 +143,28 @@ TEST(DisaggregatedManifests, EachPoolIsScaledOnItsOwnSignal) {
     if (std::string(role) == "prefill") {
       EXPECT_NE(query.find("DCGM_FI_DEV_GPU_UTIL{pod=~\"rag-prefill-"), std::string::npos) << query;
       EXPECT_EQ(keda["spec"]["triggers"][0]["metadata"]["threshold"].as<std::string>(), "70");
+      EXPECT_EQ(by_file.count(name + "-servicemonitor.yaml"), 0u);
     } else {
-      // The pool's vLLM gauges, by the Service the ServiceMonitor labels them with.
+      // The pool's vLLM gauges, by the Service the ServiceMonitor labels them with: it selects
+      // that Service alone (not the router's, nor the other pool's) on its http port.
       EXPECT_NE(query.find("vllm:num_requests_waiting{service=\"" + service["metadata"]["name"].as<std::string>() + "\"}"),
                 std::string::npos) << query;
+      const YAML::Node monitor = by_file.at(name + "-servicemonitor.yaml");
+      int selected = 0;
+      for (const auto& [file, doc] : by_file) {
+        if (doc["kind"].as<std::string>() != "Service") continue;
+        const auto labels = as_map(doc["metadata"]["labels"]);
+        bool all = true;
+        for (const auto& [key, value] : as_map(monitor["spec"]["selector"]["matchLabels"]))
+          all = all && labels.count(key) && labels.at(key) == value;
+        if (all) {
+          ++selected;
+          EXPECT_EQ(file, name + "-service.yaml");
+        }
+      }
+      EXPECT_EQ(selected, 1);
+      EXPECT_EQ(monitor["spec"]["endpoints"][0]["port"].as<std::string>(), service["spec"]["ports"][0]["name"].as<std::string>());
+      EXPECT_EQ(monitor["spec"]["endpoints"][0]["path"].as<std::string>(), "/metrics");
       EXPECT_EQ(keda["spec"]["triggers"][0]["metadata"]["threshold"].as<std::string>(), "56.8");
     }
   }

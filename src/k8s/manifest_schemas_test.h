@@ -43,6 +43,7 @@ class ManifestSchemas : public ::testing::Test {
   }
 
   static std::string schema_for(const std::string& file) {
+    if (file.find("servicemonitor") != std::string::npos) return "servicemonitor-monitoring-v1.schema.json";
     if (file.find("leaderworkerset") != std::string::npos) return "leaderworkerset-v1.schema.json";
     if (file.find("cronjob") != std::string::npos) return "cronjob-batch-v1.schema.json";
     if (file.find("serviceaccount") != std::string::npos) return "serviceaccount-v1.schema.json";

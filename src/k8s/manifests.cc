@@ -258,6 +258,31 @@ std::string http_scaled_object(const ManifestInput& in, const std::string& name)
   return out;
 }
 
+// The scrape the ScaledObject's query depends on: a ServiceMonitor on the Service (the pool's,
+// for a role) whose series Prometheus Operator labels service="<the Service's name>".
+std::string service_monitor(const ManifestInput& in, const std::string& name) {
+  const std::string selector = pod_labels(dns_label(in.service), in.role);
+  std::string out = manifest_header(in, "ServiceMonitor (monitoring.coreos.com/v1): the scrape behind the queue-depth trigger");
+  out += fmt::format(
+      "# Prometheus Operator scrapes vLLM's /metrics (served on its API port) from the pods behind the Service {0}, every\n"
+      "# polling interval, and labels each series service=\"{0}\": what {0}-keda-scaledobject.yaml's query and the HPA's\n"
+      "# metric select. Your Prometheus must select this object (its serviceMonitorSelector, e.g. the label\n"
+      "# release: <your kube-prometheus-stack release>) in this namespace; without the scrape the query finds nothing\n"
+      "# and the pool stays at its minimum. Source: {1}.\n"
+      "apiVersion: monitoring.coreos.com/v1\n"
+      "kind: ServiceMonitor\n"
+      "metadata:\n"
+      "  name: {0}\n"
+      "  labels: {{app.kubernetes.io/managed-by: gpuwise, {2}}}\n"
+      "spec:\n"
+      "  selector:\n"
+      "    matchLabels: {{{2}}}\n"
+      "  endpoints:\n"
+      "    - {{port: http, path: /metrics, interval: {3}}}\n",
+      name, kServiceMonitorSource, selector, duration(in.polling_interval_s));
+  return out;
+}
+
 }  // namespace
 
 std::string manifest_header(const ManifestInput& in, const std::string& what) {
@@ -397,6 +422,7 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
   } else {
     std::string keda = manifest_header(in, "KEDA ScaledObject (keda.sh/v1alpha1)");
     keda += fmt::format("# Threshold: {}.\n", in.why_threshold);
+    if (in.llm && !duty) keda += fmt::format("# The query's series: vLLM's gauges as {}-servicemonitor.yaml has them scraped.\n", name);
     keda += fmt::format("# minReplicaCount {}: {}.\n", in.min_replicas, in.why_min);
     if (!in.schedule.empty()) keda += fmt::format("# Cron triggers ({}): {}.\n", in.timezone, in.why_schedule);
     if (duty)
@@ -490,7 +516,12 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
                                              : fmt::format("the same {} signal without KEDA (never below 1 replica), its floor set by the "
                                                            "schedule's CronJobs", signal)});
   for (auto& m : hpa_schedule_manifests(in)) out.push_back(std::move(m));
-
+  // What the queue-depth query reads: vLLM's gauges, scraped from the Service's endpoints and
+  // labelled with its name (Prometheus Operator's service label).
+  if (in.min_replicas > 0 && in.llm && !duty)
+    out.push_back({name + "-servicemonitor.yaml", service_monitor(in, name),
+                   fmt::format("Prometheus Operator scrapes vLLM's /metrics on the {} Service's pods every {:.0f} s: the series the "
+                               "queue-depth query reads, labelled service=\"{}\"", name, in.polling_interval_s, name)});
   return out;
 }
 

@@ -2,7 +2,8 @@
 // CPU and memory within the node's allocatable share, the toleration for the NodePool's taint,
 // weights pulled from object storage at start-up, a startup probe as long as the cold start the
 // plan assumed) and its Service; the scaler: a KEDA ScaledObject (Prometheus trigger on queue
-// depth, threshold from the plan's capacity at the SLO) for a service kept warm, or, for one
+// depth, threshold from the plan's capacity at the SLO, and the ServiceMonitor whose scrape
+// labels the series it reads) for a service kept warm, or, for one
 // scaled to zero, a KEDA HTTP add-on HTTPScaledObject, whose interceptor holds requests while
 // the first replica starts (at zero replicas no pod exports a queue metric and a Service
 // without endpoints refuses connections, so a Prometheus trigger would never wake it); an HPA
@@ -90,6 +91,11 @@ inline constexpr const char* kKedaHttpAddOnSource =
 inline constexpr const char* kDcgmPodLabelSource =
     "Source: NVIDIA/dcgm-exporter, Kubernetes pod mapping (labels pod, namespace, container) and issue #85 on exported_pod "
     "(read 2026-12-06).";
+
+// Where the ServiceMonitor's service label and fields come from.
+inline constexpr const char* kServiceMonitorSource =
+    "prometheus-operator, Documentation/api-reference (ServiceMonitor; targets labelled service with the Service's name), "
+    "schema extract at operator 0.93.0 in schemas/k8s (read 2026-12-05)";
 
 // The serving image for LLMs unless the spec names one (services[].scaling.image).
 inline constexpr const char* kVllmImage = "vllm/vllm-openai:v0.9.2";

@@ -191,8 +191,14 @@ TEST(Manifests, NamesAndFigures) {
   ManifestInput warm = llm_input();
   warm.min_replicas = 2;
   auto kept = service_manifests(warm);
-  ASSERT_EQ(kept.size(), 5u);
+  ASSERT_EQ(kept.size(), 6u);  // and the ServiceMonitor the trigger's query depends on
   EXPECT_EQ(kept[2].file_name, "chat-service-prod-keda-scaledobject.yaml");
+  // The scrape the query reads: the Service's pods on its http port, the series labelled with its name.
+  ASSERT_EQ(kept[4].file_name, "chat-service-prod-servicemonitor.yaml");
+  const YAML::Node monitor = YAML::Load(kept[4].yaml), kept_service = YAML::Load(kept[1].yaml);
+  for (const auto& label : monitor["spec"]["selector"]["matchLabels"])
+    EXPECT_EQ(kept_service["metadata"]["labels"][label.first.as<std::string>()].as<std::string>(), label.second.as<std::string>());
+  EXPECT_EQ(monitor["spec"]["endpoints"][0]["port"].as<std::string>(), kept_service["spec"]["ports"][0]["name"].as<std::string>());
   YAML::Node keda = YAML::Load(kept[2].yaml);
   EXPECT_EQ(keda["spec"]["minReplicaCount"].as<int>(), 2);
   EXPECT_EQ(keda["spec"]["triggers"][0]["metadata"]["threshold"].as<std::string>(), "21.7");

@@ -91,7 +91,7 @@ TEST_F(ManifestSchemas, ReplicasAcrossNodesScaleAsGroups) {
   in.max_replicas = 5;
   in.queue_threshold = 40;
   auto manifests = multi_node_manifests(in);
-  ASSERT_EQ(manifests.size(), 5u);
+  ASSERT_EQ(manifests.size(), 6u);  // and the ServiceMonitor of the leaders' Service, what the trigger's query reads
   int scalers = 0;
   for (const auto& m : manifests) {
     const YAML::Node doc = YAML::Load(m.yaml);
@@ -108,6 +108,9 @@ TEST_F(ManifestSchemas, ReplicasAcrossNodesScaleAsGroups) {
     }
     if (m.file_name == "chat-405b-karpenter-nodepool.yaml") {
       EXPECT_EQ(doc["spec"]["limits"]["nvidia.com/gpu"].as<int>(), 5 * 2 * 8);
+    }
+    if (m.file_name == "chat-405b-servicemonitor.yaml") {
+      EXPECT_EQ(doc["spec"]["selector"]["matchLabels"]["gpuwise.dev/service"].as<std::string>(), "chat-405b");
     }
     if (m.file_name == "chat-405b-leaderworkerset.yaml") {
       EXPECT_EQ(doc["spec"]["replicas"].as<int>(), 3);  // starts at the plan's count
