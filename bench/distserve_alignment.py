@@ -9,10 +9,9 @@ pipeline stages of one GPU each at 4-16 requests/s (c21d12). Each run's arrivals
 are replayed through `gpuwise simulate` (OPT-13B fp16; vLLM as vllm-v0 without chunked prefill,
 the scheduler of the vLLM DistServe compared against; DistServe as a prefill replica of tp 2 and
 a decode replica of tp 1 (c21d12: pp 2, two micro-batches at once over one pool of KV blocks,
-a stage running one at a time, each stage past the first paying the engine's host time per
-decoding sequence again) over NVLink, both batching
-whole prompts; clients never give up, as in
-the measurements). Compared per run: SLO attainment (TTFT <= 200 ms and TPOT <= 100 ms, the
+a stage running one at a time) over NVLink, the decode replica pulling each request's KV between
+its steps as DistServe's decoding engine does (`kv_transfer: between_steps`), both batching
+whole prompts; clients never give up, as in the measurements). Compared per run: SLO attainment (TTFT <= 200 ms and TPOT <= 100 ms, the
 paper's chatbot SLO) and the p50 and p90 of TTFT and TPOT.
 
 Two passes. As is: the step model as it stands. Held out: one step-time calibration per system
@@ -64,11 +63,14 @@ VLLM = """      accelerator: A100-80GB
       preemption: swap
       prefix_cache: off
 """
+# DistServe's decoding engine pulls the KV itself: after each step it accepts the prompts done and
+# awaits, one request at a time, its workers' copy of the blocks before the next step
+# (distserve/single_stage_engine.py, _step and post_process; decoding_stage_scheduler.py).
 DISTSERVE = """      replicas:
         - {accelerator: A100-80GB, tp: 2, count: 1, role: prefill}
         - {accelerator: A100-80GB, tp: 1, count: 1, role: decode}
       scheduler: vllm-v0
-      disaggregation: {link: nvlink}
+      disaggregation: {link: nvlink, kv_transfer: between_steps}
       token_budget: 8192
       max_batch: 1024
       gpu_memory_utilization: 0.95

@@ -283,29 +283,36 @@ TEST(CliSimulate, PipelineStagesFitWhatTensorParallelismAloneCannot) {
   CliRun v0_shared = run({"simulate", spec("tp: 1, pp: 4", ", scheduler: vllm-v0, pipeline_kv: shared"), "--requests", "200", "--explain"});
   ASSERT_EQ(v0_shared.code, 0) << v0_shared.err;
   EXPECT_NE(v0_shared.out.find("one pool for its 4 micro-batch lanes"), std::string::npos) << v0_shared.out;
-  EXPECT_NE(explained.out.find("no host time per stage (uncalibrated"), std::string::npos) << explained.out;
-  // Calibrated, each stage past the first pays the calibration's excess per sequence, and says it.
+  EXPECT_NE(explained.out.find("once per micro-batch, not at every stage"), std::string::npos) << explained.out;
+  // Calibrated, the host time the calibration holds is still the micro-batch's, said so.
   const std::string calibration = temp_path("pp-calibration.csv");
   std::ofstream(calibration) << "accelerator,compute,compute_8bit,memory,network,overhead_per_layer_s,measurements,median_abs_error\n"
                                 "A100-80GB,0.5283,0.4000,0.5171,0.7000,2e-05,2,0.0000\n";
   CliRun calibrated = run({"simulate", spec("tp: 1, pp: 4", ""), "--requests", "200", "--explain", "--calibration", calibration});
   ASSERT_EQ(calibrated.code, 0) << calibrated.err;
-  EXPECT_NE(calibrated.out.find("ms per decoding sequence for each stage past the first"), std::string::npos) << calibrated.out;
+  EXPECT_NE(calibrated.out.find("once per micro-batch, not at every stage"), std::string::npos) << calibrated.out;
   CliRun speculative = run({"simulate", spec("tp: 1, pp: 4", ", speculative: {method: ngram, tokens: 3, acceptance: 0.5}"), "--requests", "200"});
   EXPECT_EQ(speculative.code, 1);
   EXPECT_NE(speculative.err.find("deployment.pp"), std::string::npos) << speculative.err;
 }
 
-// A prefill pool and a decode pool on one accelerator: its step model is said once.
-TEST(CliSimulate, ExplainSaysEachAcceleratorsStepModelOnce) {
-  std::string path = temp_path("pools.yaml");
+// A spec of one prefill and one decode replica of Llama-3.1-8B on H100s at 4 requests/s.
+std::string pooled_spec_path(const std::string& file, const std::string& disaggregation) {
+  std::string path = temp_path(file);
   std::ofstream(path) << "models: {m: {preset: llama-3.1-8b, precision: bf16}}\n"
                          "services:\n  - name: chat\n    model: m\n    traffic: {rps: 4}\n"
                          "    tokens: {input: {mean: 1000}, output: {mean: 100}}\n"
                          "    deployment:\n      replicas:\n"
                          "        - {accelerator: H100, tp: 1, count: 1, role: prefill}\n"
                          "        - {accelerator: H100, tp: 1, count: 1, role: decode}\n"
-                         "      disaggregation: {link: nvlink}\n";
+                         "      disaggregation: "
+                      << disaggregation << "\n";
+  return path;
+}
+
+// A prefill pool and a decode pool on one accelerator: its step model is said once.
+TEST(CliSimulate, ExplainSaysEachAcceleratorsStepModelOnce) {
+  std::string path = pooled_spec_path("pools.yaml", "{link: nvlink}");
   CliRun explained = run({"simulate", path, "--requests", "200", "--explain"});
   ASSERT_EQ(explained.code, 0) << explained.err;
   const size_t first = explained.out.find("step times on H100");
@@ -313,6 +320,29 @@ TEST(CliSimulate, ExplainSaysEachAcceleratorsStepModelOnce) {
   EXPECT_EQ(explained.out.find("step times on H100", first + 1), std::string::npos) << explained.out;
   EXPECT_NE(explained.out.find("per decode replica ("), std::string::npos) << explained.out;
   EXPECT_NE(explained.out.find("tokens per decode replica, from"), std::string::npos) << explained.out;
+  EXPECT_NE(explained.out.find("kv_transfer: overlapped"), std::string::npos) << explained.out;
+}
+
+// The decode replica pulling each request's KV between its steps: said under --explain, and the
+// time its steps stopped reported beside the transfers (none when the KV streams behind the prefill).
+TEST(CliSimulate, KvPulledBetweenStepsIsExplainedAndItsStallReported) {
+  auto stall_of = [](const std::string& kv_transfer, std::string* explained) {
+    const std::string path = pooled_spec_path("pulled-" + kv_transfer + ".yaml", "{link: nvlink, kv_transfer: " + kv_transfer + "}");
+    CliRun json = run({"simulate", path, "--requests", "200", "--format", "json"});
+    EXPECT_EQ(json.code, 0) << json.err;
+    if (explained) *explained = run({"simulate", path, "--requests", "200", "--explain"}).out;
+    auto doc = nlohmann::json::parse(json.out, nullptr, false);
+    if (doc.is_discarded() || !doc["services"][0]["kv_transfer"].is_object()) return -1.0;
+    EXPECT_EQ(doc["services"][0]["kv_transfer"]["transfers"].get<long long>(), 200);
+    return doc["services"][0]["kv_transfer"]["pull_stall_s"].get<double>();
+  };
+  std::string explained;
+  const double pulled = stall_of("between_steps", &explained);
+  // 200 pulls, each 1,000 tokens' KV (128 KiB a token) over NVLink plus a worker call: at least the calls.
+  EXPECT_GT(pulled, 200 * 0.00049);
+  EXPECT_EQ(stall_of("overlapped", nullptr), 0);
+  EXPECT_NE(explained.find("kv_transfer: between_steps"), std::string::npos) << explained;
+  EXPECT_NE(explained.find("pulled by the decode replica between its steps"), std::string::npos) << explained;
 }
 
 }  // namespace

@@ -83,6 +83,12 @@ TEST(DisaggregatedPlan, PoolsBecomeRolesInTheSimulatedDeployment) {
   EXPECT_EQ(deployment.groups[1].tensor_parallel, d.decode->config.tensor_parallel);
   ASSERT_TRUE(deployment.disaggregation);
   EXPECT_EQ(deployment.disaggregation->link, d.decode->link);
+  EXPECT_EQ(deployment.disaggregation->kv_transfer, "overlapped");
+  // The spec's engine pulls its KV between steps: the verified deployment does too.
+  Deployment engine;
+  engine.disaggregation = DisaggregationSpec{};
+  engine.disaggregation->kv_transfer = "between_steps";
+  EXPECT_EQ(deployment_of(d, true, 2048, &engine).disaggregation->kv_transfer, "between_steps");
   EXPECT_EQ(d.layout(), std::to_string(d.config.tensor_parallel * d.replicas) + ":" +
                             std::to_string(d.decode->config.tensor_parallel * d.decode->replicas));
 }
@@ -105,7 +111,9 @@ TEST(DisaggregatedPlan, TheLinkIsTheFabricOrTheSpecs) {
   EXPECT_DOUBLE_EQ(kv_link_for(plain, service).gbps_per_gpu, 50);
   EXPECT_DOUBLE_EQ(kv_link_for(unknown, service).gbps_per_gpu, 400);
   service.deployment = Deployment{};
-  service.deployment->disaggregation = DisaggregationSpec{"roce", 200.0, 0};
+  service.deployment->disaggregation = DisaggregationSpec{};
+  service.deployment->disaggregation->link = "roce";
+  service.deployment->disaggregation->gbps_per_gpu = 200.0;
   EXPECT_EQ(kv_link_for(plain, service).name, "roce");
   EXPECT_DOUBLE_EQ(kv_link_for(plain, service).gbps_per_gpu, 200);
 }

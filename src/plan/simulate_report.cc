@@ -151,7 +151,8 @@ json service_json(const ServiceRun& run, uint64_t seed) {
   }
   j["kv_transfer"] = r.kv_transfers > 0 ? json{{"transfers", r.kv_transfers},
                                                  {"bytes", r.kv_transfer_bytes},
-                                                 {"wait_s", summary_json(r.kv_transfer_wait)}}
+                                                 {"wait_s", summary_json(r.kv_transfer_wait)},
+                                                 {"pull_stall_s", r.kv_pull_stall_s}}
                                           : json(nullptr);
   const PrefixCacheResult& p = r.prefix_cache;
   j["prefix_cache"] = p.on ? json{{"hit_ratio_tokens", p.hit_ratio_tokens},
@@ -199,7 +200,8 @@ void add_service(const SimulateResult& result, const ServiceRun& run, bool expla
       lines.push_back(fmt::format("disaggregated: {} prompts' KV sent to decode replicas ({:.3g} GB), {:.1f} ms from prefill end to "
                                   "the decode replica on average, p99 {:.1f} ms",
                                   r.kv_transfers, r.kv_transfer_bytes / 1e9, r.kv_transfer_wait.mean() * 1e3,
-                                  r.kv_transfer_wait.quantile(0.99) * 1e3));
+                                  r.kv_transfer_wait.quantile(0.99) * 1e3) +
+                      (r.kv_pull_stall_s > 0 ? fmt::format("; decode replicas stopped {:.1f} s to pull it", r.kv_pull_stall_s) : ""));
     if (const PrefixCacheResult& p = r.prefix_cache; p.on)
       lines.push_back(fmt::format("prefix cache: {:.1f}% of prompt tokens found cached ({:.1f}% of admissions hit), "
                                   "{:.4g} prefill tokens not computed, {} cache entries evicted (blocks, or runs of them)",

@@ -99,27 +99,34 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
   for (const auto& group : deployment.groups)
     if (group.pipeline_parallel > 1) {
       const auto lane = std::find_if(replicas.begin(), replicas.end(), [](const ReplicaConfig& c) { return c.pipeline_lanes > 1; });
-      const double host_s = lane != replicas.end() ? lane->stage_host_s_per_sequence : 0;
       const std::string kv =
           lane != replicas.end() && lane->lanes_share_kv
               ? "all on one pool of the replica's KV blocks (deployment.pipeline_kv: shared; vLLM V1, SGLang and DistServe keep "
                 "one; lanes take a prompt's blocks whole at admission, as they cannot preempt each other)"
               : fmt::format("1/{} of the replica's KV blocks each (deployment.pipeline_kv: per-micro-batch, vLLM V0's)", group.pipeline_parallel);
-      const std::string host =
-          host_s > 0 ? fmt::format("plus {:.3f} ms per decoding sequence for each stage past the first: the engine's host time, "
-                                   "taken as what the calibration adds per sequence over the uncalibrated step, paid by every "
-                                   "stage's worker",
-                                   host_s * 1e3)
-                     : "and no host time per stage (uncalibrated: the step holds GPU time only; a calibration's excess per "
-                       "sequence over it is counted once per stage)";
       assumptions.push_back(fmt::format(
           "pipeline stages ({} x {} tp{} pp{}): each replica runs {} micro-batch lanes, each with its own scheduler, {} and the "
-          "whole model's step at its batch (vLLM V0's virtual engines), {}; a stage runs one "
+          "whole model's step at its batch (vLLM V0's virtual engines; the engine's host time per sequence, where a "
+          "calibration holds it, once per micro-batch, not at every stage); a stage runs one "
           "micro-batch at a time, so lanes whose batches differ step at the larger one's pace; activations handed between "
-          "stages are not counted; against DistServe's measured two-stage decode (bench/README.md, distserve_alignment.py) the lanes saturate later than it did",
-          group.count, group.accelerator, group.tensor_parallel, group.pipeline_parallel, group.pipeline_parallel, kv, host));
+          "stages are not counted; checked against DistServe's measured two-stage decode (bench/README.md, distserve_alignment.py)",
+          group.count, group.accelerator, group.tensor_parallel, group.pipeline_parallel, group.pipeline_parallel, kv));
       break;
     }
+  if (deployment.disaggregation) {
+    const ReplicaConfig* decode = decode_replica(replicas);
+    assumptions.push_back(
+        decode && decode->kv_pulled_between_steps
+            ? fmt::format("KV transfer (disaggregation.kv_transfer: between_steps): after each of its steps the decode replica pulls "
+                          "the KV of every request waiting for it, one request at a time (the transfer over the slower of the two "
+                          "replicas' links, plus {:.2f} ms for its call to its workers: a Ray actor call), and starts no step "
+                          "meanwhile; with pipeline stages the pull first waits for the micro-batch in flight, and the requests join "
+                          "the micro-batch whose step ended (DistServe's decoding engine)",
+                          decode->kv_pull_call_s * 1e3)
+            : std::string("KV transfer (disaggregation.kv_transfer: overlapped): streamed layer by layer behind the prefill over "
+                          "the prefill replica's link, one transfer at a time; the decode replica's steps never wait for it (vLLM's "
+                          "KV connectors, SGLang, Dynamo)"));
+  }
   if (run.llm && !replicas.empty()) {
     // Disaggregated: a decode replica's cache, where requests live.
     const ReplicaConfig* decode = decode_replica(replicas);
@@ -279,8 +286,9 @@ std::string deployment_text(const Deployment& d) {
   std::string text = fmt::format("{}, {} batching ({}), {}", groups, d.batching.empty() ? "default" : d.batching,
                                  d.max_batch > 0 ? fmt::format("max {}", d.max_batch) : "the default max: 256 for LLMs, 32 otherwise", d.router);
   if (d.disaggregation)
-    text += fmt::format(", KV over {}{}", d.disaggregation->link,
-                        d.disaggregation->gbps_per_gpu ? fmt::format(" at {:.4g} Gb/s per GPU", *d.disaggregation->gbps_per_gpu) : "");
+    text += fmt::format(", KV over {}{}{}", d.disaggregation->link,
+                        d.disaggregation->gbps_per_gpu ? fmt::format(" at {:.4g} Gb/s per GPU", *d.disaggregation->gbps_per_gpu) : "",
+                        d.disaggregation->kv_transfer == "between_steps" ? ", pulled by the decode replica between its steps" : "");
   return text;
 }
 

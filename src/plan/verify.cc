@@ -31,6 +31,8 @@ Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_t
     DisaggregationSpec link;
     link.link = option.decode->link;
     link.gbps_per_gpu = option.decode->link_gbps_per_gpu;
+    // How the spec's engine moves the KV (the screen assumes it streamed; the simulation checks).
+    if (engine && engine->disaggregation) link.kv_transfer = engine->disaggregation->kv_transfer;
     d.disaggregation = link;
   } else {
     d.groups.push_back({option.config.accelerator->name, option.config.tensor_parallel, option.replicas, "both", option.config.pipeline_parallel});

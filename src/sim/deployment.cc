@@ -8,7 +8,6 @@
 #include "model/memory.h"
 #include "model/presets.h"
 #include "perf/step_time.h"
-#include "sim/stage_host_time.h"
 
 namespace gw {
 
@@ -32,6 +31,11 @@ double kv_link_gbps_per_gpu(const DisaggregationSpec& d, const Accelerator& a) {
   if (d.link == "tcp") return 100.0 / 8;
   return 400;
 }
+
+// One call from an engine to a worker and its reply: a Ray actor's synchronous call, 2,025 a
+// second (ray-project/ray's microbenchmark, 1_1_actor_calls_sync, in PR #51427 of 2025-03-17;
+// read 2026-12-06). DistServe's engine awaits one per request whose KV it pulls.
+constexpr double kRayActorCallS = 1.0 / 2025;
 
 }  // namespace
 
@@ -140,6 +144,10 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
         c.kv_bytes_per_token_replica = c.llm->kv_bytes_per_token() * group.tensor_parallel;
         c.layers = std::max(1, arch.num_layers);
         c.kv_link_bytes_per_s = kv_link_gbps_per_gpu(*dis, *accelerator) * 1e9 / 8 * group.tensor_parallel;
+        if (dis->kv_transfer == "between_steps") {
+          c.kv_pulled_between_steps = true;
+          c.kv_pull_call_s = kRayActorCallS;
+        }
       }
       c.max_sequence_tokens = arch.max_position_embeddings > 0 ? arch.max_position_embeddings : 4096;
       c.swap_bytes_per_s = pcie_x16_bytes_per_s(accelerator->pcie_gen.value_or(4));
@@ -186,12 +194,11 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
     // share when free (the simulation holds each stage for one micro-batch at a time, so lanes
     // whose batches differ step at the larger one's pace). Not counted: the activations handed
     // between stages (hidden size x 2 B per token, over NVLink). The engine's host time per
-    // sequence is paid by every stage (sim/stage_host_time.h). Each lane is a replica here.
+    // sequence (a calibration's excess over the GPU's step) is paid once per micro-batch, not at
+    // every stage: DistServe's engine detokenizes and streams each token once, and a stage's
+    // worker only turns its inputs into C++ vectors. Each lane is a replica here.
     c.pipeline_lanes = pp;
     c.lanes_share_kv = deployment.pipeline_kv.empty() ? c.scheduler != LlmScheduler::vllm_v0 : deployment.pipeline_kv == "shared";
-    if (llm)
-      c.stage_host_s_per_sequence = stage_host_s_per_sequence(arch, setup, options.calibration,
-                                                              std::max(1.0, service.input_tokens.mean() + service.output_tokens.mean() / 2));
     for (int i = 0; i < group.count; ++i)
       for (int lane = 0; lane < pp; ++lane) {
         ReplicaConfig l = c;

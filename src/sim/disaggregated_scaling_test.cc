@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "sim/autoscaler.h"
+#include "sim/disaggregated_replica_test.h"
 #include "sim/linear_step_timer_test.h"
 #include "sim/list_arrivals_test.h"
 #include "sim/simulator.h"
@@ -34,18 +35,7 @@ class SizedPoissonArrivals final : public ArrivalProcess {
 // A prefill and a decode replica's configs: a step of 10 ms + 0.1 ms per decoding sequence +
 // 0.02 ms per prompt token, batches of 8, 4,096 tokens a step, 1,000 blocks of 16 tokens.
 std::vector<ReplicaConfig> scaled_prefill_and_decode() {
-  ReplicaConfig c;
-  c.batching = SimBatching::continuous;
-  c.scheduler = LlmScheduler::vllm_v1;
-  c.llm = std::make_shared<testing_support::LinearStepTimer>();
-  c.kv_blocks = 1000;
-  c.block_tokens = 16;
-  c.max_batch = 8;
-  c.token_budget = 4096;
-  c.watermark_fraction = 0;
-  c.kv_bytes_per_token_replica = 1e5;
-  c.kv_link_bytes_per_s = 1e11;
-  c.layers = 4;
+  const ReplicaConfig c = testing_support::disaggregated_llm_replica(1e11);
   ReplicaConfig prefill = c, decode = c;
   prefill.role = ReplicaRole::prefill;
   prefill.name = "prefill";

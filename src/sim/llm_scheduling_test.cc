@@ -3,6 +3,7 @@
 // conversation trace on Llama-2-70B without chunked prefill (whose KV use once fell to -69.9).
 #include <gtest/gtest.h>
 
+#include "sim/disaggregated_replica_test.h"
 #include "sim/linear_step_timer_test.h"
 #include "sim/list_arrivals_test.h"
 
@@ -19,6 +20,7 @@
 namespace gw {
 namespace {
 
+using testing_support::checked_sim_options;
 using testing_support::LinearStepTimer;
 using testing_support::ListArrivals;
 
@@ -98,13 +100,6 @@ ScalingOptions random_scaler(Rng& rng, uint64_t seed) {
   return scaling;
 }
 
-SimOptions checked_options() {
-  SimOptions o;
-  o.check_invariants = true;
-  o.max_requests = 1LL << 40;
-  return o;
-}
-
 // Two prompts of 4 tokens wanting 4 tokens each in 10 one-token blocks, traced by hand as
 // vLLM v0 runs them: A prefills, then B (prompts before decodes; 8 blocks); decode 1 takes 2
 // blocks (10); decode 2 needs 2 more, so the later arrival B (5 tokens of KV, 2 generated) is
@@ -113,7 +108,7 @@ SimOptions checked_options() {
 TEST(LlmScheduling, VllmV0PreemptsTheLatestArrivalAndKeepsItsTokens) {
   ListArrivals arrivals({{0, 4, 4}, {0, 4, 4}});
   ReplicaConfig c = llm_replica(LlmScheduler::vllm_v0, 10, 1, 2, 4096);
-  auto r = simulate(arrivals, {c}, checked_options());
+  auto r = simulate(arrivals, {c}, checked_sim_options());
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   EXPECT_EQ(r.value().requests, 2);
   EXPECT_EQ(r.value().preemptions, 1);
@@ -127,7 +122,7 @@ TEST(LlmScheduling, SwapMovesTheVictimsKvInsteadOfRecomputingIt) {
   ListArrivals arrivals({{0, 4, 4}, {0, 4, 4}});
   ReplicaConfig c = llm_replica(LlmScheduler::vllm_v0, 10, 1, 2, 4096);
   c.preemption = Preemption::swap;
-  auto r = simulate(arrivals, {c}, checked_options());
+  auto r = simulate(arrivals, {c}, checked_sim_options());
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   EXPECT_EQ(r.value().requests, 2);
   EXPECT_EQ(r.value().preemptions, 1);
@@ -142,7 +137,7 @@ TEST(LlmScheduling, APromptLargerThanTheCacheIsRejectedOnce) {
     ListArrivals arrivals({{0, 500, 3}, {0.001, 10, 3}});
     ReplicaConfig c = llm_replica(s, 40, 4, 8, 64);
     c.max_sequence_tokens = 16;
-    auto r = simulate(arrivals, {c}, checked_options());
+    auto r = simulate(arrivals, {c}, checked_sim_options());
     ASSERT_TRUE(r.ok()) << llm_scheduler_name(s) << ": " << r.error().to_string();
     EXPECT_EQ(r.value().rejected, 1) << llm_scheduler_name(s);
     EXPECT_EQ(r.value().requests, 1) << llm_scheduler_name(s);
@@ -207,7 +202,7 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
       ++disaggregated_runs;
     }
     ListArrivals arrivals(list);
-    SimOptions options = checked_options();
+    SimOptions options = checked_sim_options();
     options.router = seed % 7 == 0 ? Router::prefix_affinity : seed % 2 ? Router::least_tokens : Router::round_robin;
     auto r = simulate(arrivals, configs, options);
     ASSERT_TRUE(r.ok()) << fmt::format("seed {} {} block {} kv {}: ", seed, llm_scheduler_name(scheduler), block, blocks)
@@ -242,7 +237,7 @@ TEST(LlmScheduling, InvariantsHoldWhileAutoscalingDrainsAndStartsReplicas) {
     ReplicaConfig c = random_small_replica(rng, seed, 40);
     add_random_chains(rng, list, 4);  // replicas that stop forget their caches
     random_prefix_caching(rng, c);
-    SimOptions options = checked_options();
+    SimOptions options = checked_sim_options();
     options.router = seed % 2 ? Router::least_tokens : Router::prefix_affinity;
     options.scaling = random_scaler(rng, seed);
     ListArrivals arrivals(list);
@@ -263,7 +258,7 @@ TEST(LlmScheduling, InvariantsHoldWhenClientsGiveUp) {
     const std::vector<Arrival> list = random_requests(rng, 0.01, 0.3);
     const long long requests = static_cast<long long>(list.size());
     ReplicaConfig c = random_small_replica(rng, seed, 60);
-    SimOptions options = checked_options();
+    SimOptions options = checked_sim_options();
     options.router = Router::least_tokens;
     options.client_timeout_s = 0.02 + rng.uniform() * 0.3;
     std::vector<ReplicaConfig> configs{c};
@@ -385,8 +380,8 @@ TEST(LlmScheduling, PipelineStagesAreLanesSharingTheReplicasKvBlocks) {
   d.groups = {{"A100-80GB", 1, 1}};
   auto tp1_replica = build_replicas(catalog, model, service, d, {});
   ASSERT_TRUE(pp_replica.ok() && tp1_replica.ok());
-  auto a = simulate(pipelined, pp_replica.value(), checked_options());
-  auto b = simulate(single, tp1_replica.value(), checked_options());
+  auto a = simulate(pipelined, pp_replica.value(), checked_sim_options());
+  auto b = simulate(single, tp1_replica.value(), checked_sim_options());
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a.value().requests, 64);
   EXPECT_LT(a.value().latency.max(), 0.6 * b.value().latency.max());
@@ -403,7 +398,7 @@ TEST(LlmScheduling, PipelineLanesStepAtTheLargerMicroBatchsPace) {
   ReplicaConfig lane = llm_replica(LlmScheduler::vllm_v1, 1000, 16, 64, 2048);
   lane.pipeline_lanes = 2;
   ListArrivals arrivals(list);
-  auto r = simulate(arrivals, {lane, lane}, checked_options());
+  auto r = simulate(arrivals, {lane, lane}, checked_sim_options());
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   const double lane2_step_s = 0.010 + 16 * 1e-4;
   EXPECT_NEAR(r.value().tpot.quantile(0), lane2_step_s, 0.01 * lane2_step_s);
@@ -417,7 +412,7 @@ TEST(LlmScheduling, PipelineLanesStepAtTheLargerMicroBatchsPace) {
   // Lanes of one stage each (separate replicas) step at their own pace.
   lane.pipeline_lanes = 1;
   ListArrivals apart(list);
-  auto own = simulate(apart, {lane, lane}, checked_options());
+  auto own = simulate(apart, {lane, lane}, checked_sim_options());
   ASSERT_TRUE(own.ok());
   EXPECT_NEAR(own.value().tpot.quantile(0), 0.010 + 1e-4, 0.01 * 0.0101);
 }
@@ -429,12 +424,12 @@ TEST(LlmScheduling, PipelineLanesSharingTheirKvPoolHoldMoreThanAShare) {
   ReplicaConfig lane = llm_replica(LlmScheduler::vllm_v0, 100, 16, 64, 4096);
   lane.pipeline_lanes = 2;
   ListArrivals split_arrivals(list);
-  auto split = simulate(split_arrivals, {lane, lane}, checked_options());
+  auto split = simulate(split_arrivals, {lane, lane}, checked_sim_options());
   ASSERT_TRUE(split.ok()) << split.error().to_string();
   EXPECT_EQ(split.value().rejected, 1);
   lane.lanes_share_kv = true;
   ListArrivals shared_arrivals(list);
-  auto shared = simulate(shared_arrivals, {lane, lane}, checked_options());
+  auto shared = simulate(shared_arrivals, {lane, lane}, checked_sim_options());
   ASSERT_TRUE(shared.ok()) << shared.error().to_string();
   EXPECT_EQ(shared.value().rejected, 0);
   EXPECT_EQ(shared.value().requests, 2);
@@ -454,7 +449,7 @@ TEST(LlmScheduling, PrefixCachingSkipsTheCachedBlocksOfAPrompt) {
     ListArrivals arrivals(list);
     ReplicaConfig c = llm_replica(LlmScheduler::vllm_v1, 1000, 16, 8, 4096);
     c.prefix_caching = caching;
-    auto r = simulate(arrivals, {c}, checked_options());
+    auto r = simulate(arrivals, {c}, checked_sim_options());
     EXPECT_TRUE(r.ok()) << r.error().to_string();
     return r.value();
   };
@@ -501,7 +496,7 @@ TEST(LlmScheduling, ConversationsFindTheirEarlierTurnsCached) {
   Rng sim_rng(3);
   auto arrivals = make_arrivals(options, service, sim_rng);
   ReplicaConfig c = llm_replica(LlmScheduler::vllm_v1, 4000, 16, 8, 2048);
-  SimOptions o = checked_options();
+  SimOptions o = checked_sim_options();
   o.max_requests = 300;  // 100 conversations
   auto r = simulate(*arrivals, {c}, o);
   ASSERT_TRUE(r.ok()) << r.error().to_string();
@@ -530,7 +525,7 @@ std::vector<ReplicaConfig> prefill_and_decode(LlmScheduler scheduler, double lin
 // ends); there it joins the decodes: 4 decode steps compute the second to fifth tokens.
 TEST(LlmScheduling, DisaggregatedPromptsSendTheirKvToADecodeReplica) {
   ListArrivals arrivals({{0, 1000, 5}});
-  auto r = simulate(arrivals, prefill_and_decode(LlmScheduler::vllm_v1, 1e8), checked_options());
+  auto r = simulate(arrivals, prefill_and_decode(LlmScheduler::vllm_v1, 1e8), checked_sim_options());
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   const SimResult& out = r.value();
   EXPECT_EQ(out.requests, 1);
@@ -554,7 +549,7 @@ TEST(LlmScheduling, DisaggregatedPromptsSendTheirKvToADecodeReplica) {
 TEST(LlmScheduling, ArrivedKvJoinsTheRunningDecodesWithoutAPromptStep) {
   ListArrivals arrivals({{0, 1000, 20}, {0.05, 100, 5}});
   // The transfers take no time: only the steps count.
-  auto r = simulate(arrivals, prefill_and_decode(LlmScheduler::vllm_v0, 1e15), checked_options());
+  auto r = simulate(arrivals, prefill_and_decode(LlmScheduler::vllm_v0, 1e15), checked_sim_options());
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   const SimResult& out = r.value();
   EXPECT_EQ(out.requests, 2);
@@ -575,7 +570,7 @@ TEST(LlmScheduling, ALostDecodeReplicasQueuedKvGoesToAnotherDecodeReplica) {
   std::vector<ReplicaConfig> configs = prefill_and_decode(LlmScheduler::vllm_v0, 1e15);
   configs[1].max_batch = 2;
   configs.push_back(configs[1]);
-  SimOptions o = checked_options();
+  SimOptions o = checked_sim_options();
   o.outages = {{1.0, {1}, 30}};
   auto r = simulate(arrivals, configs, o);
   ASSERT_TRUE(r.ok()) << r.error().to_string();

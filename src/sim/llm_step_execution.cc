@@ -65,7 +65,6 @@ std::optional<StepStart> LlmStepExecution::start_step(ReplicaState& r, double t)
   double duration = c.speculative.tokens > 0 && decode_n > 0
                         ? speculative_step_s(c, decode_n, context, prefill_tokens, attended, completing)
                         : c.llm->step_time_s(decode_n, context, prefill_tokens, attended, decode_n + completing);
-  duration += (c.pipeline_lanes - 1) * c.stage_host_s_per_sequence * decode_n;
   if (step_sample_every_ > 0 && steps_++ % step_sample_every_ == 0)
     step_samples_.push_back({static_cast<int>(r.index), decode_n, context, prefill_tokens, attended, decode_n + completing});
   if (swap_tokens_now_ > 0 && c.swap_bytes_per_s > 0)
@@ -193,6 +192,7 @@ void LlmStepExecution::join_arrived_kv(ReplicaState& r, double t) {
     const int id = r.waiting.front();
     Request& q = pool_[id];
     if (q.kv_arrived <= 0) return;  // a sequence preempted here: admit() computes it again
+    if (q.kv_to_pull) return;       // its KV is still on the prefill replica (kv_pull.cc)
     if (exits_.expired(q, t)) {
       r.waiting.pop_front();
       exits_.give_up(id, r);

@@ -246,6 +246,8 @@ void Simulation::on_outage(int index, double t) {
     --ready_;
     for (int id : r.waiting) {
       unassign(id, r);
+      // Pulled or not, the next decode replica pulls its KV from the prefill replica, which holds it.
+      if (r.config->kv_pulled_between_steps && pool_[id].kv_arrived > 0) pool_[id].kv_to_pull = true;
       moved.push_back(id);
     }
     r.waiting.clear();

@@ -10,7 +10,7 @@
 namespace gw::sim_detail {
 
 enum class EventKind { step_done = 0, timeout = 1, sample = 2, replica_ready = 3, node_ready = 4, arrival = 5, scale_tick = 6,
-                       outage = 7, outage_over = 8, expire = 9, kv_arrived = 10, kv_released = 11 };
+                       outage = 7, outage_over = 8, expire = 9, kv_arrived = 10, kv_released = 11, kv_pull_done = 12 };
 
 // A replica slot's life under autoscaling; without it every replica is ready throughout.
 enum class Life { off, starting, ready, draining };

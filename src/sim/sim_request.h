@@ -35,6 +35,11 @@ struct Request {
   double prefill_started = -1; // when its prompt's first chunk ran (the KV transfer streams behind it)
   int held_on = -1;            // disaggregated: the prefill replica still holding its KV until a decode replica admits it
   long long held_blocks = 0;
+  // KV pulled between steps: its transfer over the prefill replica's link, when the prompt was
+  // done there, and whether a decode replica has still to pull it (again, if the one that had was lost).
+  double kv_pull_s = 0;
+  double kv_ready_at = 0;
+  bool kv_to_pull = false;
 };
 
 // A request's prompt blocks by chain hash: ids, and where each block ends (tokens from the

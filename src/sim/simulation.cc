@@ -125,6 +125,7 @@ Result<SimResult> Simulation::run() {
       case EventKind::outage: on_outage(e.replica, e.time); break;
       case EventKind::outage_over: on_outage_over(e.replica, e.time); break;
       case EventKind::kv_arrived: on_kv_arrived(e.replica, e.version, e.time); break;
+      case EventKind::kv_pull_done: on_kv_pull_done(e.replica, e.time); break;
       case EventKind::kv_released:  // a prefill replica with room again, or a draining one done
         try_start(e.replica, e.time);
         maybe_stop(replicas_[static_cast<size_t>(e.replica)]);
@@ -226,6 +227,17 @@ void Simulation::hand_off(int id, ReplicaState& r, double t) {
   const ReplicaConfig& c = *r.config;
   const double bytes = c.kv_bytes_per_token_replica * q.input;
   const double transfer_s = c.kv_link_bytes_per_s > 0 ? bytes / c.kv_link_bytes_per_s : 0;
+  if (c.kv_pulled_between_steps) {
+    // Nothing moves until the decode replica pulls it (kv_pull.cc): it goes there now.
+    q.kv_pull_s = transfer_s;
+    q.kv_ready_at = t;
+    q.kv_to_pull = true;
+    ++result_.kv_transfers;
+    result_.kv_transfer_bytes += bytes;
+    push({t, static_cast<int>(EventKind::kv_arrived), id, 0, q.version});
+    maybe_stop(r);
+    return;
+  }
   double& link_free = link_free_at_[r.index];
   const double start = std::max(q.prefill_started >= 0 ? q.prefill_started : t, link_free);
   const double done = std::max(start + transfer_s, t + transfer_s / std::max(1, c.layers));
@@ -357,6 +369,7 @@ void Simulation::start_batch(int index, double t) {
 // LLM servers: one step under the replica's scheduler (see LlmStepExecution).
 void Simulation::start_llm_step(int index, double t) {
   auto& r = replicas_[static_cast<size_t>(index)];
+  if (r.config->kv_pulled_between_steps && pull_waiting_kv(r, t)) return;
   std::optional<StepStart> step = steps_.start_step(r, t);
   if (!step) return;
   double duration_s = step->duration_s;

@@ -59,6 +59,10 @@ class Simulation final : private RequestExits {
   void on_kv_arrived(int id, unsigned version, double t);
   void send_kv_to_decode(int id, double t);
   void kv_pulled(int id, double t) override;
+  // KV pulled between steps (ReplicaConfig::kv_pulled_between_steps, kv_pull.cc): before a decode
+  // replica's step, it pulls the KV waiting for it; true while it does (its step comes after).
+  bool pull_waiting_kv(ReplicaState& r, double t);
+  void on_kv_pull_done(int index, double t);
   void release_held_kv(Request& q, double t);
   int ready_decode_replica() const;
   std::deque<int> decode_held_;  // prompts computed whose KV waits for a decode replica to be ready

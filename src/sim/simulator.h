@@ -65,9 +65,6 @@ struct ReplicaConfig {
   // The lanes draw on one pool of pipeline_lanes x kv_blocks (vLLM V1, SGLang, DistServe),
   // not each on its own kv_blocks (vLLM V0's virtual engines).
   bool lanes_share_kv = false;
-  // Each stage past the first adds this to a lane's step per decoding sequence: the engine's host
-  // work per sequence, repeated for every stage's worker (sim/stage_host_time.h).
-  double stage_host_s_per_sequence = 0;
   int block_tokens = 16;
   int token_budget = kStepTokenBudget;  // tokens per step (vLLM's max_num_batched_tokens)
   LlmScheduler scheduler = LlmScheduler::vllm_v1;
@@ -88,6 +85,13 @@ struct ReplicaConfig {
   double kv_link_bytes_per_s = 0;
   double kv_bytes_per_token_replica = 0;
   int layers = 1;
+  // KV pulled between steps (DistServe's decoding engine): the decode replica fetches each
+  // request's KV itself after a step ends, one request at a time, each costing the transfer and
+  // one call to its workers (kv_pull_call_s), and starts no step meanwhile; a replica of pipeline
+  // stages first waits for the micro-batch in flight, its workers taking calls in order. Off:
+  // the transfer streams behind the prefill, the decode replica's steps never wait for it.
+  bool kv_pulled_between_steps = false;
+  double kv_pull_call_s = 0;
 };
 
 // What an autoscaler sees at each scrape: the pool and its load over the last interval.
@@ -309,6 +313,7 @@ struct SimResult {
   long long kv_transfers = 0;
   double kv_transfer_bytes = 0;
   LogHistogram kv_transfer_wait;    // prefill end to the KV at the decode replica (link queue and the last layers)
+  double kv_pull_stall_s = 0;       // KV pulled between steps: decode replicas' time with no step, pulling or waiting to
 };
 
 // The q-quantile of a latency over every request that arrived, a timed-out one counted as

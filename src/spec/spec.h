@@ -140,6 +140,10 @@ struct DeploymentGroup {
 struct DisaggregationSpec {
   std::string link = "infiniband";  // nvlink, infiniband, efa, roce, tcp
   std::optional<double> gbps_per_gpu;  // overrides the link's default
+  // overlapped: the KV streams behind the prefill, layer by layer, and the decode replica's steps
+  // never wait for it (vLLM's KV connectors, SGLang, Dynamo); between_steps: the decode replica
+  // pulls it between its steps and runs none meanwhile (DistServe; sim/kv_pull.cc).
+  std::string kv_transfer = "overlapped";
   int line = 0;
 };
 

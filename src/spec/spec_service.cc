@@ -364,7 +364,7 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
                "disaggregated serving needs prefill and decode groups, and no group of role both");
       if (const YAML::Node dis = d["disaggregation"]) {
         const std::string field = where + ".disaggregation";
-        r.check_keys(dis, field, {"link", "gbps_per_gpu"});
+        r.check_keys(dis, field, {"link", "gbps_per_gpu", "kv_transfer"});
         if (!prefill && !deployment.groups.empty()) r.fail(dis, field, "give replica groups of role prefill and decode");
         DisaggregationSpec spec;
         spec.line = dis.Mark().line + 1;
@@ -374,6 +374,11 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
             r.fail(dis["link"], field + ".link", "one of nvlink, infiniband, efa, roce, tcp");
         }
         if (dis["gbps_per_gpu"]) spec.gbps_per_gpu = r.number(dis["gbps_per_gpu"], field + ".gbps_per_gpu", 0.1, 1e5);
+        if (dis["kv_transfer"]) {
+          spec.kv_transfer = r.text(dis["kv_transfer"], field + ".kv_transfer");
+          if (spec.kv_transfer != "overlapped" && spec.kv_transfer != "between_steps")
+            r.fail(dis["kv_transfer"], field + ".kv_transfer", "one of overlapped, between_steps");
+        }
         deployment.disaggregation = spec;
       } else if (prefill) {
         deployment.disaggregation = DisaggregationSpec{};

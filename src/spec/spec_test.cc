@@ -181,6 +181,14 @@ TEST(Spec, DisaggregatedDeploymentsNeedBothPools) {
   EXPECT_EQ(field_of("        - {accelerator: H100, role: prefill}\n        - {accelerator: H100, role: decode}\n"
                      "      disaggregation: {link: carrier-pigeon}\n"),
             "services.a.deployment.disaggregation.link");
+  EXPECT_EQ(field_of("        - {accelerator: H100, role: prefill}\n        - {accelerator: H100, role: decode}\n"
+                     "      disaggregation: {kv_transfer: later}\n"),
+            "services.a.deployment.disaggregation.kv_transfer");
+  EXPECT_EQ(d.disaggregation->kv_transfer, "overlapped");
+  auto pulled = parse(head + "        - {accelerator: H100, role: prefill}\n        - {accelerator: H100, role: decode}\n"
+                             "      disaggregation: {link: nvlink, kv_transfer: between_steps}\n");
+  ASSERT_TRUE(pulled.ok()) << pulled.error().to_string();
+  EXPECT_EQ(pulled.value().services[0].deployment->disaggregation->kv_transfer, "between_steps");
 }
 
 // deployment.pp: pipeline stages of an LLM replica, at most one per layer (Llama-3.1-8B has 32).
