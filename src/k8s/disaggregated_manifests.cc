@@ -21,24 +21,23 @@ std::string labels(const std::string& service, const std::string& role) {
 
 // The pool's Deployment, its plan, scaling and link said after the header.
 std::string pool_deployment(const DisaggregatedManifestInput& in, ManifestInput pool) {
-  const std::string name = dns_label(pool.service) + "-" + pool.role;
+  const std::string name = workload_name(pool);
   const std::string scaling =
       in.autoscaled ? fmt::format("Starts at the plan's {} replicas; {}-keda-scaledobject.yaml (or {}-hpa.yaml) scales it {}..{} on {}",
                                   pool.replicas, name, name, pool.min_replicas, pool.max_replicas,
                                   pool.duty_cycle_target_pct > 0 ? "its GPUs' duty cycle" : "its queue depth")
                     : fmt::format("Replicas fixed at its {}", pool.replicas);
-  // pool_note, where given, says what to reserve of the pool (the floor its autoscaler was billed at).
-  pool.pool_note = fmt::format("# The plan: {}.\n# {}: {}.\n{}"
+  pool.pool_note = fmt::format("# The plan: {}.\n# {}: {}.\n"
                                "# KV: the plan assumed {} between the pools; without the fabric in the pods (on EKS the EFA device\n"
                                "# plugin's vpc.amazonaws.com/efa devices) NIXL sends over the pod network and the transfers take longer.\n",
-                               in.why_layout, scaling, in.why_scaling, pool.pool_note, in.link);
+                               in.why_layout, scaling, in.why_scaling, in.link);
   return deployment_manifest(pool);
 }
 
 // A pool's pods as one scrape target: headless, as clients call the router and the router finds
 // pods through the API; a ServiceMonitor on it labels the pool's vLLM series with its name.
 std::string pool_service(const DisaggregatedManifestInput& in, const ManifestInput& pool) {
-  const std::string service = dns_label(pool.service), name = service + "-" + pool.role;
+  const std::string service = dns_label(pool.service), name = workload_name(pool);
   std::string out = header(in, fmt::format("Service (v1): the {} pool's pods, for their metrics", pool.role));
   out += fmt::format(
       "# Headless and not for clients (they call the router's Service, {0}). Scraped through a ServiceMonitor (Prometheus\n"

@@ -61,7 +61,7 @@ std::string metadata_and_target(const ManifestInput& in, const std::string& name
       "    apiVersion: {1}\n"
       "    kind: {2}\n"
       "    name: {0}\n",
-      name, target.api_version, target.kind, pod_labels(in.role.empty() ? name : dns_label(in.service), in.role));
+      name, target.api_version, target.kind, pod_labels(dns_label(in.service), in.role));
 }
 
 std::string behavior(const ManifestInput& in, const std::string& indent) {
@@ -84,9 +84,9 @@ std::string behavior(const ManifestInput& in, const std::string& indent) {
 // Default images, pinned: the vLLM release the precision table cites, and a Triton release.
 constexpr const char* kTritonImage = "nvcr.io/nvidia/tritonserver:24.05-py3";
 
-std::string deployment(const ManifestInput& in, const std::string& service_name) {
-  const std::string name = in.role.empty() ? service_name : service_name + "-" + in.role;
-  const std::string labels = pod_labels(service_name, in.role);
+std::string deployment(const ManifestInput& in) {
+  const std::string name = workload_name(in);
+  const std::string labels = pod_labels(dns_label(in.service), in.role);
   const std::string model = dns_label(in.model_name.empty() ? in.service : in.model_name);
   const std::string uri = in.model_uri.empty() ? fmt::format("s3://YOUR-BUCKET/models/{}/REVISION", model) : in.model_uri;
   const std::string target = "/models/" + model;
@@ -96,6 +96,7 @@ std::string deployment(const ManifestInput& in, const std::string& service_name)
   std::string out = manifest_header(in, in.role.empty() ? "Deployment (apps/v1): the serving workload the autoscalers scale"
                                               : "Deployment (apps/v1): the " + in.role + " pool of a disaggregated plan");
   out += in.pool_note;
+  out += in.reserve_note;
   out += fmt::format("# Weights: {} copied to {} at start-up ({}).\n", uri,
                      target, in.model_uri.empty() ? "a placeholder: set services[].scaling.model_uri to the versioned path"
                                                   : "services[].scaling.model_uri");
@@ -117,7 +118,7 @@ std::string deployment(const ManifestInput& in, const std::string& service_name)
   if (in.llm)
     args = fmt::format("          args: [--model, {0}, --served-model-name, {1}, --port, \"8000\", --tensor-parallel-size, \"{2}\", "
                        "--max-num-seqs, \"{3}\", --max-num-batched-tokens, \"{4}\", --gpu-memory-utilization, \"{5:.2f}\"{6}]\n",
-                       yaml_quoted(target), yaml_quoted(in.model_name.empty() ? service_name : in.model_name), in.gpus_per_replica, in.max_batch,
+                       yaml_quoted(target), yaml_quoted(in.model_name.empty() ? dns_label(in.service) : in.model_name), in.gpus_per_replica, in.max_batch,
                        in.token_budget, in.gpu_memory_utilization, kv);
   else
     args = fmt::format("          args: [tritonserver, --model-repository={0}, --http-port=8000]\n", target);
@@ -398,19 +399,22 @@ std::string nodepool_manifest(const ManifestInput& in, int gpu_limit, const std:
       "    consolidateAfter: {5}\n"
       "  limits:\n"
       "    nvidia.com/gpu: {6}\n",
-      name, group, kind, capacity, types, duration(in.cooldown_s), gpu_limit, in.role.empty() ? name : name + "-" + in.role,
-      pod_labels(name, in.role));
+      name, group, kind, capacity, types, duration(in.cooldown_s), gpu_limit, workload_name(in), pod_labels(name, in.role));
   return pool;
 }
 
-std::string deployment_manifest(const ManifestInput& in) { return deployment(in, dns_label(in.service)); }
+std::string workload_name(const ManifestInput& in) {
+  return in.role.empty() ? dns_label(in.service) : dns_label(in.service) + "-" + in.role;
+}
+
+std::string deployment_manifest(const ManifestInput& in) { return deployment(in); }
 
 std::string service_manifest(const ManifestInput& in, const std::string& role_selected) {
   return service(in, dns_label(in.service), role_selected);
 }
 
 std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleTarget& target) {
-  const std::string name = in.role.empty() ? dns_label(in.service) : dns_label(in.service) + "-" + in.role;
+  const std::string name = workload_name(in);
   const bool waiting_only = !in.llm;
   const bool duty = in.duty_cycle_target_pct > 0;
   const double threshold = duty ? in.duty_cycle_target_pct : in.queue_threshold;
@@ -528,7 +532,7 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
 std::vector<Manifest> service_manifests(const ManifestInput& in) {
   const std::string name = dns_label(in.service);
   std::vector<Manifest> out;
-  out.push_back({name + "-deployment.yaml", deployment(in, name),
+  out.push_back({name + "-deployment.yaml", deployment(in),
                  fmt::format("{} replica(s) of {} x {}; requests {} CPU, {:.0f} GiB{}", in.replicas, in.gpus_per_replica, in.accelerator,
                              quantity(in.cpu_per_replica), std::floor(in.memory_gib_per_replica),
                              in.why_resources.empty() ? "" : " (" + in.why_resources + ")")});

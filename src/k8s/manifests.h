@@ -74,6 +74,7 @@ struct ManifestInput {
   // carry gpuwise.dev/role and vLLM's NIXL KV connector (disaggregated_manifests.h).
   std::string role;
   std::string pool_note;               // comment lines said after the Deployment's header, if any
+  std::string reserve_note;            // and what of it to reserve (the floor its autoscaler was billed at), if any
 };
 
 struct Manifest {
@@ -130,6 +131,9 @@ std::string yaml_quoted_list(const std::vector<std::string>& items);
 
 // A DNS-1123 label from a free-form name (lowercase letters, digits and '-', at most 63).
 std::string dns_label(const std::string& name);
+
+// The workload's name: the service's label, and a disaggregated pool's role after it (chat-prefill).
+std::string workload_name(const ManifestInput& in);
 
 std::vector<Manifest> service_manifests(const ManifestInput& input);
 

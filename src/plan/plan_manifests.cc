@@ -161,8 +161,8 @@ Result<std::vector<Manifest>> disaggregated_plan_manifests(const Catalog& catalo
   const ScalingReport& r = report.value();
   if (const PolicyOutcome* p = choose_pool_scaling(r, in.why_scaling)) {
     in.autoscaled = true;
-    in.prefill.pool_note = reserved_floor_note(r, *p, "prefill");
-    in.decode.pool_note = reserved_floor_note(r, *p, "decode");
+    in.prefill.reserve_note = reserved_floor_note(r, *p, "prefill");
+    in.decode.reserve_note = reserved_floor_note(r, *p, "decode");
     ManifestInput* pools[] = {&in.prefill, &in.decode};
     for (size_t i = 0; i < 2; ++i) {
       ManifestInput& pool = *pools[i];
@@ -291,7 +291,7 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     // Spot only where the plan put the service on spot (interruptible services).
     if (r.plan.spot_with_floor()) in.capacity_types.push_back("spot");
     in.usd_per_replica_hour = r.usd_per_replica_hour;
-    in.pool_note = reserved_floor_note(r, zero_pays ? *zero : kept_warm, "");
+    in.reserve_note = reserved_floor_note(r, zero_pays ? *zero : kept_warm, "");
     in.replicas = best.replicas;
     in.min_nodes = best.min_nodes;
     in.spot_floor = best.spot_with_floor();
