@@ -168,6 +168,13 @@ TEST(DisaggregatedScaling, StormsOfScaledPoolsLoseNoRequest) {
     s.account_until_s = 450;
     std::vector<ReplicaConfig> configs = scaled_prefill_and_decode();
     configs[1].kv_blocks = 60 + static_cast<long long>(rng.uniform() * 400);  // decode pools short of blocks too
+    if (seed % 2 == 0) {  // half the runs:
+      // decode replicas that pull the KV between their steps (kv_pull.cc), draining and waking with pulls waiting.
+      for (ReplicaConfig& c : configs) {
+        c.kv_pulled_between_steps = true;
+        c.kv_pull_call_s = 5e-4;
+      }
+    }
     SimOptions o = scaled_pool_options(s);
     if (rng.uniform() < 0.5) o.client_timeout_s = 5 + rng.uniform() * 60;
     SizedPoissonArrivals arrivals(0.2 + rng.uniform() * 4, 300, std::round(20 + rng.uniform() * 1500), std::round(1 + rng.uniform() * 200),

@@ -151,7 +151,7 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
                                      LlmScheduler::orca};
   long long preemptions = 0, swapped = 0, runs = 0;
   double saved_prefill = 0;
-  long long disaggregated_runs = 0, transfers = 0, pipelined_runs = 0;
+  long long disaggregated_runs = 0, transfers = 0, pipelined_runs = 0, pulled_runs = 0, pulled_pipeline_runs = 0;
   for (uint64_t seed = 1; seed <= 4000; ++seed) {
     Rng rng(seed);
     const LlmScheduler scheduler = schedulers[seed % 4];
@@ -188,6 +188,9 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
     if (seed % 11 == 0) {
       // Disaggregated: prompts on one or two prefill replicas, their KV over a link to one or two
       // decode replicas (which may preempt and recompute it all).
+      // Half of them pull the KV between the decode replicas' steps (kv_pull.cc), a third of
+      // those onto a decode replica of two pipeline stages.
+      const bool pulled = seed % 4 < 2;
       ReplicaConfig prefill = c, decode = c;
       prefill.role = ReplicaRole::prefill;
       decode.role = ReplicaRole::decode;
@@ -195,11 +198,20 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
         r->kv_bytes_per_token_replica = 1e5;
         r->kv_link_bytes_per_s = 1e8 * (1 + static_cast<double>(pick(rng, 100)));
         r->layers = 4;
+        r->kv_pulled_between_steps = pulled;
+        r->kv_pull_call_s = pulled ? 5e-4 : 0;
       }
       configs = {prefill, decode};
       if (seed % 2) configs.push_back(prefill);
       if (seed % 3) configs.push_back(decode);
+      if (pulled && seed % 3 == 0) {
+        decode.pipeline_lanes = 2;
+        decode.lanes_share_kv = true;
+        configs = {prefill, decode, decode};
+        ++pulled_pipeline_runs;
+      }
       ++disaggregated_runs;
+      pulled_runs += pulled;
     }
     ListArrivals arrivals(list);
     SimOptions options = checked_sim_options();
@@ -220,6 +232,8 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
   }
   EXPECT_GT(saved_prefill, 0) << "prefix caching was exercised";
   EXPECT_GT(disaggregated_runs, 300);
+  EXPECT_GT(pulled_runs, 150);
+  EXPECT_GT(pulled_pipeline_runs, 40);
   EXPECT_GT(pipelined_runs, 200);
   EXPECT_GT(transfers, 5000) << "prompts' KV went from prefill to decode replicas";
   // The storms happened: most runs preempted, swap was exercised.

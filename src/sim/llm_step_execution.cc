@@ -192,7 +192,6 @@ void LlmStepExecution::join_arrived_kv(ReplicaState& r, double t) {
     const int id = r.waiting.front();
     Request& q = pool_[id];
     if (q.kv_arrived <= 0) return;  // a sequence preempted here: admit() computes it again
-    if (q.kv_to_pull) return;       // its KV is still on the prefill replica (kv_pull.cc)
     if (exits_.expired(q, t)) {
       r.waiting.pop_front();
       exits_.give_up(id, r);
@@ -208,6 +207,7 @@ void LlmStepExecution::join_arrived_kv(ReplicaState& r, double t) {
       reject(id, r);
       continue;
     }
+    if (q.kv_to_pull) return;  // its KV is still on the prefill replica (kv_pull.cc)
     if (r.kv.free_blocks() - need < watermark) return;
     r.waiting.pop_front();
     r.kv.allocate(need);

@@ -371,7 +371,11 @@ void Simulation::start_llm_step(int index, double t) {
   auto& r = replicas_[static_cast<size_t>(index)];
   if (r.config->kv_pulled_between_steps && pull_waiting_kv(r, t)) return;
   std::optional<StepStart> step = steps_.start_step(r, t);
-  if (!step) return;
+  if (!step) {
+    // What it preempted may have freed the blocks a request waiting to be pulled needs.
+    if (r.config->kv_pulled_between_steps) pull_waiting_kv(r, t);
+    return;
+  }
   double duration_s = step->duration_s;
   if (r.config->pipeline_lanes > 1) {
     duration_s = through_stages(r, t, step->duration_s) - t;
