@@ -83,6 +83,9 @@ std::string behavior(const ManifestInput& in, const std::string& indent) {
 
 // Default images, pinned: the vLLM release the precision table cites, and a Triton release.
 constexpr const char* kTritonImage = "nvcr.io/nvidia/tritonserver:24.05-py3";
+// Triton serves its Prometheus metrics on a port of their own, 8002 by default (triton-inference-server/
+// server docs/user_guide/metrics.md, --metrics-port; read 2026-12-06); vLLM serves /metrics on its API port.
+constexpr int kTritonMetricsPort = 8002;
 
 std::string deployment(const ManifestInput& in) {
   const std::string name = workload_name(in);
@@ -121,7 +124,8 @@ std::string deployment(const ManifestInput& in) {
                        yaml_quoted(target), yaml_quoted(in.model_name.empty() ? dns_label(in.service) : in.model_name), in.gpus_per_replica, in.max_batch,
                        in.token_budget, in.gpu_memory_utilization, kv);
   else
-    args = fmt::format("          args: [tritonserver, --model-repository={0}, --http-port=8000]\n", target);
+    args = fmt::format("          args: [tritonserver, --model-repository={0}, --http-port=8000, --metrics-port={1}]\n", target,
+                       kTritonMetricsPort);
   std::string spread;
   if (in.min_nodes >= 2)
     spread += fmt::format(
@@ -163,7 +167,7 @@ std::string deployment(const ManifestInput& in) {
       "          image: {5}\n"
       "{6}"
       "{13}"
-      "          ports: [{{name: http, containerPort: 8000}}]\n"
+      "          ports: [{{name: http, containerPort: 8000}}{14}]\n"
       "{7}"
       "          startupProbe:\n"
       "            httpGet: {{path: {9}, port: http}}\n"
@@ -185,7 +189,8 @@ std::string deployment(const ManifestInput& in) {
       container_resources(in, 10), pod_volumes(in, 6), in.llm ? "/health" : "/v2/health/ready", period_s, startup_failures, labels,
       in.role.empty() ? ""
                       : "          env:\n"
-                        "            - {name: VLLM_NIXL_SIDE_CHANNEL_HOST, valueFrom: {fieldRef: {fieldPath: status.podIP}}}\n");
+                        "            - {name: VLLM_NIXL_SIDE_CHANNEL_HOST, valueFrom: {fieldRef: {fieldPath: status.podIP}}}\n",
+      in.llm ? "" : fmt::format(", {{name: metrics, containerPort: {}}}", kTritonMetricsPort));
   return out;
 }
 
@@ -208,8 +213,10 @@ std::string service(const ManifestInput& in, const std::string& name, const std:
       "  type: ClusterIP\n"
       "  selector: {{{1}}}\n"
       "  ports:\n"
-      "    - {{name: http, port: 8000, targetPort: http, protocol: TCP}}\n",
-      name, pod_labels(name, role_selected));
+      "    - {{name: http, port: 8000, targetPort: http, protocol: TCP}}\n"
+      "{2}",
+      name, pod_labels(name, role_selected),
+      in.llm ? "" : fmt::format("    - {{name: metrics, port: {0}, targetPort: metrics, protocol: TCP}}\n", kTritonMetricsPort));
   return out;
 }
 
@@ -265,7 +272,7 @@ std::string service_monitor(const ManifestInput& in, const std::string& name) {
   const std::string selector = pod_labels(dns_label(in.service), in.role);
   std::string out = manifest_header(in, "ServiceMonitor (monitoring.coreos.com/v1): the scrape behind the queue-depth trigger");
   out += fmt::format(
-      "# Prometheus Operator scrapes vLLM's /metrics (served on its API port) from the pods behind the Service {0}, every\n"
+      "# Prometheus Operator scrapes {4} from the pods behind the Service {0}, every\n"
       "# polling interval, and labels each series service=\"{0}\": what {0}-keda-scaledobject.yaml's query and the HPA's\n"
       "# metric select. Your Prometheus must select this object (its serviceMonitorSelector, e.g. the label\n"
       "# release: <your kube-prometheus-stack release>) in this namespace; without the scrape the query finds nothing\n"
@@ -279,8 +286,10 @@ std::string service_monitor(const ManifestInput& in, const std::string& name) {
       "  selector:\n"
       "    matchLabels: {{{2}}}\n"
       "  endpoints:\n"
-      "    - {{port: http, path: /metrics, interval: {3}}}\n",
-      name, kServiceMonitorSource, selector, duration(in.polling_interval_s));
+      "    - {{port: {5}, path: /metrics, interval: {3}}}\n",
+      name, kServiceMonitorSource, selector, duration(in.polling_interval_s),
+      in.llm ? "vLLM's /metrics (served on its API port)" : fmt::format("Triton's /metrics (on its metrics port, {})", kTritonMetricsPort),
+      in.llm ? "http" : "metrics");
   return out;
 }
 
@@ -426,7 +435,9 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
   } else {
     std::string keda = manifest_header(in, "KEDA ScaledObject (keda.sh/v1alpha1)");
     keda += fmt::format("# Threshold: {}.\n", in.why_threshold);
-    if (in.llm && !duty) keda += fmt::format("# The query's series: vLLM's gauges as {}-servicemonitor.yaml has them scraped.\n", name);
+    if (!duty)
+      keda += fmt::format("# The query's series: {} as {}-servicemonitor.yaml has them scraped.\n",
+                          in.llm ? "vLLM's gauges" : "Triton's pending count", name);
     keda += fmt::format("# minReplicaCount {}: {}.\n", in.min_replicas, in.why_min);
     if (!in.schedule.empty()) keda += fmt::format("# Cron triggers ({}): {}.\n", in.timezone, in.why_schedule);
     if (duty)
@@ -520,12 +531,12 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
                                              : fmt::format("the same {} signal without KEDA (never below 1 replica), its floor set by the "
                                                            "schedule's CronJobs", signal)});
   for (auto& m : hpa_schedule_manifests(in)) out.push_back(std::move(m));
-  // What the queue-depth query reads: vLLM's gauges, scraped from the Service's endpoints and
-  // labelled with its name (Prometheus Operator's service label).
-  if (in.min_replicas > 0 && in.llm && !duty)
+  // What the queue-depth query reads: vLLM's gauges or Triton's pending count, scraped from the
+  // Service's endpoints and labelled with its name (Prometheus Operator's service label).
+  if (in.min_replicas > 0 && !duty)
     out.push_back({name + "-servicemonitor.yaml", service_monitor(in, name),
-                   fmt::format("Prometheus Operator scrapes vLLM's /metrics on the {} Service's pods every {:.0f} s: the series the "
-                               "queue-depth query reads, labelled service=\"{}\"", name, in.polling_interval_s, name)});
+                   fmt::format("Prometheus Operator scrapes {}'s /metrics on the {} Service's pods every {:.0f} s: the series the "
+                               "queue-depth query reads, labelled service=\"{}\"", in.llm ? "vLLM" : "Triton", name, in.polling_interval_s, name)});
   return out;
 }
 

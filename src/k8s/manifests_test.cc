@@ -9,6 +9,8 @@
 #include <fstream>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "k8s/manifest_schemas_test.h"
 #include "k8s/yaml_json_test.h"
 #include <nlohmann/json.hpp>
@@ -66,7 +68,45 @@ TEST_F(ManifestSchemas, EveryManifestValidates) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 15);
+  EXPECT_EQ(checked, 16);
+}
+
+// Triton's pending count, what a classic model's queue-depth query reads, is on its metrics port
+// (8002), not its HTTP port: the ServiceMonitor scrapes the Service's port of that name, which
+// reaches the container port the server was told to serve its metrics on.
+TEST(Manifests, TritonsMetricsPortIsScraped) {
+  ManifestInput classic = llm_input();
+  classic.service = "image-generation";
+  classic.llm = false;
+  classic.min_replicas = 3;
+  std::map<std::string, YAML::Node> by_file;
+  for (const auto& m : service_manifests(classic)) by_file[m.file_name] = YAML::Load(m.yaml);
+  ASSERT_EQ(by_file.count("image-generation-servicemonitor.yaml"), 1u);
+  const YAML::Node monitor = by_file["image-generation-servicemonitor.yaml"], service = by_file["image-generation-service.yaml"];
+  const std::string port = monitor["spec"]["endpoints"][0]["port"].as<std::string>();
+  std::string target;
+  for (const auto& p : service["spec"]["ports"])
+    if (p["name"].as<std::string>() == port) target = p["targetPort"].as<std::string>();
+  ASSERT_FALSE(target.empty()) << "the Service has no port " << port;
+  const YAML::Node container = by_file["image-generation-deployment.yaml"]["spec"]["template"]["spec"]["containers"][0];
+  int container_port = 0;
+  for (const auto& p : container["ports"])
+    if (p["name"].as<std::string>() == target) container_port = p["containerPort"].as<int>();
+  EXPECT_EQ(container_port, 8002);
+  bool told = false;
+  for (const auto& arg : container["args"]) told |= arg.as<std::string>() == "--metrics-port=8002";
+  EXPECT_TRUE(told) << "Triton serves its metrics where it is scraped";
+  EXPECT_NE(by_file["image-generation-keda-scaledobject.yaml"]["spec"]["triggers"][0]["metadata"]["query"].as<std::string>().find(
+                "nv_inference_pending_request_count{service=\"image-generation\"}"),
+            std::string::npos);
+  // vLLM serves /metrics on its API port: its ServiceMonitor scrapes http.
+  ManifestInput warm = llm_input();
+  warm.min_replicas = 2;
+  for (const auto& m : service_manifests(warm)) {
+    if (m.file_name == "chat-service-prod-servicemonitor.yaml") {
+      EXPECT_EQ(YAML::Load(m.yaml)["spec"]["endpoints"][0]["port"].as<std::string>(), "http");
+    }
+  }
 }
 
 // A schedule beside the metric: cron triggers after the Prometheus one, each a valid KEDA
