@@ -29,16 +29,18 @@ bool Simulation::pull_waiting_kv(ReplicaState& r, double t) {
       assign(id, static_cast<int>(r.index));
     }
   }
-  // Each waiting request whose blocks fit, oldest first: its transfer over the slower end (the
-  // prefill replica's link, or the decode replica's, every stage taking its own layers) and the call.
+  // Each waiting request whose blocks fit beside those pulled before it (DistServe allocates them
+  // as it pulls), oldest first: its transfer over the slower end (the prefill replica's link, or
+  // the decode replica's, every stage taking its own layers) and the call.
   const double receive_bytes_per_s = c.kv_link_bytes_per_s * c.pipeline_lanes;
   double pull_s = 0;
   long long blocks = 0;
   std::vector<int> pulled;
   for (const int id : r.waiting) {
     Request& q = pool_[id];
-    if (!q.kv_to_pull) continue;
+    if (q.kv_arrived <= 0) continue;  // preempted here: computed again, nothing to pull
     blocks += r.kv.blocks_for(q.kv_arrived);
+    if (!q.kv_to_pull) continue;  // pulled, waiting to join
     if (blocks > r.kv.free_blocks()) break;
     const double receive_s = receive_bytes_per_s > 0 ? c.kv_bytes_per_token_replica * q.kv_arrived / receive_bytes_per_s : 0;
     pull_s += std::max(q.kv_pull_s, receive_s) + c.kv_pull_call_s;
