@@ -227,25 +227,21 @@ void Simulation::hand_off(int id, ReplicaState& r, double t) {
   const ReplicaConfig& c = *r.config;
   const double bytes = c.kv_bytes_per_token_replica * q.input;
   const double transfer_s = c.kv_link_bytes_per_s > 0 ? bytes / c.kv_link_bytes_per_s : 0;
+  double arrives = t;
   if (c.kv_pulled_between_steps) {
     // Nothing moves until the decode replica pulls it (kv_pull.cc): it goes there now.
     q.kv_pull_s = transfer_s;
     q.kv_ready_at = t;
     q.kv_to_pull = true;
-    ++result_.kv_transfers;
-    result_.kv_transfer_bytes += bytes;
-    push({t, static_cast<int>(EventKind::kv_arrived), id, 0, q.version});
-    maybe_stop(r);
-    return;
+  } else {
+    double& link_free = link_free_at_[r.index];
+    const double start = std::max(q.prefill_started >= 0 ? q.prefill_started : t, link_free);
+    arrives = link_free = std::max(start + transfer_s, t + transfer_s / std::max(1, c.layers));
+    result_.kv_transfer_wait.add(arrives - t);
   }
-  double& link_free = link_free_at_[r.index];
-  const double start = std::max(q.prefill_started >= 0 ? q.prefill_started : t, link_free);
-  const double done = std::max(start + transfer_s, t + transfer_s / std::max(1, c.layers));
-  link_free = done;
   ++result_.kv_transfers;
   result_.kv_transfer_bytes += bytes;
-  result_.kv_transfer_wait.add(done - t);
-  push({done, static_cast<int>(EventKind::kv_arrived), id, 0, q.version});
+  push({arrives, static_cast<int>(EventKind::kv_arrived), id, 0, q.version});
   maybe_stop(r);
 }
 
