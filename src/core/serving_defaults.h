@@ -21,4 +21,10 @@ inline constexpr int kStepTokenBudget = 2048;
 // default of 8192 (same source, SchedulerConfig).
 inline constexpr long long kActivationPeakTokens = 8192;
 
+// One call from a serving engine to its worker and the reply, where the engine pulls a request's
+// KV between its steps (DistServe awaits one per request): a Ray actor's synchronous call, 2,025
+// a second (ray-project/ray's microbenchmark, 1_1_actor_calls_sync, in PR #51427 of 2025-03-17;
+// read 2026-12-06).
+inline constexpr double kEngineWorkerCallS = 1.0 / 2025;
+
 }  // namespace gw

@@ -12,6 +12,7 @@
 #include "catalog/precision_support.h"
 #include "core/formatting.h"
 #include "core/money.h"
+#include "core/serving_defaults.h"
 #include "core/text.h"
 #include "plan/queueing.h"
 
@@ -41,7 +42,8 @@ KvLink kv_link_for(const Offering& offering, const ServiceSpec& service) {
     // The simulator's defaults for a named link (sim/deployment.cc), NVLink aside: the pools
     // of a plan sit on nodes of their own.
     double gbps = d.gbps_per_gpu ? *d.gbps_per_gpu : d.link == "tcp" ? 100.0 / 8 : 400;
-    return {d.link == "nvlink" ? "infiniband" : d.link, gbps};
+    const bool pulled = d.kv_transfer == "between_steps";
+    return {d.link == "nvlink" ? "infiniband" : d.link, gbps, pulled, pulled ? kEngineWorkerCallS : 0};
   }
   const std::string& fabric = offering.fabric;
   if (fabric == "efa" || fabric == "infiniband" || fabric == "roce")
@@ -84,9 +86,15 @@ ServiceLevel disaggregated_level(const DisaggregatedSearch& in, const PoolLayout
   const double link_util = per_prefill * transfer_s;
   const double link_wait = link_util < 1 ? link_util / (2 * (1 - link_util)) * transfer_s : kInfinity;
   const double handoff = std::max(transfer_s / std::max(1, arch.num_layers), transfer_s - own_prefill) + link_wait;
+  // Pulled between steps (DistServe's decoding engine): no overlap with the prefill; the decode
+  // replica steps none while it pulls, taking the slower of the two ends plus its worker call.
+  const double receive_s = input * dm.model_kv_bytes_per_token * decode.tensor_parallel /
+                           (link.gbps_per_gpu * 1e9 / 8 * decode.tensor_parallel);
+  const double pull_s = link.pulled_between_steps ? std::max(transfer_s, receive_s) + link.pull_call_s : 0;
   if (detail) {
     detail->kv_transfer_s = transfer_s;
     detail->link_utilization = link_util;
+    detail->kv_pulled_between_steps = link.pulled_between_steps;
     detail->prefill_level.utilization = prefill_util;
     detail->prefill_level.ttft_p99_s = ttft99;
   }
@@ -110,34 +118,47 @@ ServiceLevel disaggregated_level(const DisaggregatedSearch& in, const PoolLayout
   }
   auto decode_step_s = [&](double n) { return screen_step_s(engine, arch, ds, n, slot_context, 0, 0, 0); };
   const double per_decode = rate / decode_replicas;
+  // Pulls take their share of the decode replica's time off its steps.
+  const double pull_share = per_decode * pull_s;
   const double decode_capacity = batch_cap / (output * decode_step_s(batch_cap));
-  const double decode_util = per_decode / decode_capacity;
+  const double decode_util = per_decode / decode_capacity + pull_share;
   level.utilization = std::max({prefill_util, decode_util, link_util});
   level.capacity_rps = std::min(prefill_replicas * tokens_per_s / std::max(1.0, computed), decode_replicas * decode_capacity) /
                        (prefill_replicas + decode_replicas);
-  if (detail) detail->decode_level.utilization = decode_util;
+  if (detail) {
+    detail->decode_level.utilization = decode_util;
+    detail->decode_pull_share = pull_share;
+  }
   if (prefill_util >= 1 || decode_util >= 1 || link_util >= 1) {
     level.binding = link_util >= 1 ? "KV link overloaded" : "overloaded";
     level.ttft_p99_s = level.tpot_p99_s = level.latency_p99_s = kInfinity;
     return level;
   }
-  double tau = decode_step_s(1);
+  // tau: a decode step; per_token: the time between a sequence's tokens, the steps stretched by
+  // the pulls between them.
+  double tau = decode_step_s(1), per_token = tau / (1 - pull_share);
   for (int i = 0; i < 200; ++i) {
-    const double next = decode_step_s(std::min(batch_cap, per_decode * output * tau));
+    const double next = decode_step_s(std::min(batch_cap, per_decode * output * per_token));
     if (std::fabs(next - tau) < 1e-9) break;
     tau = 0.5 * tau + 0.5 * next;
+    per_token = tau / (1 - pull_share);
   }
-  const double sequences = std::min(batch_cap, per_decode * output * tau);
+  const double sequences = std::min(batch_cap, per_decode * output * per_token);
   const double step99 = decode_step_s(std::min(batch_cap, poisson_quantile(sequences, 0.99)));
-  const double slot_wait = mgc_wait_quantile(static_cast<int>(batch_cap), per_decode, output * tau, 1.0, 0.99);
+  // The pulls between two steps: those of the requests that arrived over one token's time.
+  const double gap99 = link.pulled_between_steps ? std::max(1.0, poisson_quantile(per_decode * per_token, 0.99)) * pull_s : 0;
+  const double slot_wait = mgc_wait_quantile(static_cast<int>(batch_cap), per_decode, output * per_token, 1.0, 0.99);
+  // A pulled request waits for the step in flight and the pulls before its own.
+  const double arrival = link.pulled_between_steps ? tau + gap99 + link_wait : handoff;
+  const double arrival50 = link.pulled_between_steps ? tau / 2 + pull_s + link_wait : handoff;
   // The first token comes from the prefill replica; the hand-off and a wait for a slot delay the
   // second, and TPOT spreads them over the answer's tokens.
-  const double before_second = handoff + (std::isfinite(slot_wait) ? slot_wait : kInfinity);
+  const double before_second = arrival + (std::isfinite(slot_wait) ? slot_wait : kInfinity);
   level.batch = sequences;
   level.ttft_p99_s = ttft99;
-  level.tpot_p99_s = tau + (step99 - tau) / std::sqrt(output) + before_second / std::max(1.0, output - 1);
-  level.latency_p99_s = ttft99 + before_second + output99 * step99;
-  level.latency_p50_s = own_prefill + handoff + service.output_tokens.quantile(0.5) * tau;
+  level.tpot_p99_s = per_token + (step99 + gap99 - per_token) / std::sqrt(output) + before_second / std::max(1.0, output - 1);
+  level.latency_p99_s = ttft99 + before_second + output99 * step99 / (1 - pull_share);
+  level.latency_p50_s = own_prefill + arrival50 + service.output_tokens.quantile(0.5) * per_token;
   level.feasible = std::isfinite(level.latency_p99_s);
   if (!level.feasible) level.binding = "overloaded";
   if (detail) {
@@ -286,9 +307,13 @@ namespace {
 std::string describe_pools(const PlanOption& o) {
   const DecodePool& d = *o.decode;
   return fmt::format("{} prefill replica(s) (tp{}) and {} decode (tp{}) of {}, {} GPUs, KV over {} at {:.0f} Gb/s per GPU "
-                     "({:.1f} ms per mean prompt)",
+                     "({:.1f} ms per mean prompt{})",
                      o.replicas, o.config.tensor_parallel, d.replicas, d.config.tensor_parallel, o.config.accelerator->name,
-                     o.layout(), d.link, d.link_gbps_per_gpu, d.kv_transfer_s * 1e3);
+                     o.layout(), d.link, d.link_gbps_per_gpu, d.kv_transfer_s * 1e3,
+                     d.kv_pulled_between_steps
+                         ? fmt::format(", pulled by the decode replicas between their steps: {:.1f}% of their time at peak",
+                                       d.decode_pull_share * 100)
+                         : "");
 }
 
 // What one replica fewer of an aggregated option would miss in the screen.

@@ -35,6 +35,10 @@ struct DisaggregatedSearch {
 struct KvLink {
   std::string name;
   double gbps_per_gpu = 0;
+  // The decode replicas pull each request's KV between their steps, no step meanwhile
+  // (disaggregation.kv_transfer: between_steps), each pull with one call to the engine's worker.
+  bool pulled_between_steps = false;
+  double pull_call_s = 0;
 };
 KvLink kv_link_for(const Offering& offering, const ServiceSpec& service);
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "core/serving_defaults.h"
 #include "plan/plan_spec.h"
 
 namespace gw {
@@ -116,6 +119,48 @@ TEST(DisaggregatedPlan, TheLinkIsTheFabricOrTheSpecs) {
   service.deployment->disaggregation->gbps_per_gpu = 200.0;
   EXPECT_EQ(kv_link_for(plain, service).name, "roce");
   EXPECT_DOUBLE_EQ(kv_link_for(plain, service).gbps_per_gpu, 200);
+  EXPECT_FALSE(kv_link_for(plain, service).pulled_between_steps);
+  service.deployment->disaggregation->kv_transfer = "between_steps";
+  EXPECT_TRUE(kv_link_for(plain, service).pulled_between_steps);
+  EXPECT_DOUBLE_EQ(kv_link_for(plain, service).pull_call_s, kEngineWorkerCallS);
+}
+
+// An engine that pulls each request's KV between its decode steps (DistServe's) stops its decode
+// replica for every pull: the screen counts that time against the decode pool, where it once
+// assumed the KV streamed behind the prefill whatever the spec said.
+TEST(DisaggregatedPlan, PullsBetweenStepsTakeTheDecodeReplicasTime) {
+  const std::string tight = long_prompt_spec(0.025);
+  const PlanResult streamed = plan_text(tight + "    deployment: {disaggregation: {link: efa}}\n", false);
+  const PlanResult pulled = plan_text(tight + "    deployment: {disaggregation: {link: efa, kv_transfer: between_steps}}\n", false);
+  ASSERT_TRUE(streamed.services[0].disaggregated && pulled.services[0].disaggregated);
+  const PlanOption& s = *streamed.services[0].disaggregated;
+  const PlanOption& p = *pulled.services[0].disaggregated;
+  EXPECT_FALSE(s.decode->kv_pulled_between_steps);
+  EXPECT_DOUBLE_EQ(s.decode->decode_pull_share, 0);
+  ASSERT_TRUE(p.decode->kv_pulled_between_steps);
+  // A pull takes the slower end: the prefill replica's GPUs sending (kv_transfer_s) or the decode
+  // replica's receiving, each GPU at 400 Gb/s; then the worker's call. Per decode replica the
+  // load needs, 16 req/s shared.
+  const double bytes = 6000.0 * 80 * 8 * 128 * 2;
+  const double receive_s = bytes / (p.decode->config.tensor_parallel * 400e9 / 8);
+  const double pull_s = std::max(p.decode->kv_transfer_s, receive_s) + kEngineWorkerCallS;
+  EXPECT_NEAR(p.decode->decode_pull_share, 16.0 / p.decode->needed_replicas * pull_s, 1e-9);
+  EXPECT_GT(p.decode->decode_pull_share, 0.05);
+  // The same pools, a longer screened TPOT: the steps stretched by the pulls and a pull's wait.
+  ASSERT_EQ(s.layout(), p.layout());
+  ASSERT_EQ(s.decode->replicas, p.decode->replicas);
+  EXPECT_GT(p.level.tpot_p99_s, s.level.tpot_p99_s * (1 + 0.5 * p.decode->decode_pull_share));
+  EXPECT_GT(p.level.latency_p99_s, s.level.latency_p99_s);
+  EXPECT_NE(pulled.services[0].disaggregation_verdict.find("pulled by the decode replicas between their steps"), std::string::npos)
+      << pulled.services[0].disaggregation_verdict;
+  // --explain says so, and what a pull costs.
+  auto says = [](const ServicePlan& plan, const std::string& text) {
+    return std::any_of(plan.assumptions.begin(), plan.assumptions.end(),
+                       [&](const std::string& a) { return a.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(says(pulled.services[0], "pulled by the decode replica between its steps"));
+  EXPECT_TRUE(says(pulled.services[0], "worker call of 0.49 ms"));
+  EXPECT_TRUE(says(streamed.services[0], "streamed behind its prefill"));
 }
 
 // A caller may leave disaggregation out (one pool of replicas only).

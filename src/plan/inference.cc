@@ -1,5 +1,7 @@
 #include "plan/inference.h"
 
+#include "core/serving_defaults.h"
+
 #include "perf/layer_operators.h"
 #include "catalog/precision_support.h"
 
@@ -482,11 +484,18 @@ ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const Service
     DisaggregatedSearch in{catalog, spec, model, search.service, search.engine, search.lengths, options, search.peak, search.max_util};
     disaggregated = search_disaggregated(in, plan.candidates_evaluated);
     search.all.insert(search.all.end(), disaggregated.begin(), disaggregated.end());
-    disaggregation_note = (
+    const bool pulled = service.deployment && service.deployment->disaggregation &&
+                        service.deployment->disaggregation->kv_transfer == "between_steps";
+    disaggregation_note = fmt::format(
         "disaggregated prefill and decode considered beside one pool: a prefill pool sized by the prompt tokens and TTFT p99, a "
         "decode pool by the KV cache and TPOT p99, each with its own tensor-parallel size on nodes of its own (at least "
-        "min_replicas each) of one offering; every prompt's KV sent over the offering's fabric, streamed behind its prefill; not "
-        "on spot; verified as screened, not grown");
+        "min_replicas each) of one offering; every prompt's KV sent over the offering's fabric, {}; not on spot; verified as "
+        "screened, not grown",
+        pulled ? fmt::format("pulled by the decode replica between its steps (disaggregation.kv_transfer: between_steps): no step "
+                             "while it pulls, each pull the slower end's transfer plus a worker call of {:.2f} ms (a Ray actor's "
+                             "synchronous call, ray-project/ray PR #51427)",
+                             kEngineWorkerCallS * 1e3)
+               : std::string("streamed behind its prefill"));
   }
   std::vector<PlanOption> batched, unbatched;
   for (const auto& option : search.all) {

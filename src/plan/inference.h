@@ -80,6 +80,8 @@ struct DecodePool {
   std::string prefill_binding, decode_binding;  // what one replica fewer would miss, per pool
   double kv_transfer_s = 0;    // a mean prompt's KV over the link
   double link_utilization = 0; // the share of time a prefill replica's link is sending
+  bool kv_pulled_between_steps = false;
+  double decode_pull_share = 0;  // pulled between steps: the share of a decode replica's time spent pulling
 };
 
 // Nodes of one offering at one pricing.

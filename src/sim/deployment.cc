@@ -32,11 +32,6 @@ double kv_link_gbps_per_gpu(const DisaggregationSpec& d, const Accelerator& a) {
   return 400;
 }
 
-// One call from an engine to a worker and its reply: a Ray actor's synchronous call, 2,025 a
-// second (ray-project/ray's microbenchmark, 1_1_actor_calls_sync, in PR #51427 of 2025-03-17;
-// read 2026-12-06). DistServe's engine awaits one per request whose KV it pulls.
-constexpr double kRayActorCallS = 1.0 / 2025;
-
 }  // namespace
 
 Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const ModelSpec& model,
@@ -146,7 +141,7 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
         c.kv_link_bytes_per_s = kv_link_gbps_per_gpu(*dis, *accelerator) * 1e9 / 8 * group.tensor_parallel;
         if (dis->kv_transfer == "between_steps") {
           c.kv_pulled_between_steps = true;
-          c.kv_pull_call_s = kRayActorCallS;
+          c.kv_pull_call_s = kEngineWorkerCallS;
         }
       }
       c.max_sequence_tokens = arch.max_position_embeddings > 0 ? arch.max_position_embeddings : 4096;
