@@ -127,7 +127,7 @@ ServiceLevel disaggregated_level(const DisaggregatedSearch& in, const PoolLayout
                        (prefill_replicas + decode_replicas);
   if (detail) {
     detail->decode_level.utilization = decode_util;
-    detail->decode_pull_share = pull_share;
+    detail->pull_share_needed = pull_share;
   }
   if (prefill_util >= 1 || decode_util >= 1 || link_util >= 1) {
     level.binding = link_util >= 1 ? "KV link overloaded" : "overloaded";
@@ -312,7 +312,7 @@ std::string describe_pools(const PlanOption& o) {
                      o.layout(), d.link, d.link_gbps_per_gpu, d.kv_transfer_s * 1e3,
                      d.kv_pulled_between_steps
                          ? fmt::format(", pulled by the decode replicas between their steps: {:.1f}% of their time at peak",
-                                       d.decode_pull_share * 100)
+                                       d.pull_share() * 100)
                          : "");
 }
 

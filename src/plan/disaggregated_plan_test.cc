@@ -1,5 +1,6 @@
 #include "plan/disaggregated_plan.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -136,7 +137,7 @@ TEST(DisaggregatedPlan, PullsBetweenStepsTakeTheDecodeReplicasTime) {
   const PlanOption& s = *streamed.services[0].disaggregated;
   const PlanOption& p = *pulled.services[0].disaggregated;
   EXPECT_FALSE(s.decode->kv_pulled_between_steps);
-  EXPECT_DOUBLE_EQ(s.decode->decode_pull_share, 0);
+  EXPECT_DOUBLE_EQ(s.decode->pull_share(), 0);
   ASSERT_TRUE(p.decode->kv_pulled_between_steps);
   // A pull takes the slower end: the prefill replica's GPUs sending (kv_transfer_s) or the decode
   // replica's receiving, each GPU at 400 Gb/s; then the worker's call. Per decode replica the
@@ -144,12 +145,16 @@ TEST(DisaggregatedPlan, PullsBetweenStepsTakeTheDecodeReplicasTime) {
   const double bytes = 6000.0 * 80 * 8 * 128 * 2;
   const double receive_s = bytes / (p.decode->config.tensor_parallel * 400e9 / 8);
   const double pull_s = std::max(p.decode->kv_transfer_s, receive_s) + kEngineWorkerCallS;
-  EXPECT_NEAR(p.decode->decode_pull_share, 16.0 / p.decode->needed_replicas * pull_s, 1e-9);
-  EXPECT_GT(p.decode->decode_pull_share, 0.05);
+  EXPECT_NEAR(p.decode->pull_share_needed, 16.0 / p.decode->needed_replicas * pull_s, 1e-9);
+  EXPECT_GT(p.decode->pull_share_needed, 0.05);
+  // What the deployed replicas spend (min_replicas 2 where the load needs fewer), as the verdict says.
+  EXPECT_NEAR(p.decode->pull_share(), 16.0 / p.decode->replicas * pull_s, 1e-9);
+  EXPECT_NE(pulled.services[0].disaggregation_verdict.find(fmt::format("{:.1f}% of their time at peak", p.decode->pull_share() * 100)),
+            std::string::npos);
   // The same pools, a longer screened TPOT: the steps stretched by the pulls and a pull's wait.
   ASSERT_EQ(s.layout(), p.layout());
   ASSERT_EQ(s.decode->replicas, p.decode->replicas);
-  EXPECT_GT(p.level.tpot_p99_s, s.level.tpot_p99_s * (1 + 0.5 * p.decode->decode_pull_share));
+  EXPECT_GT(p.level.tpot_p99_s, s.level.tpot_p99_s * (1 + 0.5 * p.decode->pull_share()));
   EXPECT_GT(p.level.latency_p99_s, s.level.latency_p99_s);
   EXPECT_NE(pulled.services[0].disaggregation_verdict.find("pulled by the decode replicas between their steps"), std::string::npos)
       << pulled.services[0].disaggregation_verdict;

@@ -81,7 +81,10 @@ struct DecodePool {
   double kv_transfer_s = 0;    // a mean prompt's KV over the link
   double link_utilization = 0; // the share of time a prefill replica's link is sending
   bool kv_pulled_between_steps = false;
-  double decode_pull_share = 0;  // pulled between steps: the share of a decode replica's time spent pulling
+  // Pulled between steps: the share of a decode replica's time spent pulling at peak, with the
+  // replicas the load needs (as the screen sized them), and with those deployed.
+  double pull_share_needed = 0;
+  double pull_share() const { return replicas > needed_replicas && replicas > 0 ? pull_share_needed * needed_replicas / replicas : pull_share_needed; }
 };
 
 // Nodes of one offering at one pricing.

@@ -48,7 +48,7 @@ json option_json(const PlanOption& o, const ServicePlan& p, bool llm) {
                           {"link_gbps_per_gpu", d.link_gbps_per_gpu},
                           {"kv_transfer_s", d.kv_transfer_s},
                           {"kv_transfer", d.kv_pulled_between_steps ? "between_steps" : "overlapped"},
-                          {"decode_pull_share", d.decode_pull_share},
+                          {"decode_pull_share", d.pull_share()},
                           {"prefill_bound_by", d.prefill_binding},
                           {"decode_bound_by", d.decode_binding}};
   }
