@@ -31,6 +31,13 @@ std::string pool_deployment(const DisaggregatedManifestInput& in, ManifestInput 
                                "# KV: the plan assumed {} between the pools; without the fabric in the pods (on EKS the EFA device\n"
                                "# plugin's vpc.amazonaws.com/efa devices) NIXL sends over the pod network and the transfers take longer.\n",
                                in.why_layout, scaling, in.why_scaling, in.link);
+  if (in.planned_kv_pulled_between_steps)
+    // NixlConnector's transfers are asynchronous (vLLM's NixlConnector usage guide, read
+    // 2026-12-06): the decode pod keeps stepping its other requests while a prompt's KV arrives.
+    pool.pool_note += "# KV transfer: the plan was sized for an engine that pulls each prompt's KV between its decode steps\n"
+                      "# (disaggregation.kv_transfer: between_steps); the vLLM here receives it asynchronously through\n"
+                      "# NixlConnector while its other requests step, so its decode pods spend less time than planned.\n"
+                      "# To run the engine the spec describes, put its image and arguments in place of vLLM's.\n";
   return deployment_manifest(pool);
 }
 

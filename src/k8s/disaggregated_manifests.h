@@ -29,6 +29,9 @@ struct DisaggregatedManifestInput {
   ManifestInput decode;   // role "decode"
   std::string why_layout;  // the plan's figures behind the two pools
   std::string link;        // the KV link the plan assumed, in words
+  // The spec's engine pulls each request's KV between its decode steps (kv_transfer:
+  // between_steps, DistServe's) and the plan was sized so; the vLLM written here does not.
+  bool planned_kv_pulled_between_steps = false;
   // Each pool scaled between its min_replicas and max_replicas on its signal (ManifestInput's
   // threshold or duty-cycle target); false: fixed at its replicas. why_scaling: the figures
   // behind either.

@@ -220,6 +220,22 @@ TEST(DisaggregatedManifests, TriggerQueriesSelectTheirPoolInPrometheus) {
   std::filesystem::remove_all(dir);
 }
 
+// A plan sized for an engine that pulls its KV between steps says what the vLLM written instead
+// does, on both pools; a plan for a streamed KV says nothing of it.
+TEST(DisaggregatedManifests, APlanForPulledKvSaysTheVllmWrittenReceivesItAsynchronously) {
+  DisaggregatedManifestInput in = rag_input();
+  for (const auto& m : disaggregated_manifests(in)) EXPECT_EQ(m.yaml.find("between_steps"), std::string::npos) << m.file_name;
+  in.planned_kv_pulled_between_steps = true;
+  int told = 0;
+  for (const auto& m : disaggregated_manifests(in)) {
+    if (m.yaml.find("kv_transfer: between_steps") == std::string::npos) continue;
+    ++told;
+    EXPECT_NE(m.yaml.find("asynchronously through\n# NixlConnector"), std::string::npos) << m.file_name;
+    EXPECT_TRUE(YAML::Load(m.yaml)["spec"]) << m.file_name;  // still one valid document
+  }
+  EXPECT_EQ(told, 2);  // the prefill and the decode Deployment
+}
+
 TEST(DisaggregatedManifests, PoolsRouterAndServiceFitTogether) {
   auto manifests = disaggregated_manifests(rag_input());
   std::map<std::string, YAML::Node> by_file;

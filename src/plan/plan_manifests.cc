@@ -189,6 +189,7 @@ Result<std::vector<Manifest>> disaggregated_plan_manifests(const Catalog& catalo
     }
   }
   in.link = fmt::format("{} at {:.4g} Gb/s per GPU", decode.link, decode.link_gbps_per_gpu);
+  in.planned_kv_pulled_between_steps = decode.kv_pulled_between_steps;
   in.why_layout = best.simulated ? fmt::format("prefill:decode GPUs {}, simulated TTFT p99 {:.3g} s and TPOT p99 {:.3g} s at the peak",
                                                best.layout(), best.simulated->ttft_p99_s, best.simulated->tpot_p99_s)
                                  : fmt::format("prefill:decode GPUs {}, screened at the peak", best.layout());
