@@ -3,11 +3,13 @@
 // requests are preempted all run long, and with prefix caching on prompts that share prefixes (a
 // 500-token system prompt, conversations of 3 turns, each carrying the ones before). Prints
 // requests simulated per second, preemptions and the peak resident set size, for 1M and 10M
-// requests (argv[1] overrides the list).
+// requests (argv[1] overrides the list; argv[2], 0-2, runs one of the three: ample, preempted,
+// prefix-cached).
 // Target: 1,000,000 requests in at most 2 seconds, under preemption and with prefix caching too.
 #include <chrono>
 #include <fmt/format.h>
 #include <memory>
+#include <string>
 #include <sys/resource.h>
 #include <vector>
 
@@ -54,6 +56,7 @@ int main(int argc, char** argv) {
   service.output_tokens.sample = {40, 100, 150, 200, 250, 300, 350, 400};
   for (long long n : counts)
   for (int pressure : {0, 1, 2}) {
+    if (argc > 2 && pressure != std::stoi(argv[2])) continue;
     for (auto& c : replicas)
       c.kv_blocks = static_cast<long long>(free / (model->kv_bytes_per_token() * 16)) / (pressure == 1 ? 8 : 1);
     gw::Rng rng(1);

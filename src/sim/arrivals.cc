@@ -1,5 +1,6 @@
 #include "sim/arrivals.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -199,9 +200,11 @@ class PrefixedArrivals : public ArrivalProcess {
     auto a = inner_->next();
     if (!a) return a;
     Conversation c;
-    if (!waiting_.empty() && waiting_.top().ready_s <= a->time_s) {
-      c = waiting_.top();  // (a priority queue's top is const: copied; turns are few)
-      waiting_.pop();
+    if (!waiting_.empty() && waiting_.front().ready_s <= a->time_s) {
+      // A heap by hand (what std::priority_queue runs), so that the conversation moves out.
+      std::pop_heap(waiting_.begin(), waiting_.end(), std::greater<>());
+      c = std::move(waiting_.back());
+      waiting_.pop_back();
     } else {
       c.id = ++conversations_;
     }
@@ -231,7 +234,8 @@ class PrefixedArrivals : public ArrivalProcess {
       c.turn_ends.push_back(std::floor(a->input_tokens / block) * block);
       c.turn_ends.push_back(std::floor((a->input_tokens + a->output_tokens) / block) * block);
       c.ready_s = a->time_s + (shape_.think_time_s > 0 ? rng_.exponential(shape_.think_time_s) : 0);
-      waiting_.push(std::move(c));
+      waiting_.push_back(std::move(c));
+      std::push_heap(waiting_.begin(), waiting_.end(), std::greater<>());
     }
     return a;
   }
@@ -260,7 +264,7 @@ class PrefixedArrivals : public ArrivalProcess {
   std::unique_ptr<ArrivalProcess> inner_;
   PrefixShape shape_;
   Rng& rng_;
-  std::priority_queue<Conversation, std::vector<Conversation>, std::greater<>> waiting_;
+  std::vector<Conversation> waiting_;  // a min-heap by ready_s
   unsigned long long conversations_ = 0;
 };
 
