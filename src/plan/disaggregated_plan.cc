@@ -145,8 +145,10 @@ ServiceLevel disaggregated_level(const DisaggregatedSearch& in, const PoolLayout
   }
   const double sequences = std::min(batch_cap, per_decode * output * per_token);
   const double step99 = decode_step_s(std::min(batch_cap, poisson_quantile(sequences, 0.99)));
-  // The pulls between two steps: those of the requests that arrived over one token's time.
-  const double gap99 = link.pulled_between_steps ? std::max(1.0, poisson_quantile(per_decode * per_token, 0.99)) * pull_s : 0;
+  // The pulls between two steps: those of the requests that arrived over one token's time (few:
+  // counted exactly), at least the request's own.
+  const double gap99 =
+      link.pulled_between_steps ? std::max(1.0, small_poisson_quantile(per_decode * per_token, 0.99)) * pull_s : 0;
   const double slot_wait = mgc_wait_quantile(static_cast<int>(batch_cap), per_decode, output * per_token, 1.0, 0.99);
   // A pulled request waits for the step in flight and the pulls before its own.
   const double arrival = link.pulled_between_steps ? tau + gap99 + link_wait : handoff;

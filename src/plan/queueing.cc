@@ -48,4 +48,17 @@ double poisson_quantile(double mean, double q) {
   return std::max(0.0, std::ceil(mean + z * std::sqrt(mean) + 0.5));
 }
 
+double small_poisson_quantile(double mean, double q) {
+  if (mean <= 0) return 0;
+  if (mean > 50) return poisson_quantile(mean, q);
+  double term = std::exp(-mean), cdf = term;
+  int k = 0;
+  while (cdf < q && k < 1000) {
+    ++k;
+    term *= mean / k;
+    cdf += term;
+  }
+  return k;
+}
+
 }  // namespace gw

@@ -19,4 +19,9 @@ double mgc_mean_wait(int servers, double arrival_rate, double mean_service_s, do
 // enough for the step-level bursts the planner needs).
 double poisson_quantile(double mean, double q);
 
+// The q-quantile of a Poisson count with a small mean (at most 50), summed exactly: the smallest k
+// with P(N <= k) >= q. Where the mean is well under one the normal approximation above rounds a
+// rare event up to one or two (0.07 gives 2 there, 1 here); larger means take the approximation.
+double small_poisson_quantile(double mean, double q);
+
 }  // namespace gw

@@ -32,5 +32,16 @@ TEST(Queueing, PoissonQuantile) {
   EXPECT_LE(poisson_quantile(10, 0.99), 19);
 }
 
+TEST(Queueing, SmallPoissonQuantileIsSummedExactly) {
+  EXPECT_EQ(small_poisson_quantile(0, 0.99), 0);
+  // Mean 0.074: P(N = 0) = 0.929, P(N <= 1) = 0.9974: the 0.99 quantile is 1 (the normal
+  // approximation gives 2).
+  EXPECT_EQ(small_poisson_quantile(0.074, 0.99), 1);
+  EXPECT_EQ(poisson_quantile(0.074, 0.99), 2);
+  EXPECT_EQ(small_poisson_quantile(0.005, 0.99), 0);  // P(N = 0) = 0.995
+  EXPECT_EQ(small_poisson_quantile(10, 0.99), 18);    // P(N <= 17) = 0.9857, P(N <= 18) = 0.9928
+  EXPECT_EQ(small_poisson_quantile(400, 0.99), poisson_quantile(400, 0.99));  // past 50: the approximation
+}
+
 }  // namespace
 }  // namespace gw
