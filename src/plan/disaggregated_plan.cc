@@ -42,7 +42,7 @@ KvLink kv_link_for(const Offering& offering, const ServiceSpec& service) {
     // The simulator's defaults for a named link (sim/deployment.cc), NVLink aside: the pools
     // of a plan sit on nodes of their own.
     double gbps = d.gbps_per_gpu ? *d.gbps_per_gpu : d.link == "tcp" ? 100.0 / 8 : 400;
-    const bool pulled = d.kv_transfer == "between_steps";
+    const bool pulled = d.pulled_between_steps();
     return {d.link == "nvlink" ? "infiniband" : d.link, gbps, pulled, pulled ? kEngineWorkerCallS : 0};
   }
   const std::string& fabric = offering.fabric;
@@ -88,8 +88,8 @@ ServiceLevel disaggregated_level(const DisaggregatedSearch& in, const PoolLayout
   const double handoff = std::max(transfer_s / std::max(1, arch.num_layers), transfer_s - own_prefill) + link_wait;
   // Pulled between steps (DistServe's decoding engine): no overlap with the prefill; the decode
   // replica steps none while it pulls, taking the slower of the two ends plus its worker call.
-  const double receive_s = input * dm.model_kv_bytes_per_token * decode.tensor_parallel /
-                           (link.gbps_per_gpu * 1e9 / 8 * decode.tensor_parallel);
+  // (Each end's GPUs move their own share of the KV, each at the link's rate per GPU.)
+  const double receive_s = input * dm.model_kv_bytes_per_token / (link.gbps_per_gpu * 1e9 / 8);
   const double pull_s = link.pulled_between_steps ? std::max(transfer_s, receive_s) + link.pull_call_s : 0;
   if (detail) {
     detail->kv_transfer_s = transfer_s;

@@ -485,7 +485,7 @@ ServicePlan plan_service(const Catalog& catalog, const Spec& spec, const Service
     disaggregated = search_disaggregated(in, plan.candidates_evaluated);
     search.all.insert(search.all.end(), disaggregated.begin(), disaggregated.end());
     const bool pulled = service.deployment && service.deployment->disaggregation &&
-                        service.deployment->disaggregation->kv_transfer == "between_steps";
+                        service.deployment->disaggregation->pulled_between_steps();
     disaggregation_note = fmt::format(
         "disaggregated prefill and decode considered beside one pool: a prefill pool sized by the prompt tokens and TTFT p99, a "
         "decode pool by the KV cache and TPOT p99, each with its own tensor-parallel size on nodes of its own (at least "

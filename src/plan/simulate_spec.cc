@@ -288,7 +288,7 @@ std::string deployment_text(const Deployment& d) {
   if (d.disaggregation)
     text += fmt::format(", KV over {}{}{}", d.disaggregation->link,
                         d.disaggregation->gbps_per_gpu ? fmt::format(" at {:.4g} Gb/s per GPU", *d.disaggregation->gbps_per_gpu) : "",
-                        d.disaggregation->kv_transfer == "between_steps" ? ", pulled by the decode replica between its steps" : "");
+                        d.disaggregation->pulled_between_steps() ? ", pulled by the decode replica between its steps" : "");
   return text;
 }
 

@@ -139,7 +139,7 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
         c.kv_bytes_per_token_replica = c.llm->kv_bytes_per_token() * group.tensor_parallel;
         c.layers = std::max(1, arch.num_layers);
         c.kv_link_bytes_per_s = kv_link_gbps_per_gpu(*dis, *accelerator) * 1e9 / 8 * group.tensor_parallel;
-        if (dis->kv_transfer == "between_steps") {
+        if (dis->pulled_between_steps()) {
           c.kv_pulled_between_steps = true;
           c.kv_pull_call_s = kEngineWorkerCallS;
         }

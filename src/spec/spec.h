@@ -144,6 +144,7 @@ struct DisaggregationSpec {
   // never wait for it (vLLM's KV connectors, SGLang, Dynamo); between_steps: the decode replica
   // pulls it between its steps and runs none meanwhile (DistServe; sim/kv_pull.cc).
   std::string kv_transfer = "overlapped";
+  bool pulled_between_steps() const { return kv_transfer == "between_steps"; }
   int line = 0;
 };
 
