@@ -1,4 +1,4 @@
-// The sanitizer build compiles the test files in batches (GPUWISE_UNITY): two files in one batch
+// CI and the sanitizer build compile the test files in batches (GPUWISE_UNITY): two files in one batch
 // that define the same name at file scope, in their anonymous namespaces, fail to compile there
 // and only there, and which files share a batch shifts whenever a test file is added. So no two
 // test files define the same file-scope function, struct or class.

@@ -255,6 +255,23 @@ TEST(CliPlan, HostCpuArchitectureIsShownAndSelectable) {
   std::filesystem::remove(path);
 }
 
+// fleet's pools name the instance and its host CPU in the table (a Graviton host needs arm64
+// images), and cpu_architectures moves them to x86_64 hosts.
+TEST(CliFleet, PoolsNameTheirInstanceAndHostCpu) {
+  const std::string pool = "models:\n  ranker: {preset: bert-base, precision: fp16}\nservices:\n  - name: rank\n    model: ranker\n"
+                           "    traffic: {rps: 40}\n    slo: {latency_p99_s: 0.08}\n  - name: rerank\n    model: ranker\n    traffic: {rps: 10}\n"
+                           "    slo: {latency_p99_s: 0.2}\nfleet:\n  shared_pools: true\n";
+  for (const std::string arch : {"", "  cpu_architectures: [x86_64]\n"}) {
+    const std::string path = temp_path("pool-host.yaml");
+    std::ofstream(path) << "version: 1\nname: pool-host\nconstraints:\n  clouds: [aws]\n  pricing: [on-demand]\n"
+                           "  accelerators: [T4]\n" + arch + pool;
+    CliRun r = run({"fleet", path});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find(arch.empty() ? "g5g.xlarge (arm64)" : "g4dn.xlarge (x86_64)"), std::string::npos) << r.out;
+    std::filesystem::remove(path);
+  }
+}
+
 // Buy vs rent with the accelerator named: power and colocation for the whole server (an 8-GPU
 // server draws ~1.8x its GPUs' TDP, DGX H100's 10.2 kW for 5.6 kW of GPUs), not the GPUs alone.
 TEST(CliFleet, BuyVsRentPowersTheWholeServer) {

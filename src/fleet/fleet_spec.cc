@@ -220,8 +220,10 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
     r.usd_per_month += p.usd_per_month;
   }
   Table t;
-  t.columns = {"pool", "accelerator", "GPUs", "models", "peak GPU share", "memory GiB", "per month"};
-  t.align = {Align::left, Align::left, Align::right, Align::left, Align::right, Align::right, Align::right};
+  // The instance and its host CPU in the table, not only in --explain: an arm64 host needs
+  // serving images built for linux/arm64.
+  t.columns = {"pool", "accelerator", "GPUs", "instance", "models", "peak GPU share", "memory GiB", "per month"};
+  t.align = {Align::left, Align::left, Align::right, Align::left, Align::left, Align::right, Align::right, Align::right};
   json pools = json::array(), per_model = json::array();
   std::string arm_pools;
   for (size_t i = 0; i < r.pools.size(); ++i) {
@@ -249,7 +251,9 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
                            {"scale_to_zero", d.scale_to_zero_fits}, {"scale_to_zero_why", d.scale_to_zero_why},
                            {"simulated", simulated_entry(pool_checks[i], d.service)}});
     }
-    t.add_row({std::to_string(i + 1), p.accelerator, std::to_string(p.gpus), names, format_number(p.peak_gpus, 2),
+    t.add_row({std::to_string(i + 1), p.accelerator, std::to_string(p.gpus),
+               pool_arch.empty() ? pool_host : fmt::format("{} ({})", pool_host, pool_arch), names,
+               format_number(p.peak_gpus, 2),
                format_number(p.vram_gib, 1), format_usd(p.usd_per_month)});
     pools.push_back({{"accelerator", p.accelerator}, {"gpus", p.gpus}, {"models", members}, {"peak_gpus", p.peak_gpus},
                      {"vram_gib", p.vram_gib}, {"usd_per_month", p.usd_per_month}, {"instance_type", pool_host},
