@@ -302,6 +302,20 @@ Finding utilization_finding(const SeriesAggregate& a, const SeriesReport& s, con
   return f;
 }
 
+// The smallest devices of the named one's vendor that hold a peak, up to three ("L20, A40,
+// L40S"), or "" where none does (then the figure is no device's).
+std::string devices_that_hold(const Catalog& catalog, double peak_bytes, const Accelerator& named) {
+  std::vector<const Accelerator*> holders;
+  for (const auto& candidate : catalog.accelerators())
+    if (candidate.vendor == named.vendor && candidate.memory_bytes() >= peak_bytes) holders.push_back(&candidate);
+  std::sort(holders.begin(), holders.end(), [](const Accelerator* a, const Accelerator* b) {
+    return a->memory_bytes() != b->memory_bytes() ? a->memory_bytes() < b->memory_bytes() : a->name < b->name;
+  });
+  std::vector<std::string> names;
+  for (size_t i = 0; i < holders.size() && i < 3; ++i) names.push_back(holders[i]->name);
+  return join_list(names);
+}
+
 // VRAM oversized: the peak fits a cheaper accelerator with 20% headroom, and enough of them
 // carry the work's compute and memory traffic at the target duty cycle.
 std::optional<Finding> vram_finding(const SeriesReport& s, const Accelerator& accelerator, double price, CatalogLookups& catalog,
@@ -517,13 +531,21 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     if (!priced.ok()) return priced.error();
     const Accelerator* accelerator = priced.value().accelerator;
     const std::optional<double> price = priced.value().usd_per_gpu_hour;
-    // A peak above the device's memory is no measurement (a unit mistake, a broken exporter).
+    // A peak above the device's memory is no measurement (a unit mistake, a broken exporter), or
+    // the device is not the one named: --accelerator is the user's word, the telemetry's is not.
     bool impossible_peak = accelerator && s.peak_memory_bytes > accelerator->memory_bytes() * 1.05;
-    if (impossible_peak)
+    if (impossible_peak) {
+      std::string recommendation = "check the exporter's memory unit (DCGM's FB_USED is MiB) before acting on its memory figures";
+      const std::string holders = accelerator == fallback ? devices_that_hold(lookups.catalog(), s.peak_memory_bytes, *accelerator) : "";
+      if (!holders.empty())
+        recommendation = fmt::format("the GPU that ran is likely not the {} given (--accelerator): its peak fits {}; give "
+                                     "--accelerator or --offering for the one that ran (its price and right-sizing follow), or {}",
+                                     accelerator->name, holders, recommendation);
       report.findings.push_back(bad_exporter(
           id, fmt::format("peak memory {:.1f} GiB on a {:.1f} GiB {}: more than the device holds", s.peak_memory_bytes / kGiB,
                           accelerator->reported_gib(), accelerator->name),
-          "check the exporter's memory unit (DCGM's FB_USED is MiB) before acting on its memory figures"));
+          recommendation));
+    }
     if (a.sm_samples > 0) s.mean_sm_active = a.sm_sum / a.sm_samples;
     if (a.tensor_samples > 0) s.mean_tensor_active = a.tensor_sum / a.tensor_samples;
     if (a.dram_samples > 0) s.mean_dram_active = a.dram_sum / a.dram_samples;

@@ -158,6 +158,48 @@ TEST(Audit, TheHostVmIsSharedByItsGpus) {
   EXPECT_NEAR(report.value().fleet_usd_per_month, (3 * 0.35 + 2 * 0.38) * 730, 1e-6);
 }
 
+// A peak over the device's memory: where the device was only the user's --accelerator and a
+// bigger device of its vendor holds the peak, the finding says the GPU that ran is likely
+// another and names some; where no device holds it, or the telemetry named the device, the
+// exporter's unit is the suspect.
+std::string bad_exporter_advice(double peak_gib, const std::string& given_accelerator, const std::string& model_label) {
+  static std::vector<std::pair<std::string, Labels>> ids;
+  ids = {{"g", model_label.empty() ? Labels{{"gpu", "0"}} : Labels{{"gpu", "0"}, {"model", model_label}}}};
+  TelemetryAggregator aggregator;
+  TelemetrySample sample;
+  sample.series = &ids[0].first;
+  sample.labels = &ids[0].second;
+  for (double t = 0; t < 2 * 86400; t += 300) {
+    sample.time_s = 1700000000 + t;
+    sample.metric = Metric::gpu_util_pct;
+    sample.value = 40;
+    aggregator.add(sample);
+    sample.metric = Metric::memory_used_bytes;
+    sample.value = peak_gib * 1024 * 1024 * 1024;
+    aggregator.add(sample);
+  }
+  Catalog catalog = Catalog::embedded().value();
+  AuditOptions options;
+  options.accelerator = given_accelerator;
+  auto report = run_audit(aggregator, catalog, options);
+  if (!report.ok()) return "error: " + report.error().to_string();
+  for (const auto& f : report.value().findings)
+    if (f.kind == "bad_exporter") return f.recommendation;
+  return "";
+}
+
+TEST(Audit, APeakOverTheGivenAcceleratorNamesDevicesThatHoldIt) {
+  const std::string given = bad_exporter_advice(36.2, "A10", "");
+  EXPECT_NE(given.find("likely not the A10 given (--accelerator): its peak fits A100-40GB"), std::string::npos) << given;
+  EXPECT_NE(given.find("exporter's memory unit"), std::string::npos) << given;
+  const std::string no_device = bad_exporter_advice(5000, "A10", "");
+  EXPECT_EQ(no_device.find("likely not"), std::string::npos) << no_device;
+  EXPECT_NE(no_device.find("exporter's memory unit"), std::string::npos) << no_device;
+  const std::string labelled = bad_exporter_advice(120, "", "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(labelled.find("likely not"), std::string::npos) << labelled;
+  EXPECT_NE(labelled.find("exporter's memory unit"), std::string::npos) << labelled;
+}
+
 TEST(Audit, FindsEachKindWithDollars) {
   Catalog catalog = Catalog::embedded().value();
   AuditOptions options;
