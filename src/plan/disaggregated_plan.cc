@@ -158,7 +158,7 @@ ServiceLevel disaggregated_level(const DisaggregatedSearch& in, const PoolLayout
   const double before_second = arrival + (std::isfinite(slot_wait) ? slot_wait : kInfinity);
   level.batch = sequences;
   level.ttft_p99_s = ttft99;
-  level.tpot_p99_s = per_token + (step99 + gap99 - per_token) / std::sqrt(output) + before_second / std::max(1.0, output - 1);
+  level.tpot_p99_s = per_token + (step99 + gap99 - per_token) * in.lengths.tpot_p99_share() + before_second / std::max(1.0, output - 1);
   level.latency_p99_s = ttft99 + before_second + output99 * step99 / (1 - pull_share);
   level.latency_p50_s = own_prefill + arrival50 + service.output_tokens.quantile(0.5) * per_token;
   level.feasible = std::isfinite(level.latency_p99_s);

@@ -217,6 +217,37 @@ services:
               1e-9 * at_means.capacity_rps);
 }
 
+// TPOT p99 is over requests, each averaging its own answer's steps: answers spread about the
+// same mean (a p99 four times it) put short ones in the p99, whose few steps average out less
+// of a slow step. Capacity, which the means set, does not move.
+TEST(InferencePlanner, SpreadAnswersRaiseTheScreenedTpotP99) {
+  auto spec = parse_spec(R"(
+constraints: {pricing: [on-demand], accelerators: [A100-80GB]}
+models: {m: {preset: llama-3.1-8b, precision: bf16}}
+services:
+  - name: fixed
+    model: m
+    traffic: {rps: 5}
+    tokens: {input: 2000, output: 300}
+    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}
+  - name: spread
+    model: m
+    traffic: {rps: 5}
+    tokens: {input: 2000, output: {mean: 300, p99: 1200}}
+    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}
+)", "answers.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  Catalog catalog = Catalog::embedded().value();
+  Configuration config{catalog.find_accelerator("A100-80GB"), 1, Batching::continuous, 256};
+  const ModelSpec& model = spec.value().models.at("m");
+  ServiceLevel fixed = evaluate_service(model, spec.value().services[0], config, 2, 5, PlannerOptions{});
+  ServiceLevel spread = evaluate_service(model, spec.value().services[1], config, 2, 5, PlannerOptions{});
+  ASSERT_TRUE(fixed.feasible) << fixed.binding;
+  ASSERT_TRUE(spread.feasible) << spread.binding;
+  EXPECT_NEAR(spread.capacity_rps, fixed.capacity_rps, 0.01 * fixed.capacity_rps);  // the sample's mean, 300 within 1%
+  EXPECT_GT(spread.tpot_p99_s, 1.02 * fixed.tpot_p99_s);
+}
+
 // Availability: a real-time service is never planned on one node, and spot only where the
 // service may lose a node, then as N+1 with an on-demand floor over two zones.
 TEST(InferencePlanner, ProductionServingHasNoSingleNodeAndNoSpotUnlessInterruptible) {

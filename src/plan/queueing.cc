@@ -1,5 +1,6 @@
 #include "plan/queueing.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -36,16 +37,57 @@ double mgc_mean_wait(int servers, double lambda, double service_s, double cs2) {
   return erlang_c(servers, lambda / mu) / (capacity - lambda) * (1.0 + cs2) / 2.0;
 }
 
-double poisson_quantile(double mean, double q) {
-  if (mean <= 0) return 0;
-  // z for the quantile by Newton on the normal CDF.
+namespace {
+
+// P(Z > x) for a standard normal Z.
+double normal_tail(double x) { return 0.5 * std::erfc(x / std::sqrt(2.0)); }
+
+// The standard normal's q-quantile, by Newton on its CDF.
+double normal_quantile(double q) {
   double z = 0;
   for (int i = 0; i < 60; ++i) {
     double cdf = 0.5 * std::erfc(-z / std::sqrt(2.0));
     double pdf = std::exp(-z * z / 2) / std::sqrt(2 * M_PI);
     z -= (cdf - q) / std::max(pdf, 1e-300);
   }
-  return std::max(0.0, std::ceil(mean + z * std::sqrt(mean) + 0.5));
+  return z;
+}
+
+}  // namespace
+
+double poisson_quantile(double mean, double q) {
+  if (mean <= 0) return 0;
+  return std::max(0.0, std::ceil(mean + normal_quantile(q) * std::sqrt(mean) + 0.5));
+}
+
+double mean_gap_excess_share(const std::vector<double>& outputs, double q) {
+  // Gap counts of the requests that have one, thinned to at most 256 evenly spaced order
+  // statistics (a trace's 20,000 answers need not each be summed at every bisection step).
+  std::vector<double> gaps;
+  for (double o : outputs)
+    if (o >= 2) gaps.push_back(std::floor(o) - 1);
+  if (gaps.empty()) return 1;
+  std::sort(gaps.begin(), gaps.end());
+  const size_t most = 256;
+  if (gaps.size() > most) {
+    std::vector<double> thinned(most);
+    for (size_t i = 0; i < most; ++i) thinned[i] = gaps[(2 * i + 1) * gaps.size() / (2 * most)];
+    gaps.swap(thinned);
+  }
+  const double z = normal_quantile(q);
+  if (!(z > 0)) return 1;
+  auto tail = [&](double u) {
+    double sum = 0;
+    for (double m : gaps) sum += normal_tail(u * std::sqrt(m));
+    return sum / static_cast<double>(gaps.size());
+  };
+  // The tail falls as u grows, from 1/2 at 0 to 1 - q at z (where every m is one) or below.
+  double low = 0, high = z;
+  for (int i = 0; i < 60; ++i) {
+    const double u = (low + high) / 2;
+    (tail(u) > 1 - q ? low : high) = u;
+  }
+  return (low + high) / 2 / z;
 }
 
 double small_poisson_quantile(double mean, double q) {

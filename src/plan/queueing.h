@@ -2,6 +2,8 @@
 // correction for general service times, and the exponential tail of the waiting time.
 #pragma once
 
+#include <vector>
+
 namespace gw {
 
 // Probability that an arrival waits in M/M/c with offered load a = lambda/mu (a < c).
@@ -23,5 +25,13 @@ double poisson_quantile(double mean, double q);
 // with P(N <= k) >= q. Where the mean is well under one the normal approximation above rounds a
 // rare event up to one or two (0.07 gives 2 there, 1 here); larger means take the approximation.
 double small_poisson_quantile(double mean, double q);
+
+// A request's time per output token is the mean of its output - 1 gaps (one step each; a
+// request of one token has none). Where each step exceeds the mean step by a normal excess, the
+// q-quantile over requests of that mean's excess, as a share of one step's q-quantile excess:
+// u / z_q where u solves mean_i P(Z > u sqrt(m_i)) = 1 - q over the requests' gaps m_i. One
+// length m gives 1 / sqrt(m); a mix gives more, its short answers averaging over few steps.
+// outputs: output token counts (any order); 1 where no request has two tokens or more.
+double mean_gap_excess_share(const std::vector<double>& outputs, double q);
 
 }  // namespace gw

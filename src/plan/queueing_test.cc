@@ -1,7 +1,10 @@
 #include "plan/queueing.h"
 
+#include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
+#include <random>
+#include <vector>
 
 namespace gw {
 namespace {
@@ -41,6 +44,46 @@ TEST(Queueing, SmallPoissonQuantileIsSummedExactly) {
   EXPECT_EQ(small_poisson_quantile(0.005, 0.99), 0);  // P(N = 0) = 0.995
   EXPECT_EQ(small_poisson_quantile(10, 0.99), 18);    // P(N <= 17) = 0.9857, P(N <= 18) = 0.9928
   EXPECT_EQ(small_poisson_quantile(400, 0.99), poisson_quantile(400, 0.99));  // past 50: the approximation
+}
+
+// A request's TPOT averages its output - 1 steps: one length shrinks a step's excess by
+// sqrt(output - 1); half one-gap answers and half 100-gap ones put the p99 at the short half's
+// p98 (the long half's average is never that far out); answers of one token have no TPOT.
+TEST(Queueing, MeanGapExcessShareWeighsShortAnswers) {
+  EXPECT_NEAR(mean_gap_excess_share({101}, 0.99), 0.1, 1e-9);
+  EXPECT_NEAR(mean_gap_excess_share({101, 101, 1}, 0.99), 0.1, 1e-9);
+  EXPECT_EQ(mean_gap_excess_share({1, 1}, 0.99), 1.0);
+  EXPECT_EQ(mean_gap_excess_share({}, 0.99), 1.0);
+  std::vector<double> mixed;
+  for (int i = 0; i < 500; ++i) mixed.insert(mixed.end(), {2, 101});
+  // Phi^-1(0.98) / Phi^-1(0.99) = 2.053749 / 2.326348.
+  EXPECT_NEAR(mean_gap_excess_share(mixed, 0.99), 2.053749 / 2.326348, 1e-4);
+}
+
+// Against sampling: lognormal answers (median 13 tokens, as a code-completion trace's), each
+// step's excess over the mean standard normal; the p99 of the requests' mean excess over
+// their gaps, in units of one step's p99 (2.326), is the share within sampling error.
+TEST(Queueing, MeanGapExcessShareMatchesSampledRequests) {
+  std::mt19937_64 random(7);
+  std::lognormal_distribution<double> answer(std::log(13.0), 1.0);
+  std::normal_distribution<double> excess(0, 1);
+  std::vector<double> outputs, means;
+  for (int i = 0; i < 40000; ++i) {
+    const double o = std::floor(answer(random));
+    outputs.push_back(o);
+    if (o < 2) continue;
+    double sum = 0;
+    for (int k = 0; k < o - 1; ++k) sum += excess(random);
+    means.push_back(sum / (o - 1));
+  }
+  std::sort(means.begin(), means.end());
+  const double sampled = means[static_cast<size_t>(0.99 * static_cast<double>(means.size()))] / 2.326348;
+  const double share = mean_gap_excess_share(outputs, 0.99);
+  EXPECT_NEAR(share, sampled, 0.03 * sampled) << share << " against " << sampled;
+  // One mean-length answer's share is far below: the mix's short answers dominate the p99.
+  double mean = 0;
+  for (double o : outputs) mean += o / static_cast<double>(outputs.size());
+  EXPECT_GT(share, 1.3 / std::sqrt(mean - 1));
 }
 
 }  // namespace

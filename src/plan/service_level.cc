@@ -173,8 +173,8 @@ ServiceLevel llm_lane_level(const ModelArch& arch, const ServiceSpec& service, c
   double prefill99 = std::min(budget, arrivals99 * computed);
   double step99 = step(sequences, slot_context, prefill99, std::min(arrivals99, 1.0 + arrivals99), prompt_context);
   // TPOT is per request (its decode time over its tokens, as vLLM's benchmark reports it): an
-  // average over ~output steps, so a slow step's excess shrinks by sqrt(output).
-  level.tpot_p99_s = tau + (step99 - tau) / std::sqrt(std::max(1.0, output));
+  // average over its output - 1 steps, so a slow step's excess shrinks, least for short answers.
+  level.tpot_p99_s = tau + (step99 - tau) * lengths.tpot_p99_share();
   // A p99 prompt is prefilled in chunks of the free token budget, one chunk per step; it may
   // first wait for the step in progress and, near the KV limit, for a free slot.
   double chunks = std::ceil(computed99 / budget);
@@ -215,9 +215,13 @@ ServiceLevel llm_level(const ModelArch& arch, Precision precision, const Service
 
 RequestLengths service_lengths(const ServiceSpec& service) {
   std::vector<std::pair<double, double>> pairs = trace_request_pairs(service);
-  if (pairs.empty())
-    return RequestLengths::fixed(service.input_tokens.mean(), std::max(1.0, service.output_tokens.mean()));
-  return RequestLengths::from_pairs(pairs);
+  RequestLengths lengths = pairs.empty() ? RequestLengths::fixed(service.input_tokens.mean(), std::max(1.0, service.output_tokens.mean()))
+                                         : RequestLengths::from_pairs(pairs);
+  std::vector<double> outputs;
+  for (const auto& pair : pairs) outputs.push_back(pair.second);
+  if (outputs.empty()) outputs = service.output_tokens.sample;
+  if (!outputs.empty()) lengths.tpot_p99_excess_share = mean_gap_excess_share(outputs, 0.99);
+  return lengths;
 }
 
 ServiceLevel evaluate_with(const ModelSpec& model, const ServiceSpec& service, const ScreenEngine& engine, const RequestLengths& lengths,
