@@ -20,12 +20,18 @@ struct RequestLengths {
   double mean_input_times_output = 0;  // E[input x output]
   double mean_output_squared = 0;      // E[output^2]
   size_t requests = 0;                 // 0: fixed lengths, not read from requests
-  // A request's time per output token averages its output - 1 steps, so the p99 request carries
-  // this share of one step's p99 excess over the mean step: the planner works it out from the
-  // answers' lengths (plan/queueing.h, mean_gap_excess_share), short answers weighing most;
-  // 0 where it has not, and one mean-length answer's 1 / sqrt(output - 1) is taken.
+  // For the screen's TPOT tail, set by the planner (plan/service_level.cc, service_lengths). A
+  // request's time per output token averages its output - 1 steps, so the p99 request carries
+  // this share of one step's p99 excess over the mean step (plan/queueing.h,
+  // mean_gap_excess_share), short answers weighing most; 0 where not worked out, and one
+  // mean-length answer's 1 / sqrt(output - 1) is taken.
   double tpot_p99_excess_share = 0;
   double tpot_p99_share() const;
+  // The answers' gap counts (output - 1 of those of two tokens or more) as evenly spaced order
+  // statistics, and E[input^2] over the prompts as they vary (the moments above take a spec's
+  // mean where it gives no trace); empty and 0 where not worked out.
+  std::vector<double> answer_gaps;
+  double prompt_tokens_squared = 0;
 
   static RequestLengths fixed(double input_tokens, double output_tokens);
   // The moments of (input, output) pairs, outputs below 1 counted as 1. REQUIRES: inputs >= 0.

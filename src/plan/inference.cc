@@ -436,8 +436,11 @@ void add_plan_assumptions(const PlanSearch& search) {
     plan.assumptions.push_back("replicas across nodes are not planned on spot: one reclaimed node stops its whole replica");
   if (search.llm)
     plan.assumptions.push_back(fmt::format("continuous batching with chunked prefill ({} tokens per step); "
-                                           "steady-state step time from the roofline; TTFT and TPOT p99 from "
-                                           "Poisson bursts per step and Erlang-C waits for a KV slot",
+                                           "steady-state step time from the roofline; TTFT p99 from Poisson bursts per step "
+                                           "and Erlang-C waits for a KV slot; TPOT p99 over requests of every answer length, "
+                                           "each answer's decode steps waiting for the prompts that arrive meanwhile (the busy "
+                                           "period of their prefill, Takacs; as bursty as the router leaves a replica's arrivals; "
+                                           "a pipeline's lanes waiting for every lane's chunks; gamma tails)",
                                            search.options.prefill_chunk_tokens));
   else
     plan.assumptions.push_back("dynamic batching takes what has queued when a pass ends (no extra delay); "

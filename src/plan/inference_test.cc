@@ -248,6 +248,39 @@ services:
   EXPECT_GT(spread.tpot_p99_s, 1.02 * fixed.tpot_p99_s);
 }
 
+// A request's decode steps wait for the prompts that arrive meanwhile (their chunks run
+// between the steps): prompts of the same mean but spread (a p99 four times it) leave a longer
+// TPOT tail, and so does a replica that takes every request (Poisson) against one of eight that
+// a router deals every eighth to, at the same load each.
+TEST(InferencePlanner, PromptsArrivingDuringAnAnswerStretchItsTpot) {
+  auto spec = parse_spec(R"(
+constraints: {pricing: [on-demand], accelerators: [A100-80GB]}
+models: {m: {preset: llama-3.1-8b, precision: bf16}}
+services:
+  - name: even
+    model: m
+    traffic: {rps: 4}
+    tokens: {input: 1500, output: 200}
+    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}
+  - name: spread
+    model: m
+    traffic: {rps: 4}
+    tokens: {input: {mean: 1500, p99: 6000}, output: 200}
+    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}
+)", "prompts.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  Catalog catalog = Catalog::embedded().value();
+  Configuration config{catalog.find_accelerator("A100-80GB"), 1, Batching::continuous, 256};
+  const ModelSpec& model = spec.value().models.at("m");
+  const ServiceSpec& even = spec.value().services[0];
+  ServiceLevel one = evaluate_service(model, even, config, 1, 4, PlannerOptions{});
+  ServiceLevel spread = evaluate_service(model, spec.value().services[1], config, 1, 4, PlannerOptions{});
+  ServiceLevel dealt = evaluate_service(model, even, config, 8, 32, PlannerOptions{});
+  ASSERT_TRUE(one.feasible && spread.feasible && dealt.feasible) << one.binding << spread.binding << dealt.binding;
+  EXPECT_GT(spread.tpot_p99_s, 1.05 * one.tpot_p99_s);
+  EXPECT_LT(dealt.tpot_p99_s, 0.97 * one.tpot_p99_s);
+}
+
 // Availability: a real-time service is never planned on one node, and spot only where the
 // service may lose a node, then as N+1 with an on-demand floor over two zones.
 TEST(InferencePlanner, ProductionServingHasNoSingleNodeAndNoSpotUnlessInterruptible) {

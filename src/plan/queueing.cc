@@ -60,20 +60,22 @@ double poisson_quantile(double mean, double q) {
   return std::max(0.0, std::ceil(mean + normal_quantile(q) * std::sqrt(mean) + 0.5));
 }
 
-double mean_gap_excess_share(const std::vector<double>& outputs, double q) {
-  // Gap counts of the requests that have one, thinned to at most 256 evenly spaced order
-  // statistics (a trace's 20,000 answers need not each be summed at every bisection step).
+std::vector<double> answer_gap_sample(const std::vector<double>& outputs, size_t most) {
   std::vector<double> gaps;
   for (double o : outputs)
     if (o >= 2) gaps.push_back(std::floor(o) - 1);
-  if (gaps.empty()) return 1;
   std::sort(gaps.begin(), gaps.end());
-  const size_t most = 256;
-  if (gaps.size() > most) {
+  if (gaps.size() > most && most > 0) {
     std::vector<double> thinned(most);
     for (size_t i = 0; i < most; ++i) thinned[i] = gaps[(2 * i + 1) * gaps.size() / (2 * most)];
     gaps.swap(thinned);
   }
+  return gaps;
+}
+
+double mean_gap_excess_share(const std::vector<double>& outputs, double q) {
+  const std::vector<double> gaps = answer_gap_sample(outputs, 256);
+  if (gaps.empty()) return 1;
   const double z = normal_quantile(q);
   if (!(z > 0)) return 1;
   auto tail = [&](double u) {
@@ -88,6 +90,27 @@ double mean_gap_excess_share(const std::vector<double>& outputs, double q) {
     (tail(u) > 1 - q ? low : high) = u;
   }
   return (low + high) / 2 / z;
+}
+
+double gamma_mixture_quantile(const std::vector<double>& gaps, double mean, double unit_variance, double q) {
+  if (gaps.empty() || !(unit_variance > 0) || !(mean > 0)) return mean;
+  // P(X > x) for X gamma with this mean and variance v: X / mean is nearly normal in its cube
+  // root, with mean 1 - c and variance c, c = v / (9 mean^2).
+  auto tail = [&](double x) {
+    double sum = 0;
+    for (double m : gaps) {
+      const double c = unit_variance / m / (9 * mean * mean);
+      sum += normal_tail((std::cbrt(x / mean) - (1 - c)) / std::sqrt(c));
+    }
+    return sum / static_cast<double>(gaps.size());
+  };
+  double low = mean, high = mean + 10 * std::sqrt(unit_variance / gaps.front());
+  for (int i = 0; i < 60 && tail(high) > 1 - q; ++i) high += high - mean;
+  for (int i = 0; i < 50; ++i) {
+    const double x = (low + high) / 2;
+    (tail(x) > 1 - q ? low : high) = x;
+  }
+  return (low + high) / 2;
 }
 
 double small_poisson_quantile(double mean, double q) {

@@ -2,6 +2,7 @@
 // correction for general service times, and the exponential tail of the waiting time.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace gw {
@@ -33,5 +34,14 @@ double small_poisson_quantile(double mean, double q);
 // length m gives 1 / sqrt(m); a mix gives more, its short answers averaging over few steps.
 // outputs: output token counts (any order); 1 where no request has two tokens or more.
 double mean_gap_excess_share(const std::vector<double>& outputs, double q);
+
+// The gap counts (output - 1) of the answers of two tokens or more, sorted, thinned to at most
+// `most` evenly spaced order statistics (a trace's 20,000 answers need not each be summed).
+std::vector<double> answer_gap_sample(const std::vector<double>& outputs, std::size_t most);
+
+// The q-quantile over requests of a time per token whose mean is `mean` and whose variance is
+// unit_variance / m for a request of m gaps (`gaps`: one per request, equally likely), each
+// gamma distributed (Wilson-Hilferty's cube-root normal): the skew a busy period's length has.
+double gamma_mixture_quantile(const std::vector<double>& gaps, double mean, double unit_variance, double q);
 
 }  // namespace gw

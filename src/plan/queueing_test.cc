@@ -86,5 +86,28 @@ TEST(Queueing, MeanGapExcessShareMatchesSampledRequests) {
   EXPECT_GT(share, 1.3 / std::sqrt(mean - 1));
 }
 
+// Thinned answers keep their spread: evenly spaced order statistics of output - 1.
+TEST(Queueing, AnswerGapSampleThinsToOrderStatistics) {
+  std::vector<double> outputs;
+  for (int i = 1; i <= 1000; ++i) outputs.push_back(i);
+  const std::vector<double> gaps = answer_gap_sample(outputs, 10);
+  ASSERT_EQ(gaps.size(), 10u);
+  EXPECT_EQ(gaps.front(), 50);  // the 50th of 999 gaps (1..999), the first bin's middle
+  EXPECT_EQ(gaps.back(), 950);  // the last bin's
+  EXPECT_TRUE(std::is_sorted(gaps.begin(), gaps.end()));
+  EXPECT_EQ(answer_gap_sample({1, 1, 3}, 10), std::vector<double>{2});
+}
+
+// One gap count: the gamma's own quantile. Shape 25 (mean 1, variance 1/25): 2 x 25 x X is
+// chi-square with 50 degrees of freedom, whose 0.99 quantile is 76.154 (any chi-square table).
+// A mix with one-gap requests weighs their wider spread.
+TEST(Queueing, GammaMixtureQuantileMatchesChiSquare) {
+  EXPECT_NEAR(gamma_mixture_quantile({1}, 1.0, 0.04, 0.99), 76.154 / 50, 0.002);
+  EXPECT_NEAR(gamma_mixture_quantile({4}, 1.0, 0.16, 0.99), 76.154 / 50, 0.002);  // variance 0.16 / 4
+  EXPECT_GT(gamma_mixture_quantile({1, 100}, 1.0, 0.04, 0.99), gamma_mixture_quantile({100}, 1.0, 0.04, 0.99));
+  EXPECT_EQ(gamma_mixture_quantile({}, 0.5, 0.04, 0.99), 0.5);
+  EXPECT_EQ(gamma_mixture_quantile({3}, 0.5, 0, 0.99), 0.5);
+}
+
 }  // namespace
 }  // namespace gw

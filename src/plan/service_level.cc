@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <limits>
 
@@ -90,11 +91,52 @@ ServiceLevel classic_level(const ModelSpec& model, const ServiceSpec& service, c
   return level;
 }
 
+// TPOT p99 (per request: its decode time over its output - 1 steps, as vLLM's benchmark reports
+// it). A request's m steps take m d, d the decode step at the batch, plus the prefill of every
+// prompt that arrives before they end, chunked into the steps between: the busy period that m d
+// of work starts in an M/G/1 queue of prompts (Takacs), of mean m d / (1 - rho) and variance
+// m d lambda E[S^2] / (1 - rho)^3, rho = lambda E[S], S a prompt's prefill time. Per token the
+// mean is d / (1 - rho) (what the prompts leave of the time: the prefill chunks are counted whole,
+// as they run) and the variance falls as 1/m, so short answers and long prompts make the tail.
+// The router deals the requests out, so a replica's arrivals are at most as bursty as round
+// robin leaves them (Erlang interarrivals: squared coefficient of variation 1 / replicas), and
+// a pipeline's lanes each wait for every lane's prompt chunks (a micro-batch carrying one holds
+// the others at every stage). step(n, prefill tokens): a step of n decodes and one chunk.
+template <typename Step>
+double decode_window_tpot_p99(const RequestLengths& lengths, int lanes_in_all, int lanes, double rate, double output,
+                              double batch_cap, double chunk_budget, double computed, double input, Step step) {
+  const double stalling_rate = rate * lanes;  // prompts per second into the lane's replica
+  double per_token = 0, rho = 0, decode = step(1, 0), tau = decode;
+  for (int i = 0; i < 200; ++i) {
+    const double n = std::min(batch_cap, rate * output * tau);
+    decode = step(n, 0);
+    const double chunk = std::max(1.0, std::min(chunk_budget, computed));
+    per_token = std::max(0.0, step(n, chunk) - decode) / chunk;
+    rho = stalling_rate * per_token * computed;
+    if (rho >= 1) return kInfinity;
+    const double next = decode / (1 - rho);
+    if (std::fabs(next - tau) < 1e-12) break;
+    tau = 0.5 * tau + 0.5 * next;
+  }
+  // A prompt's prefill time: its first two moments, by what prefill computes of it.
+  const double computed_share = input > 0 ? computed / input : 1;
+  const double service_mean = per_token * computed;
+  const double prompt_squared = lengths.prompt_tokens_squared > 0 ? lengths.prompt_tokens_squared : lengths.mean_input_squared;
+  const double service_squared = per_token * per_token * prompt_squared * computed_share * computed_share;
+  const double arrivals_cv2 = static_cast<double>(lanes) / std::max(1, lanes_in_all);
+  // The work arriving in a window varies with the prompts' count (as bursty as the arrivals)
+  // and with their sizes.
+  const double work_variance = std::max(0.0, service_squared - (1 - arrivals_cv2) * service_mean * service_mean);
+  const double unit_variance = decode * stalling_rate * work_variance / std::pow(1 - rho, 3);
+  const std::vector<double> mean_answer = {std::max(1.0, output - 1)};
+  return gamma_mixture_quantile(lengths.answer_gaps.empty() ? mean_answer : lengths.answer_gaps, decode / (1 - rho), unit_variance, 0.99);
+}
+
 // One lane's level (a replica's, without pipeline stages): `replicas` lanes in all, `free`
 // bytes of KV cache each.
 ServiceLevel llm_lane_level(const ModelArch& arch, const ServiceSpec& service, const ScreenEngine& engine, const RequestLengths& lengths,
                             int replicas, double rate, const PlannerOptions& options, const PerfSetup& setup, double free,
-                            double kv_per_token, int max_batch, Batching batching) {
+                            double kv_per_token, int max_batch, Batching batching, int lanes) {
   ServiceLevel level;
   const double input = service.input_tokens.mean(), output = std::max(1.0, service.output_tokens.mean());
   const double input99 = service.input_tokens.quantile(0.99), output99 = std::max(1.0, service.output_tokens.quantile(0.99));
@@ -172,9 +214,10 @@ ServiceLevel llm_lane_level(const ModelArch& arch, const ServiceSpec& service, c
   double budget = std::max(1.0, chunk - sequences);
   double prefill99 = std::min(budget, arrivals99 * computed);
   double step99 = step(sequences, slot_context, prefill99, std::min(arrivals99, 1.0 + arrivals99), prompt_context);
-  // TPOT is per request (its decode time over its tokens, as vLLM's benchmark reports it): an
-  // average over its output - 1 steps, so a slow step's excess shrinks, least for short answers.
-  level.tpot_p99_s = tau + (step99 - tau) * lengths.tpot_p99_share();
+  level.tpot_p99_s = decode_window_tpot_p99(lengths, replicas, lanes, per_replica, output, batch_cap, std::max(1.0, chunk - sequences),
+                                            computed, input, [&](double n, double prefill) {
+                                              return step(n, slot_context, prefill, prefill > 0 ? 1 : 0, prompt_context);
+                                            });
   // A p99 prompt is prefilled in chunks of the free token budget, one chunk per step; it may
   // first wait for the step in progress and, near the KV limit, for a free slot.
   double chunks = std::ceil(computed99 / budget);
@@ -207,7 +250,7 @@ ServiceLevel llm_level(const ModelArch& arch, Precision precision, const Service
     return level;
   }
   ServiceLevel level = llm_lane_level(arch, service, engine, lengths, replicas * lanes, rate, options,
-                                      screen_setup(config, precision, options), free, kv_per_token, config.max_batch, config.batching);
+                                      screen_setup(config, precision, options), free, kv_per_token, config.max_batch, config.batching, lanes);
   level.capacity_rps *= lanes;  // per replica: all its lanes
   return level;
 }
@@ -221,6 +264,13 @@ RequestLengths service_lengths(const ServiceSpec& service) {
   for (const auto& pair : pairs) outputs.push_back(pair.second);
   if (outputs.empty()) outputs = service.output_tokens.sample;
   if (!outputs.empty()) lengths.tpot_p99_excess_share = mean_gap_excess_share(outputs, 0.99);
+  lengths.answer_gaps = answer_gap_sample(outputs, 48);
+  lengths.prompt_tokens_squared = lengths.mean_input_squared;
+  if (pairs.empty() && !service.input_tokens.sample.empty()) {
+    lengths.prompt_tokens_squared = 0;
+    for (double x : service.input_tokens.sample)
+      lengths.prompt_tokens_squared += x * x / static_cast<double>(service.input_tokens.sample.size());
+  }
   return lengths;
 }
 

@@ -40,10 +40,11 @@ TEST(VerifyPlan, GrownPlanIsTheCheapestOfEveryLayoutGrown) {
         << option.config.accelerator->name << " tp" << option.config.tensor_parallel << " grown to " << grown->replicas;
   }
   EXPECT_GE(grown_layouts, 3);
-  // The screen's cheapest layout alone, grown, costs more than the plan (the old rule).
+  // The screen's cheapest layout alone, grown (the old rule), never costs less than the plan;
+  // here it is the plan's layout (on L4s below it costs more).
   auto first = grow_until_verified(catalog, model, service, screened.best.value(), options);
   ASSERT_TRUE(first.has_value());
-  EXPECT_GT(first->usd_per_hour, plan.best->usd_per_hour * 1.2);
+  EXPECT_GE(first->usd_per_hour, plan.best->usd_per_hour - 1e-9);
 }
 
 // Weighing disaggregated pools only adds options: the plan never costs more for it. The code
@@ -72,21 +73,22 @@ TEST(VerifyPlan, WeighingDisaggregationNeverCostsAOnePoolLayoutItsVerification) 
       << " x" << alone.best->replicas;
 }
 
-// Llama 3.1 405B at 8 requests/s on H100 replicas of two nodes: the cheap continuous-batching
-// layouts miss TPOT as screened (the screen has no pipeline bubbles), a dear one serving one
-// request at a time passes as screened; grown, a missed layout costs far less, and is the plan.
+// The code-completion trace on L4s with a TPOT p99 of 50 ms: its bursts within the busiest
+// minute, which a screen at the peak rate does not see, make the cheap layouts miss as
+// screened; the first that passes as screened holds far more replicas, and a missed layout
+// grown until the replay agrees costs far less: it is the plan, and --explain says so.
 TEST(VerifyPlan, AMissedLayoutGrownUndercutsTheFirstThatPassedAsScreened) {
-  auto spec = parse_spec(R"(
+  auto spec = parse_spec(fmt::format(R"(
 version: 1
-constraints: {pricing: [on-demand], accelerators: [H100]}
-models: {big: {preset: llama-3.1-405b, precision: bf16}}
+constraints: {{pricing: [on-demand], accelerators: [L4]}}
+models: {{code: {{preset: llama-3.1-8b, precision: bf16}}}}
 services:
-  - name: chat
-    model: big
-    traffic: {rps: 8}
-    tokens: {input: 1000, output: 200}
-    slo: {ttft_p99_s: 5, tpot_p99_s: 0.1}
+  - name: code
+    model: code
+    traffic: {{trace: {}/examples/traces/azure-llm-2023-code.csv, trace_format: azure}}
+    slo: {{ttft_p99_s: 2, tpot_p99_s: 0.05}}
 )",
+                                     GPUWISE_SOURCE_DIR),
                          "spec.yaml");
   ASSERT_TRUE(spec.ok()) << spec.error().to_string();
   Catalog catalog = Catalog::embedded().value();
@@ -100,9 +102,8 @@ services:
   ASSERT_FALSE(plan.dropped.empty());
   ASSERT_LT(plan.dropped.size(), screened.ranked.size()) << "one passed as screened";
   const PlanOption& passed = screened.ranked[plan.dropped.size()];
-  EXPECT_EQ(passed.config.batching, Batching::none);
   EXPECT_LT(plan.best->usd_per_hour, 0.5 * passed.usd_per_hour);
-  EXPECT_EQ(plan.best->config.batching, Batching::continuous);
+  EXPECT_LT(plan.best->replicas, passed.replicas);
   const std::string why = fmt::format("{}", fmt::join(plan.assumptions, "\n"));
   EXPECT_NE(why.find("costs less than the first that met it as screened"), std::string::npos) << why;
   // No layout that missed, grown, is cheaper than the plan.
