@@ -106,18 +106,30 @@ template <typename Step>
 double decode_window_tpot_p99(const RequestLengths& lengths, int lanes_in_all, int lanes, double rate, double output,
                               double batch_cap, double chunk_budget, double computed, double input, Step step) {
   const double stalling_rate = rate * lanes;  // prompts per second into the lane's replica
-  double per_token = 0, rho = 0, decode = step(1, 0), tau = decode;
-  for (int i = 0; i < 200; ++i) {
+  // The time per token tau solves tau = d(n) / (1 - rho(n)) at n = rate x output x tau sequences
+  // (capped by the batch): by secant steps from the decode step alone, a few evaluations where a
+  // damped iteration took dozens.
+  const double chunk = std::max(1.0, std::min(chunk_budget, computed));
+  double per_token = 0, rho = 0, decode = 0;
+  auto per_token_time = [&](double tau) {
     const double n = std::min(batch_cap, rate * output * tau);
     decode = step(n, 0);
-    const double chunk = std::max(1.0, std::min(chunk_budget, computed));
     per_token = std::max(0.0, step(n, chunk) - decode) / chunk;
     rho = stalling_rate * per_token * computed;
-    if (rho >= 1) return kInfinity;
-    const double next = decode / (1 - rho);
-    if (std::fabs(next - tau) < 1e-12) break;
-    tau = 0.5 * tau + 0.5 * next;
+    return rho < 1 ? decode / (1 - rho) : kInfinity;
+  };
+  double x0 = step(1, 0), g0 = per_token_time(x0);
+  if (!std::isfinite(g0)) return kInfinity;
+  double x1 = g0, g1 = per_token_time(x1);
+  for (int i = 0; i < 60 && std::isfinite(g1) && std::fabs(g1 - x1) > 1e-7 * x1; ++i) {
+    const double f0 = g0 - x0, f1 = g1 - x1;
+    double next = f1 != f0 ? x1 - f1 * (x1 - x0) / (f1 - f0) : g1;
+    if (!(next > 0) || !std::isfinite(next)) next = 0.5 * (x1 + g1);  // a damped step where the secant strays
+    x0 = x1, g0 = g1;
+    x1 = next, g1 = per_token_time(x1);
   }
+  if (!std::isfinite(g1)) return kInfinity;
+  per_token_time(x1);  // the batch, decode step and rho at the solution
   // A prompt's prefill time: its first two moments, by what prefill computes of it.
   const double computed_share = input > 0 ? computed / input : 1;
   const double service_mean = per_token * computed;
@@ -264,7 +276,7 @@ RequestLengths service_lengths(const ServiceSpec& service) {
   for (const auto& pair : pairs) outputs.push_back(pair.second);
   if (outputs.empty()) outputs = service.output_tokens.sample;
   if (!outputs.empty()) lengths.tpot_p99_excess_share = mean_gap_excess_share(outputs, 0.99);
-  lengths.answer_gaps = answer_gap_sample(outputs, 48);
+  lengths.answer_gaps = answer_gap_sample(outputs, 32);
   lengths.prompt_tokens_squared = lengths.mean_input_squared;
   if (pairs.empty() && !service.input_tokens.sample.empty()) {
     lengths.prompt_tokens_squared = 0;
