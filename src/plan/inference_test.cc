@@ -217,33 +217,38 @@ services:
               1e-9 * at_means.capacity_rps);
 }
 
+// Llama 3.1 8B on A100-80GBs with continuous batching, its tokens given (YAML), screened at
+// `replicas` replicas and `rate_rps` in all.
+ServiceLevel screen_llama_8b_tokens(const std::string& tokens, int replicas, double rate_rps) {
+  auto spec = parse_spec(fmt::format(R"(
+constraints: {{pricing: [on-demand], accelerators: [A100-80GB]}}
+models: {{m: {{preset: llama-3.1-8b, precision: bf16}}}}
+services:
+  - name: chat
+    model: m
+    traffic: {{rps: {}}}
+    tokens: {}
+    slo: {{ttft_p99_s: 5, tpot_p99_s: 0.2}}
+)",
+                                     rate_rps, tokens),
+                         "tokens.yaml");
+  if (!spec.ok()) {
+    ADD_FAILURE() << spec.error().to_string();
+    return {};
+  }
+  Catalog catalog = Catalog::embedded().value();
+  Configuration config{catalog.find_accelerator("A100-80GB"), 1, Batching::continuous, 256};
+  ServiceLevel level = evaluate_service(spec.value().models.at("m"), spec.value().services[0], config, replicas, rate_rps, PlannerOptions{});
+  EXPECT_TRUE(level.feasible) << tokens << ": " << level.binding;
+  return level;
+}
+
 // TPOT p99 is over requests, each averaging its own answer's steps: answers spread about the
 // same mean (a p99 four times it) put short ones in the p99, whose few steps average out less
 // of a slow step. Capacity, which the means set, does not move.
 TEST(InferencePlanner, SpreadAnswersRaiseTheScreenedTpotP99) {
-  auto spec = parse_spec(R"(
-constraints: {pricing: [on-demand], accelerators: [A100-80GB]}
-models: {m: {preset: llama-3.1-8b, precision: bf16}}
-services:
-  - name: fixed
-    model: m
-    traffic: {rps: 5}
-    tokens: {input: 2000, output: 300}
-    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}
-  - name: spread
-    model: m
-    traffic: {rps: 5}
-    tokens: {input: 2000, output: {mean: 300, p99: 1200}}
-    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}
-)", "answers.yaml");
-  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
-  Catalog catalog = Catalog::embedded().value();
-  Configuration config{catalog.find_accelerator("A100-80GB"), 1, Batching::continuous, 256};
-  const ModelSpec& model = spec.value().models.at("m");
-  ServiceLevel fixed = evaluate_service(model, spec.value().services[0], config, 2, 5, PlannerOptions{});
-  ServiceLevel spread = evaluate_service(model, spec.value().services[1], config, 2, 5, PlannerOptions{});
-  ASSERT_TRUE(fixed.feasible) << fixed.binding;
-  ASSERT_TRUE(spread.feasible) << spread.binding;
+  ServiceLevel fixed = screen_llama_8b_tokens("{input: 2000, output: 300}", 2, 5);
+  ServiceLevel spread = screen_llama_8b_tokens("{input: 2000, output: {mean: 300, p99: 1200}}", 2, 5);
   EXPECT_NEAR(spread.capacity_rps, fixed.capacity_rps, 0.01 * fixed.capacity_rps);  // the sample's mean, 300 within 1%
   EXPECT_GT(spread.tpot_p99_s, 1.02 * fixed.tpot_p99_s);
 }
@@ -253,30 +258,9 @@ services:
 // TPOT tail, and so does a replica that takes every request (Poisson) against one of eight that
 // a router deals every eighth to, at the same load each.
 TEST(InferencePlanner, PromptsArrivingDuringAnAnswerStretchItsTpot) {
-  auto spec = parse_spec(R"(
-constraints: {pricing: [on-demand], accelerators: [A100-80GB]}
-models: {m: {preset: llama-3.1-8b, precision: bf16}}
-services:
-  - name: even
-    model: m
-    traffic: {rps: 4}
-    tokens: {input: 1500, output: 200}
-    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}
-  - name: spread
-    model: m
-    traffic: {rps: 4}
-    tokens: {input: {mean: 1500, p99: 6000}, output: 200}
-    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}
-)", "prompts.yaml");
-  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
-  Catalog catalog = Catalog::embedded().value();
-  Configuration config{catalog.find_accelerator("A100-80GB"), 1, Batching::continuous, 256};
-  const ModelSpec& model = spec.value().models.at("m");
-  const ServiceSpec& even = spec.value().services[0];
-  ServiceLevel one = evaluate_service(model, even, config, 1, 4, PlannerOptions{});
-  ServiceLevel spread = evaluate_service(model, spec.value().services[1], config, 1, 4, PlannerOptions{});
-  ServiceLevel dealt = evaluate_service(model, even, config, 8, 32, PlannerOptions{});
-  ASSERT_TRUE(one.feasible && spread.feasible && dealt.feasible) << one.binding << spread.binding << dealt.binding;
+  ServiceLevel one = screen_llama_8b_tokens("{input: 1500, output: 200}", 1, 4);
+  ServiceLevel spread = screen_llama_8b_tokens("{input: {mean: 1500, p99: 6000}, output: 200}", 1, 4);
+  ServiceLevel dealt = screen_llama_8b_tokens("{input: 1500, output: 200}", 8, 32);
   EXPECT_GT(spread.tpot_p99_s, 1.05 * one.tpot_p99_s);
   EXPECT_LT(dealt.tpot_p99_s, 0.97 * one.tpot_p99_s);
 }
