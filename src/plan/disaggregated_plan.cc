@@ -58,8 +58,8 @@ ServiceLevel disaggregated_level(const DisaggregatedSearch& in, const PoolLayout
   const ModelArch& arch = in.model.arch;
   const ServiceSpec& service = in.service;
   const ScreenEngine& engine = in.engine;
-  const double input = service.input_tokens.mean(), input99 = service.input_tokens.quantile(0.99);
-  const double output = std::max(1.0, service.output_tokens.mean()), output99 = std::max(1.0, service.output_tokens.quantile(0.99));
+  const double input = in.mean_input_tokens, input99 = service.input_tokens.quantile(0.99);
+  const double output = std::max(1.0, in.mean_output_tokens), output99 = std::max(1.0, service.output_tokens.quantile(0.99));
   const double computed = engine.computed_mean(prefill_replicas, false), computed99 = engine.computed_quantile(0.99, prefill_replicas, false);
   const double budget = in.options.prefill_chunk_tokens;
   if (pm.free_bytes <= pm.kv_bytes_per_token * input99 || dm.free_bytes <= dm.kv_bytes_per_token * (input99 + output99)) {

@@ -27,6 +27,10 @@ struct DisaggregatedSearch {
   const PlannerOptions& options;
   double peak_rps = 0;
   double max_utilization = 1;
+  // The service's mean prompt and answer, summed once: the search screens thousands of pool
+  // pairs, and a trace's sample holds every request.
+  double mean_input_tokens = service.input_tokens.mean();
+  double mean_output_tokens = service.output_tokens.mean();
 };
 
 // The link between the pools on an offering: the spec's deployment.disaggregation when given,
