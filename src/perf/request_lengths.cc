@@ -39,13 +39,13 @@ RequestLengths RequestLengths::from_pairs(const std::vector<std::pair<double, do
   return l;
 }
 
-// Fixed lengths take the closed forms, so that they give exactly what a single request's lengths
-// always gave.
 double RequestLengths::tpot_p99_share() const {
   if (tpot_p99_excess_share > 0) return tpot_p99_excess_share;
   return 1 / std::sqrt(std::max(1.0, mean_output_tokens - 1));
 }
 
+// Fixed lengths take the closed forms, so that they give exactly what a single request's lengths
+// always gave.
 double RequestLengths::slot_context_tokens() const {
   if (requests == 0) return mean_input_tokens + mean_output_tokens / 2;
   return (mean_input_times_output + mean_output_squared / 2) / std::max(1.0, mean_output_tokens);
