@@ -108,6 +108,46 @@ TEST(CliPlan, EmitK8sWritesManifestsWithTheirFigures) {
   std::filesystem::remove_all(dir);
 }
 
+// The manifests route as the plan was verified: behind the vLLM Router with power_of_two by
+// default (--explain says so), with round_robin where the spec's deployment.router says so, and
+// through a plain Service (kube-proxy, at random) where it says random.
+TEST(CliPlan, EmitK8sRoutesAsThePlanWasVerified) {
+  auto emit = [](const std::string& router, const std::string& dir) {
+    const std::string spec = temp_path("routed.yaml");
+    std::ofstream(spec) << "constraints: {clouds: [aws], pricing: [on-demand], accelerators: [L4]}\n"
+                           "models: {m: {preset: llama-3.1-8b, precision: bf16}}\n"
+                           "services:\n  - name: chat\n    model: m\n    traffic: {rps: 4}\n    tokens: {input: 1000, output: 200}\n"
+                           "    slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.1}\n"
+                        << (router.empty() ? "" : "    deployment: {router: " + router + "}\n");
+    std::filesystem::remove_all(dir);
+    return run({"plan", spec, "--explain", "--emit-k8s", dir});
+  };
+  auto text_of = [](const std::filesystem::path& path) {
+    std::ifstream in(path.string());
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  const std::filesystem::path dir = temp_path("k8s-routed");
+  CliRun r = emit("", dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("simulated with the routing plan --emit-k8s deploys: the vLLM Router in front"), std::string::npos) << r.out;
+  EXPECT_NE(text_of(dir / "chat-router-deployment.yaml").find("--policy, power_of_two"), std::string::npos);
+  EXPECT_EQ(YAML::LoadFile((dir / "chat-service.yaml").string())["spec"]["selector"]["gpuwise.dev/router"].as<std::string>(), "chat");
+  EXPECT_TRUE(std::filesystem::exists(dir / "chat-replicas-service.yaml"));
+
+  r = emit("round-robin", dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("simulated with the spec's deployment.router (how you route): the vLLM Router in front with --policy round_robin"),
+            std::string::npos) << r.out;
+  EXPECT_NE(text_of(dir / "chat-router-deployment.yaml").find("--policy, round_robin"), std::string::npos);
+
+  r = emit("random", dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("kube-proxy sends each connection to a ready replica at random"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "chat-router-deployment.yaml"));
+  EXPECT_EQ(YAML::LoadFile((dir / "chat-service.yaml").string())["spec"]["selector"]["gpuwise.dev/service"].as<std::string>(), "chat");
+  std::filesystem::remove_all(dir);
+}
+
 // A disaggregated plan's manifests: the plan with --emit-k8s is the plan without it (both pools
 // kept), written as a Deployment per pool, the vLLM Router with its RBAC, its Service and a NodePool per pool.
 TEST(CliPlan, EmitK8sWritesADisaggregatedPlansPools) {

@@ -48,96 +48,33 @@ std::string pool_service(const DisaggregatedManifestInput& in, const ManifestInp
   std::string out = header(in, fmt::format("Service (v1): the {} pool's pods, for their metrics", pool.role));
   out += fmt::format(
       "# Headless and not for clients (they call the router's Service, {0}). Scraped through a ServiceMonitor (Prometheus\n"
-      "# Operator), the pool's vLLM series carry service=\"{1}\", which {1}-keda-scaledobject.yaml's query selects.\n"
-      "apiVersion: v1\n"
-      "kind: Service\n"
-      "metadata:\n"
-      "  name: {1}\n"
-      "  labels: {{app.kubernetes.io/managed-by: gpuwise, {2}}}\n"
-      "spec:\n"
-      "  clusterIP: None\n"
-      "  selector: {{{2}}}\n"
-      "  ports:\n"
-      "    - {{name: http, port: 8000, targetPort: http, protocol: TCP}}\n",
-      service, name, labels(service, pool.role));
+      "# Operator), the pool's vLLM series carry service=\"{1}\", which {1}-keda-scaledobject.yaml's query selects.\n",
+      service, name);
+  out += service_yaml(name, labels(service, pool.role), labels(service, pool.role), true);
   return out;
 }
 
-std::string router_deployment(const DisaggregatedManifestInput& in, const std::string& name) {
-  std::string out = header(in, "Deployment (apps/v1): the vLLM Router in front of both pools");
-  out += fmt::format(
-      "# Finds the pools' pods by label in its own namespace (Kubernetes service discovery), sends each prompt to the\n"
-      "# prefill pod with the fewer requests of two picked at random, then the decoding to a decode pod likewise\n"
-      "# (power_of_two; the simulation routed to the least loaded). Source: {}.\n"
-      "# Image: {}, a published nightly build (the project tags no releases): pin the build you have verified.\n",
-      kVllmRouterSource, in.router_image);
-  out += fmt::format(
-      "apiVersion: apps/v1\n"
-      "kind: Deployment\n"
-      "metadata:\n"
-      "  name: {0}-router\n"
-      "  labels: {{app.kubernetes.io/managed-by: gpuwise, {1}}}\n"
-      "spec:\n"
-      "  replicas: {2}\n"
-      "  selector:\n"
-      "    matchLabels: {{{1}}}\n"
-      "  template:\n"
-      "    metadata:\n"
-      "      labels: {{app.kubernetes.io/name: {0}-router, {1}}}\n"
-      "    spec:\n"
-      "      serviceAccountName: {0}-router\n"
-      "      topologySpreadConstraints:\n"
-      "        - {{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway, "
-      "labelSelector: {{matchLabels: {{{1}}}}}}}\n"
-      "      containers:\n"
-      "        - name: router\n"
-      "          image: {3}\n"
-      "          command: [vllm-router]\n"
-      "          args: [--host, 0.0.0.0, --port, \"8000\", --vllm-pd-disaggregation, --service-discovery,\n"
-      "                 --service-discovery-namespace, $(POD_NAMESPACE), --service-discovery-port, \"8000\",\n"
+// The vLLM Router in its disaggregated mode: a prompt to a prefill pod, its decoding to a decode pod.
+VllmRouterInput router_of(const DisaggregatedManifestInput& in, const std::string& name) {
+  VllmRouterInput r;
+  r.name = name;
+  r.header = [&in](const std::string& what) { return header(in, what); };
+  r.pod_labels = labels(name, "router");
+  r.mode_args = "--vllm-pd-disaggregation, ";
+  r.discovery_args = fmt::format(
       "                 --prefill-selector, gpuwise.dev/service={0}, gpuwise.dev/role=prefill,\n"
       "                 --decode-selector, gpuwise.dev/service={0}, gpuwise.dev/role=decode,\n"
-      "                 --prefill-policy, power_of_two, --decode-policy, power_of_two,\n"
-      "                 --prometheus-host, 0.0.0.0, --prometheus-port, \"29000\"]\n"
-      "          env:\n"
-      "            - {{name: POD_NAMESPACE, valueFrom: {{fieldRef: {{fieldPath: metadata.namespace}}}}}}\n"
-      "          ports: [{{name: http, containerPort: 8000}}, {{name: metrics, containerPort: 29000}}]\n"
-      "          resources:\n"
-      "            requests: {{cpu: \"1\", memory: 1Gi}}\n"
-      "            limits: {{memory: 2Gi}}\n"
-      "          readinessProbe:\n"
-      "            httpGet: {{path: /health, port: http}}\n"
-      "            periodSeconds: 5\n"
-      "          livenessProbe:\n"
-      "            httpGet: {{path: /health, port: http}}\n"
-      "            periodSeconds: 15\n"
-      "            failureThreshold: 4\n",
-      name, labels(name, "router"), in.router_replicas, yaml_quoted(in.router_image));
-  return out;
-}
-
-std::string router_rbac(const DisaggregatedManifestInput& in, const std::string& name, const std::string& kind) {
-  const std::string meta = fmt::format(
-      "metadata:\n"
-      "  name: {0}-router\n"
-      "  labels: {{app.kubernetes.io/managed-by: gpuwise, {1}}}\n",
-      name, labels(name, "router"));
-  if (kind == "ServiceAccount")
-    return header(in, "ServiceAccount (v1): the router's identity") + "apiVersion: v1\nkind: ServiceAccount\n" + meta +
-           "automountServiceAccountToken: true\n";
-  if (kind == "Role")
-    return header(in, "Role (rbac.authorization.k8s.io/v1): the router reads the pools' pods, nothing else") +
-           "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n" + meta +
-           "rules:\n"
-           "  - apiGroups: [\"\"]\n"
-           "    resources: [pods]\n"
-           "    verbs: [get, list, watch]\n";
-  return header(in, "RoleBinding (rbac.authorization.k8s.io/v1): the Role to the router's ServiceAccount, in this namespace") +
-         "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\n" + meta +
-         fmt::format("roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {0}-router}}\n"
-                     "subjects:\n"
-                     "  - {{kind: ServiceAccount, name: {0}-router}}\n",
-                     name);
+      "                 --prefill-policy, {1}, --decode-policy, {1},\n",
+      name, in.router_policy);
+  r.how_it_routes =
+      in.router_policy == "power_of_two"
+          ? "# Sends each prompt to the prefill pod with the fewer requests in flight of two drawn at random, then its decoding\n"
+            "# to a decode pod likewise (power_of_two).\n"
+          : fmt::format("# Sends each prompt to a prefill pod and its decoding to a decode pod by {}.\n", in.router_policy);
+  r.how_it_routes += in.router_note.empty() ? "# The plan's simulation routed both halves so.\n" : "# Note: " + in.router_note + ".\n";
+  r.image = in.router_image;
+  r.replicas = in.router_replicas;
+  return r;
 }
 
 }  // namespace
@@ -158,11 +95,12 @@ std::vector<Manifest> disaggregated_manifests(const DisaggregatedManifestInput& 
   out.push_back({name + "-decode-deployment.yaml", pool_deployment(in, decode),
                  fmt::format("{} of {} x {}{}; they receive the KV and decode", count(decode), decode.gpus_per_replica, decode.accelerator,
                              in.autoscaled ? "" : ", fixed")});
-  out.push_back({name + "-router-deployment.yaml", router_deployment(in, name),
+  const VllmRouterInput router = router_of(in, name);
+  out.push_back({name + "-router-deployment.yaml", vllm_router_deployment(router),
                  fmt::format("{} vLLM Router replica(s) finding both pools by label ({})", in.router_replicas, kVllmRouterSource)});
-  out.push_back({name + "-router-serviceaccount.yaml", router_rbac(in, name, "ServiceAccount"), "the router's ServiceAccount"});
-  out.push_back({name + "-router-role.yaml", router_rbac(in, name, "Role"), "pods: get, list, watch (the router's discovery)"});
-  out.push_back({name + "-router-rolebinding.yaml", router_rbac(in, name, "RoleBinding"), "the Role bound to the router's ServiceAccount"});
+  out.push_back({name + "-router-serviceaccount.yaml", vllm_router_rbac(router, "ServiceAccount"), "the router's ServiceAccount"});
+  out.push_back({name + "-router-role.yaml", vllm_router_rbac(router, "Role"), "pods: get, list, watch (the router's discovery)"});
+  out.push_back({name + "-router-rolebinding.yaml", vllm_router_rbac(router, "RoleBinding"), "the Role bound to the router's ServiceAccount"});
   out.push_back({name + "-service.yaml", service_manifest(in.prefill, "router"), "ClusterIP Service on port 8000, the router's"});
   // A NodePool per pool, as the plan rents nodes per pool: on shared nodes the hostname spread of
   // one pool would count the other pool's nodes as empty domains and hold it to a replica a node.

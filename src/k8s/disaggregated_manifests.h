@@ -16,13 +16,9 @@
 #include <vector>
 
 #include "k8s/manifests.h"
+#include "k8s/vllm_router_manifests.h"
 
 namespace gw {
-
-// The router's image, pinned (a published nightly: vllm-project/router has no release tags).
-inline constexpr const char* kVllmRouterImage = "vllm/vllm-router:nightly-20260629-e667ebb";
-inline constexpr const char* kVllmRouterSource =
-    "vllm-project/router, docs/environment/kubernetes.md and docs/model-routing/pd-disaggregation.md (read 2026-12-05)";
 
 struct DisaggregatedManifestInput {
   ManifestInput prefill;  // role "prefill": its replicas, devices and pod resources
@@ -38,6 +34,8 @@ struct DisaggregatedManifestInput {
   bool autoscaled = false;
   std::string why_scaling;
   std::string router_image = kVllmRouterImage;
+  std::string router_policy = "power_of_two";  // both halves' (--prefill-policy, --decode-policy), as the plan was verified
+  std::string router_note;                     // where the verified routing is not the router's: why, said in its file
   int router_replicas = 2;  // one lost leaves the other routing
 };
 

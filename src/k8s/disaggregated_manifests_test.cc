@@ -255,6 +255,22 @@ TEST(DisaggregatedManifests, PoolsRouterAndServiceFitTogether) {
     for (const auto& [key, value] : as_map(pool["spec"]["selector"]["matchLabels"])) EXPECT_EQ(pod_labels[key], value) << key;
   }
   EXPECT_NE(as_map(prefill["spec"]["selector"]["matchLabels"]), as_map(decode["spec"]["selector"]["matchLabels"]));
+  // Both halves drawn by the policy the plan was verified with.
+  auto policy_after = [](const YAML::Node& list, const std::string& flag) {
+    for (size_t i = 0; i + 1 < list.size(); ++i)
+      if (list[i].as<std::string>() == flag) return list[i + 1].as<std::string>();
+    return std::string();
+  };
+  EXPECT_EQ(policy_after(args, "--prefill-policy"), "power_of_two");
+  EXPECT_EQ(policy_after(args, "--decode-policy"), "power_of_two");
+  DisaggregatedManifestInput round_robin = rag_input();
+  round_robin.router_policy = "round_robin";
+  for (const auto& m : disaggregated_manifests(round_robin))
+    if (m.file_name == "rag-router-deployment.yaml") {
+      const YAML::Node rr = YAML::Load(m.yaml)["spec"]["template"]["spec"]["containers"][0]["args"];
+      EXPECT_EQ(policy_after(rr, "--prefill-policy"), "round_robin");
+      EXPECT_EQ(policy_after(rr, "--decode-policy"), "round_robin");
+    }
   // The Service selects the router's pods, not the pools'.
   EXPECT_EQ(as_map(service["spec"]["selector"]), as_map(router["spec"]["selector"]["matchLabels"]));
   EXPECT_EQ(as_map(service["spec"]["selector"]).at("gpuwise.dev/role"), "router");

@@ -1,6 +1,7 @@
 #include "k8s/manifests.h"
 
 #include "k8s/hpa_schedule_manifests.h"
+#include "k8s/vllm_router_manifests.h"
 
 #include <algorithm>
 #include <cctype>
@@ -35,10 +36,11 @@ std::string backlog_query(const ManifestInput& in, const std::string& name) {
 // ceil(sum / target) replicas: the HPA's utilization rule over the ready replicas (a starting
 // pod's GPUs are idle). dcgm-exporter labels each GPU's series with the pod holding it; a
 // Deployment's pods are named <deployment>-<template hash>-<5 characters>.
-std::string scaling_query(const ManifestInput& in, const std::string& name) {
+// name: the Deployment's (its pods' names); metrics: the Service labelling the replicas' series.
+std::string scaling_query(const ManifestInput& in, const std::string& name, const std::string& metrics) {
   if (in.duty_cycle_target_pct > 0)
     return fmt::format("sum(DCGM_FI_DEV_GPU_UTIL{{pod=~\"{}-[a-z0-9]{{1,10}}-[a-z0-9]{{5}}\"}}) / {}", name, std::max(1, in.gpus_per_replica));
-  return backlog_query(in, name);
+  return backlog_query(in, metrics);
 }
 
 std::string signal_words(const ManifestInput& in) {
@@ -49,6 +51,27 @@ std::string signal_words(const ManifestInput& in) {
 std::string pod_labels(const std::string& service, const std::string& role) {
   return role.empty() ? fmt::format("gpuwise.dev/service: {}", service) : fmt::format("gpuwise.dev/service: {}, gpuwise.dev/role: {}", service, role);
 }
+
+}  // namespace
+
+std::string service_yaml(const std::string& name, const std::string& labels, const std::string& selector, bool headless,
+                         const std::string& extra_ports) {
+  return fmt::format(
+      "apiVersion: v1\n"
+      "kind: Service\n"
+      "metadata:\n"
+      "  name: {0}\n"
+      "  labels: {{app.kubernetes.io/managed-by: gpuwise, {1}}}\n"
+      "spec:\n"
+      "{2}"
+      "  selector: {{{3}}}\n"
+      "  ports:\n"
+      "    - {{name: http, port: 8000, targetPort: http, protocol: TCP}}\n"
+      "{4}",
+      name, labels, headless ? "  clusterIP: None\n" : "  type: ClusterIP\n", selector, extra_ports);
+}
+
+namespace {
 
 // Name, labels and the workload both autoscalers scale.
 std::string metadata_and_target(const ManifestInput& in, const std::string& name, const ScaleTarget& target) {
@@ -203,20 +226,12 @@ std::string service(const ManifestInput& in, const std::string& name, const std:
              ? "# Clients reach it through the KEDA HTTP add-on's interceptor (see the HTTPScaledObject), never directly:\n"
                "# at zero replicas this Service has no endpoints and refuses connections.\n"
              : "# Clients call it directly, or through your ingress or gateway.\n";
-  out += fmt::format(
-      "apiVersion: v1\n"
-      "kind: Service\n"
-      "metadata:\n"
-      "  name: {0}\n"
-      "  labels: {{app.kubernetes.io/managed-by: gpuwise, gpuwise.dev/service: {0}}}\n"
-      "spec:\n"
-      "  type: ClusterIP\n"
-      "  selector: {{{1}}}\n"
-      "  ports:\n"
-      "    - {{name: http, port: 8000, targetPort: http, protocol: TCP}}\n"
-      "{2}",
-      name, pod_labels(name, role_selected),
-      in.llm ? "" : fmt::format("    - {{name: metrics, port: {0}, targetPort: metrics, protocol: TCP}}\n", kTritonMetricsPort));
+  if (role_selected.empty() && !in.verified_routing.empty())
+    out += fmt::format("# Routing: the plan was verified with {} routing; kube-proxy spreads this Service's connections over the\n"
+                       "# replicas at random. Put a router that routes so in front, or plan with deployment.router: random.\n",
+                       in.verified_routing);
+  out += service_yaml(name, "gpuwise.dev/service: " + name, pod_labels(name, role_selected), false,
+                      in.llm ? "" : fmt::format("    - {{name: metrics, port: {0}, targetPort: metrics, protocol: TCP}}\n", kTritonMetricsPort));
   return out;
 }
 
@@ -269,11 +284,12 @@ std::string http_scaled_object(const ManifestInput& in, const std::string& name)
 // The scrape the ScaledObject's query depends on: a ServiceMonitor on the Service (the pool's,
 // for a role) whose series Prometheus Operator labels service="<the Service's name>".
 std::string service_monitor(const ManifestInput& in, const std::string& name) {
+  const std::string metrics = metrics_service_name(in);
   const std::string selector = pod_labels(dns_label(in.service), in.role);
   std::string out = manifest_header(in, "ServiceMonitor (monitoring.coreos.com/v1): the scrape behind the queue-depth trigger");
   out += fmt::format(
-      "# Prometheus Operator scrapes {4} from the pods behind the Service {0}, every\n"
-      "# polling interval, and labels each series service=\"{0}\": what {0}-keda-scaledobject.yaml's query and the HPA's\n"
+      "# Prometheus Operator scrapes {4} from the pods behind the Service {6}, every\n"
+      "# polling interval, and labels each series service=\"{6}\": what {0}-keda-scaledobject.yaml's query and the HPA's\n"
       "# metric select. Your Prometheus must select this object (its serviceMonitorSelector, e.g. the label\n"
       "# release: <your kube-prometheus-stack release>) in this namespace; without the scrape the query finds nothing\n"
       "# and the pool stays at its minimum. Source: {1}.\n"
@@ -289,8 +305,44 @@ std::string service_monitor(const ManifestInput& in, const std::string& name) {
       "    - {{port: {5}, path: /metrics, interval: {3}}}\n",
       name, kServiceMonitorSource, selector, duration(in.polling_interval_s),
       in.llm ? "vLLM's /metrics (served on its API port)" : fmt::format("Triton's /metrics (on its metrics port, {})", kTritonMetricsPort),
-      in.llm ? "http" : "metrics");
+      in.llm ? "http" : "metrics", metrics);
   return out;
+}
+
+// The vLLM Router in front of one pool (power_of_two over the replicas, as the plan verified):
+// its Deployment and access, the Service clients call (the router's, named as the service), and
+// the replicas' own headless Service, whose name labels their metrics.
+std::vector<Manifest> router_manifests(const ManifestInput& in, const std::string& name) {
+  VllmRouterInput router;
+  router.name = name;
+  router.header = [&in](const std::string& what) { return manifest_header(in, what); };
+  // Not the replicas' label: the router's selector and the replicas' Service must not take its pods.
+  router.pod_labels = fmt::format("gpuwise.dev/router: {}", name);
+  router.discovery_args =
+      fmt::format("                 --selector, gpuwise.dev/service={}, --policy, {},\n", name, in.vllm_router_policy);
+  router.how_it_routes =
+      in.vllm_router_policy == "round_robin"
+          ? "# Sends each request to the next replica in turn (round_robin): the routing the plan's simulation verified\n"
+            "# (deployment.router: round-robin). A plain Service would spread connections at random.\n"
+          : "# Sends each request to the replica with the fewer requests in flight of two drawn at random (power_of_two, its\n"
+            "# own count): the routing the plan's simulation verified. A plain Service would spread connections at random.\n";
+  const std::string replicas = metrics_service_name(in);
+  std::string client = manifest_header(in, "Service (v1): the service's endpoint, the vLLM Router's");
+  client += "# Clients call it directly, or through your ingress or gateway; the router sends each request on to a replica.\n";
+  client += service_yaml(name, router.pod_labels, router.pod_labels, false);
+  std::string pods = manifest_header(in, "Service (v1): the replicas' pods, for their metrics");
+  pods += fmt::format(
+      "# Headless and not for clients (they call {0}, the router's Service). Scraped through {0}-servicemonitor.yaml,\n"
+      "# the replicas' vLLM series carry service=\"{1}\", which the autoscalers' query selects.\n",
+      name, replicas);
+  pods += service_yaml(replicas, pod_labels(name, ""), pod_labels(name, ""), true);
+  return {{name + "-service.yaml", client, "ClusterIP Service on port 8000, the router's"},
+          {name + "-router-deployment.yaml", vllm_router_deployment(router),
+           fmt::format("{} vLLM Router replica(s), --policy {} ({})", router.replicas, in.vllm_router_policy, kVllmRouterSource)},
+          {name + "-router-serviceaccount.yaml", vllm_router_rbac(router, "ServiceAccount"), "the router's ServiceAccount"},
+          {name + "-router-role.yaml", vllm_router_rbac(router, "Role"), "pods: get, list, watch (the router's discovery)"},
+          {name + "-router-rolebinding.yaml", vllm_router_rbac(router, "RoleBinding"), "the Role bound to the router's ServiceAccount"},
+          {replicas + "-service.yaml", pods, "headless Service of the replicas' pods: their metrics' service label"}};
 }
 
 }  // namespace
@@ -416,6 +468,10 @@ std::string workload_name(const ManifestInput& in) {
   return in.role.empty() ? dns_label(in.service) : dns_label(in.service) + "-" + in.role;
 }
 
+bool router_in_front(const ManifestInput& in) { return !in.vllm_router_policy.empty() && in.llm && in.role.empty() && in.min_replicas > 0; }
+
+std::string metrics_service_name(const ManifestInput& in) { return router_in_front(in) ? workload_name(in) + "-replicas" : workload_name(in); }
+
 std::string deployment_manifest(const ManifestInput& in) { return deployment(in); }
 
 std::string service_manifest(const ManifestInput& in, const std::string& role_selected) {
@@ -424,6 +480,7 @@ std::string service_manifest(const ManifestInput& in, const std::string& role_se
 
 std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleTarget& target) {
   const std::string name = workload_name(in);
+  const std::string metrics = metrics_service_name(in);  // the service label on the replicas' series
   const bool waiting_only = !in.llm;
   const bool duty = in.duty_cycle_target_pct > 0;
   const double threshold = duty ? in.duty_cycle_target_pct : in.queue_threshold;
@@ -436,8 +493,8 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
     std::string keda = manifest_header(in, "KEDA ScaledObject (keda.sh/v1alpha1)");
     keda += fmt::format("# Threshold: {}.\n", in.why_threshold);
     if (!duty)
-      keda += fmt::format("# The query's series: {} as {}-servicemonitor.yaml has them scraped.\n",
-                          in.llm ? "vLLM's gauges" : "Triton's pending count", name);
+      keda += fmt::format("# The query's series: {} as {}-servicemonitor.yaml has them scraped (service=\"{}\").\n",
+                          in.llm ? "vLLM's gauges" : "Triton's pending count", name, metrics);
     keda += fmt::format("# minReplicaCount {}: {}.\n", in.min_replicas, in.why_min);
     if (!in.schedule.empty()) keda += fmt::format("# Cron triggers ({}): {}.\n", in.timezone, in.why_schedule);
     if (duty)
@@ -471,7 +528,7 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
         "        threshold: {8}\n"
         "        activationThreshold: \"0\"\n",
         metadata_and_target(in, name, target), static_cast<long long>(in.polling_interval_s), static_cast<long long>(std::ceil(in.cooldown_s)), in.min_replicas,
-        in.max_replicas, behavior(in, "      "), yaml_quoted(in.prometheus_url), yaml_quoted(scaling_query(in, name)),
+        in.max_replicas, behavior(in, "      "), yaml_quoted(in.prometheus_url), yaml_quoted(scaling_query(in, name, metrics)),
         yaml_quoted(fmt::format("{:.3g}", threshold)));
     // The schedule's triggers: each active from its start to its end, the HPA taking the
     // largest count any trigger asks.
@@ -492,7 +549,7 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
   }
 
   std::string hpa = manifest_header(in, "HorizontalPodAutoscaler (autoscaling/v2) on an external metric, the alternative without KEDA");
-  hpa += fmt::format("# The metric comes from prometheus-adapter with this query: {}\n", scaling_query(in, name));
+  hpa += fmt::format("# The metric comes from prometheus-adapter with this query: {}\n", scaling_query(in, name, metrics));
   hpa += fmt::format("# Target: {}. An HPA cannot scale to zero (minReplicas >= 1).\n", in.why_threshold);
   // One count throughout needs no job: it is the floor.
   const int hpa_min = std::max({1, in.min_replicas, !in.schedule.empty() && in.schedule_changes.empty() ? in.schedule.front().replicas : 0});
@@ -518,13 +575,13 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
       "        metric:\n"
       "          name: {3}\n"
       "          selector:\n"
-      "            matchLabels: {{service: {0}}}\n"
+      "            matchLabels: {{service: {7}}}\n"
       "        target:\n"
       "          type: AverageValue\n"
       "          averageValue: {4}\n"
       "{5}",
       name, hpa_min, in.max_replicas, duty ? "gpu_duty_cycle_pct_summed_per_replica" : waiting_only ? "requests_pending" : "requests_waiting_or_running",
-      yaml_quoted(quantity(threshold)), behavior(in, "  "), metadata_and_target(in, name, target));
+      yaml_quoted(quantity(threshold)), behavior(in, "  "), metadata_and_target(in, name, target), metrics);
   const std::string signal = duty ? "duty-cycle" : "queue-depth";
   out.push_back({name + "-hpa.yaml", hpa,
                  in.schedule_changes.empty() ? fmt::format("the same {} signal without KEDA (never below 1 replica)", signal)
@@ -536,7 +593,7 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
   if (in.min_replicas > 0 && !duty)
     out.push_back({name + "-servicemonitor.yaml", service_monitor(in, name),
                    fmt::format("Prometheus Operator scrapes {}'s /metrics on the {} Service's pods every {:.0f} s: the series the "
-                               "queue-depth query reads, labelled service=\"{}\"", in.llm ? "vLLM" : "Triton", name, in.polling_interval_s, name)});
+                               "queue-depth query reads, labelled service=\"{}\"", in.llm ? "vLLM" : "Triton", metrics, in.polling_interval_s, metrics)});
   return out;
 }
 
@@ -547,7 +604,11 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
                  fmt::format("{} replica(s) of {} x {}; requests {} CPU, {:.0f} GiB{}", in.replicas, in.gpus_per_replica, in.accelerator,
                              quantity(in.cpu_per_replica), std::floor(in.memory_gib_per_replica),
                              in.why_resources.empty() ? "" : " (" + in.why_resources + ")")});
-  out.push_back({name + "-service.yaml", service(in, name), "ClusterIP Service on port 8000"});
+  if (router_in_front(in)) {
+    for (auto& m : router_manifests(in, name)) out.push_back(std::move(m));
+  } else {
+    out.push_back({name + "-service.yaml", service(in, name), "ClusterIP Service on port 8000"});
+  }
   for (auto& m : autoscaler_manifests(in, ScaleTarget{})) out.push_back(std::move(m));
 
   const std::string types = yaml_quoted_list(in.instance_types);

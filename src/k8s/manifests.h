@@ -74,6 +74,13 @@ struct ManifestInput {
   // carry gpuwise.dev/role and vLLM's NIXL KV connector (disaggregated_manifests.h).
   std::string role;
   std::string pool_note;               // comment lines said after the Deployment's header, if any
+  // One pool kept warm: the vLLM Router in front of the replicas with this policy (power_of_two
+  // or round_robin, as the plan was verified; empty: no router), its Service the one clients
+  // call; the replicas' Service, headless, is their metrics' (service="<name>-replicas").
+  std::string vllm_router_policy;
+  // Without one: the routing the plan was verified with where a Service's random spread is not
+  // it (a router the spec names, or a shared queue for unbatched models); empty: none to say.
+  std::string verified_routing;
   std::string reserve_note;            // and what of it to reserve (the floor its autoscaler was billed at), if any
 };
 
@@ -134,6 +141,15 @@ std::string dns_label(const std::string& name);
 
 // The workload's name: the service's label, and a disaggregated pool's role after it (chat-prefill).
 std::string workload_name(const ManifestInput& in);
+// A Service's YAML on port 8000 (http): its name, metadata labels and pod selector ("key: value,
+// ..."), headless (no cluster IP: a scrape target) or a ClusterIP, and more port lines if any.
+std::string service_yaml(const std::string& name, const std::string& labels, const std::string& selector, bool headless,
+                         const std::string& extra_ports = "");
+// Whether the vLLM Router goes in front (ManifestInput::vllm_router_policy on an LLM pool kept warm).
+bool router_in_front(const ManifestInput& in);
+// The Service whose name labels the replicas' metrics (service="..."): the workload's, or
+// <name>-replicas behind a router.
+std::string metrics_service_name(const ManifestInput& in);
 
 std::vector<Manifest> service_manifests(const ManifestInput& input);
 

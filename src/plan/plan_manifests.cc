@@ -188,6 +188,13 @@ Result<std::vector<Manifest>> disaggregated_plan_manifests(const Catalog& catalo
       pool.prometheus_url = prometheus_url;
     }
   }
+  const Router routed = routing_as_deployed(best, true, service.deployment ? &*service.deployment : nullptr);
+  in.router_policy = vllm_router_policy(routed);
+  if (in.router_policy.empty()) {
+    in.router_policy = "power_of_two";
+    in.router_note = fmt::format("the plan was verified with {} routing (deployment.router), which the router has no policy for",
+                                 router_name(routed));
+  }
   in.link = fmt::format("{} at {:.4g} Gb/s per GPU", decode.link, decode.link_gbps_per_gpu);
   in.planned_kv_pulled_between_steps = decode.kv_pulled_between_steps;
   in.why_layout = best.simulated ? fmt::format("prefill:decode GPUs {}, simulated TTFT p99 {:.3g} s and TPOT p99 {:.3g} s at the peak",
@@ -305,6 +312,13 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
       for (auto& m : multi_node_manifests(in)) manifests.push_back(std::move(m));
       continue;
     }
+    // The routing the plan was verified with (a pool scaled to zero is reached through the
+    // interceptor and the Service instead, as its scaling was simulated).
+    const Router routed = routing_as_deployed(best, in.llm, service.deployment ? &*service.deployment : nullptr);
+    // The router's policies that the simulation's routers are (vllm-project/router: power_of_two, round_robin).
+    if (in.llm && routed != Router::random) in.vllm_router_policy = vllm_router_policy(routed);
+    if (in.vllm_router_policy.empty() && routed != Router::random && (!in.llm || (service.deployment && service.deployment->router_given)))
+      in.verified_routing = std::string(router_name(routed));
     for (auto& m : service_manifests(in)) manifests.push_back(std::move(m));
   }
   return manifests;

@@ -40,9 +40,45 @@ Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_t
   d.batching = std::string(batching_name(option.config.batching));
   d.max_batch = option.config.max_batch;
   d.token_budget = prefill_chunk_tokens;
-  // The screen models one request per pass as M/G/c (one queue) and batches per replica.
-  d.router = llm ? "least-outstanding-tokens" : option.config.batching == Batching::none ? "shared-queue" : "round-robin";
+  d.router = std::string(router_name(routing_as_deployed(option, llm, engine)));
   return d;
+}
+
+Router routing_as_deployed(const PlanOption& option, bool llm, const Deployment* engine, bool scaled_to_zero) {
+  if (llm && scaled_to_zero && !option.decode) return Router::random;
+  if (engine && engine->router_given) return parse_router(engine->router).value_or(Router::round_robin);
+  // The screen models one request per pass as M/G/c (one queue) and batches per replica.
+  if (!llm) return option.config.batching == Batching::none ? Router::shared_queue : Router::round_robin;
+  if (option.decode) return Router::power_of_two;
+  if (option.config.pipeline_parallel > 1) return Router::random;
+  return Router::power_of_two;
+}
+
+std::string vllm_router_policy(Router router) {
+  switch (router) {
+    case Router::power_of_two: return "power_of_two";
+    case Router::round_robin: return "round_robin";
+    case Router::random: return "random";
+    default: return "";
+  }
+}
+
+Router decode_routing_as_deployed(Router router) {
+  return vllm_router_policy(router).empty() ? Router::least_tokens : router;
+}
+
+std::string routing_words(Router router, bool llm) {
+  if (llm && router == Router::round_robin)
+    return "the vLLM Router in front with --policy round_robin (--emit-k8s writes it): each request to the next replica in turn";
+  switch (router) {
+    case Router::power_of_two:
+      return "the vLLM Router in front (--emit-k8s writes it): of two replicas drawn at random, the one with fewer requests in flight "
+             "(power_of_two)";
+    case Router::random: return "a Kubernetes Service: kube-proxy sends each connection to a ready replica at random";
+    case Router::shared_queue: return "one queue that idle replicas take requests from (M/G/c, as the screen assumed)";
+    case Router::round_robin: return "round robin over the replicas, as the screen assumed";
+    default: return std::string(router_name(router));
+  }
 }
 
 Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& model, const ServiceSpec& service,
@@ -63,7 +99,8 @@ Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& 
   sim.max_requests = options.requests;
   sim.slo = service.slo;
   sim.client_timeout_s = service.traffic.client_timeout_s;
-  sim.router = *parse_router(deployment.router);
+  sim.router = options.router ? *options.router : *parse_router(deployment.router);
+  sim.decode_router = decode_routing_as_deployed(sim.router);
   sim.timeseries_points = 0;
   // A spot plan loses one spot node a third of the way in (at peak), and the replacement serves
   // after a cold start.
@@ -184,7 +221,20 @@ std::optional<PlanOption> grow_until_verified(const Catalog& catalog, const Mode
   // Bursty traffic (a trace's busiest seconds) can need far more: double until the simulation
   // agrees (up to 16 times the screen's count), then bisect down to the fewest that do.
   int failing = base + options.extra_replicas;
-  for (int high = failing * 2; high <= std::max(16 * base, failing + 1) && affordable(failing + 1); high *= 2) {
+  const int ceiling = std::max(16 * base, failing + 1);
+  // The most replicas under the price bound (the price rises with the count): doubling past it
+  // would give up without trying the counts between.
+  int most = ceiling;
+  if (!affordable(ceiling)) {
+    int low = failing, high = ceiling;  // high unaffordable; low may be too (then nothing is tried)
+    while (high - low > 1) {
+      const int middle = low + (high - low) / 2;
+      if (affordable(middle)) low = middle;
+      else high = middle;
+    }
+    most = low;
+  }
+  for (int high = std::min(failing * 2, most); high > failing; high = std::min(high * 2, most)) {
     if (!passes(high)) {
       failing = high;
       continue;
@@ -253,6 +303,19 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
                                            "the first that met it as screened: {} against {}",
                                            layout_and_price(*chosen), layout_and_price(*passed)));
   plan.best = chosen;
+  {
+    const bool llm = model.arch.kind == ModelKind::decoder;
+    const Deployment* engine = service.deployment ? &*service.deployment : nullptr;
+    const Router router = routing_as_deployed(*chosen, llm, engine);
+    plan.assumptions.push_back(fmt::format(
+        "simulated with {}: {}{}",
+        engine && engine->router_given ? "the spec's deployment.router (how you route)" : "the routing plan --emit-k8s deploys",
+        routing_words(router, llm),
+        chosen->decode ? " (a prompt's prefill pod, then its decode pod)"
+        : llm && (router == Router::power_of_two || router == Router::round_robin)
+            ? "; a pool scaled to zero is reached through the KEDA HTTP add-on's interceptor and the Service, at random, as its scaling is simulated"
+            : ""));
+  }
   // Report simulated percentiles for the frontier too (shorter runs), and drop what misses.
   std::vector<PlanOption> kept;
   const VerifyOptions brief = brief_options(options);
@@ -274,9 +337,13 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
     if (option.simulated && option.simulated->meets) kept.push_back(option);
   if (kept.empty() || kept.front().usd_per_hour > plan.best->usd_per_hour) kept.insert(kept.begin(), *plan.best);
   plan.pareto = kept;
-  // The contrast without batching is grown like the plan, so its cost is what the traffic needs.
-  if (plan.no_batching && !verify_option(catalog, model, service, *plan.no_batching, options))
-    if (auto grown = grow_until_verified(catalog, model, service, *plan.no_batching, options)) plan.no_batching = grown;
+  // The contrast without batching is grown like the plan, so its cost is what the traffic needs;
+  // no deployment runs it, so it is routed at its best (the replica with the fewest requests:
+  // a replica serving one at a time behind a random draw needs many times the count).
+  VerifyOptions contrast = options;
+  contrast.router = Router::shortest_queue;
+  if (plan.no_batching && !verify_option(catalog, model, service, *plan.no_batching, contrast))
+    if (auto grown = grow_until_verified(catalog, model, service, *plan.no_batching, contrast)) plan.no_batching = grown;
 }
 
 }  // namespace gw

@@ -10,6 +10,7 @@
 #include "core/serving_defaults.h"
 #include "plan/inference.h"
 #include "sim/deployment.h"
+#include "sim/request_router.h"
 
 namespace gw {
 
@@ -20,6 +21,9 @@ struct VerifyOptions {
   int prefill_chunk_tokens = kStepTokenBudget;
   int extra_replicas = 6;      // how far to grow the best when no candidate passes
   int jobs = 1;                // frontier options simulated at once (0: one per core)
+  // Routing other than as deployed (routing_as_deployed): the contrast without batching, which
+  // nothing deploys, is routed to the least busy replica (its best case).
+  std::optional<Router> router;
 };
 
 // The same with at most 5,000 requests: the shorter runs that check options beside the plan's
@@ -51,5 +55,23 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
 // The deployment a plan option stands for, run by the engine the spec's deployment describes
 // (its prefix cache, speculative decoding, scheduler), when given.
 Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_tokens, const Deployment* engine = nullptr);
+
+// How requests reach the replicas as plan --emit-k8s deploys the option, so that the simulation
+// routes as the cluster will: LLM replicas of one node kept warm, and both halves of a
+// disaggregated plan, behind the vLLM Router (power_of_two); replicas across nodes (clients call
+// the groups' leaders through a Service) and a pool scaled to zero (the KEDA HTTP add-on's
+// interceptor forwards to the Service) at random, as kube-proxy spreads connections. Other
+// models: a shared queue (one request at a time) or round robin, as the screen assumed.
+// A router the spec's deployment names (deployment.router) is how the user routes, and wins,
+// except at zero replicas, where the interceptor forwards to the Service.
+Router routing_as_deployed(const PlanOption& option, bool llm, const Deployment* engine, bool scaled_to_zero = false);
+// In words, for --explain.
+std::string routing_words(Router router, bool llm);
+// The vLLM Router's --policy that routes so (power_of_two, round_robin, random); empty where it
+// has none (least outstanding tokens, a shared queue, prefix affinity).
+std::string vllm_router_policy(Router router);
+// How a plan's decode replicas are chosen: by the router's own policy where the vLLM Router
+// draws both halves so, else the fewest tokens held.
+Router decode_routing_as_deployed(Router router);
 
 }  // namespace gw

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/random.h"
 #include "core/text.h"
 
 namespace gw {
@@ -13,6 +14,8 @@ std::string_view router_name(Router router) {
     case Router::least_tokens: return "least-outstanding-tokens";
     case Router::shared_queue: return "shared-queue";
     case Router::prefix_affinity: return "prefix-affinity";
+    case Router::random: return "random";
+    case Router::power_of_two: return "power-of-two";
   }
   return "round-robin";
 }
@@ -24,7 +27,13 @@ std::optional<Router> parse_router(std::string_view text) {
   if (name == "least-outstanding-tokens") return Router::least_tokens;
   if (name == "shared-queue") return Router::shared_queue;
   if (name == "prefix-affinity" || name == "cache-aware") return Router::prefix_affinity;
+  if (name == "random") return Router::random;
+  if (name == "power-of-two" || name == "power_of_two") return Router::power_of_two;
   return std::nullopt;
+}
+
+Router decode_router_beside(Router prefill_router) {
+  return prefill_router == Router::power_of_two || prefill_router == Router::random ? prefill_router : Router::least_tokens;
 }
 
 namespace {
@@ -110,15 +119,70 @@ class PrefixAffinityRouter final : public RequestRouter {
   PrefixAffinityOptions o_;
 };
 
+// How many of loads are ready (counted, not taken from the caller's tally: a draw must range
+// over exactly the replicas it can land on).
+size_t ready_in(std::span<const ReplicaLoad> loads) {
+  return static_cast<size_t>(std::count_if(loads.begin(), loads.end(), [](const ReplicaLoad& l) { return l.ready; }));
+}
+
+// The index of the k-th ready replica (k from 0).
+int kth_ready(std::span<const ReplicaLoad> loads, size_t k) {
+  for (size_t i = 0; i < loads.size(); ++i)
+    if (loads[i].ready && k-- == 0) return static_cast<int>(i);
+  return kNoReplicaReady;
+}
+
+// A draw in [0, n), n > 0, from the seeded generator (uniform: modulo bias is below 2^-50 here).
+size_t draw_below(Rng& rng, size_t n) { return static_cast<size_t>(rng.next() % n); }
+
+// kube-proxy's choice: one ready endpoint, each as likely (iptables/nftables modes' random
+// probability rules; a client keeping its connection open repeats the draw's replica, which
+// the simulation does not model: each request is its own connection here).
+class RandomRouter final : public RequestRouter {
+ public:
+  explicit RandomRouter(uint64_t seed) : rng_(seed) {}
+  int route(std::span<const ReplicaLoad> loads, int) override {
+    const size_t n = ready_in(loads);
+    if (n == 0) return kNoReplicaReady;
+    return kth_ready(loads, draw_below(rng_, n));
+  }
+
+ private:
+  Rng rng_;
+};
+
+// The vLLM Router's power_of_two (from SGLang's router, policies/power_of_two.rs): two distinct
+// ready replicas drawn at random, the one with fewer requests the router has in flight there
+// (its own count: engine load reports are off by default), the first drawn on a tie.
+class PowerOfTwoRouter final : public RequestRouter {
+ public:
+  explicit PowerOfTwoRouter(uint64_t seed) : rng_(seed) {}
+  int route(std::span<const ReplicaLoad> loads, int) override {
+    const size_t n = ready_in(loads);
+    if (n == 0) return kNoReplicaReady;
+    if (n == 1) return kth_ready(loads, 0);
+    const size_t a = draw_below(rng_, n);
+    size_t b = draw_below(rng_, n - 1);
+    if (b >= a) ++b;  // the second of the other n - 1, as the router's redraw-until-different gives
+    const int first = kth_ready(loads, a), second = kth_ready(loads, b);
+    return loads[static_cast<size_t>(first)].outstanding <= loads[static_cast<size_t>(second)].outstanding ? first : second;
+  }
+
+ private:
+  Rng rng_;
+};
+
 }  // namespace
 
-std::unique_ptr<RequestRouter> make_request_router(Router router) {
+std::unique_ptr<RequestRouter> make_request_router(Router router, uint64_t seed) {
   switch (router) {
     case Router::round_robin: return std::make_unique<RoundRobinRouter>();
     case Router::shortest_queue: return std::make_unique<LeastLoadedRouter<OutstandingRequests>>();
     case Router::least_tokens: return std::make_unique<LeastLoadedRouter<OutstandingTokens>>();
     case Router::shared_queue: return std::make_unique<SharedQueueRouter>();
     case Router::prefix_affinity: return std::make_unique<PrefixAffinityRouter>(PrefixAffinityOptions{});
+    case Router::random: return std::make_unique<RandomRouter>(seed);
+    case Router::power_of_two: return std::make_unique<PowerOfTwoRouter>(seed);
   }
   return std::make_unique<RoundRobinRouter>();
 }

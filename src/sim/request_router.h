@@ -1,11 +1,15 @@
 // How arrivals are spread over serving replicas: round robin, join the shortest queue, least
 // outstanding tokens, one shared queue that idle replicas pull from (M/G/c, classic
-// replicas only), or prefix affinity (SGLang's cache-aware router: the replica holding most of
-// the prompt's prefix unless the load is out of balance). A router sees only each replica's
+// replicas only), prefix affinity (SGLang's cache-aware router: the replica holding most of
+// the prompt's prefix unless the load is out of balance), uniformly at random (a Kubernetes
+// Service: kube-proxy picks one ready endpoint at random per connection), or the power of two
+// choices (the vLLM Router's power_of_two: the fewer requests in flight of two ready replicas
+// drawn at random). A router sees only each replica's
 // load (and, for prefix affinity, what it has cached of the request), so a new policy is one
 // class here.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -13,7 +17,7 @@
 
 namespace gw {
 
-enum class Router { round_robin, shortest_queue, least_tokens, shared_queue, prefix_affinity };
+enum class Router { round_robin, shortest_queue, least_tokens, shared_queue, prefix_affinity, random, power_of_two };
 
 std::string_view router_name(Router router);
 std::optional<Router> parse_router(std::string_view text);
@@ -52,6 +56,12 @@ class RequestRouter {
   virtual bool reads_prefixes() const { return false; }
 };
 
-std::unique_ptr<RequestRouter> make_request_router(Router router);
+// Disaggregated serving: how decode replicas are chosen beside a prefill router. The vLLM
+// Router draws both halves by its policy (random, power of two); otherwise the decode replica
+// holding the fewest tokens.
+Router decode_router_beside(Router prefill_router);
+
+// seed: the random routers' draws (the same seed, the same choices).
+std::unique_ptr<RequestRouter> make_request_router(Router router, uint64_t seed = 0);
 
 }  // namespace gw

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 namespace gw {
@@ -67,12 +68,59 @@ TEST(RequestRouter, PrefixAffinityFollowsTheCacheUnlessTheLoadIsOutOfBalance) {
   EXPECT_EQ(router->route({}, 0), kNoReplicaReady);
 }
 
+// kube-proxy's random choice: ready replicas only, each as often (within 5 standard deviations
+// over 30,000 draws), and the same seed draws the same replicas.
+TEST(RequestRouter, RandomSpreadsEvenlyOverReadyReplicasOnly) {
+  std::vector<ReplicaLoad> loads = {{true, 50, 0}, {false, 0, 0}, {true, 0, 0}, {true, 0, 0}};
+  auto router = make_request_router(Router::random, 7);
+  std::vector<int> counts(4, 0);
+  std::vector<int> first_draws;
+  const int draws = 30000;
+  for (int i = 0; i < draws; ++i) {
+    const int r = router->route(loads, 3);
+    ASSERT_GE(r, 0);
+    ++counts[static_cast<size_t>(r)];
+    if (i < 20) first_draws.push_back(r);
+  }
+  EXPECT_EQ(counts[1], 0);
+  const double expected = draws / 3.0, sd = std::sqrt(draws * (1.0 / 3) * (2.0 / 3));
+  for (size_t i : {0u, 2u, 3u}) EXPECT_NEAR(counts[i], expected, 5 * sd) << "replica " << i;
+  auto again = make_request_router(Router::random, 7);
+  for (int expected_pick : first_draws) EXPECT_EQ(again->route(loads, 3), expected_pick);
+  loads = {{false, 0, 0}};
+  EXPECT_EQ(router->route(loads, 0), kNoReplicaReady);
+}
+
+// The vLLM Router's power_of_two: of two distinct ready replicas drawn at random, the one with
+// fewer requests in flight. With three ready at 10, 5 and 0 in flight, the busiest never wins,
+// the idlest wins whenever drawn (2 of the 3 pairs), the middle one in the third pair; of two,
+// always the lesser; one alone takes everything.
+TEST(RequestRouter, PowerOfTwoTakesTheLesserOfTwoDrawn) {
+  std::vector<ReplicaLoad> loads = {{true, 10, 0}, {true, 5, 0}, {false, 0, 0}, {true, 0, 99999}};
+  auto router = make_request_router(Router::power_of_two, 11);
+  std::vector<int> counts(4, 0);
+  const int draws = 30000;
+  for (int i = 0; i < draws; ++i) ++counts[static_cast<size_t>(router->route(loads, 3))];
+  EXPECT_EQ(counts[0], 0);
+  EXPECT_EQ(counts[2], 0);
+  const double sd = std::sqrt(draws * (1.0 / 3) * (2.0 / 3));
+  EXPECT_NEAR(counts[3], draws * 2.0 / 3, 5 * sd);
+  EXPECT_NEAR(counts[1], draws / 3.0, 5 * sd);
+  loads[3].ready = false;
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(router->route(loads, 2), 1);
+  loads[1].ready = false;
+  EXPECT_EQ(router->route(loads, 1), 0);
+  loads[0].ready = false;
+  EXPECT_EQ(router->route(loads, 0), kNoReplicaReady);
+}
+
 TEST(RequestRouter, NamesRoundTrip) {
   for (Router r : {Router::round_robin, Router::shortest_queue, Router::least_tokens, Router::shared_queue,
-                   Router::prefix_affinity})
+                   Router::prefix_affinity, Router::random, Router::power_of_two})
     EXPECT_EQ(parse_router(router_name(r)), r);
   EXPECT_EQ(parse_router("JSQ"), Router::shortest_queue);
-  EXPECT_FALSE(parse_router("random"));
+  EXPECT_EQ(parse_router("power_of_two"), Router::power_of_two);
+  EXPECT_FALSE(parse_router("least-loaded"));
 }
 
 }  // namespace

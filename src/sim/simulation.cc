@@ -12,7 +12,8 @@ namespace gw::sim_detail {
 
 Simulation::Simulation(ArrivalProcess& arrivals, const std::vector<ReplicaConfig>& configs, const SimOptions& options)
     : arrivals_(arrivals), options_(options), rng_(options.seed ^ 0x9e3779b97f4a7c15ULL),
-      router_(make_request_router(options.router)), recorder_(options.timeseries_points),
+      router_(make_request_router(options.router, options.seed ^ 0x2545f4914f6cdd1dULL)),
+      decode_router_(make_request_router(options.decode_router, options.seed ^ 0x6a09e667f3bcc909ULL)), recorder_(options.timeseries_points),
       steps_(pool_, *this, options.step_sample_every, result_.step_samples) {
   auto add = [&](const ReplicaConfig& config, std::string name, Life life) {
     ReplicaState r;
@@ -274,11 +275,23 @@ int Simulation::ready_decode_replica() const {
   return best;
 }
 
+// The decode router's choice among the ready decode replicas; -1 when there is none.
+int Simulation::choose_decode_replica() {
+  decode_loads_.assign(loads_.begin(), loads_.end());
+  int ready = 0;
+  for (size_t i = 0; i < decode_loads_.size(); ++i) {
+    decode_loads_[i].ready = replicas_[i].config->role == ReplicaRole::decode && replicas_[i].life == Life::ready;
+    ready += decode_loads_[i].ready;
+  }
+  const int chosen = decode_router_->route(decode_loads_, ready);
+  return chosen >= 0 ? chosen : -1;
+}
+
 // That replica takes a request whose KV was sent (or one lost to an outage: the prefill replica
 // still holds the KV and sends it elsewhere). With none ready (a decode pool scaled to zero, or
 // every one lost), the request waits, its KV held by the prefill replica, until one is.
 void Simulation::send_kv_to_decode(int id, double t) {
-  const int best = ready_decode_replica();
+  const int best = choose_decode_replica();
   if (best < 0) {
     decode_held_.push_back(id);
     return;

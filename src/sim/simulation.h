@@ -65,10 +65,12 @@ class Simulation final : private RequestExits {
   void on_kv_pull_done(int index, double t);
   void release_held_kv(Request& q, double t);
   int ready_decode_replica() const;
+  int choose_decode_replica();
   std::deque<int> decode_held_;  // prompts computed whose KV waits for a decode replica to be ready
   bool disaggregated_ = false;
   std::vector<double> link_free_at_;  // by replica: when its link is free for the next transfer
   std::vector<ReplicaLoad> prefill_loads_;  // route()'s view of a disaggregated pool: decode replicas hidden
+  std::vector<ReplicaLoad> decode_loads_;   // the decode router's: only ready decode replicas
   // Pipeline stages: a replica of pp stages is pp lanes in consecutive slots, each a micro-batch.
   // A lane's step crosses the stages in turn and a stage runs one micro-batch at a time, so a
   // lane waits at a stage another lane holds: the pipeline runs at its largest micro-batch.
@@ -129,6 +131,7 @@ class Simulation final : private RequestExits {
   std::vector<ReplicaState> replicas_;
   std::vector<ReplicaLoad> loads_;  // what the router sees, replica by replica
   std::unique_ptr<RequestRouter> router_;
+  std::unique_ptr<RequestRouter> decode_router_;
   RequestPool pool_;
   EventQueue events_;
   SimResult result_;

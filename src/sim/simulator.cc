@@ -53,6 +53,8 @@ Result<SimResult> simulate(ArrivalProcess& arrivals, const std::vector<ReplicaCo
   }
   if (prefill && options.router == Router::shared_queue)
     return Error{"", 0, "deployment.router", "a shared queue serves classic replicas; route prefill replicas another way"};
+  if (options.decode_router == Router::shared_queue || options.decode_router == Router::prefix_affinity)
+    return Error{"", 0, "decode_router", "decode replicas are chosen by load: round robin, random, power of two or least loaded"};
   if (const auto& s = options.scaling) {
     if (!s->decide && s->pools.empty()) return Error{"", 0, "scaling", "an autoscaled run needs a scaler"};
     if (s->pools.empty() && (s->max_replicas < 1 || s->initial_replicas < 0 || s->initial_replicas > s->max_replicas))

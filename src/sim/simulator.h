@@ -196,6 +196,9 @@ struct SimOptions {
   long long max_requests = 100000;    // stop admitting arrivals after this many (SimResult says so)
   double max_duration_s = 1e18;       // or after this time
   Router router = Router::round_robin;
+  // Disaggregated serving: which decode replica takes a prompt's KV (router picks the prefill
+  // replica). The default weighs the tokens each decode replica holds.
+  Router decode_router = Router::least_tokens;
   Slo slo;
   int timeseries_points = 200;        // samples of queue depth and KV use over the run
   std::function<void(long long admitted)> on_progress;  // called every 65,536 admissions

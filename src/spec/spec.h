@@ -166,6 +166,7 @@ struct Deployment {
   bool chunked_prefill = true;
   int token_budget = kStepTokenBudget;
   std::string router = "round-robin";
+  bool router_given = false;  // the spec names it: plan verifies with it (how the user routes)
   // LLM engines: vllm-v0, vllm-v1, sarathi, orca; empty: vllm-v1 with chunked prefill, vllm-v0 without.
   std::string scheduler;
   std::string preemption = "recompute";        // recompute or swap

@@ -410,11 +410,13 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
     }
     if (d["router"]) {
       deployment.router = r.text(d["router"], where + ".router");
+      deployment.router_given = true;
       if (deployment.router != "round-robin" && deployment.router != "join-shortest-queue" &&
           deployment.router != "least-outstanding-tokens" && deployment.router != "shared-queue" &&
-          deployment.router != "prefix-affinity")
+          deployment.router != "prefix-affinity" && deployment.router != "random" && deployment.router != "power-of-two")
         r.fail(d["router"], where + ".router",
-               "one of round-robin, join-shortest-queue, least-outstanding-tokens, shared-queue, prefix-affinity");
+               "one of round-robin, join-shortest-queue, least-outstanding-tokens, shared-queue, prefix-affinity, random, "
+               "power-of-two");
     }
     s.deployment = deployment;
   }
