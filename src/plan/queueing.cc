@@ -104,7 +104,8 @@ double gamma_mixture_quantile(const std::vector<double>& gaps, double mean, doub
     }
     return sum / static_cast<double>(gaps.size());
   };
-  double low = mean, high = mean + 10 * std::sqrt(unit_variance / gaps.front());
+  // From the widest member (the shortest answer's gap): any order of gaps will do.
+  double low = mean, high = mean + 10 * std::sqrt(unit_variance / *std::min_element(gaps.begin(), gaps.end()));
   for (int i = 0; i < 60 && tail(high) > 1 - q; ++i) high += high - mean;
   // To a part in a million of the bracket: far below what a screen's figure carries.
   for (int i = 0; i < 20; ++i) {
