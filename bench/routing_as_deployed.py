@@ -2,12 +2,12 @@
 """What the routing in front of the replicas does to `gpuwise plan`.
 
 `plan` verifies a layout by simulating it behind the routing `--emit-k8s` deploys: the vLLM
-Router with power_of_two for LLM replicas of one node (and both halves of a disaggregated plan).
+Router with round_robin for LLM replicas of one node (and both halves of a disaggregated plan).
 A spec's `deployment.router` says how the user routes instead, and `plan` verifies with that.
-Here the same services are planned under each routing a deployment can have: power of two (the
-default: the vLLM Router), round robin (the router's round_robin), random (a plain Kubernetes
-Service: kube-proxy spreads connections at random) and least outstanding tokens (what the
-simulation routed with before, which no emitted object deploys).
+Here the same services are planned under each routing a deployment can have: round robin (the
+default: the vLLM Router's round_robin), power of two (its power_of_two), random (a plain
+Kubernetes Service: kube-proxy spreads connections at random) and least outstanding tokens (what
+the simulation routed with before, which no emitted object deploys).
 
 Budget (plans that hold): every plan meets its SLO in its own simulation. Exits 1 otherwise.
 Prints per service and routing the plan's layout, $/month and the simulated TTFT and TPOT p99.
@@ -30,7 +30,7 @@ services:
     traffic: {trace: traces/azure-llm-2023-code.csv, trace_format: azure}
     slo: {ttft_p99_s: 2, tpot_p99_s: 0.05}
 """
-ROUTERS = [None, "round-robin", "random", "least-outstanding-tokens"]
+ROUTERS = [None, "power-of-two", "random", "least-outstanding-tokens"]
 
 
 def with_router(text, router):
@@ -52,7 +52,7 @@ def main():
         for router in ROUTERS:
             service = run_on_spec("plan", with_router(text, router), "-q")
             best = service.get("best")
-            label = router or "power-of-two (deployed)"
+            label = router or "round-robin (deployed)"
             if not best or not best.get("simulated"):
                 print("%-26s %-26s no plan: %s" % (name, label, service.get("binding", "")))
                 failed += 1

@@ -108,8 +108,8 @@ TEST(CliPlan, EmitK8sWritesManifestsWithTheirFigures) {
   std::filesystem::remove_all(dir);
 }
 
-// The manifests route as the plan was verified: behind the vLLM Router with power_of_two by
-// default (--explain says so), with round_robin where the spec's deployment.router says so, and
+// The manifests route as the plan was verified: behind the vLLM Router with round_robin by
+// default (--explain says so), with power_of_two where the spec's deployment.router says so, and
 // through a plain Service (kube-proxy, at random) where it says random.
 TEST(CliPlan, EmitK8sRoutesAsThePlanWasVerified) {
   auto emit = [](const std::string& router, const std::string& dir) {
@@ -130,15 +130,15 @@ TEST(CliPlan, EmitK8sRoutesAsThePlanWasVerified) {
   CliRun r = emit("", dir.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("simulated with the routing plan --emit-k8s deploys: the vLLM Router in front"), std::string::npos) << r.out;
-  EXPECT_NE(text_of(dir / "chat-router-deployment.yaml").find("--policy, power_of_two"), std::string::npos);
+  EXPECT_NE(text_of(dir / "chat-router-deployment.yaml").find("--policy, round_robin"), std::string::npos);
   EXPECT_EQ(YAML::LoadFile((dir / "chat-service.yaml").string())["spec"]["selector"]["gpuwise.dev/router"].as<std::string>(), "chat");
   EXPECT_TRUE(std::filesystem::exists(dir / "chat-replicas-service.yaml"));
 
-  r = emit("round-robin", dir.string());
+  r = emit("power-of-two", dir.string());
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("simulated with the spec's deployment.router (how you route): the vLLM Router in front with --policy round_robin"),
+  EXPECT_NE(r.out.find("simulated with the spec's deployment.router (how you route): the vLLM Router in front with --policy power_of_two"),
             std::string::npos) << r.out;
-  EXPECT_NE(text_of(dir / "chat-router-deployment.yaml").find("--policy, round_robin"), std::string::npos);
+  EXPECT_NE(text_of(dir / "chat-router-deployment.yaml").find("--policy, power_of_two"), std::string::npos);
 
   r = emit("random", dir.string());
   ASSERT_EQ(r.code, 0) << r.err;

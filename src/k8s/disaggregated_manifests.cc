@@ -70,7 +70,9 @@ VllmRouterInput router_of(const DisaggregatedManifestInput& in, const std::strin
       in.router_policy == "power_of_two"
           ? "# Sends each prompt to the prefill pod with the fewer requests in flight of two drawn at random, then its decoding\n"
             "# to a decode pod likewise (power_of_two).\n"
-          : fmt::format("# Sends each prompt to a prefill pod and its decoding to a decode pod by {}.\n", in.router_policy);
+          : in.router_policy == "round_robin"
+              ? "# Sends each prompt to the next prefill pod in turn, then its decoding to the next decode pod (round_robin).\n"
+              : fmt::format("# Sends each prompt to a prefill pod and its decoding to a decode pod by {}.\n", in.router_policy);
   r.how_it_routes += in.router_note.empty() ? "# The plan's simulation routed both halves so.\n" : "# Note: " + in.router_note + ".\n";
   r.image = in.router_image;
   r.replicas = in.router_replicas;

@@ -34,7 +34,7 @@ struct DisaggregatedManifestInput {
   bool autoscaled = false;
   std::string why_scaling;
   std::string router_image = kVllmRouterImage;
-  std::string router_policy = "power_of_two";  // both halves' (--prefill-policy, --decode-policy), as the plan was verified
+  std::string router_policy = "round_robin";  // both halves' (--prefill-policy, --decode-policy), as the plan was verified
   std::string router_note;                     // where the verified routing is not the router's: why, said in its file
   int router_replicas = 2;  // one lost leaves the other routing
 };

@@ -261,15 +261,15 @@ TEST(DisaggregatedManifests, PoolsRouterAndServiceFitTogether) {
       if (list[i].as<std::string>() == flag) return list[i + 1].as<std::string>();
     return std::string();
   };
-  EXPECT_EQ(policy_after(args, "--prefill-policy"), "power_of_two");
-  EXPECT_EQ(policy_after(args, "--decode-policy"), "power_of_two");
-  DisaggregatedManifestInput round_robin = rag_input();
-  round_robin.router_policy = "round_robin";
-  for (const auto& m : disaggregated_manifests(round_robin))
+  EXPECT_EQ(policy_after(args, "--prefill-policy"), "round_robin");
+  EXPECT_EQ(policy_after(args, "--decode-policy"), "round_robin");
+  DisaggregatedManifestInput two_choices = rag_input();
+  two_choices.router_policy = "power_of_two";
+  for (const auto& m : disaggregated_manifests(two_choices))
     if (m.file_name == "rag-router-deployment.yaml") {
-      const YAML::Node rr = YAML::Load(m.yaml)["spec"]["template"]["spec"]["containers"][0]["args"];
-      EXPECT_EQ(policy_after(rr, "--prefill-policy"), "round_robin");
-      EXPECT_EQ(policy_after(rr, "--decode-policy"), "round_robin");
+      const YAML::Node p2 = YAML::Load(m.yaml)["spec"]["template"]["spec"]["containers"][0]["args"];
+      EXPECT_EQ(policy_after(p2, "--prefill-policy"), "power_of_two");
+      EXPECT_EQ(policy_after(p2, "--decode-policy"), "power_of_two");
     }
   // The Service selects the router's pods, not the pools'.
   EXPECT_EQ(as_map(service["spec"]["selector"]), as_map(router["spec"]["selector"]["matchLabels"]));

@@ -309,7 +309,7 @@ std::string service_monitor(const ManifestInput& in, const std::string& name) {
   return out;
 }
 
-// The vLLM Router in front of one pool (power_of_two over the replicas, as the plan verified):
+// The vLLM Router in front of one pool (its policy the routing the plan verified):
 // its Deployment and access, the Service clients call (the router's, named as the service), and
 // the replicas' own headless Service, whose name labels their metrics.
 std::vector<Manifest> router_manifests(const ManifestInput& in, const std::string& name) {
@@ -322,8 +322,8 @@ std::vector<Manifest> router_manifests(const ManifestInput& in, const std::strin
       fmt::format("                 --selector, gpuwise.dev/service={}, --policy, {},\n", name, in.vllm_router_policy);
   router.how_it_routes =
       in.vllm_router_policy == "round_robin"
-          ? "# Sends each request to the next replica in turn (round_robin): the routing the plan's simulation verified\n"
-            "# (deployment.router: round-robin). A plain Service would spread connections at random.\n"
+          ? "# Sends each request to the next replica in turn (round_robin): the routing the plan's simulation verified.\n"
+            "# A plain Service would spread connections at random.\n"
           : "# Sends each request to the replica with the fewer requests in flight of two drawn at random (power_of_two, its\n"
             "# own count): the routing the plan's simulation verified. A plain Service would spread connections at random.\n";
   const std::string replicas = metrics_service_name(in);

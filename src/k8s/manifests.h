@@ -74,8 +74,8 @@ struct ManifestInput {
   // carry gpuwise.dev/role and vLLM's NIXL KV connector (disaggregated_manifests.h).
   std::string role;
   std::string pool_note;               // comment lines said after the Deployment's header, if any
-  // One pool kept warm: the vLLM Router in front of the replicas with this policy (power_of_two
-  // or round_robin, as the plan was verified; empty: no router), its Service the one clients
+  // One pool kept warm: the vLLM Router in front of the replicas with this policy (round_robin
+  // or power_of_two, as the plan was verified; empty: no router), its Service the one clients
   // call; the replicas' Service, headless, is their metrics' (service="<name>-replicas").
   std::string vllm_router_policy;
   // Without one: the routing the plan was verified with where a Service's random spread is not

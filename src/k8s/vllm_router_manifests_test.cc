@@ -27,7 +27,7 @@ ManifestInput routed_chat_input() {
   ManifestInput in;
   in.service = "chat";
   in.llm = true;
-  in.vllm_router_policy = "power_of_two";
+  in.vllm_router_policy = "round_robin";
   in.queue_threshold = 21.74;
   in.min_replicas = 2;
   in.max_replicas = 6;
@@ -100,10 +100,10 @@ TEST(VllmRouterManifests, ClientsReachTheReplicasThroughTheRouterAlone) {
   const auto replica_pods = label_map(replicas["spec"]["template"]["metadata"]["labels"]);
   const auto router_pods = label_map(router["spec"]["template"]["metadata"]["labels"]);
 
-  // The router finds the replicas' pods and not its own, and draws by power_of_two.
+  // The router finds the replicas' pods and not its own, and deals requests in turn.
   EXPECT_TRUE(selects(router_selector(router), replica_pods));
   EXPECT_FALSE(selects(router_selector(router), router_pods));
-  EXPECT_EQ(arg_after(router, "--policy"), "power_of_two");
+  EXPECT_EQ(arg_after(router, "--policy"), "round_robin");
   EXPECT_EQ(arg_after(router, "--service-discovery-port"), "8000");
   EXPECT_TRUE(selects(label_map(router["spec"]["selector"]["matchLabels"]), router_pods));
   // Neither Deployment's selector takes the other's pods.

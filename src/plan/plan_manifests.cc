@@ -191,7 +191,7 @@ Result<std::vector<Manifest>> disaggregated_plan_manifests(const Catalog& catalo
   const Router routed = routing_as_deployed(best, true, service.deployment ? &*service.deployment : nullptr);
   in.router_policy = vllm_router_policy(routed);
   if (in.router_policy.empty()) {
-    in.router_policy = "power_of_two";
+    in.router_policy = "round_robin";
     in.router_note = fmt::format("the plan was verified with {} routing (deployment.router), which the router has no policy for",
                                  router_name(routed));
   }

