@@ -82,11 +82,7 @@ std::map<std::string, std::string> selector_after(const YAML::Node& args, const 
   return out;
 }
 
-std::map<std::string, std::string> as_map(const YAML::Node& node) {
-  std::map<std::string, std::string> out;
-  for (const auto& e : node) out[e.first.as<std::string>()] = e.second.as<std::string>();
-  return out;
-}
+using testing_support::string_map;
 
 TEST_F(ManifestSchemas, DisaggregatedManifestsValidate) {
   auto manifests = disaggregated_manifests(rag_input());
@@ -130,14 +126,14 @@ TEST(DisaggregatedManifests, EachPoolIsScaledOnItsOwnSignal) {
     for (const auto& scaler : {keda, hpa}) {
       EXPECT_EQ(scaler["spec"]["scaleTargetRef"]["kind"].as<std::string>(), "Deployment");
       EXPECT_EQ(scaler["spec"]["scaleTargetRef"]["name"].as<std::string>(), deployment["metadata"]["name"].as<std::string>());
-      EXPECT_EQ(as_map(scaler["metadata"]["labels"]).at("gpuwise.dev/role"), role);
+      EXPECT_EQ(string_map(scaler["metadata"]["labels"]).at("gpuwise.dev/role"), role);
     }
     EXPECT_EQ(keda["spec"]["minReplicaCount"].as<int>(), 2);
     EXPECT_EQ(keda["spec"]["maxReplicaCount"].as<int>(), most);
     EXPECT_EQ(hpa["spec"]["minReplicas"].as<int>(), 2);
     EXPECT_EQ(hpa["spec"]["maxReplicas"].as<int>(), most);
     EXPECT_EQ(service["spec"]["clusterIP"].as<std::string>(), "None");
-    EXPECT_EQ(as_map(service["spec"]["selector"]), as_map(deployment["spec"]["selector"]["matchLabels"]));
+    EXPECT_EQ(string_map(service["spec"]["selector"]), string_map(deployment["spec"]["selector"]["matchLabels"]));
     EXPECT_EQ(by_file.at(name + "-karpenter-nodepool.yaml")["spec"]["limits"]["nvidia.com/gpu"].as<int>(), most * gpus);
     const std::string query = keda["spec"]["triggers"][0]["metadata"]["query"].as<std::string>();
     if (std::string(role) == "prefill") {
@@ -153,9 +149,9 @@ TEST(DisaggregatedManifests, EachPoolIsScaledOnItsOwnSignal) {
       int selected = 0;
       for (const auto& [file, doc] : by_file) {
         if (doc["kind"].as<std::string>() != "Service") continue;
-        const auto labels = as_map(doc["metadata"]["labels"]);
+        const auto labels = string_map(doc["metadata"]["labels"]);
         bool all = true;
-        for (const auto& [key, value] : as_map(monitor["spec"]["selector"]["matchLabels"]))
+        for (const auto& [key, value] : string_map(monitor["spec"]["selector"]["matchLabels"]))
           all = all && labels.count(key) && labels.at(key) == value;
         if (all) {
           ++selected;
@@ -248,13 +244,13 @@ TEST(DisaggregatedManifests, PoolsRouterAndServiceFitTogether) {
   EXPECT_EQ(decode["spec"]["replicas"].as<int>(), 2);
   // The router discovers each pool by the labels its pods carry, and no other pods.
   const YAML::Node args = router["spec"]["template"]["spec"]["containers"][0]["args"];
-  EXPECT_EQ(selector_after(args, "--prefill-selector"), as_map(prefill["spec"]["selector"]["matchLabels"]));
-  EXPECT_EQ(selector_after(args, "--decode-selector"), as_map(decode["spec"]["selector"]["matchLabels"]));
+  EXPECT_EQ(selector_after(args, "--prefill-selector"), string_map(prefill["spec"]["selector"]["matchLabels"]));
+  EXPECT_EQ(selector_after(args, "--decode-selector"), string_map(decode["spec"]["selector"]["matchLabels"]));
   for (const auto& pool : {prefill, decode}) {
-    auto pod_labels = as_map(pool["spec"]["template"]["metadata"]["labels"]);
-    for (const auto& [key, value] : as_map(pool["spec"]["selector"]["matchLabels"])) EXPECT_EQ(pod_labels[key], value) << key;
+    auto pod_labels = string_map(pool["spec"]["template"]["metadata"]["labels"]);
+    for (const auto& [key, value] : string_map(pool["spec"]["selector"]["matchLabels"])) EXPECT_EQ(pod_labels[key], value) << key;
   }
-  EXPECT_NE(as_map(prefill["spec"]["selector"]["matchLabels"]), as_map(decode["spec"]["selector"]["matchLabels"]));
+  EXPECT_NE(string_map(prefill["spec"]["selector"]["matchLabels"]), string_map(decode["spec"]["selector"]["matchLabels"]));
   // Both halves drawn by the policy the plan was verified with.
   auto policy_after = [](const YAML::Node& list, const std::string& flag) {
     for (size_t i = 0; i + 1 < list.size(); ++i)
@@ -272,8 +268,8 @@ TEST(DisaggregatedManifests, PoolsRouterAndServiceFitTogether) {
       EXPECT_EQ(policy_after(p2, "--decode-policy"), "power_of_two");
     }
   // The Service selects the router's pods, not the pools'.
-  EXPECT_EQ(as_map(service["spec"]["selector"]), as_map(router["spec"]["selector"]["matchLabels"]));
-  EXPECT_EQ(as_map(service["spec"]["selector"]).at("gpuwise.dev/role"), "router");
+  EXPECT_EQ(string_map(service["spec"]["selector"]), string_map(router["spec"]["selector"]["matchLabels"]));
+  EXPECT_EQ(string_map(service["spec"]["selector"]).at("gpuwise.dev/role"), "router");
   // Each pool's vLLM in its NIXL role, its side channel on the pod's address.
   for (const auto& [pool, role] : {std::pair{prefill, "kv_producer"}, std::pair{decode, "kv_consumer"}}) {
     const YAML::Node container = pool["spec"]["template"]["spec"]["containers"][0];
@@ -305,11 +301,11 @@ TEST(DisaggregatedManifests, PoolsRouterAndServiceFitTogether) {
   EXPECT_EQ(decode_nodes["spec"]["limits"]["nvidia.com/gpu"].as<int>(), 16);
   EXPECT_NE(prefill_nodes["metadata"]["name"].as<std::string>(), decode_nodes["metadata"]["name"].as<std::string>());
   for (const auto& [pool, nodes] : {std::pair{prefill, prefill_nodes}, std::pair{decode, decode_nodes}}) {
-    EXPECT_EQ(as_map(pool["spec"]["template"]["spec"]["nodeSelector"]), as_map(nodes["spec"]["template"]["metadata"]["labels"]));
+    EXPECT_EQ(string_map(pool["spec"]["template"]["spec"]["nodeSelector"]), string_map(nodes["spec"]["template"]["metadata"]["labels"]));
     for (const auto& c : pool["spec"]["template"]["spec"]["topologySpreadConstraints"])
-      EXPECT_EQ(as_map(c["labelSelector"]["matchLabels"]), as_map(pool["spec"]["selector"]["matchLabels"]));
+      EXPECT_EQ(string_map(c["labelSelector"]["matchLabels"]), string_map(pool["spec"]["selector"]["matchLabels"]));
   }
-  EXPECT_NE(as_map(prefill_nodes["spec"]["template"]["metadata"]["labels"]), as_map(decode_nodes["spec"]["template"]["metadata"]["labels"]));
+  EXPECT_NE(string_map(prefill_nodes["spec"]["template"]["metadata"]["labels"]), string_map(decode_nodes["spec"]["template"]["metadata"]["labels"]));
   // No autoscaler: the counts are the plan's, verified by simulation.
   for (const auto& m : manifests) {
     EXPECT_EQ(m.file_name.find("keda"), std::string::npos) << m.file_name;

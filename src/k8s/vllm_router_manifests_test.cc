@@ -21,6 +21,7 @@ namespace gw {
 namespace {
 
 using testing_support::ManifestSchemas;
+using testing_support::string_map;
 using testing_support::to_json;
 
 ManifestInput routed_chat_input() {
@@ -44,12 +45,6 @@ ManifestInput routed_chat_input() {
   in.usd_per_replica_hour = 1.6;
   in.cold_start_s = 181;
   return in;
-}
-
-std::map<std::string, std::string> label_map(const YAML::Node& node) {
-  std::map<std::string, std::string> out;
-  for (const auto& kv : node) out[kv.first.as<std::string>()] = kv.second.as<std::string>();
-  return out;
 }
 
 bool selects(const std::map<std::string, std::string>& selector, const std::map<std::string, std::string>& labels) {
@@ -97,36 +92,36 @@ TEST(VllmRouterManifests, ClientsReachTheReplicasThroughTheRouterAlone) {
   for (const auto& m : service_manifests(routed_chat_input())) by_file[m.file_name] = YAML::Load(m.yaml);
   const YAML::Node replicas = by_file.at("chat-deployment.yaml");
   const YAML::Node router = by_file.at("chat-router-deployment.yaml");
-  const auto replica_pods = label_map(replicas["spec"]["template"]["metadata"]["labels"]);
-  const auto router_pods = label_map(router["spec"]["template"]["metadata"]["labels"]);
+  const auto replica_pods = string_map(replicas["spec"]["template"]["metadata"]["labels"]);
+  const auto router_pods = string_map(router["spec"]["template"]["metadata"]["labels"]);
 
   // The router finds the replicas' pods and not its own, and deals requests in turn.
   EXPECT_TRUE(selects(router_selector(router), replica_pods));
   EXPECT_FALSE(selects(router_selector(router), router_pods));
   EXPECT_EQ(arg_after(router, "--policy"), "round_robin");
   EXPECT_EQ(arg_after(router, "--service-discovery-port"), "8000");
-  EXPECT_TRUE(selects(label_map(router["spec"]["selector"]["matchLabels"]), router_pods));
+  EXPECT_TRUE(selects(string_map(router["spec"]["selector"]["matchLabels"]), router_pods));
   // Neither Deployment's selector takes the other's pods.
-  EXPECT_FALSE(selects(label_map(replicas["spec"]["selector"]["matchLabels"]), router_pods));
-  EXPECT_FALSE(selects(label_map(router["spec"]["selector"]["matchLabels"]), replica_pods));
+  EXPECT_FALSE(selects(string_map(replicas["spec"]["selector"]["matchLabels"]), router_pods));
+  EXPECT_FALSE(selects(string_map(router["spec"]["selector"]["matchLabels"]), replica_pods));
 
   // The Service clients call, named as the service, reaches the router's pods only; the
   // replicas' Service is headless and reaches the replicas only.
   const YAML::Node client = by_file.at("chat-service.yaml");
   EXPECT_EQ(client["metadata"]["name"].as<std::string>(), "chat");
-  EXPECT_TRUE(selects(label_map(client["spec"]["selector"]), router_pods));
-  EXPECT_FALSE(selects(label_map(client["spec"]["selector"]), replica_pods));
+  EXPECT_TRUE(selects(string_map(client["spec"]["selector"]), router_pods));
+  EXPECT_FALSE(selects(string_map(client["spec"]["selector"]), replica_pods));
   const YAML::Node pods = by_file.at("chat-replicas-service.yaml");
   EXPECT_EQ(pods["spec"]["clusterIP"].as<std::string>(), "None");
-  EXPECT_TRUE(selects(label_map(pods["spec"]["selector"]), replica_pods));
-  EXPECT_FALSE(selects(label_map(pods["spec"]["selector"]), router_pods));
+  EXPECT_TRUE(selects(string_map(pods["spec"]["selector"]), replica_pods));
+  EXPECT_FALSE(selects(string_map(pods["spec"]["selector"]), router_pods));
 
   // The ServiceMonitor selects the replicas' Service alone, so the series carry its name, which
   // the ScaledObject's query and the HPA's metric select.
   const YAML::Node monitor = by_file.at("chat-servicemonitor.yaml");
   std::vector<std::string> monitored;
   for (const auto& [file, doc] : by_file)
-    if (doc["kind"].as<std::string>() == "Service" && selects(label_map(monitor["spec"]["selector"]["matchLabels"]), label_map(doc["metadata"]["labels"])))
+    if (doc["kind"].as<std::string>() == "Service" && selects(string_map(monitor["spec"]["selector"]["matchLabels"]), string_map(doc["metadata"]["labels"])))
       monitored.push_back(doc["metadata"]["name"].as<std::string>());
   EXPECT_EQ(monitored, (std::vector<std::string>{"chat-replicas"}));
   const std::string query = by_file.at("chat-keda-scaledobject.yaml")["spec"]["triggers"][0]["metadata"]["query"].as<std::string>();
@@ -157,8 +152,8 @@ TEST(VllmRouterManifests, APoolScaledToZeroKeepsTheInterceptorAndService) {
   EXPECT_EQ(by_file.count("chat-router-deployment.yaml"), 0u);
   EXPECT_EQ(by_file.count("chat-replicas-service.yaml"), 0u);
   const YAML::Node service = by_file.at("chat-service.yaml");
-  EXPECT_TRUE(selects(label_map(service["spec"]["selector"]),
-                      label_map(by_file.at("chat-deployment.yaml")["spec"]["template"]["metadata"]["labels"])));
+  EXPECT_TRUE(selects(string_map(service["spec"]["selector"]),
+                      string_map(by_file.at("chat-deployment.yaml")["spec"]["template"]["metadata"]["labels"])));
   EXPECT_EQ(by_file.at("chat-keda-httpscaledobject.yaml")["spec"]["scaleTargetRef"]["service"].as<std::string>(), "chat");
 }
 

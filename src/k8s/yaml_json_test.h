@@ -3,12 +3,20 @@
 #pragma once
 
 #include <exception>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 namespace gw::testing_support {
+
+// A YAML map of strings (labels, a selector) as a std::map.
+inline std::map<std::string, std::string> string_map(const YAML::Node& node) {
+  std::map<std::string, std::string> out;
+  for (const auto& entry : node) out[entry.first.as<std::string>()] = entry.second.as<std::string>();
+  return out;
+}
 
 // YAML to JSON as Kubernetes reads it: quoted scalars are strings, plain ones typed.
 inline nlohmann::json to_json(const YAML::Node& node) {

@@ -180,7 +180,7 @@ void Simulation::on_replica_ready(int index, unsigned version, double t) {
 // Requests that arrived while no replica was ready go out as soon as one is; prompts whose KV
 // waited for a decode replica go to one.
 void Simulation::dispatch_held(double t) {
-  while (!decode_held_.empty() && ready_decode_replica() >= 0) {
+  while (!decode_held_.empty() && decode_replica_ready()) {
     const int id = decode_held_.front();
     decode_held_.pop_front();
     send_kv_to_decode(id, t);

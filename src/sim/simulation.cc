@@ -263,16 +263,12 @@ void Simulation::on_kv_arrived(int id, unsigned version, double t) {
   send_kv_to_decode(id, t);
 }
 
-// The ready decode replica with the fewest tokens outstanding (none lost to an outage, starting
-// or draining); -1 when there is none.
-int Simulation::ready_decode_replica() const {
-  int best = -1;
-  for (size_t i = 0; i < replicas_.size(); ++i) {
-    const ReplicaState& r = replicas_[i];
-    if (r.config->role != ReplicaRole::decode || r.life != Life::ready) continue;
-    if (best < 0 || loads_[i].outstanding_tokens < loads_[static_cast<size_t>(best)].outstanding_tokens) best = static_cast<int>(i);
-  }
-  return best;
+// Whether a decode replica is ready (none lost to an outage, starting or draining): which one
+// takes a prompt's KV is the decode router's choice (choose_decode_replica).
+bool Simulation::decode_replica_ready() const {
+  for (const ReplicaState& r : replicas_)
+    if (r.config->role == ReplicaRole::decode && r.life == Life::ready) return true;
+  return false;
 }
 
 // The decode router's choice among the ready decode replicas; -1 when there is none.

@@ -64,7 +64,7 @@ class Simulation final : private RequestExits {
   bool pull_waiting_kv(ReplicaState& r, double t);
   void on_kv_pull_done(int index, double t);
   void release_held_kv(Request& q, double t);
-  int ready_decode_replica() const;
+  bool decode_replica_ready() const;
   int choose_decode_replica();
   std::deque<int> decode_held_;  // prompts computed whose KV waits for a decode replica to be ready
   bool disaggregated_ = false;
