@@ -9,8 +9,15 @@ default: the vLLM Router's round_robin), power of two (its power_of_two), random
 Kubernetes Service: kube-proxy spreads connections at random) and least outstanding tokens (what
 the simulation routed with before, which no emitted object deploys).
 
+Models other than LLMs (`CLASSIC`) are planned likewise: behind HAProxy as `--emit-k8s` deploys
+it (the default: one queue the replicas share for a model served one request at a time, each
+replica taking one request from the proxy; round robin for one batched per replica), behind
+join-shortest-queue (HAProxy's leastconn without the limit), power of two (its random(2)) and
+random (a plain Service).
+
 Budget (plans that hold): every plan meets its SLO in its own simulation. Exits 1 otherwise.
-Prints per service and routing the plan's layout, $/month and the simulated TTFT and TPOT p99.
+Prints per service and routing the plan's layout, $/month and the simulated TTFT and TPOT p99
+(the latency p99 for other models).
 """
 import os
 import re
@@ -31,11 +38,14 @@ services:
     slo: {ttft_p99_s: 2, tpot_p99_s: 0.05}
 """
 ROUTERS = [None, "power-of-two", "random", "least-outstanding-tokens"]
+CLASSIC = ["cluster-peak-95-night-20", "sd-serving-alibaba"]
+CLASSIC_ROUTERS = [None, "join-shortest-queue", "power-of-two", "random"]
 
 
 def with_router(text, router):
     """The spec with the first service routed so (None: as plan --emit-k8s deploys)."""
     text = re.sub(r"trace: traces/", "trace: " + os.path.join(ROOT, "examples", "traces") + "/", text)
+    text = re.sub(r"file: telemetry/", "file: " + os.path.join(ROOT, "examples", "telemetry") + "/", text)
     if router is None:
         return text
     if "\n    deployment:\n" in text:
@@ -62,6 +72,23 @@ def main():
                                          " (disaggregated)" if "disaggregated" in best else "")
             print("%-26s %-26s %-44s %14s %8.3fs %7.1fms" % (name, label, layout, "${:,.2f}".format(best["usd_per_month"]),
                                                           sim["ttft_p99_s"], sim["tpot_p99_s"] * 1e3))
+            if not sim["meets_slo"]:
+                failed += 1
+    print()
+    print("%-26s %-26s %-44s %14s %9s" % ("service", "routing", "plan", "usd_per_month", "p99"))
+    for name in CLASSIC:
+        text = open(os.path.join(ROOT, "examples", name + ".yaml")).read()
+        for router in CLASSIC_ROUTERS:
+            service = run_on_spec("plan", with_router(text, router), "-q")
+            best = service.get("best")
+            label = router or "HAProxy (deployed)"
+            if not best or not best.get("simulated"):
+                print("%-26s %-26s no plan: %s" % (name, label, service.get("binding", "")))
+                failed += 1
+                continue
+            sim = best["simulated"]
+            layout = "%d x %s (%s batching)" % (best["replicas"], best["accelerator"], best["batching"])
+            print("%-26s %-26s %-44s %14s %8.3fs" % (name, label, layout, "${:,.2f}".format(best["usd_per_month"]), sim["latency_p99_s"]))
             if not sim["meets_slo"]:
                 failed += 1
     print("budget: every plan meets its SLO in its own simulation: %s" % ("met" if failed == 0 else "MISSED (%d)" % failed))

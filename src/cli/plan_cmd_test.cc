@@ -145,6 +145,50 @@ TEST(CliPlan, EmitK8sRoutesAsThePlanWasVerified) {
   EXPECT_NE(r.out.find("kube-proxy sends each connection to a ready replica at random"), std::string::npos) << r.out;
   EXPECT_FALSE(std::filesystem::exists(dir / "chat-router-deployment.yaml"));
   EXPECT_EQ(YAML::LoadFile((dir / "chat-service.yaml").string())["spec"]["selector"]["gpuwise.dev/service"].as<std::string>(), "chat");
+
+  // A policy the vLLM Router lacks that HAProxy has: the fewest requests in flight (leastconn).
+  r = emit("join-shortest-queue", dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("the spec's deployment.router (how you route): HAProxy in front with balance leastconn"), std::string::npos) << r.out;
+  EXPECT_NE(text_of(dir / "chat-router-configmap.yaml").find("balance leastconn"), std::string::npos);
+  EXPECT_NE(text_of(dir / "chat-router-deployment.yaml").find("haproxy:"), std::string::npos);
+  EXPECT_EQ(YAML::LoadFile((dir / "chat-service.yaml").string())["spec"]["selector"]["gpuwise.dev/router"].as<std::string>(), "chat");
+  std::filesystem::remove_all(dir);
+}
+
+// A model served one request at a time was verified with one queue its replicas share (M/G/c);
+// --emit-k8s puts HAProxy in front with that queue (each replica takes one request at a time),
+// not a Service that spreads requests at random. Batched per replica: round robin.
+TEST(CliPlan, EmitK8sQueuesAClassicModelInHaproxy) {
+  auto emit = [](const std::string& batching, const std::string& dir) {
+    const std::string spec = temp_path("classic-routed.yaml");
+    std::ofstream(spec) << "constraints: {clouds: [aws], pricing: [on-demand], accelerators: [T4]}\n"
+                           "models:\n  spam-model:\n    params: 110e6\n"
+                           "    service_time: {accelerator: T4, batch_ms: {1: 50, 8: 58, 16: 70, 32: 92}}\n"
+                           "services:\n  - name: spam\n    model: spam-model\n    traffic: {rps: 40}\n"
+                           "    slo: {latency_p99_s: 0.5}\n    batching: "
+                        << batching << "\n";
+    std::filesystem::remove_all(dir);
+    return run({"plan", spec, "--explain", "--emit-k8s", dir});
+  };
+  auto text_of = [](const std::filesystem::path& path) {
+    std::ifstream in(path.string());
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  const std::filesystem::path dir = temp_path("k8s-classic");
+  CliRun r = emit("none", dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("simulated with the routing plan --emit-k8s deploys: HAProxy in front"), std::string::npos) << r.out;
+  const std::string config = text_of(dir / "spam-router-configmap.yaml");
+  EXPECT_NE(config.find("balance leastconn"), std::string::npos) << config;
+  EXPECT_NE(config.find(" maxconn 1 "), std::string::npos) << config;
+  EXPECT_NE(text_of(dir / "spam-keda-scaledobject.yaml").find("haproxy_backend_current_queue"), std::string::npos);
+  EXPECT_EQ(text_of(dir / "spam-service.yaml").find("verified with"), std::string::npos);
+
+  r = emit("dynamic", dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("HAProxy in front with balance roundrobin"), std::string::npos) << r.out;
+  EXPECT_NE(text_of(dir / "spam-router-configmap.yaml").find("balance roundrobin"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

@@ -11,6 +11,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include "k8s/yaml_json_test.h"
 
 namespace gw::testing_support {
 
@@ -42,8 +45,16 @@ class ManifestSchemas : public ::testing::Test {
     return status;
   }
 
+  // Every manifest (file_name, yaml) validates against its object's schema.
+  template <typename Manifests>
+  void expect_each_validates(const Manifests& manifests) {
+    for (const auto& m : manifests)
+      EXPECT_EQ(validate(to_json(YAML::Load(m.yaml)), schema_for(m.file_name)), 0) << m.file_name << "\n" << m.yaml << "\n" << last_log_;
+  }
+
   static std::string schema_for(const std::string& file) {
     if (file.find("servicemonitor") != std::string::npos) return "servicemonitor-monitoring-v1.schema.json";
+    if (file.find("configmap") != std::string::npos) return "configmap-v1.schema.json";
     if (file.find("leaderworkerset") != std::string::npos) return "leaderworkerset-v1.schema.json";
     if (file.find("cronjob") != std::string::npos) return "cronjob-batch-v1.schema.json";
     if (file.find("serviceaccount") != std::string::npos) return "serviceaccount-v1.schema.json";

@@ -1,7 +1,8 @@
 #include "k8s/manifests.h"
 
+#include "k8s/haproxy_manifests.h"
 #include "k8s/hpa_schedule_manifests.h"
-#include "k8s/vllm_router_manifests.h"
+#include "k8s/router_manifests.h"
 
 #include <algorithm>
 #include <cctype>
@@ -24,10 +25,15 @@ std::string duration(double seconds) { return fmt::format("{}s", static_cast<lon
 
 // The backlog a replica exposes: vLLM's waiting + running gauges for LLMs; Triton's pending
 // count for other models (it counts only queued requests, so its threshold leaves out the
-// requests in service).
+// requests in service), and where HAProxy holds the queue, its backend's queue too (scraped
+// through the router's Service, labelled with its name).
 std::string backlog_query(const ManifestInput& in, const std::string& name) {
   if (in.llm)
     return fmt::format("sum(vllm:num_requests_waiting{{service=\"{0}\"}}) + sum(vllm:num_requests_running{{service=\"{0}\"}})", name);
+  if (queue_in_proxy(in))
+    return fmt::format("sum(haproxy_backend_current_queue{{service=\"{0}\", proxy=\"replicas\"}}) + "
+                       "sum(nv_inference_pending_request_count{{service=\"{1}\"}})",
+                       workload_name(in), name);
   return fmt::format("sum(nv_inference_pending_request_count{{service=\"{}\"}})", name);
 }
 
@@ -47,12 +53,11 @@ std::string signal_words(const ManifestInput& in) {
   return in.duty_cycle_target_pct > 0 ? "the replicas' GPU duty cycle (dcgm-exporter)" : "the replicas' queue depth (Prometheus)";
 }
 
-// Pods' labels: the service's, and the pool's role under disaggregation.
+}  // namespace
+
 std::string pod_labels(const std::string& service, const std::string& role) {
   return role.empty() ? fmt::format("gpuwise.dev/service: {}", service) : fmt::format("gpuwise.dev/service: {}, gpuwise.dev/role: {}", service, role);
 }
-
-}  // namespace
 
 std::string service_yaml(const std::string& name, const std::string& labels, const std::string& selector, bool headless,
                          const std::string& extra_ports) {
@@ -106,9 +111,6 @@ std::string behavior(const ManifestInput& in, const std::string& indent) {
 
 // Default images, pinned: the vLLM release the precision table cites, and a Triton release.
 constexpr const char* kTritonImage = "nvcr.io/nvidia/tritonserver:24.05-py3";
-// Triton serves its Prometheus metrics on a port of their own, 8002 by default (triton-inference-server/
-// server docs/user_guide/metrics.md, --metrics-port; read 2026-12-06); vLLM serves /metrics on its API port.
-constexpr int kTritonMetricsPort = 8002;
 
 std::string deployment(const ManifestInput& in) {
   const std::string name = workload_name(in);
@@ -292,7 +294,7 @@ std::string service_monitor(const ManifestInput& in, const std::string& name) {
       "# polling interval, and labels each series service=\"{6}\": what {0}-keda-scaledobject.yaml's query and the HPA's\n"
       "# metric select. Your Prometheus must select this object (its serviceMonitorSelector, e.g. the label\n"
       "# release: <your kube-prometheus-stack release>) in this namespace; without the scrape the query finds nothing\n"
-      "# and the pool stays at its minimum. Source: {1}.\n"
+      "# and the pool stays at its minimum.{7} Source: {1}.\n"
       "apiVersion: monitoring.coreos.com/v1\n"
       "kind: ServiceMonitor\n"
       "metadata:\n"
@@ -305,44 +307,12 @@ std::string service_monitor(const ManifestInput& in, const std::string& name) {
       "    - {{port: {5}, path: /metrics, interval: {3}}}\n",
       name, kServiceMonitorSource, selector, duration(in.polling_interval_s),
       in.llm ? "vLLM's /metrics (served on its API port)" : fmt::format("Triton's /metrics (on its metrics port, {})", kTritonMetricsPort),
-      in.llm ? "http" : "metrics", metrics);
+      in.llm ? "http" : "metrics", metrics,
+      queue_in_proxy(in) ? fmt::format("\n# It scrapes HAProxy's /metrics (port {}) through the Service {} too, labelled service=\"{}\": its\n"
+                                       "# backend's queue, where requests wait for a replica free.",
+                                       kHaproxyMetricsPort, name, name)
+                         : "");
   return out;
-}
-
-// The vLLM Router in front of one pool (its policy the routing the plan verified):
-// its Deployment and access, the Service clients call (the router's, named as the service), and
-// the replicas' own headless Service, whose name labels their metrics.
-std::vector<Manifest> router_manifests(const ManifestInput& in, const std::string& name) {
-  VllmRouterInput router;
-  router.name = name;
-  router.header = [&in](const std::string& what) { return manifest_header(in, what); };
-  // Not the replicas' label: the router's selector and the replicas' Service must not take its pods.
-  router.pod_labels = fmt::format("gpuwise.dev/router: {}", name);
-  router.discovery_args =
-      fmt::format("                 --selector, gpuwise.dev/service={}, --policy, {},\n", name, in.vllm_router_policy);
-  router.how_it_routes =
-      in.vllm_router_policy == "round_robin"
-          ? "# Sends each request to the next replica in turn (round_robin): the routing the plan's simulation verified.\n"
-            "# A plain Service would spread connections at random.\n"
-          : "# Sends each request to the replica with the fewer requests in flight of two drawn at random (power_of_two, its\n"
-            "# own count): the routing the plan's simulation verified. A plain Service would spread connections at random.\n";
-  const std::string replicas = metrics_service_name(in);
-  std::string client = manifest_header(in, "Service (v1): the service's endpoint, the vLLM Router's");
-  client += "# Clients call it directly, or through your ingress or gateway; the router sends each request on to a replica.\n";
-  client += service_yaml(name, router.pod_labels, router.pod_labels, false);
-  std::string pods = manifest_header(in, "Service (v1): the replicas' pods, for their metrics");
-  pods += fmt::format(
-      "# Headless and not for clients (they call {0}, the router's Service). Scraped through {0}-servicemonitor.yaml,\n"
-      "# the replicas' vLLM series carry service=\"{1}\", which the autoscalers' query selects.\n",
-      name, replicas);
-  pods += service_yaml(replicas, pod_labels(name, ""), pod_labels(name, ""), true);
-  return {{name + "-service.yaml", client, "ClusterIP Service on port 8000, the router's"},
-          {name + "-router-deployment.yaml", vllm_router_deployment(router),
-           fmt::format("{} vLLM Router replica(s), --policy {} ({})", router.replicas, in.vllm_router_policy, kVllmRouterSource)},
-          {name + "-router-serviceaccount.yaml", vllm_router_rbac(router, "ServiceAccount"), "the router's ServiceAccount"},
-          {name + "-router-role.yaml", vllm_router_rbac(router, "Role"), "pods: get, list, watch (the router's discovery)"},
-          {name + "-router-rolebinding.yaml", vllm_router_rbac(router, "RoleBinding"), "the Role bound to the router's ServiceAccount"},
-          {replicas + "-service.yaml", pods, "headless Service of the replicas' pods: their metrics' service label"}};
 }
 
 }  // namespace
@@ -468,7 +438,12 @@ std::string workload_name(const ManifestInput& in) {
   return in.role.empty() ? dns_label(in.service) : dns_label(in.service) + "-" + in.role;
 }
 
-bool router_in_front(const ManifestInput& in) { return !in.vllm_router_policy.empty() && in.llm && in.role.empty() && in.min_replicas > 0; }
+bool queue_in_proxy(const ManifestInput& in) { return router_in_front(in) && !in.haproxy_balance.empty() && in.haproxy_maxconn_per_replica > 0; }
+
+bool router_in_front(const ManifestInput& in) {
+  const bool router = (in.llm && !in.vllm_router_policy.empty()) || !in.haproxy_balance.empty();
+  return router && in.role.empty() && in.min_replicas > 0;
+}
 
 std::string metrics_service_name(const ManifestInput& in) { return router_in_front(in) ? workload_name(in) + "-replicas" : workload_name(in); }
 
@@ -493,8 +468,12 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
     std::string keda = manifest_header(in, "KEDA ScaledObject (keda.sh/v1alpha1)");
     keda += fmt::format("# Threshold: {}.\n", in.why_threshold);
     if (!duty)
-      keda += fmt::format("# The query's series: {} as {}-servicemonitor.yaml has them scraped (service=\"{}\").\n",
-                          in.llm ? "vLLM's gauges" : "Triton's pending count", name, metrics);
+      keda += queue_in_proxy(in)
+                  ? fmt::format("# The query's series: HAProxy's backend queue and Triton's pending count as {}-servicemonitor.yaml has them\n"
+                                "# scraped (service=\"{}\" and service=\"{}\").\n",
+                                name, name, metrics)
+                  : fmt::format("# The query's series: {} as {}-servicemonitor.yaml has them scraped (service=\"{}\").\n",
+                                in.llm ? "vLLM's gauges" : "Triton's pending count", name, metrics);
     keda += fmt::format("# minReplicaCount {}: {}.\n", in.min_replicas, in.why_min);
     if (!in.schedule.empty()) keda += fmt::format("# Cron triggers ({}): {}.\n", in.timezone, in.why_schedule);
     if (duty)

@@ -78,8 +78,15 @@ struct ManifestInput {
   // or power_of_two, as the plan was verified; empty: no router), its Service the one clients
   // call; the replicas' Service, headless, is their metrics' (service="<name>-replicas").
   std::string vllm_router_policy;
-  // Without one: the routing the plan was verified with where a Service's random spread is not
-  // it (a router the spec names, or a shared queue for unbatched models); empty: none to say.
+  // Or HAProxy in front (haproxy_manifests.h), for routing the vLLM Router lacks: its balance
+  // (leastconn or roundrobin; empty: none) and the requests each replica takes from it at once
+  // (1 for a model served one at a time: the proxy's queue is the queue the replicas share; 0: no
+  // limit); requests wait in its queue at most the clients' timeout (0: theirs is none).
+  std::string haproxy_balance;
+  int haproxy_maxconn_per_replica = 0;
+  double client_timeout_s = 60;
+  // Without either: the routing the plan was verified with where a Service's random spread is not
+  // it (a router the spec names that neither proxy has); empty: none to say.
   std::string verified_routing;
   std::string reserve_note;            // and what of it to reserve (the floor its autoscaler was billed at), if any
 };
@@ -107,6 +114,9 @@ inline constexpr const char* kServiceMonitorSource =
 
 // The serving image for LLMs unless the spec names one (services[].scaling.image).
 inline constexpr const char* kVllmImage = "vllm/vllm-openai:v0.9.2";
+// Triton serves its Prometheus metrics on a port of their own, 8002 by default (triton-inference-server/
+// server docs/user_guide/metrics.md, --metrics-port; read 2026-12-06); vLLM serves /metrics on its API port.
+inline constexpr int kTritonMetricsPort = 8002;
 
 // The comment lines every manifest of a service opens with: what it is, and the replica's figures.
 std::string manifest_header(const ManifestInput& input, const std::string& what);
@@ -145,11 +155,17 @@ std::string workload_name(const ManifestInput& in);
 // ..."), headless (no cluster IP: a scrape target) or a ClusterIP, and more port lines if any.
 std::string service_yaml(const std::string& name, const std::string& labels, const std::string& selector, bool headless,
                          const std::string& extra_ports = "");
-// Whether the vLLM Router goes in front (ManifestInput::vllm_router_policy on an LLM pool kept warm).
+// Pods' labels, "key: value, ...": the service's, and the pool's role under disaggregation.
+std::string pod_labels(const std::string& service, const std::string& role);
+// Whether a router goes in front of a pool kept warm: the vLLM Router (ManifestInput::vllm_router_policy,
+// an LLM's) or HAProxy (ManifestInput::haproxy_balance).
 bool router_in_front(const ManifestInput& in);
 // The Service whose name labels the replicas' metrics (service="..."): the workload's, or
 // <name>-replicas behind a router.
 std::string metrics_service_name(const ManifestInput& in);
+// Whether requests wait in HAProxy's queue rather than at the replicas (each takes a set number
+// at a time from it): the autoscalers then read its queue too.
+bool queue_in_proxy(const ManifestInput& in);
 
 std::vector<Manifest> service_manifests(const ManifestInput& input);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "k8s/manifests.h"
+#include "k8s/router_manifests.h"
 
 namespace gw {
 
@@ -13,31 +14,16 @@ std::string vllm_router_deployment(const VllmRouterInput& in) {
       "# It finds the pods by label in its own namespace (Kubernetes service discovery). Source: {}.\n"
       "# Image: {}, a published nightly build (the project tags no releases): pin the build you have verified.\n",
       kVllmRouterSource, in.image);
+  out += router_deployment_head(in.name, in.pod_labels, in.replicas);
   out += fmt::format(
-      "apiVersion: apps/v1\n"
-      "kind: Deployment\n"
-      "metadata:\n"
-      "  name: {0}-router\n"
-      "  labels: {{app.kubernetes.io/managed-by: gpuwise, {1}}}\n"
-      "spec:\n"
-      "  replicas: {2}\n"
-      "  selector:\n"
-      "    matchLabels: {{{1}}}\n"
-      "  template:\n"
-      "    metadata:\n"
-      "      labels: {{app.kubernetes.io/name: {0}-router, {1}}}\n"
-      "    spec:\n"
       "      serviceAccountName: {0}-router\n"
-      "      topologySpreadConstraints:\n"
-      "        - {{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway, "
-      "labelSelector: {{matchLabels: {{{1}}}}}}}\n"
       "      containers:\n"
       "        - name: router\n"
-      "          image: {3}\n"
+      "          image: {1}\n"
       "          command: [vllm-router]\n"
-      "          args: [--host, 0.0.0.0, --port, \"8000\", {4}--service-discovery,\n"
+      "          args: [--host, 0.0.0.0, --port, \"8000\", {2}--service-discovery,\n"
       "                 --service-discovery-namespace, $(POD_NAMESPACE), --service-discovery-port, \"8000\",\n"
-      "{5}"
+      "{3}"
       "                 --prometheus-host, 0.0.0.0, --prometheus-port, \"29000\"]\n"
       "          env:\n"
       "            - {{name: POD_NAMESPACE, valueFrom: {{fieldRef: {{fieldPath: metadata.namespace}}}}}}\n"
@@ -52,7 +38,7 @@ std::string vllm_router_deployment(const VllmRouterInput& in) {
       "            httpGet: {{path: /health, port: http}}\n"
       "            periodSeconds: 15\n"
       "            failureThreshold: 4\n",
-      in.name, in.pod_labels, in.replicas, yaml_quoted(in.image), in.mode_args, in.discovery_args);
+      in.name, yaml_quoted(in.image), in.mode_args, in.discovery_args);
   return out;
 }
 

@@ -20,9 +20,10 @@
 namespace gw {
 namespace {
 
+using testing_support::by_file_name;
 using testing_support::ManifestSchemas;
+using testing_support::selects;
 using testing_support::string_map;
-using testing_support::to_json;
 
 ManifestInput routed_chat_input() {
   ManifestInput in;
@@ -45,12 +46,6 @@ ManifestInput routed_chat_input() {
   in.usd_per_replica_hour = 1.6;
   in.cold_start_s = 181;
   return in;
-}
-
-bool selects(const std::map<std::string, std::string>& selector, const std::map<std::string, std::string>& labels) {
-  for (const auto& [key, value] : selector)
-    if (!labels.count(key) || labels.at(key) != value) return false;
-  return !selector.empty();
 }
 
 // The router's --selector arguments as labels: the key=value items after the flag.
@@ -81,15 +76,11 @@ TEST_F(ManifestSchemas, RoutedPoolManifestsValidate) {
   // Deployment, the router's Service, its Deployment, ServiceAccount, Role and RoleBinding, the
   // replicas' Service, ScaledObject, HPA, ServiceMonitor, NodePool.
   ASSERT_EQ(manifests.size(), 11u);
-  for (const auto& m : manifests) {
-    nlohmann::json document = to_json(YAML::Load(m.yaml));
-    EXPECT_EQ(validate(document, schema_for(m.file_name)), 0) << m.file_name << "\n" << m.yaml << "\n" << last_log_;
-  }
+  expect_each_validates(manifests);
 }
 
 TEST(VllmRouterManifests, ClientsReachTheReplicasThroughTheRouterAlone) {
-  std::map<std::string, YAML::Node> by_file;
-  for (const auto& m : service_manifests(routed_chat_input())) by_file[m.file_name] = YAML::Load(m.yaml);
+  const std::map<std::string, YAML::Node> by_file = by_file_name(service_manifests(routed_chat_input()));
   const YAML::Node replicas = by_file.at("chat-deployment.yaml");
   const YAML::Node router = by_file.at("chat-router-deployment.yaml");
   const auto replica_pods = string_map(replicas["spec"]["template"]["metadata"]["labels"]);
@@ -147,8 +138,7 @@ TEST(VllmRouterManifests, ClientsReachTheReplicasThroughTheRouterAlone) {
 TEST(VllmRouterManifests, APoolScaledToZeroKeepsTheInterceptorAndService) {
   ManifestInput in = routed_chat_input();
   in.min_replicas = 0;
-  std::map<std::string, YAML::Node> by_file;
-  for (const auto& m : service_manifests(in)) by_file[m.file_name] = YAML::Load(m.yaml);
+  const std::map<std::string, YAML::Node> by_file = by_file_name(service_manifests(in));
   EXPECT_EQ(by_file.count("chat-router-deployment.yaml"), 0u);
   EXPECT_EQ(by_file.count("chat-replicas-service.yaml"), 0u);
   const YAML::Node service = by_file.at("chat-service.yaml");

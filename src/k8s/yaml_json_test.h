@@ -18,6 +18,21 @@ inline std::map<std::string, std::string> string_map(const YAML::Node& node) {
   return out;
 }
 
+// Manifests (file_name, yaml) read as the API server reads them, by file name.
+template <typename Manifests>
+std::map<std::string, YAML::Node> by_file_name(const Manifests& manifests) {
+  std::map<std::string, YAML::Node> out;
+  for (const auto& m : manifests) out[m.file_name] = YAML::Load(m.yaml);
+  return out;
+}
+
+// Whether a label selector (a non-empty one) takes objects with these labels.
+inline bool selects(const std::map<std::string, std::string>& selector, const std::map<std::string, std::string>& labels) {
+  for (const auto& [key, value] : selector)
+    if (!labels.count(key) || labels.at(key) != value) return false;
+  return !selector.empty();
+}
+
 // YAML to JSON as Kubernetes reads it: quoted scalars are strings, plain ones typed.
 inline nlohmann::json to_json(const YAML::Node& node) {
   if (node.IsMap()) {

@@ -315,9 +315,16 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     // The routing the plan was verified with (a pool scaled to zero is reached through the
     // interceptor and the Service instead, as its scaling was simulated).
     const Router routed = routing_as_deployed(best, in.llm, service.deployment ? &*service.deployment : nullptr);
-    // The router's policies that the simulation's routers are (vllm-project/router: power_of_two, round_robin).
+    // The router's policies that the simulation's routers are (vllm-project/router: power_of_two,
+    // round_robin), else HAProxy's (a shared queue, leastconn, roundrobin, random(2)).
     if (in.llm && routed != Router::random) in.vllm_router_policy = vllm_router_policy(routed);
-    if (in.vllm_router_policy.empty() && routed != Router::random && (!in.llm || (service.deployment && service.deployment->router_given)))
+    if (in.vllm_router_policy.empty()) {
+      const HaproxyRouting proxy = haproxy_routing(routed, in.llm);
+      in.haproxy_balance = proxy.balance;
+      in.haproxy_maxconn_per_replica = proxy.maxconn_per_replica;
+    }
+    in.client_timeout_s = service.traffic.client_timeout_s;
+    if (in.vllm_router_policy.empty() && in.haproxy_balance.empty() && routed != Router::random && in.min_replicas > 0)
       in.verified_routing = std::string(router_name(routed));
     for (auto& m : service_manifests(in)) manifests.push_back(std::move(m));
   }

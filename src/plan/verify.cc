@@ -45,9 +45,10 @@ Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_t
 }
 
 Router routing_as_deployed(const PlanOption& option, bool llm, const Deployment* engine, bool scaled_to_zero) {
-  if (llm && scaled_to_zero && !option.decode) return Router::random;
+  if (scaled_to_zero && !option.decode) return Router::random;
   if (engine && engine->router_given) return parse_router(engine->router).value_or(Router::round_robin);
-  // The screen models one request per pass as M/G/c (one queue) and batches per replica.
+  // The screen models one request per pass as M/G/c (one queue: HAProxy's, each replica taking one
+  // request at a time) and batches per replica.
   if (!llm) return option.config.batching == Batching::none ? Router::shared_queue : Router::round_robin;
   // Round robin over one pool's replicas and both halves of a disaggregated plan: in every plan
   // bench/routing_as_deployed.py measured it as cheap as power of two or cheaper, its TTFT p99
@@ -65,6 +66,17 @@ std::string vllm_router_policy(Router router) {
   }
 }
 
+HaproxyRouting haproxy_routing(Router router, bool llm) {
+  if (llm && !vllm_router_policy(router).empty()) return {};  // the vLLM Router's (random: a Service's)
+  switch (router) {
+    case Router::round_robin: return {"roundrobin", 0};
+    case Router::shortest_queue: return {"leastconn", 0};
+    case Router::power_of_two: return {"random(2)", 0};
+    case Router::shared_queue: return {"leastconn", 1};
+    default: return {};
+  }
+}
+
 Router decode_routing_as_deployed(Router router) {
   return vllm_router_policy(router).empty() ? Router::least_tokens : router;
 }
@@ -75,11 +87,21 @@ std::string routing_words(Router router, bool llm) {
            "(deployment.router: power-of-two for its power_of_two)";
   switch (router) {
     case Router::power_of_two:
+      if (!llm)
+        return "HAProxy in front with balance random(2) (--emit-k8s writes it): of two replicas drawn at random, the one with "
+               "fewer requests in flight";
       return "the vLLM Router in front with --policy power_of_two (--emit-k8s writes it): of two replicas drawn at random, the one "
              "with fewer requests in flight";
     case Router::random: return "a Kubernetes Service: kube-proxy sends each connection to a ready replica at random";
-    case Router::shared_queue: return "one queue that idle replicas take requests from (M/G/c, as the screen assumed)";
-    case Router::round_robin: return "round robin over the replicas, as the screen assumed";
+    case Router::shared_queue:
+      return "HAProxy in front (--emit-k8s writes it): each replica takes one request at a time, the rest wait in the proxy's "
+             "queue for the first replica free (M/G/c, as the screen assumed)";
+    case Router::round_robin:
+      return "HAProxy in front with balance roundrobin (--emit-k8s writes it): each request to the next replica in turn, as "
+             "the screen assumed";
+    case Router::shortest_queue:
+      return "HAProxy in front with balance leastconn (--emit-k8s writes it): each request to the replica with the fewest in "
+             "flight";
     default: return std::string(router_name(router));
   }
 }

@@ -61,15 +61,25 @@ Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_t
 // disaggregated plan, behind the vLLM Router (round_robin); replicas across nodes (clients call
 // the groups' leaders through a Service) and a pool scaled to zero (the KEDA HTTP add-on's
 // interceptor forwards to the Service) at random, as kube-proxy spreads connections. Other
-// models: a shared queue (one request at a time) or round robin, as the screen assumed.
-// A router the spec's deployment names (deployment.router) is how the user routes, and wins,
-// except at zero replicas, where the interceptor forwards to the Service.
+// models kept warm, behind HAProxy: a shared queue (one request at a time) or round robin, as the
+// screen assumed. A router the spec's deployment names (deployment.router) is how the user
+// routes, and wins, except at zero replicas, where the interceptor forwards to the Service.
 Router routing_as_deployed(const PlanOption& option, bool llm, const Deployment* engine, bool scaled_to_zero = false);
 // In words, for --explain.
 std::string routing_words(Router router, bool llm);
 // The vLLM Router's --policy that routes so (power_of_two, round_robin, random); empty where it
 // has none (least outstanding tokens, a shared queue, prefix affinity).
 std::string vllm_router_policy(Router router);
+// HAProxy's balance and per-replica limit that route so, where the vLLM Router does not (a model
+// other than an LLM, or a policy it lacks): round robin (roundrobin), the fewest requests in
+// flight (leastconn), the lesser of two drawn (random(2)), a queue the replicas share (leastconn,
+// one request per replica at a time, the rest queued in the proxy). Empty balance: neither
+// proxy routes so (random is a plain Service's).
+struct HaproxyRouting {
+  std::string balance;
+  int maxconn_per_replica = 0;
+};
+HaproxyRouting haproxy_routing(Router router, bool llm);
 // How a plan's decode replicas are chosen: by the router's own policy where the vLLM Router
 // draws both halves so, else the fewest tokens held.
 Router decode_routing_as_deployed(Router router);

@@ -159,7 +159,7 @@ services:
 // The simulation routes as --emit-k8s deploys: LLM replicas of one node behind the vLLM Router
 // (round_robin), both halves of a disaggregated plan likewise, replicas across nodes and a pool
 // at zero through a Service (at random); a router the spec names wins except at zero; other
-// models as the screen assumed (one shared queue unbatched, round robin batched).
+// models behind HAProxy as the screen assumed (one shared queue unbatched, round robin batched).
 TEST(VerifyPlan, RoutesAsTheManifestsDeploy) {
   PlanOption one_node;
   one_node.config.batching = Batching::continuous;
@@ -191,10 +191,25 @@ TEST(VerifyPlan, RoutesAsTheManifestsDeploy) {
   EXPECT_EQ(routing_as_deployed(classic, false, nullptr), Router::shared_queue);
   classic.config.batching = Batching::dynamic;
   EXPECT_EQ(routing_as_deployed(classic, false, nullptr), Router::round_robin);
+  // At zero replicas every model is reached through the interceptor and the Service.
+  EXPECT_EQ(routing_as_deployed(classic, false, nullptr, true), Router::random);
+  // HAProxy routes what the vLLM Router does not: a shared queue (one request per replica at a
+  // time), the fewest in flight, round robin and two drawn for other models.
+  EXPECT_EQ(haproxy_routing(Router::shared_queue, false).balance, "leastconn");
+  EXPECT_EQ(haproxy_routing(Router::shared_queue, false).maxconn_per_replica, 1);
+  EXPECT_EQ(haproxy_routing(Router::round_robin, false).balance, "roundrobin");
+  EXPECT_EQ(haproxy_routing(Router::round_robin, false).maxconn_per_replica, 0);
+  EXPECT_EQ(haproxy_routing(Router::power_of_two, false).balance, "random(2)");
+  EXPECT_EQ(haproxy_routing(Router::shortest_queue, true).balance, "leastconn");
+  EXPECT_EQ(haproxy_routing(Router::round_robin, true).balance, "");  // the vLLM Router's
+  EXPECT_EQ(haproxy_routing(Router::random, false).balance, "");      // a Service's
+  EXPECT_EQ(haproxy_routing(Router::least_tokens, true).balance, "");  // neither has it
   // Each deployed policy in words for --explain.
   EXPECT_NE(routing_words(Router::power_of_two, true).find("power_of_two"), std::string::npos);
   EXPECT_NE(routing_words(Router::round_robin, true).find("--policy round_robin"), std::string::npos);
   EXPECT_NE(routing_words(Router::random, true).find("kube-proxy"), std::string::npos);
+  EXPECT_NE(routing_words(Router::shared_queue, false).find("HAProxy in front"), std::string::npos);
+  EXPECT_NE(routing_words(Router::power_of_two, false).find("random(2)"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,369 @@
+// HAProxy in front of a pool kept warm: its configuration is one HAProxy accepts (Debian's
+// haproxy, of the branch the image pins, checks it with haproxy -c), it queues and balances as
+// the plan's routing was verified, the objects validate against their published schemas, and
+// they are wired so that clients reach the replicas through the proxy alone and the autoscalers
+// read the proxy's queue where requests wait in it.
+#include "k8s/haproxy_manifests.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include "k8s/manifest_schemas_test.h"
+#include "k8s/manifests.h"
+#include "k8s/yaml_json_test.h"
+
+namespace gw {
+namespace {
+
+using testing_support::by_file_name;
+using testing_support::ManifestSchemas;
+using testing_support::selects;
+using testing_support::string_map;
+
+// An unbatched model on 60 L4s (the cluster-peak example's plan): one queue the replicas share.
+ManifestInput queued_frames_input() {
+  ManifestInput in;
+  in.service = "frames";
+  in.haproxy_balance = "leastconn";
+  in.haproxy_maxconn_per_replica = 1;
+  in.client_timeout_s = 60;
+  in.queue_threshold = 1.01;
+  in.min_replicas = 2;
+  in.max_replicas = 120;
+  in.peak_replicas = 60;
+  in.why_min = "the service's min_replicas";
+  in.why_threshold = "capacity x latency";
+  in.cloud = "aws";
+  in.instance_types = {"g6.xlarge"};
+  in.capacity_types = {"on-demand"};
+  in.replicas = 60;
+  in.model_name = "video-analytics";
+  in.accelerator = "L4";
+  in.usd_per_replica_hour = 0.8048;
+  in.cold_start_s = 165;
+  return in;
+}
+
+HaproxyInput proxy_input(const std::string& balance, int maxconn) {
+  HaproxyInput in;
+  in.name = "frames";
+  in.header = [](const std::string& what) { return "# " + what + "\n"; };
+  in.pod_labels = "gpuwise.dev/router: frames";
+  in.replicas_service = "frames-replicas";
+  in.balance = balance;
+  in.maxconn_per_replica = maxconn;
+  in.server_slots = 120;
+  return in;
+}
+
+// haproxy -c on the configuration, with the variable the Deployment sets; its exit status.
+int haproxy_check(const std::string& config) {
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_haproxy_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "haproxy.cfg") << config;
+  const int status = std::system(fmt::format("REPLICAS_HOST=frames-replicas.default.svc.cluster.local haproxy -c -q -f '{}' >'{}' 2>&1",
+                                             (dir / "haproxy.cfg").string(), (dir / "log").string())
+                                     .c_str());
+  std::filesystem::remove_all(dir);
+  return status;
+}
+
+// The configuration's lines that open with `key` (indentation dropped).
+std::vector<std::string> config_lines(const std::string& config, const std::string& key) {
+  std::vector<std::string> out;
+  std::istringstream lines(config);
+  for (std::string line; std::getline(lines, line);) {
+    line.erase(0, line.find_first_not_of(' '));
+    if (line.rfind(key, 0) == 0) out.push_back(line);
+  }
+  return out;
+}
+
+// Without haproxy (a packager's build) skipped; CI sets GPUWISE_REQUIRE_BROWSER=1 and fails instead.
+#define GW_REQUIRE_HAPROXY()                                                                                  \
+  if (!testing_support::have("haproxy")) {                                                                    \
+    if (std::getenv("GPUWISE_REQUIRE_BROWSER")) GTEST_FAIL() << "haproxy is required (scripts/bootstrap installs it)"; \
+    GTEST_SKIP() << "haproxy is required (scripts/bootstrap installs it)";                                    \
+  }
+
+TEST(HaproxyConfig, EveryRoutingItDeploysIsOneHaproxyAccepts) {
+  GW_REQUIRE_HAPROXY();
+  for (const auto& [balance, maxconn] : std::vector<std::pair<std::string, int>>{{"leastconn", 1}, {"leastconn", 0}, {"roundrobin", 0}, {"random(2)", 0}})
+    EXPECT_EQ(haproxy_check(haproxy_config(proxy_input(balance, maxconn))), 0) << balance << " " << maxconn;
+  // The check can fail: a balance HAProxy does not have is refused.
+  EXPECT_NE(haproxy_check(haproxy_config(proxy_input("least-outstanding-tokens", 0))), 0);
+}
+
+TEST(HaproxyConfig, ASharedQueueHandsEachReplicaOneRequestAtATime) {
+  HaproxyInput in = proxy_input("leastconn", 1);
+  in.queue_timeout_s = 42.5;
+  const std::string queued = haproxy_config(in);
+  EXPECT_EQ(config_lines(queued, "balance"), (std::vector<std::string>{"balance leastconn"}));
+  ASSERT_EQ(config_lines(queued, "default-server").size(), 1u);
+  EXPECT_NE(config_lines(queued, "default-server")[0].find(" maxconn 1 "), std::string::npos) << queued;
+  EXPECT_NE(config_lines(queued, "default-server")[0].find("resolvers cluster"), std::string::npos);
+  // One slot per replica the autoscaler may run, at the replicas' Service's address.
+  EXPECT_EQ(config_lines(queued, "server-template"), (std::vector<std::string>{"server-template replica 120 \"${REPLICAS_HOST}:8000\""}));
+  // Requests wait in the queue as long as clients do, no longer.
+  EXPECT_EQ(config_lines(queued, "timeout queue"), (std::vector<std::string>{"timeout queue 43s"}));
+  EXPECT_EQ(config_lines(queued, "http-check send"), (std::vector<std::string>{"http-check send meth GET uri /v2/health/ready"}));
+
+  // Batched per replica: round robin, no limit (each replica batches what it is sent).
+  const std::string dealt = haproxy_config(proxy_input("roundrobin", 0));
+  EXPECT_EQ(config_lines(dealt, "balance"), (std::vector<std::string>{"balance roundrobin"}));
+  EXPECT_EQ(config_lines(dealt, "default-server")[0].find("maxconn"), std::string::npos);
+  in.queue_timeout_s = 0;  // clients that wait for ever: an hour
+  EXPECT_EQ(config_lines(haproxy_config(in), "timeout queue"), (std::vector<std::string>{"timeout queue 3600s"}));
+}
+
+// A replica that serves one request in a second (long beside the clients' start on a busy machine),
+// as many at once as it is sent, and counts the most it held at once.
+class SlowReplica {
+ public:
+  SlowReplica() {
+    server_.Get("/v2/health/ready", [](const httplib::Request&, httplib::Response& r) { r.set_content("ok", "text/plain"); });
+    server_.Get("/infer", [this](const httplib::Request&, httplib::Response& r) {
+      const int now = ++held_;
+      int most = most_held_.load();
+      while (now > most && !most_held_.compare_exchange_weak(most, now)) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+      --held_;
+      r.set_content("done", "text/plain");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~SlowReplica() {
+    server_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+  int most_held() const { return most_held_; }
+
+ private:
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::atomic<int> held_{0};
+  std::atomic<int> most_held_{0};
+};
+
+// A port free on loopback now (its socket closed again, so that no listener is left on it).
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), length) == 0 && ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
+    port = ntohs(address.sin_port);
+  ::close(fd);
+  return port;
+}
+
+// HAProxy run on loopback with the emitted configuration, its listeners on free ports and its
+// servers the given replicas instead of the slots the cluster's DNS fills; stopped when destroyed.
+class LoopbackHaproxy {
+ public:
+  LoopbackHaproxy(std::string config, const std::vector<int>& replica_ports) {
+    dir_ = std::filesystem::temp_directory_path() / fmt::format("gpuwise_haproxy_live_{}", ::getpid());
+    std::filesystem::create_directories(dir_);
+    port_ = free_loopback_port();
+    config.replace(config.find("bind :8000"), 10, fmt::format("bind 127.0.0.1:{}", port_));
+    config.replace(config.find(fmt::format("bind :{}", kHaproxyMetricsPort)), 10, fmt::format("bind 127.0.0.1:{}", free_loopback_port()));
+    const size_t slots = config.find("\n  server-template") + 1;  // the line, not the source comment naming it
+    std::string servers;
+    for (size_t i = 0; i < replica_ports.size(); ++i) servers += fmt::format("  server replica{} 127.0.0.1:{}\n", i + 1, replica_ports[i]);
+    config.replace(slots, config.find('\n', slots) + 1 - slots, servers);
+    // Addresses given, none to resolve (a server left to the resolver starts in maintenance).
+    const std::string resolved = " resolvers cluster resolve-prefer ipv4 init-addr none";
+    config.erase(config.find(resolved), resolved.size());
+    std::ofstream(dir_ / "haproxy.cfg") << config;
+    started_ = std::system(fmt::format("haproxy -D -q -p '{}' -f '{}' >'{}' 2>&1", (dir_ / "pid").string(), (dir_ / "haproxy.cfg").string(),
+                                       (dir_ / "log").string())
+                               .c_str()) == 0;
+    if (!started_) {
+      std::ifstream log(dir_ / "log");
+      log_ = std::string((std::istreambuf_iterator<char>(log)), {}) + config;
+    }
+    httplib::Client probe("127.0.0.1", port_);
+    for (int i = 0; started_ && i < 300; ++i) {
+      auto answer = probe.Get("/v2/health/ready");
+      if (answer && answer->status == 200) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  ~LoopbackHaproxy() {
+    std::ifstream pid(dir_ / "pid");
+    long long id = 0;
+    if (pid >> id && id > 0) ::kill(static_cast<pid_t>(id), SIGTERM);
+    std::filesystem::remove_all(dir_);
+  }
+  bool started() const { return started_; }
+  int port() const { return port_; }
+  const std::string& log() const { return log_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::string log_;  // haproxy's words and the configuration, where it did not start
+  int port_ = 0;
+  bool started_ = false;
+};
+
+// Six requests at once through the proxy to three replicas; the most any replica held at once.
+int most_held_through(const std::string& balance, int maxconn, std::chrono::milliseconds* took) {
+  std::vector<std::unique_ptr<SlowReplica>> replicas;
+  std::vector<int> ports;
+  for (int i = 0; i < 3; ++i) {
+    replicas.push_back(std::make_unique<SlowReplica>());
+    ports.push_back(replicas.back()->port());
+  }
+  LoopbackHaproxy proxy(haproxy_config(proxy_input(balance, maxconn)), ports);
+  if (!proxy.started()) {
+    ADD_FAILURE() << proxy.log();
+    return -1;
+  }
+  std::atomic<int> served{0};
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 6; ++i)
+    clients.emplace_back([&] {
+      httplib::Client client("127.0.0.1", proxy.port());
+      client.set_read_timeout(10, 0);
+      auto response = client.Get("/infer");
+      if (response && response->status == 200) ++served;
+    });
+  for (auto& c : clients) c.join();
+  *took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  if (served != 6) return -2;
+  int most = 0;
+  for (const auto& r : replicas) most = std::max(most, r->most_held());
+  return most;
+}
+
+// The shared queue as HAProxy runs it: with maxconn 1 no replica ever holds two requests, the
+// rest wait in the proxy for the first replica free; without it (round robin) a replica holds
+// two at once while they run.
+TEST(HaproxyLive, ASharedQueueHandsEachReplicaOneRequestAtATime) {
+  GW_REQUIRE_HAPROXY();
+  std::chrono::milliseconds took{0};
+  EXPECT_EQ(most_held_through("leastconn", 1, &took), 1);
+  EXPECT_GE(took.count(), 2000);  // two rounds of a second
+  EXPECT_EQ(most_held_through("roundrobin", 0, &took), 2);
+}
+
+TEST_F(ManifestSchemas, ProxiedPoolManifestsValidate) {
+  auto manifests = service_manifests(queued_frames_input());
+  // Deployment, the proxy's Service, ConfigMap and Deployment, the replicas' Service,
+  // ScaledObject, HPA, ServiceMonitor, NodePool.
+  ASSERT_EQ(manifests.size(), 9u);
+  expect_each_validates(manifests);
+}
+
+TEST(HaproxyManifests, ClientsReachTheReplicasThroughTheProxyAlone) {
+  const std::map<std::string, YAML::Node> by_file = by_file_name(service_manifests(queued_frames_input()));
+  const YAML::Node replicas = by_file.at("frames-deployment.yaml");
+  const YAML::Node proxy = by_file.at("frames-router-deployment.yaml");
+  const auto replica_pods = string_map(replicas["spec"]["template"]["metadata"]["labels"]);
+  const auto proxy_pods = string_map(proxy["spec"]["template"]["metadata"]["labels"]);
+  EXPECT_FALSE(selects(string_map(replicas["spec"]["selector"]["matchLabels"]), proxy_pods));
+  EXPECT_FALSE(selects(string_map(proxy["spec"]["selector"]["matchLabels"]), replica_pods));
+
+  // Clients' Service reaches the proxy alone; the replicas' headless Service, whose DNS the proxy
+  // reads, the replicas alone.
+  const YAML::Node client = by_file.at("frames-service.yaml");
+  EXPECT_TRUE(selects(string_map(client["spec"]["selector"]), proxy_pods));
+  EXPECT_FALSE(selects(string_map(client["spec"]["selector"]), replica_pods));
+  const YAML::Node pods = by_file.at("frames-replicas-service.yaml");
+  EXPECT_EQ(pods["spec"]["clusterIP"].as<std::string>(), "None");
+  EXPECT_TRUE(selects(string_map(pods["spec"]["selector"]), replica_pods));
+  EXPECT_FALSE(selects(string_map(pods["spec"]["selector"]), proxy_pods));
+
+  // The proxy mounts its ConfigMap where the image reads haproxy.cfg and resolves the replicas'
+  // Service in its own namespace.
+  const YAML::Node spec = proxy["spec"]["template"]["spec"];
+  const YAML::Node configmap = by_file.at("frames-router-configmap.yaml");
+  EXPECT_EQ(spec["volumes"][0]["configMap"]["name"].as<std::string>(), configmap["metadata"]["name"].as<std::string>());
+  EXPECT_EQ(spec["containers"][0]["volumeMounts"][0]["mountPath"].as<std::string>(), "/usr/local/etc/haproxy");
+  EXPECT_TRUE(configmap["data"]["haproxy.cfg"].IsScalar());
+  const std::string config = configmap["data"]["haproxy.cfg"].as<std::string>();
+  EXPECT_EQ(config_lines(config, "balance"), (std::vector<std::string>{"balance leastconn"}));
+  std::map<std::string, std::string> env;
+  for (const auto& e : spec["containers"][0]["env"])
+    if (e["value"]) env[e["name"].as<std::string>()] = e["value"].as<std::string>();
+  EXPECT_EQ(env.at("REPLICAS_HOST"), "frames-replicas.$(POD_NAMESPACE).svc.$(CLUSTER_DOMAIN)");
+  EXPECT_EQ(client["spec"]["ports"][0]["targetPort"].as<std::string>(), spec["containers"][0]["ports"][0]["name"].as<std::string>());
+  // One proxy holds the queue the replicas share (two would each keep their own), moved off a
+  // lost node after 10 s.
+  EXPECT_EQ(proxy["spec"]["replicas"].as<int>(), 1);
+  ASSERT_EQ(spec["tolerations"].size(), 2u);
+  EXPECT_EQ(spec["tolerations"][0]["tolerationSeconds"].as<int>(), 10);
+
+  // Requests wait in the proxy's queue, so the ServiceMonitor scrapes both Services' metrics
+  // ports, and the autoscalers' query adds the proxy's queue to the replicas' pending count.
+  const YAML::Node monitor = by_file.at("frames-servicemonitor.yaml");
+  std::vector<std::string> monitored;
+  for (const auto& [file, doc] : by_file)
+    if (doc["kind"].as<std::string>() == "Service" && selects(string_map(monitor["spec"]["selector"]["matchLabels"]), string_map(doc["metadata"]["labels"]))) {
+      monitored.push_back(doc["metadata"]["name"].as<std::string>());
+      bool metrics_port = false;
+      for (const auto& port : doc["spec"]["ports"]) metrics_port |= port["name"].as<std::string>() == monitor["spec"]["endpoints"][0]["port"].as<std::string>();
+      EXPECT_TRUE(metrics_port) << file;
+    }
+  std::sort(monitored.begin(), monitored.end());
+  EXPECT_EQ(monitored, (std::vector<std::string>{"frames", "frames-replicas"}));
+  const std::string query = by_file.at("frames-keda-scaledobject.yaml")["spec"]["triggers"][0]["metadata"]["query"].as<std::string>();
+  EXPECT_NE(query.find("haproxy_backend_current_queue{service=\"frames\", proxy=\"replicas\"}"), std::string::npos) << query;
+  EXPECT_NE(query.find("nv_inference_pending_request_count{service=\"frames-replicas\"}"), std::string::npos) << query;
+  EXPECT_NE(config.find("backend replicas"), std::string::npos);
+}
+
+// Without a queue in the proxy (round robin for a model batched per replica) the replicas hold
+// the backlog: the ServiceMonitor reads them alone, and the client Service has no metrics port.
+TEST(HaproxyManifests, RoundRobinLeavesTheBacklogAtTheReplicas) {
+  ManifestInput in = queued_frames_input();
+  in.haproxy_balance = "roundrobin";
+  in.haproxy_maxconn_per_replica = 0;
+  const std::map<std::string, YAML::Node> by_file = by_file_name(service_manifests(in));
+  EXPECT_EQ(by_file.at("frames-service.yaml")["spec"]["ports"].size(), 1u);
+  const std::string query = by_file.at("frames-keda-scaledobject.yaml")["spec"]["triggers"][0]["metadata"]["query"].as<std::string>();
+  EXPECT_EQ(query, "sum(nv_inference_pending_request_count{service=\"frames-replicas\"})");
+  EXPECT_EQ(config_lines(by_file.at("frames-router-configmap.yaml")["data"]["haproxy.cfg"].as<std::string>(), "balance"),
+            (std::vector<std::string>{"balance roundrobin"}));
+  // No queue to share: two proxies, one lost leaves the other routing.
+  EXPECT_EQ(by_file.at("frames-router-deployment.yaml")["spec"]["replicas"].as<int>(), 2);
+  // Scaled to zero: the interceptor and the Service, no proxy.
+  in.min_replicas = 0;
+  std::vector<std::string> files;
+  for (const auto& m : service_manifests(in)) files.push_back(m.file_name);
+  EXPECT_EQ(std::count(files.begin(), files.end(), "frames-router-deployment.yaml"), 0);
+}
+
+}  // namespace
+}  // namespace gw
