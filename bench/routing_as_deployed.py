@@ -5,7 +5,8 @@
 Router with round_robin for LLM replicas of one node (and both halves of a disaggregated plan).
 A spec's `deployment.router` says how the user routes instead, and `plan` verifies with that.
 Here the same services are planned under each routing a deployment can have: round robin (the
-default: the vLLM Router's round_robin), power of two (its power_of_two), random (a plain
+default: one vLLM Router with round_robin), round robin dealt by two copies of the router (each
+its own turns: `deployment.router_replicas: 2`), power of two (its power_of_two), random (a plain
 Kubernetes Service: kube-proxy spreads connections at random) and least outstanding tokens (what
 the simulation routed with before, which no emitted object deploys).
 
@@ -37,20 +38,26 @@ services:
     traffic: {trace: traces/azure-llm-2023-code.csv, trace_format: azure}
     slo: {ttft_p99_s: 2, tpot_p99_s: 0.05}
 """
-ROUTERS = [None, "power-of-two", "random", "least-outstanding-tokens"]
+ROUTERS = [None, "round-robin x2", "power-of-two", "random", "least-outstanding-tokens"]
 CLASSIC = ["cluster-peak-95-night-20", "sd-serving-alibaba"]
 CLASSIC_ROUTERS = [None, "join-shortest-queue", "power-of-two", "random"]
 
 
 def with_router(text, router):
-    """The spec with the first service routed so (None: as plan --emit-k8s deploys)."""
+    """The spec with the first service routed so (None: as plan --emit-k8s deploys; "round-robin
+    x2": two copies of the router, deployment.router_replicas: 2, each dealing its own turns)."""
     text = re.sub(r"trace: traces/", "trace: " + os.path.join(ROOT, "examples", "traces") + "/", text)
     text = re.sub(r"file: telemetry/", "file: " + os.path.join(ROOT, "examples", "telemetry") + "/", text)
     if router is None:
         return text
+    fields = {"router": router}
+    if router == "round-robin x2":
+        fields = {"router": "round-robin", "router_replicas": 2}
     if "\n    deployment:\n" in text:
-        return text.replace("\n    deployment:\n", "\n    deployment:\n      router: %s\n" % router, 1)
-    return re.sub(r"(\n    slo: [^\n]*\n)", r"\1    deployment: {router: %s}\n" % router, text, count=1)
+        lines = "".join("      %s: %s\n" % item for item in fields.items())
+        return text.replace("\n    deployment:\n", "\n    deployment:\n" + lines, 1)
+    flow = ", ".join("%s: %s" % item for item in fields.items())
+    return re.sub(r"(\n    slo: [^\n]*\n)", lambda m: m.group(1) + "    deployment: {%s}\n" % flow, text, count=1)
 
 
 def llm_row(best):

@@ -133,6 +133,8 @@ TEST(CliPlan, EmitK8sRoutesAsThePlanWasVerified) {
   EXPECT_NE(text_of(dir / "chat-router-deployment.yaml").find("--policy, round_robin"), std::string::npos);
   EXPECT_EQ(YAML::LoadFile((dir / "chat-service.yaml").string())["spec"]["selector"]["gpuwise.dev/router"].as<std::string>(), "chat");
   EXPECT_TRUE(std::filesystem::exists(dir / "chat-replicas-service.yaml"));
+  // One router by default, moved off a lost node within seconds.
+  EXPECT_EQ(YAML::LoadFile((dir / "chat-router-deployment.yaml").string())["spec"]["replicas"].as<int>(), 1);
 
   r = emit("power-of-two", dir.string());
   ASSERT_EQ(r.code, 0) << r.err;
@@ -145,6 +147,14 @@ TEST(CliPlan, EmitK8sRoutesAsThePlanWasVerified) {
   EXPECT_NE(r.out.find("kube-proxy sends each connection to a ready replica at random"), std::string::npos) << r.out;
   EXPECT_FALSE(std::filesystem::exists(dir / "chat-router-deployment.yaml"));
   EXPECT_EQ(YAML::LoadFile((dir / "chat-service.yaml").string())["spec"]["selector"]["gpuwise.dev/service"].as<std::string>(), "chat");
+
+  // deployment.router_replicas asks for more routers than one, each dealing its own turns, and the
+  // plan is verified so.
+  r = emit("round-robin, router_replicas: 2", dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node two = YAML::LoadFile((dir / "chat-router-deployment.yaml").string());
+  EXPECT_EQ(two["spec"]["replicas"].as<int>(), 2);
+  EXPECT_FALSE(two["spec"]["template"]["spec"]["tolerations"]);
 
   // A policy the vLLM Router lacks that HAProxy has: the fewest requests in flight (leastconn).
   r = emit("join-shortest-queue", dir.string());

@@ -36,7 +36,7 @@ struct DisaggregatedManifestInput {
   std::string router_image = kVllmRouterImage;
   std::string router_policy = "round_robin";  // both halves' (--prefill-policy, --decode-policy), as the plan was verified
   std::string router_note;                     // where the verified routing is not the router's: why, said in its file
-  int router_replicas = 2;  // one lost leaves the other routing
+  int router_replicas = VllmRouterInput{}.replicas;  // one, as verified (deployment.router_replicas: more)
 };
 
 std::vector<Manifest> disaggregated_manifests(const DisaggregatedManifestInput& input);

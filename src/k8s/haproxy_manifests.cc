@@ -92,7 +92,7 @@ std::string haproxy_configmap(const HaproxyInput& in) {
   return out;
 }
 
-int haproxy_replicas(const HaproxyInput& in) { return in.maxconn_per_replica > 0 ? 1 : 2; }
+int haproxy_replicas(const HaproxyInput& in) { return in.replicas > 0 ? in.replicas : in.maxconn_per_replica > 0 ? 1 : 2; }
 
 std::string haproxy_deployment(const HaproxyInput& in) {
   const int replicas = haproxy_replicas(in);
@@ -102,14 +102,16 @@ std::string haproxy_deployment(const HaproxyInput& in) {
       "# It reads {0}-router-configmap.yaml and finds the replicas through the DNS of {1} (REPLICAS_HOST; set\n"
       "# CLUSTER_DOMAIN if your cluster's is not cluster.local). Source: {2}.\n",
       in.name, in.replicas_service, kHaproxySource);
-  out += replicas == 1
+  out += replicas == 1 && in.maxconn_per_replica > 0
              ? "# One proxy: the replicas share its queue, and a second proxy would keep a queue and counts of its own, sending\n"
                "# requests to replicas busy with the other's. If its node is lost it is started elsewhere after 10 s\n"
                "# (tolerationSeconds below; the default is 300 s), while requests fail.\n"
-             : "# Two proxies, each keeping its own counts: the plan's simulation modelled one.\n";
+         : replicas == 1 ? "# One proxy; if its node is lost it is started elsewhere after 10 s (tolerationSeconds below).\n"
+         : in.balance == "roundrobin"
+             ? fmt::format("# {} proxies, each dealing its own turns, as the plan's simulation dealt them.\n", replicas)
+             : fmt::format("# {} proxies, each keeping its own queue and counts: the plan's simulation modelled one.\n", replicas);
   out += router_deployment_head(in.name, in.pod_labels, replicas);
   out += fmt::format(
-      "{4}"
       "      containers:\n"
       "        - name: haproxy\n"
       "          image: {1}\n"
@@ -132,11 +134,7 @@ std::string haproxy_deployment(const HaproxyInput& in) {
       "            - {{name: config, mountPath: /usr/local/etc/haproxy, readOnly: true}}\n"
       "      volumes:\n"
       "        - {{name: config, configMap: {{name: {0}-router}}}}\n",
-      in.name, yaml_quoted(in.image), in.replicas_service, kHaproxyMetricsPort,
-      replicas == 1 ? "      tolerations:\n"
-                      "        - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 10}\n"
-                      "        - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 10}\n"
-                    : "");
+      in.name, yaml_quoted(in.image), in.replicas_service, kHaproxyMetricsPort);
   return out;
 }
 

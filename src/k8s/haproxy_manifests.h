@@ -41,9 +41,10 @@ struct HaproxyInput {
   double queue_timeout_s = 60;
   std::string how_it_routes;   // comment lines on the choice it makes, each starting "# "
   std::string image = kHaproxyImage;
+  int replicas = 0;            // 0: haproxy_replicas' choice
 };
 
-// The proxy's replicas: two (one lost leaves the other routing), but one where the replicas share
+// The proxy's replicas where not given: two (one lost leaves the other routing), but one where the replicas share
 // its queue: two proxies would each count only their own requests and send one to a replica busy
 // with the other's, which is not the one queue the plan verified (bench/proxy_count.py, the
 // cluster-peak example's 60 replicas at 95% busy: latency p99 2.10 s behind one proxy, 2.94 s

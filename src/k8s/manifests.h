@@ -84,6 +84,7 @@ struct ManifestInput {
   // limit); requests wait in its queue at most the clients' timeout (0: theirs is none).
   std::string haproxy_balance;
   int haproxy_maxconn_per_replica = 0;
+  int router_replicas = 0;             // the router's pods (deployment.router_replicas); 0: its own default
   double client_timeout_s = 60;
   // Without either: the routing the plan was verified with where a Service's random spread is not
   // it (a router the spec names that neither proxy has); empty: none to say.

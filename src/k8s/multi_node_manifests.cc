@@ -4,6 +4,8 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "k8s/router_manifests.h"
+
 namespace gw {
 namespace {
 
@@ -114,7 +116,13 @@ std::vector<Manifest> multi_node_manifests(const ManifestInput& in) {
        fmt::format("{} replica(s) of {} pods x {} x {} (a group per replica, one pod per node); requests per pod {:.1f} CPU, {:.0f} GiB",
                    in.replicas, in.nodes_per_replica, in.gpus_per_replica, in.accelerator, in.cpu_per_replica,
                    std::floor(in.memory_gib_per_replica))},
-      {name + "-service.yaml", service_manifest(in, "leader"), "ClusterIP Service on port 8000, the groups' leaders"}};
+  };
+  // Clients reach the leaders through the vLLM Router where the plan was verified behind it, else
+  // through their Service.
+  if (router_in_front(in))
+    for (auto& m : router_manifests(in, name)) out.push_back(std::move(m));
+  else
+    out.push_back({name + "-service.yaml", service_manifest(in, "leader"), "ClusterIP Service on port 8000, the groups' leaders"});
   // Only the leader runs vLLM's server, so the queue gauges are the group's; KEDA and the HPA
   // scale the LeaderWorkerSet through its scale subresource (whole groups). Never to zero here.
   if (autoscaled(in))

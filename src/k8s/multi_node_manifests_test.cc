@@ -1,10 +1,12 @@
 // Manifests for replicas across nodes against the published schemas, and wired together: a group
 // per replica of one pod per node, each pod a whole node's GPUs, the leader serving vLLM with the
 // plan's tensor and pipeline parallel sizes, the workers joining the leader's Ray head, the
-// Service reaching the leaders alone, and the NodePool holding every node the replicas take.
+// Service (or the vLLM Router) reaching the leaders alone, and the NodePool holding every node
+// the replicas take.
 #include "k8s/multi_node_manifests.h"
 
 #include <gtest/gtest.h>
+#include <map>
 #include <string>
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
@@ -118,6 +120,40 @@ TEST_F(ManifestSchemas, ReplicasAcrossNodesScaleAsGroups) {
     }
   }
   EXPECT_EQ(scalers, 2);
+}
+
+// Behind the vLLM Router (as the plan is verified by default): its discovery and the replicas'
+// headless Service take the groups' leaders alone (the workers serve no HTTP), clients call the
+// router's Service, and the autoscalers read the leaders' series through the headless Service.
+TEST_F(ManifestSchemas, ReplicasAcrossNodesAreRoutedToTheirLeaders) {
+  ManifestInput in = llama405_input();
+  in.vllm_router_policy = "round_robin";
+  in.min_replicas = 2;
+  in.max_replicas = 5;
+  in.queue_threshold = 40;
+  const auto manifests = multi_node_manifests(in);
+  expect_each_validates(manifests);
+  const auto by_file = testing_support::by_file_name(manifests);
+  ASSERT_EQ(by_file.count("chat-405b-router-deployment.yaml"), 1u);
+  const YAML::Node group = by_file.at("chat-405b-leaderworkerset.yaml")["spec"]["leaderWorkerTemplate"];
+  const auto leader = testing_support::string_map(group["leaderTemplate"]["metadata"]["labels"]);
+  const auto worker = testing_support::string_map(group["workerTemplate"]["metadata"]["labels"]);
+  // The router's --selector items, as labels.
+  std::map<std::string, std::string> discovered;
+  bool in_selector = false;
+  for (const auto& a : by_file.at("chat-405b-router-deployment.yaml")["spec"]["template"]["spec"]["containers"][0]["args"]) {
+    const std::string arg = a.as<std::string>();
+    if (arg.rfind("--", 0) == 0) in_selector = arg == "--selector";
+    else if (in_selector) discovered[arg.substr(0, arg.find('='))] = arg.substr(arg.find('=') + 1);
+  }
+  EXPECT_TRUE(testing_support::selects(discovered, leader));
+  EXPECT_FALSE(testing_support::selects(discovered, worker));
+  const YAML::Node pods = by_file.at("chat-405b-replicas-service.yaml");
+  EXPECT_TRUE(testing_support::selects(testing_support::string_map(pods["spec"]["selector"]), leader));
+  EXPECT_FALSE(testing_support::selects(testing_support::string_map(pods["spec"]["selector"]), worker));
+  EXPECT_EQ(by_file.at("chat-405b-service.yaml")["spec"]["selector"]["gpuwise.dev/router"].as<std::string>(), "chat-405b");
+  const std::string query = by_file.at("chat-405b-keda-scaledobject.yaml")["spec"]["triggers"][0]["metadata"]["query"].as<std::string>();
+  EXPECT_NE(query.find("service=\"chat-405b-replicas\""), std::string::npos) << query;
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ std::vector<Manifest> haproxy_objects(const ManifestInput& in, const std::string
   proxy.server_slots = std::max(in.max_replicas, in.replicas);
   proxy.health_path = in.llm ? "/health" : "/v2/health/ready";
   proxy.queue_timeout_s = in.client_timeout_s;
+  proxy.replicas = in.router_replicas;
   proxy.how_it_routes =
       in.haproxy_maxconn_per_replica > 0
           ? fmt::format("# Each replica takes {} request(s) at a time from it; the rest wait in its queue for the first replica\n"
@@ -50,8 +51,10 @@ std::vector<Manifest> vllm_router_objects(const ManifestInput& in, const std::st
   router.name = name;
   router.header = [&in](const std::string& what) { return manifest_header(in, what); };
   router.pod_labels = labels;
-  router.discovery_args =
-      fmt::format("                 --selector, gpuwise.dev/service={}, --policy, {},\n", name, in.vllm_router_policy);
+  if (in.router_replicas > 0) router.replicas = in.router_replicas;
+  // Replicas across nodes: their leaders alone run vLLM's server.
+  router.discovery_args = fmt::format("                 --selector, gpuwise.dev/service={}{}, --policy, {},\n", name,
+                                      in.nodes_per_replica > 1 ? ", gpuwise.dev/role=leader" : "", in.vllm_router_policy);
   router.how_it_routes =
       in.vllm_router_policy == "round_robin"
           ? "# Sends each request to the next replica in turn (round_robin): the routing the plan's simulation verified.\n"
@@ -84,8 +87,13 @@ std::string router_deployment_head(const std::string& name, const std::string& p
       "    spec:\n"
       "      topologySpreadConstraints:\n"
       "        - {{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway, "
-      "labelSelector: {{matchLabels: {{{1}}}}}}}\n",
-      name, pod_labels, replicas);
+      "labelSelector: {{matchLabels: {{{1}}}}}}}\n"
+      "{3}",
+      name, pod_labels, replicas,
+      replicas == 1 ? "      tolerations:\n"
+                      "        - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 10}\n"
+                      "        - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 10}\n"
+                    : "");
 }
 
 std::vector<Manifest> router_manifests(const ManifestInput& in, const std::string& name) {
@@ -112,7 +120,8 @@ std::vector<Manifest> router_manifests(const ManifestInput& in, const std::strin
       "# the replicas' {2} series carry service=\"{1}\", which the autoscalers' query selects.\n",
       name, replicas, in.llm ? "vLLM" : "Triton");
   if (!vllm_router) pods += "# HAProxy finds the replicas through its DNS: one A record per ready pod.\n";
-  pods += service_yaml(replicas, pod_labels(name, ""), pod_labels(name, ""), true,
+  if (in.nodes_per_replica > 1) pods += "# A replica spans nodes: its leader pod alone serves, and alone is selected.\n";
+  pods += service_yaml(replicas, pod_labels(name, ""), pod_labels(name, in.nodes_per_replica > 1 ? "leader" : ""), true,
                        in.llm ? "" : fmt::format("    - {{name: metrics, port: {0}, targetPort: metrics, protocol: TCP}}\n", kTritonMetricsPort));
   std::vector<Manifest> out = {{name + "-service.yaml", client, "ClusterIP Service on port 8000, the router's"}};
   for (auto& m : vllm_router ? vllm_router_objects(in, name, labels) : haproxy_objects(in, name, labels)) out.push_back(std::move(m));

@@ -15,7 +15,8 @@ std::vector<Manifest> router_manifests(const ManifestInput& in, const std::strin
 
 // A router's Deployment from its apiVersion to its pod spec's topology spread (named
 // <name>-router, its pods labelled pod_labels and spread over nodes), the pod spec's further keys
-// to follow at six spaces.
+// to follow at six spaces. One replica tolerates a node unreachable or not ready for 10 s only
+// (the default is 300 s), so that it is started on another node within seconds.
 std::string router_deployment_head(const std::string& name, const std::string& pod_labels, int replicas);
 
 }  // namespace gw

@@ -14,6 +14,9 @@ std::string vllm_router_deployment(const VllmRouterInput& in) {
       "# It finds the pods by label in its own namespace (Kubernetes service discovery). Source: {}.\n"
       "# Image: {}, a published nightly build (the project tags no releases): pin the build you have verified.\n",
       kVllmRouterSource, in.image);
+  if (in.replicas == 1)
+    out += "# One router: two would each deal their own turns and send replicas bursts the plan was not verified with.\n"
+           "# If its node is lost it is started elsewhere after 10 s (tolerationSeconds below; the default is 300 s).\n";
   out += router_deployment_head(in.name, in.pod_labels, in.replicas);
   out += fmt::format(
       "      serviceAccountName: {0}-router\n"

@@ -26,7 +26,11 @@ struct VllmRouterInput {
                               // indented 17 spaces and ending "," and a newline
   std::string how_it_routes;  // comment lines on the choice it makes, each starting "# "
   std::string image = kVllmRouterImage;
-  int replicas = 2;           // one lost leaves the other routing
+  // One: two copies would each deal their own round robin over the replicas, and their merged
+  // stream is burstier at each (bench/README.md, routing as deployed: the code-completion trace
+  // on L4s needs $57,232 a month behind two against $35,770 behind one). A lost router pod is
+  // started again in seconds, off a lost node after 10 s (router_deployment_head).
+  int replicas = 1;
 };
 
 std::string vllm_router_deployment(const VllmRouterInput& in);

@@ -119,6 +119,9 @@ TEST(VllmRouterManifests, ClientsReachTheReplicasThroughTheRouterAlone) {
   EXPECT_NE(query.find("vllm:num_requests_waiting{service=\"chat-replicas\"}"), std::string::npos) << query;
   EXPECT_EQ(by_file.at("chat-hpa.yaml")["spec"]["metrics"][0]["external"]["metric"]["selector"]["matchLabels"]["service"].as<std::string>(),
             "chat-replicas");
+  // One router (two would each deal their own turns), moved off a lost node after 10 s.
+  EXPECT_EQ(router["spec"]["replicas"].as<int>(), 1);
+  EXPECT_EQ(router["spec"]["template"]["spec"]["tolerations"][0]["tolerationSeconds"].as<int>(), 10);
   // The autoscalers scale the replicas, not the router.
   EXPECT_EQ(by_file.at("chat-keda-scaledobject.yaml")["spec"]["scaleTargetRef"]["name"].as<std::string>(), "chat");
 

@@ -190,6 +190,7 @@ Result<std::vector<Manifest>> disaggregated_plan_manifests(const Catalog& catalo
   }
   const Router routed = routing_as_deployed(best, true, service.deployment ? &*service.deployment : nullptr);
   in.router_policy = vllm_router_policy(routed);
+  if (service.deployment && service.deployment->router_replicas) in.router_replicas = *service.deployment->router_replicas;
   if (in.router_policy.empty()) {
     in.router_policy = "round_robin";
     in.router_note = fmt::format("the plan was verified with {} routing (deployment.router), which the router has no policy for",
@@ -306,12 +307,6 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     in.floor_replicas = best.spot_with_floor() ? per_node : 0;
     in.startup_s = r.warm_start_s;
     in.termination_grace_s = best.spot_with_floor() ? std::max(30.0, reclaim_notice(best.offering->cloud).seconds) : 60;
-    if (across_nodes) {
-      in.nodes_per_replica = best.config.pipeline_parallel;
-      in.min_nodes = best.instances;
-      for (auto& m : multi_node_manifests(in)) manifests.push_back(std::move(m));
-      continue;
-    }
     // The routing the plan was verified with (a pool scaled to zero is reached through the
     // interceptor and the Service instead, as its scaling was simulated).
     const Router routed = routing_as_deployed(best, in.llm, service.deployment ? &*service.deployment : nullptr);
@@ -324,8 +319,15 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
       in.haproxy_maxconn_per_replica = proxy.maxconn_per_replica;
     }
     in.client_timeout_s = service.traffic.client_timeout_s;
+    if (service.deployment && service.deployment->router_replicas) in.router_replicas = *service.deployment->router_replicas;
     if (in.vllm_router_policy.empty() && in.haproxy_balance.empty() && routed != Router::random && in.min_replicas > 0)
       in.verified_routing = std::string(router_name(routed));
+    if (across_nodes) {
+      in.nodes_per_replica = best.config.pipeline_parallel;
+      in.min_nodes = best.instances;
+      for (auto& m : multi_node_manifests(in)) manifests.push_back(std::move(m));
+      continue;
+    }
     for (auto& m : service_manifests(in)) manifests.push_back(std::move(m));
   }
   return manifests;

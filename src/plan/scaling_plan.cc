@@ -96,6 +96,7 @@ struct LayoutContext {
   const std::vector<ReplicaConfig>& replicas;
   Router router = Router::round_robin;
   Router router_at_zero = Router::round_robin;  // the scale-to-zero policy's: through the interceptor and the Service
+  int router_instances = 1;  // copies of the router dealing requests (router_instances_as_deployed)
   int static_replicas = 0, max_replicas = 0;
   // A disaggregated layout's pools (prefill, then decode): each one's static and largest count.
   struct PoolLimits {
@@ -298,6 +299,7 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
   sim.client_timeout_s = layout.service.traffic.client_timeout_s;
   sim.router = name == "scale-to-zero" ? layout.router_at_zero : layout.router;
   sim.decode_router = decode_routing_as_deployed(sim.router);
+  sim.router_instances = name == "scale-to-zero" ? 1 : layout.router_instances;
   sim.timeseries_points = 0;
   sim.scaling = s;
   if (layout.options.on_progress) sim.on_progress = [&](long long admitted) { layout.options.on_progress(name, admitted); };
@@ -548,6 +550,7 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   LayoutContext layout(spec, service, options, report, arrivals, replicas.value());
   layout.router = *parse_router(deployment.router);
   layout.router_at_zero = routing_as_deployed(best, llm, service.deployment ? &*service.deployment : nullptr, true);
+  layout.router_instances = router_instances_as_deployed(layout.router, llm, service.deployment ? &*service.deployment : nullptr);
   layout.static_replicas = best.replicas;
   layout.max_replicas = scaling.max_replicas > 0 ? scaling.max_replicas : std::max(2 * best.replicas, best.replicas + 4);
   for (const ScalingReport::Pool& pool : report.pools)

@@ -2,6 +2,8 @@
 
 #include "core/cancel.h"
 #include "core/parallel.h"
+#include "k8s/haproxy_manifests.h"
+#include "k8s/vllm_router_manifests.h"
 #include "plan/cold_start.h"
 #include "plan/spot.h"
 #include "report/table.h"
@@ -50,10 +52,10 @@ Router routing_as_deployed(const PlanOption& option, bool llm, const Deployment*
   // The screen models one request per pass as M/G/c (one queue: HAProxy's, each replica taking one
   // request at a time) and batches per replica.
   if (!llm) return option.config.batching == Batching::none ? Router::shared_queue : Router::round_robin;
-  // Round robin over one pool's replicas and both halves of a disaggregated plan: in every plan
-  // bench/routing_as_deployed.py measured it as cheap as power of two or cheaper, its TTFT p99
-  // lower (counting requests in flight sees decodes, not the prefill backlog a prompt waits on).
-  if (option.config.pipeline_parallel > 1 && !option.decode) return Router::random;
+  // Round robin over one pool's replicas (over their leaders where a replica spans nodes) and
+  // both halves of a disaggregated plan: in every plan bench/routing_as_deployed.py measured it as
+  // cheap as power of two or cheaper, its TTFT p99 lower (counting requests in flight sees
+  // decodes, not the prefill backlog a prompt waits on).
   return Router::round_robin;
 }
 
@@ -75,6 +77,15 @@ HaproxyRouting haproxy_routing(Router router, bool llm) {
     case Router::shared_queue: return {"leastconn", 1};
     default: return {};
   }
+}
+
+int router_instances_as_deployed(Router router, bool llm, const Deployment* engine) {
+  if (router != Router::round_robin) return 1;
+  if (engine && engine->router_replicas) return *engine->router_replicas;
+  if (llm) return VllmRouterInput{}.replicas;
+  HaproxyInput proxy;
+  proxy.maxconn_per_replica = haproxy_routing(router, llm).maxconn_per_replica;
+  return haproxy_replicas(proxy);
 }
 
 Router decode_routing_as_deployed(Router router) {
@@ -126,6 +137,7 @@ Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& 
   sim.client_timeout_s = service.traffic.client_timeout_s;
   sim.router = options.router ? *options.router : *parse_router(deployment.router);
   sim.decode_router = decode_routing_as_deployed(sim.router);
+  sim.router_instances = router_instances_as_deployed(sim.router, llm, service.deployment ? &*service.deployment : nullptr);
   sim.timeseries_points = 0;
   // A spot plan loses one spot node a third of the way in (at peak), and the replacement serves
   // after a cold start.

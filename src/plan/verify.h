@@ -57,10 +57,10 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
 Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_tokens, const Deployment* engine = nullptr);
 
 // How requests reach the replicas as plan --emit-k8s deploys the option, so that the simulation
-// routes as the cluster will: LLM replicas of one node kept warm, and both halves of a
-// disaggregated plan, behind the vLLM Router (round_robin); replicas across nodes (clients call
-// the groups' leaders through a Service) and a pool scaled to zero (the KEDA HTTP add-on's
-// interceptor forwards to the Service) at random, as kube-proxy spreads connections. Other
+// routes as the cluster will: LLM replicas kept warm (of replicas across nodes, their leaders),
+// and both halves of a disaggregated plan, behind the vLLM Router (round_robin); a pool scaled to
+// zero (the KEDA HTTP add-on's interceptor forwards to the Service) at random, as kube-proxy
+// spreads connections. Other
 // models kept warm, behind HAProxy: a shared queue (one request at a time) or round robin, as the
 // screen assumed. A router the spec's deployment names (deployment.router) is how the user
 // routes, and wins, except at zero replicas, where the interceptor forwards to the Service.
@@ -80,6 +80,12 @@ struct HaproxyRouting {
   int maxconn_per_replica = 0;
 };
 HaproxyRouting haproxy_routing(Router router, bool llm);
+// The copies of the router --emit-k8s runs that deal requests by this routing, each keeping its
+// own round-robin position: the spec's deployment.router_replicas where given, else one vLLM
+// Router, two HAProxy pods in front of replicas batching on their own; 1 for other routings
+// (modelled as one router: HAProxy holding a shared queue is one pod, and other policies' counts
+// are modelled as shared).
+int router_instances_as_deployed(Router router, bool llm, const Deployment* engine = nullptr);
 // How a plan's decode replicas are chosen: by the router's own policy where the vLLM Router
 // draws both halves so, else the fewest tokens held.
 Router decode_routing_as_deployed(Router router);

@@ -156,18 +156,18 @@ services:
   EXPECT_EQ(best.instances, (best.needed_replicas + per_node - 1) / per_node + 1);
 }
 
-// The simulation routes as --emit-k8s deploys: LLM replicas of one node behind the vLLM Router
-// (round_robin), both halves of a disaggregated plan likewise, replicas across nodes and a pool
-// at zero through a Service (at random); a router the spec names wins except at zero; other
+// The simulation routes as --emit-k8s deploys: LLM replicas behind the vLLM Router (round_robin;
+// replicas across nodes, their leaders), both halves of a disaggregated plan likewise, a pool at
+// zero through a Service (at random); a router the spec names wins except at zero; other
 // models behind HAProxy as the screen assumed (one shared queue unbatched, round robin batched).
 TEST(VerifyPlan, RoutesAsTheManifestsDeploy) {
   PlanOption one_node;
   one_node.config.batching = Batching::continuous;
   EXPECT_EQ(routing_as_deployed(one_node, true, nullptr), Router::round_robin);
   EXPECT_EQ(routing_as_deployed(one_node, true, nullptr, true), Router::random);
-  PlanOption across = one_node;
+  PlanOption across = one_node;  // the router draws the groups' leaders
   across.config.pipeline_parallel = 2;
-  EXPECT_EQ(routing_as_deployed(across, true, nullptr), Router::random);
+  EXPECT_EQ(routing_as_deployed(across, true, nullptr), Router::round_robin);
   PlanOption split = one_node;
   split.decode = DecodePool{};
   EXPECT_EQ(routing_as_deployed(split, true, nullptr), Router::round_robin);

@@ -1,6 +1,7 @@
 #include "sim/request_router.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/random.h"
 #include "core/text.h"
@@ -38,20 +39,27 @@ Router decode_router_beside(Router prefill_router) {
 
 namespace {
 
-// The next ready replica after the last one chosen, whatever their load.
+// A draw in [0, n), n > 0, from the seeded generator (uniform: modulo bias is below 2^-50 here).
+size_t draw_below(Rng& rng, size_t n) { return static_cast<size_t>(rng.next() % n); }
+
+// The next ready replica after the last one chosen, whatever their load; with several copies
+// of the router, the next after the last one the copy drawn chose.
 class RoundRobinRouter final : public RequestRouter {
  public:
+  RoundRobinRouter(uint64_t seed, int instances) : next_(static_cast<size_t>(std::max(1, instances)), 0), rng_(seed) {}
   int route(std::span<const ReplicaLoad> loads, int ready_count) override {
     if (ready_count == 0) return kNoReplicaReady;
+    size_t& next = next_.size() == 1 ? next_[0] : next_[draw_below(rng_, next_.size())];
     for (size_t tries = 0; tries < loads.size(); ++tries) {
-      size_t i = next_++ % loads.size();
+      size_t i = next++ % loads.size();
       if (loads[i].ready) return static_cast<int>(i);
     }
     return kNoReplicaReady;
   }
 
  private:
-  size_t next_ = 0;
+  std::vector<size_t> next_;  // each copy's position
+  Rng rng_;
 };
 
 // The ready replica with the least of a load measure; the first such on a tie.
@@ -132,9 +140,6 @@ int kth_ready(std::span<const ReplicaLoad> loads, size_t k) {
   return kNoReplicaReady;
 }
 
-// A draw in [0, n), n > 0, from the seeded generator (uniform: modulo bias is below 2^-50 here).
-size_t draw_below(Rng& rng, size_t n) { return static_cast<size_t>(rng.next() % n); }
-
 // kube-proxy's choice: one ready endpoint, each as likely (iptables/nftables modes' random
 // probability rules; a client keeping its connection open repeats the draw's replica, which
 // the simulation does not model: each request is its own connection here).
@@ -174,9 +179,9 @@ class PowerOfTwoRouter final : public RequestRouter {
 
 }  // namespace
 
-std::unique_ptr<RequestRouter> make_request_router(Router router, uint64_t seed) {
+std::unique_ptr<RequestRouter> make_request_router(Router router, uint64_t seed, int instances) {
   switch (router) {
-    case Router::round_robin: return std::make_unique<RoundRobinRouter>();
+    case Router::round_robin: return std::make_unique<RoundRobinRouter>(seed, instances);
     case Router::shortest_queue: return std::make_unique<LeastLoadedRouter<OutstandingRequests>>();
     case Router::least_tokens: return std::make_unique<LeastLoadedRouter<OutstandingTokens>>();
     case Router::shared_queue: return std::make_unique<SharedQueueRouter>();
@@ -184,7 +189,7 @@ std::unique_ptr<RequestRouter> make_request_router(Router router, uint64_t seed)
     case Router::random: return std::make_unique<RandomRouter>(seed);
     case Router::power_of_two: return std::make_unique<PowerOfTwoRouter>(seed);
   }
-  return std::make_unique<RoundRobinRouter>();
+  return std::make_unique<RoundRobinRouter>(seed, instances);
 }
 
 }  // namespace gw

@@ -61,7 +61,10 @@ class RequestRouter {
 // holding the fewest tokens.
 Router decode_router_beside(Router prefill_router);
 
-// seed: the random routers' draws (the same seed, the same choices).
-std::unique_ptr<RequestRouter> make_request_router(Router router, uint64_t seed = 0);
+// seed: the random routers' draws (the same seed, the same choices). instances: how many copies
+// of the router deal the requests, each request to one of them at random (a Service in front of a
+// router Deployment spreads its clients so); for round robin each copy keeps its own position,
+// all starting at the first replica. Other policies are modelled as one router.
+std::unique_ptr<RequestRouter> make_request_router(Router router, uint64_t seed = 0, int instances = 1);
 
 }  // namespace gw

@@ -114,6 +114,36 @@ TEST(RequestRouter, PowerOfTwoTakesTheLesserOfTwoDrawn) {
   EXPECT_EQ(router->route(loads, 0), kNoReplicaReady);
 }
 
+// Two copies of a round-robin router (the vLLM Router's two replicas behind their Service), each
+// request to one at random: each copy deals its own turns from the first replica, so the merged
+// stream repeats a replica back to back an eighth of the time over four (the other copy drawn,
+// half the time, standing on the replica just dealt, a quarter) where one copy never does;
+// every replica still takes a quarter; the same seed, the same draws.
+TEST(RequestRouter, RoundRobinCopiesDealTheirOwnTurns) {
+  std::vector<ReplicaLoad> loads(4, ReplicaLoad{true, 0, 0});
+  auto one = make_request_router(Router::round_robin, 5, 1);
+  auto two = make_request_router(Router::round_robin, 5, 2);
+  std::vector<int> counts(4, 0);
+  std::vector<int> picks;
+  int one_repeats = 0, two_repeats = 0, last_one = -1, last_two = -1;
+  const int draws = 40000;
+  for (int i = 0; i < draws; ++i) {
+    const int a = one->route(loads, 4), b = two->route(loads, 4);
+    one_repeats += a == last_one;
+    two_repeats += b == last_two;
+    last_one = a;
+    last_two = b;
+    ++counts[static_cast<size_t>(b)];
+    if (i < 50) picks.push_back(b);
+  }
+  EXPECT_EQ(one_repeats, 0);
+  const double eighth = draws / 8.0, sd = std::sqrt(draws * (1.0 / 8) * (7.0 / 8));
+  EXPECT_NEAR(two_repeats, eighth, 5 * sd);
+  for (int c : counts) EXPECT_NEAR(c, draws / 4, draws / 40);
+  auto again = make_request_router(Router::round_robin, 5, 2);
+  for (int expected_pick : picks) EXPECT_EQ(again->route(loads, 4), expected_pick);
+}
+
 TEST(RequestRouter, NamesRoundTrip) {
   for (Router r : {Router::round_robin, Router::shortest_queue, Router::least_tokens, Router::shared_queue,
                    Router::prefix_affinity, Router::random, Router::power_of_two})

@@ -12,8 +12,8 @@ namespace gw::sim_detail {
 
 Simulation::Simulation(ArrivalProcess& arrivals, const std::vector<ReplicaConfig>& configs, const SimOptions& options)
     : arrivals_(arrivals), options_(options), rng_(options.seed ^ 0x9e3779b97f4a7c15ULL),
-      router_(make_request_router(options.router, options.seed ^ 0x2545f4914f6cdd1dULL)),
-      decode_router_(make_request_router(options.decode_router, options.seed ^ 0x6a09e667f3bcc909ULL)), recorder_(options.timeseries_points),
+      router_(make_request_router(options.router, options.seed ^ 0x2545f4914f6cdd1dULL, options.router_instances)),
+      decode_router_(make_request_router(options.decode_router, options.seed ^ 0x6a09e667f3bcc909ULL, options.router_instances)), recorder_(options.timeseries_points),
       steps_(pool_, *this, options.step_sample_every, result_.step_samples) {
   auto add = [&](const ReplicaConfig& config, std::string name, Life life) {
     ReplicaState r;

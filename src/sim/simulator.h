@@ -196,6 +196,9 @@ struct SimOptions {
   long long max_requests = 100000;    // stop admitting arrivals after this many (SimResult says so)
   double max_duration_s = 1e18;       // or after this time
   Router router = Router::round_robin;
+  // Copies of the router dealing the requests (make_request_router's instances): the vLLM Router's
+  // two replicas, each keeping its own round-robin position.
+  int router_instances = 1;
   // Disaggregated serving: which decode replica takes a prompt's KV (router picks the prefill
   // replica). The default weighs the tokens each decode replica holds.
   Router decode_router = Router::least_tokens;

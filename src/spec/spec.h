@@ -167,6 +167,11 @@ struct Deployment {
   int token_budget = kStepTokenBudget;
   std::string router = "round-robin";
   bool router_given = false;  // the spec names it: plan verifies with it (how the user routes)
+  // Copies of the router dealing the requests, each request to one of them (as a Service spreads
+  // clients over a router's pods): each deals its own round robin. Absent: as plan --emit-k8s
+  // deploys (one vLLM Router; HAProxy: one holding a shared queue, two dealing round robin);
+  // `simulate` then runs one.
+  std::optional<int> router_replicas;
   // LLM engines: vllm-v0, vllm-v1, sarathi, orca; empty: vllm-v1 with chunked prefill, vllm-v0 without.
   std::string scheduler;
   std::string preemption = "recompute";        // recompute or swap

@@ -246,7 +246,7 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
     r.check_keys(d, where, {"replicas", "accelerator", "tp", "pp", "batching", "max_batch", "max_queue_delay_ms",
                             "batch_timeout_ms", "chunked_prefill", "token_budget", "router", "scheduler", "preemption",
                             "watermark", "gpu_memory_utilization", "overhead_gib", "pipeline_kv", "prefix_cache", "speculative",
-                            "disaggregation"});
+                            "disaggregation", "router_replicas"});
     Deployment deployment;
     deployment.line = d.Mark().line + 1;
     // Without replicas the deployment says how the engine runs (its prefix cache, speculative
@@ -418,6 +418,8 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
                "one of round-robin, join-shortest-queue, least-outstanding-tokens, shared-queue, prefix-affinity, random, "
                "power-of-two");
     }
+    if (d["router_replicas"])
+      deployment.router_replicas = static_cast<int>(r.number(d["router_replicas"], where + ".router_replicas", 1, 16));
     s.deployment = deployment;
   }
 }
