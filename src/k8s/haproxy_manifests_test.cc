@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -24,13 +23,12 @@
 #include <fmt/format.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include "core/loopback_server_test.h"
+#include "core/require_tools_test.h"
 #include "k8s/manifest_schemas_test.h"
 #include "k8s/manifests.h"
 #include "k8s/yaml_json_test.h"
@@ -102,15 +100,8 @@ std::vector<std::string> config_lines(const std::string& config, const std::stri
   return out;
 }
 
-// Without haproxy (a packager's build) skipped; CI sets GPUWISE_REQUIRE_BROWSER=1 and fails instead.
-#define GW_REQUIRE_HAPROXY()                                                                                  \
-  if (!testing_support::have("haproxy")) {                                                                    \
-    if (std::getenv("GPUWISE_REQUIRE_BROWSER")) GTEST_FAIL() << "haproxy is required (scripts/bootstrap installs it)"; \
-    GTEST_SKIP() << "haproxy is required (scripts/bootstrap installs it)";                                    \
-  }
-
 TEST(HaproxyConfig, EveryRoutingItDeploysIsOneHaproxyAccepts) {
-  GW_REQUIRE_HAPROXY();
+  REQUIRE_TOOLS(testing_support::have("haproxy"), "haproxy is required (scripts/bootstrap installs it)");
   for (const auto& [balance, maxconn] : std::vector<std::pair<std::string, int>>{{"leastconn", 1}, {"leastconn", 0}, {"roundrobin", 0}, {"random(2)", 0}})
     EXPECT_EQ(haproxy_check(haproxy_config(proxy_input(balance, maxconn))), 0) << balance << " " << maxconn;
   // The check can fail: a balance HAProxy does not have is refused.
@@ -173,67 +164,41 @@ class SlowReplica {
   std::atomic<int> most_held_{0};
 };
 
-// A port free on loopback now (its socket closed again, so that no listener is left on it).
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), length) == 0 && ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
-    port = ntohs(address.sin_port);
-  ::close(fd);
-  return port;
-}
-
-// HAProxy run on loopback with the emitted configuration, its listeners on free ports and its
-// servers the given replicas instead of the slots the cluster's DNS fills; stopped when destroyed.
-class LoopbackHaproxy {
- public:
-  LoopbackHaproxy(std::string config, const std::vector<int>& replica_ports) {
-    dir_ = std::filesystem::temp_directory_path() / fmt::format("gpuwise_haproxy_live_{}", ::getpid());
-    std::filesystem::create_directories(dir_);
-    port_ = free_loopback_port();
-    config.replace(config.find("bind :8000"), 10, fmt::format("bind 127.0.0.1:{}", port_));
-    config.replace(config.find(fmt::format("bind :{}", kHaproxyMetricsPort)), 10, fmt::format("bind 127.0.0.1:{}", free_loopback_port()));
-    const size_t slots = config.find("\n  server-template") + 1;  // the line, not the source comment naming it
-    std::string servers;
-    for (size_t i = 0; i < replica_ports.size(); ++i) servers += fmt::format("  server replica{} 127.0.0.1:{}\n", i + 1, replica_ports[i]);
-    config.replace(slots, config.find('\n', slots) + 1 - slots, servers);
-    // Addresses given, none to resolve (a server left to the resolver starts in maintenance).
-    const std::string resolved = " resolvers cluster resolve-prefer ipv4 init-addr none";
-    config.erase(config.find(resolved), resolved.size());
-    std::ofstream(dir_ / "haproxy.cfg") << config;
-    started_ = std::system(fmt::format("haproxy -D -q -p '{}' -f '{}' >'{}' 2>&1", (dir_ / "pid").string(), (dir_ / "haproxy.cfg").string(),
-                                       (dir_ / "log").string())
-                               .c_str()) == 0;
-    if (!started_) {
-      std::ifstream log(dir_ / "log");
-      log_ = std::string((std::istreambuf_iterator<char>(log)), {}) + config;
-    }
-    httplib::Client probe("127.0.0.1", port_);
-    for (int i = 0; started_ && i < 300; ++i) {
-      auto answer = probe.Get("/v2/health/ready");
-      if (answer && answer->status == 200) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+// HAProxy run on loopback (Debian's, in the foreground) with the emitted configuration: its
+// listeners on the server's port and the next (its metrics), its servers the given replicas
+// instead of the slots the cluster's DNS fills.
+struct LoopbackHaproxy : testing_support::LoopbackServer {
+  LoopbackHaproxy(const std::string& emitted, const std::vector<int>& replica_ports) {
+    dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_haproxy_live_{}", ::getpid());
+    std::filesystem::create_directories(dir);
+    port = 20000 + (::getpid() * 13) % 19999;
+    log_name = "haproxy.log";
+    ready_path = "/v2/health/ready";  // answered by a replica through the proxy
+    command = [this, emitted, replica_ports](int p) {
+      std::string config = emitted;
+      config.replace(config.find("bind :8000"), 10, fmt::format("bind 127.0.0.1:{}", p));
+      config.replace(config.find(fmt::format("bind :{}", kHaproxyMetricsPort)), 10, fmt::format("bind 127.0.0.1:{}", p + 1));
+      const size_t slots = config.find("\n  server-template") + 1;  // the line, not the source comment naming it
+      std::string servers;
+      for (size_t i = 0; i < replica_ports.size(); ++i) servers += fmt::format("  server replica{} 127.0.0.1:{}\n", i + 1, replica_ports[i]);
+      config.replace(slots, config.find('\n', slots) + 1 - slots, servers);
+      // Addresses given, none to resolve (a server left to the resolver starts in maintenance).
+      const std::string resolved = " resolvers cluster resolve-prefer ipv4 init-addr none";
+      config.erase(config.find(resolved), resolved.size());
+      std::ofstream(dir / "haproxy.cfg") << config;
+      return std::vector<std::string>{"haproxy", "-db", "-f", (dir / "haproxy.cfg").string()};
+    };
+    launch();
   }
   ~LoopbackHaproxy() {
-    std::ifstream pid(dir_ / "pid");
-    long long id = 0;
-    if (pid >> id && id > 0) ::kill(static_cast<pid_t>(id), SIGTERM);
-    std::filesystem::remove_all(dir_);
+    now();
+    std::filesystem::remove_all(dir);
   }
-  bool started() const { return started_; }
-  int port() const { return port_; }
-  const std::string& log() const { return log_; }
-
- private:
-  std::filesystem::path dir_;
-  std::string log_;  // haproxy's words and the configuration, where it did not start
-  int port_ = 0;
-  bool started_ = false;
+  // Its words, where it did not start.
+  std::string log() const {
+    std::ifstream in(dir / log_name);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  }
 };
 
 // Six requests at once through the proxy to three replicas; the most any replica held at once.
@@ -245,7 +210,7 @@ int most_held_through(const std::string& balance, int maxconn, std::chrono::mill
     ports.push_back(replicas.back()->port());
   }
   LoopbackHaproxy proxy(haproxy_config(proxy_input(balance, maxconn)), ports);
-  if (!proxy.started()) {
+  if (!proxy.ready()) {
     ADD_FAILURE() << proxy.log();
     return -1;
   }
@@ -254,7 +219,7 @@ int most_held_through(const std::string& balance, int maxconn, std::chrono::mill
   std::vector<std::thread> clients;
   for (int i = 0; i < 6; ++i)
     clients.emplace_back([&] {
-      httplib::Client client("127.0.0.1", proxy.port());
+      httplib::Client client("127.0.0.1", proxy.port);
       client.set_read_timeout(10, 0);
       auto response = client.Get("/infer");
       if (response && response->status == 200) ++served;
@@ -271,7 +236,7 @@ int most_held_through(const std::string& balance, int maxconn, std::chrono::mill
 // rest wait in the proxy for the first replica free; without it (round robin) a replica holds
 // two at once while they run.
 TEST(HaproxyLive, ASharedQueueHandsEachReplicaOneRequestAtATime) {
-  GW_REQUIRE_HAPROXY();
+  REQUIRE_TOOLS(testing_support::have("haproxy"), "haproxy is required (scripts/bootstrap installs it)");
   std::chrono::milliseconds took{0};
   EXPECT_EQ(most_held_through("leastconn", 1, &took), 1);
   EXPECT_GE(took.count(), 2000);  // two rounds of a second

@@ -13,20 +13,15 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include "core/require_tools_test.h"
 #include "k8s/yaml_json_test.h"
 
 namespace gw::testing_support {
 
-inline bool have(const std::string& command) { return std::system(("command -v " + command + " >/dev/null 2>&1").c_str()) == 0; }
-
 class ManifestSchemas : public ::testing::Test {
  protected:
   void SetUp() override {
-    // Without node (a packager's build) skipped; CI sets GPUWISE_REQUIRE_BROWSER=1 and fails instead.
-    if (!have("node")) {
-      if (std::getenv("GPUWISE_REQUIRE_BROWSER")) GTEST_FAIL() << "node is required (scripts/bootstrap installs it)";
-      GTEST_SKIP() << "node is required (scripts/bootstrap installs it)";
-    }
+    REQUIRE_TOOLS(have("node"), "node is required (scripts/bootstrap installs it)");
     dir_ = std::filesystem::temp_directory_path() / fmt::format("gpuwise_k8s_{}", ::getpid());
     std::filesystem::create_directories(dir_);
   }

@@ -2,6 +2,8 @@
 // their data, no console errors, no network requests, hostile names shown as text.
 #include "report/document.h"
 
+#include "core/require_tools_test.h"
+
 #include <cstdlib>
 #include <cmath>
 #include <filesystem>
@@ -43,17 +45,7 @@ TEST(Report, MarkdownEscapesMarkupAndNewlines) {
   EXPECT_EQ(md.find("<script>"), std::string::npos);
 }
 
-bool have(const std::string& command) { return std::system(("command -v " + command + " >/dev/null 2>&1").c_str()) == 0; }
-
-// Without node or chromium (a packager's build) the browser checks are skipped; CI sets
-// GPUWISE_REQUIRE_BROWSER=1, and there a missing tool fails the test.
-#define REQUIRE_TOOLS(available, message)                                   \
-  do {                                                                      \
-    if (!(available)) {                                                     \
-      if (std::getenv("GPUWISE_REQUIRE_BROWSER")) GTEST_FAIL() << message;  \
-      GTEST_SKIP() << message;                                              \
-    }                                                                       \
-  } while (0)
+using testing_support::have;
 
 // Two weeks of dcgm-exporter scrapes for five GPUs whose pods have hostile names.
 void write_fleet(const std::filesystem::path& dir) {
