@@ -76,8 +76,8 @@ TEST(CliMix, NeedsPrices) {
 
 
 // --emit-k8s: five manifests per service; scale to zero where the simulation says it pays
-// (the weekday dev endpoint, woken by the HTTP add-on's interceptor, since no replica exports a
-// queue metric at zero), not where traffic never stops (the image service: a Prometheus trigger).
+// (the weekday dev endpoint, woken by the HTTP add-on's interceptor through its router, since no
+// replica exports a queue metric at zero), not where traffic never stops (the image service: a Prometheus trigger).
 TEST(CliPlan, EmitK8sWritesManifestsWithTheirFigures) {
   std::string dir = temp_path("k8s");
   std::filesystem::remove_all(dir);
@@ -91,6 +91,9 @@ TEST(CliPlan, EmitK8sWritesManifestsWithTheirFigures) {
   EXPECT_EQ(http["spec"]["replicas"]["min"].as<int>(), 0);
   EXPECT_EQ(http["spec"]["scaledownPeriod"].as<int>(), 600);  // the spec's keep_alive_s
   EXPECT_EQ(http["spec"]["scaleTargetRef"]["service"].as<std::string>(), "dev-assistant");
+  // That Service is the vLLM Router's, ready once a replica is: the interceptor waits for it, and
+  // the pool at zero is routed as it was verified.
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / "dev-assistant-router-deployment.yaml"));
   // Requests within the node's allocatable memory (the comment shows the arithmetic), shm inside the limit.
   YAML::Node pod = YAML::LoadFile((std::filesystem::path(dir) / "dev-assistant-deployment.yaml").string())["spec"]["template"]["spec"];
   double memory_gib = std::stod(pod["containers"][0]["resources"]["requests"]["memory"].as<std::string>());

@@ -29,8 +29,8 @@ std::string haproxy_config(const HaproxyInput& in) {
       "  timeout queue {2}s\n"
       "resolvers cluster\n"
       "  parse-resolv-conf\n"
-      "  timeout resolve 5s\n"
-      "  hold valid 5s\n"
+      "  timeout resolve {6}s\n"
+      "  hold valid {6}s\n"
       "  accepted_payload_size 8192\n"
       "frontend clients\n"
       "  bind :8000\n"
@@ -38,12 +38,16 @@ std::string haproxy_config(const HaproxyInput& in) {
       "frontend stats\n"
       "  bind :{5}\n"
       "  http-request use-service prometheus-exporter if {{ path /metrics }}\n"
+      "  # Ready only while a replica is up: at zero replicas the KEDA HTTP add-on's interceptor holds requests\n"
+      "  # until this proxy is ready instead of passing them to a proxy that would answer 503.\n"
+      "  http-request return status 503 content-type text/plain string \"no replica up\" if {{ path /ready }} {{ nbsrv(replicas) eq 0 }}\n"
+      "  http-request return status 200 content-type text/plain string \"ready\" if {{ path /ready }}\n"
       "  monitor-uri /healthz\n"
       "backend replicas\n"
       "  balance {3}\n"
       "  option httpchk\n"
       "  http-check send meth GET uri {4}\n",
-      in.name, kHaproxySource, queue_s, in.balance, in.health_path, kHaproxyMetricsPort);
+      in.name, kHaproxySource, queue_s, in.balance, in.health_path, kHaproxyMetricsPort, kRouterProbePeriodS);
   if (in.maxconn_per_replica > 0)
     out += fmt::format(
         "  # Each replica takes {0} request(s) at a time from this proxy; the rest wait in the backend's queue\n"
@@ -51,10 +55,12 @@ std::string haproxy_config(const HaproxyInput& in) {
         in.maxconn_per_replica);
   out += fmt::format(
       "  # One server slot per replica the autoscaler may run, filled from the A records of the replicas'\n"
-      "  # headless Service (ready pods only), re-resolved every 5 s.\n"
-      "  default-server check inter 5s{0} resolvers cluster resolve-prefer ipv4 init-addr none\n"
+      "  # headless Service (ready pods only), re-resolved every {2} s; one check passed puts a pod Kubernetes\n"
+      "  # already found ready into service (rise 1).\n"
+      "  default-server check inter {2}s rise 1{0} resolvers cluster resolve-prefer ipv4 init-addr none\n"
       "  server-template replica {1} \"${{REPLICAS_HOST}}:8000\"\n",
-      in.maxconn_per_replica > 0 ? fmt::format(" maxconn {}", in.maxconn_per_replica) : "", std::max(1, in.server_slots));
+      in.maxconn_per_replica > 0 ? fmt::format(" maxconn {}", in.maxconn_per_replica) : "", std::max(1, in.server_slots),
+      kRouterProbePeriodS);
   return out;
 }
 
@@ -102,6 +108,8 @@ std::string haproxy_deployment(const HaproxyInput& in) {
       "# It reads {0}-router-configmap.yaml and finds the replicas through the DNS of {1} (REPLICAS_HOST; set\n"
       "# CLUSTER_DOMAIN if your cluster's is not cluster.local). Source: {2}.\n",
       in.name, in.replicas_service, kHaproxySource);
+  out += "# Ready only while a replica is up (/ready): a Service or the KEDA HTTP add-on's interceptor sends it nothing\n"
+         "# until then. Alive while it answers (/healthz).\n";
   out += replicas == 1 && in.maxconn_per_replica > 0
              ? "# One proxy: the replicas share its queue, and a second proxy would keep a queue and counts of its own, sending\n"
                "# requests to replicas busy with the other's. If its node is lost it is started elsewhere after 10 s\n"
@@ -124,8 +132,8 @@ std::string haproxy_deployment(const HaproxyInput& in) {
       "            requests: {{cpu: \"1\", memory: 256Mi}}\n"
       "            limits: {{memory: 512Mi}}\n"
       "          readinessProbe:\n"
-      "            httpGet: {{path: /healthz, port: metrics}}\n"
-      "            periodSeconds: 5\n"
+      "            httpGet: {{path: /ready, port: metrics}}\n"
+      "            periodSeconds: {4}\n"
       "          livenessProbe:\n"
       "            httpGet: {{path: /healthz, port: metrics}}\n"
       "            periodSeconds: 15\n"
@@ -134,7 +142,7 @@ std::string haproxy_deployment(const HaproxyInput& in) {
       "            - {{name: config, mountPath: /usr/local/etc/haproxy, readOnly: true}}\n"
       "      volumes:\n"
       "        - {{name: config, configMap: {{name: {0}-router}}}}\n",
-      in.name, yaml_quoted(in.image), in.replicas_service, kHaproxyMetricsPort);
+      in.name, yaml_quoted(in.image), in.replicas_service, kHaproxyMetricsPort, kRouterProbePeriodS);
   return out;
 }
 

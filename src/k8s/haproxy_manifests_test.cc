@@ -1,8 +1,9 @@
-// HAProxy in front of a pool kept warm: its configuration is one HAProxy accepts (Debian's
+// HAProxy in front of a pool: its configuration is one HAProxy accepts (Debian's
 // haproxy, of the branch the image pins, checks it with haproxy -c), it queues and balances as
 // the plan's routing was verified, the objects validate against their published schemas, and
 // they are wired so that clients reach the replicas through the proxy alone and the autoscalers
-// read the proxy's queue where requests wait in it.
+// read the proxy's queue where requests wait in it; it is ready only while a replica is up, which
+// is what lets a pool scaled to zero keep it.
 #include "k8s/haproxy_manifests.h"
 
 #include <gtest/gtest.h>
@@ -31,6 +32,7 @@
 #include "core/require_tools_test.h"
 #include "k8s/manifest_schemas_test.h"
 #include "k8s/manifests.h"
+#include "k8s/router_manifests.h"
 #include "k8s/yaml_json_test.h"
 
 namespace gw {
@@ -134,7 +136,7 @@ TEST(HaproxyConfig, ASharedQueueHandsEachReplicaOneRequestAtATime) {
 // as many at once as it is sent, and counts the most it held at once.
 class SlowReplica {
  public:
-  SlowReplica() {
+  explicit SlowReplica(int port = 0) {
     server_.Get("/v2/health/ready", [](const httplib::Request&, httplib::Response& r) { r.set_content("ok", "text/plain"); });
     server_.Get("/infer", [this](const httplib::Request&, httplib::Response& r) {
       const int now = ++held_;
@@ -145,7 +147,7 @@ class SlowReplica {
       --held_;
       r.set_content("done", "text/plain");
     });
-    port_ = server_.bind_to_any_port("127.0.0.1");
+    port_ = port > 0 ? (server_.bind_to_port("127.0.0.1", port) ? port : -1) : server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
@@ -166,7 +168,8 @@ class SlowReplica {
 
 // HAProxy run on loopback (Debian's, in the foreground) with the emitted configuration: its
 // listeners on the server's port and the next (its metrics), its servers the given replicas
-// instead of the slots the cluster's DNS fills.
+// instead of the slots the cluster's DNS fills, checked every 200 ms instead of 5 s so that a
+// replica's coming and going shows within a second.
 struct LoopbackHaproxy : testing_support::LoopbackServer {
   LoopbackHaproxy(const std::string& emitted, const std::vector<int>& replica_ports) {
     dir = std::filesystem::temp_directory_path() / fmt::format("gpuwise_haproxy_live_{}", ::getpid());
@@ -185,6 +188,8 @@ struct LoopbackHaproxy : testing_support::LoopbackServer {
       // Addresses given, none to resolve (a server left to the resolver starts in maintenance).
       const std::string resolved = " resolvers cluster resolve-prefer ipv4 init-addr none";
       config.erase(config.find(resolved), resolved.size());
+      const std::string every = fmt::format(" inter {}s ", kRouterProbePeriodS);
+      config.replace(config.find(every), every.size(), " inter 200ms ");
       std::ofstream(dir / "haproxy.cfg") << config;
       return std::vector<std::string>{"haproxy", "-db", "-f", (dir / "haproxy.cfg").string()};
     };
@@ -241,6 +246,40 @@ TEST(HaproxyLive, ASharedQueueHandsEachReplicaOneRequestAtATime) {
   EXPECT_EQ(most_held_through("leastconn", 1, &took), 1);
   EXPECT_GE(took.count(), 2000);  // two rounds of a second
   EXPECT_EQ(most_held_through("roundrobin", 0, &took), 2);
+}
+
+// The status of GET path on loopback port, polled every 50 ms until it is `want` or 10 s have
+// passed; the last status seen (0: no answer).
+int status_once_it_is(int port, const std::string& path, int want) {
+  int status = 0;
+  for (int i = 0; i < 200 && status != want; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    httplib::Client client("127.0.0.1", port);
+    client.set_connection_timeout(1, 0);
+    auto response = client.Get(path);
+    status = response ? response->status : 0;
+  }
+  return status;
+}
+
+// The proxy is ready (/ready on its metrics port) only while a replica is up, as the readiness
+// probe the interceptor's wait depends on needs: its one replica stopped, it answers 503 within
+// its checks; a replica started again on that port, 200 after one check (rise 1). Alive
+// (/healthz) throughout.
+TEST(HaproxyLive, TheProxyIsReadyOnlyWhileAReplicaIsUp) {
+  REQUIRE_TOOLS(testing_support::have("haproxy"), "haproxy is required (scripts/bootstrap installs it)");
+  auto replica = std::make_unique<SlowReplica>();
+  const int replica_port = replica->port();
+  LoopbackHaproxy proxy(haproxy_config(proxy_input("leastconn", 1)), {replica_port});
+  ASSERT_TRUE(proxy.ready()) << proxy.log();
+  const int metrics_port = proxy.port + 1;
+  EXPECT_EQ(status_once_it_is(metrics_port, "/ready", 200), 200);
+  replica.reset();
+  EXPECT_EQ(status_once_it_is(metrics_port, "/ready", 503), 503);
+  EXPECT_EQ(status_once_it_is(metrics_port, "/healthz", 200), 200);
+  replica = std::make_unique<SlowReplica>(replica_port);
+  ASSERT_EQ(replica->port(), replica_port);
+  EXPECT_EQ(status_once_it_is(metrics_port, "/ready", 200), 200);
 }
 
 TEST_F(ManifestSchemas, ProxiedPoolManifestsValidate) {
@@ -323,11 +362,28 @@ TEST(HaproxyManifests, RoundRobinLeavesTheBacklogAtTheReplicas) {
             (std::vector<std::string>{"balance roundrobin"}));
   // No queue to share: two proxies, one lost leaves the other routing.
   EXPECT_EQ(by_file.at("frames-router-deployment.yaml")["spec"]["replicas"].as<int>(), 2);
-  // Scaled to zero: the interceptor and the Service, no proxy.
+}
+
+// Scaled to zero, the pool keeps its proxy: the interceptor forwards to the proxy's Service, whose
+// pod is ready only while a replica is up (/ready), and it scales the replicas.
+TEST(HaproxyManifests, APoolScaledToZeroIsWokenThroughItsProxy) {
+  ManifestInput in = queued_frames_input();
   in.min_replicas = 0;
-  std::vector<std::string> files;
-  for (const auto& m : service_manifests(in)) files.push_back(m.file_name);
-  EXPECT_EQ(std::count(files.begin(), files.end(), "frames-router-deployment.yaml"), 0);
+  const std::map<std::string, YAML::Node> by_file = by_file_name(service_manifests(in));
+  const YAML::Node proxy = by_file.at("frames-router-deployment.yaml");
+  const YAML::Node target = by_file.at("frames-keda-httpscaledobject.yaml")["spec"]["scaleTargetRef"];
+  EXPECT_EQ(target["name"].as<std::string>(), "frames");
+  EXPECT_TRUE(selects(string_map(by_file.at(target["service"].as<std::string>() + "-service.yaml")["spec"]["selector"]),
+                      string_map(proxy["spec"]["template"]["metadata"]["labels"])));
+  const YAML::Node container = proxy["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(container["readinessProbe"]["httpGet"]["path"].as<std::string>(), "/ready");
+  EXPECT_EQ(container["livenessProbe"]["httpGet"]["path"].as<std::string>(), "/healthz");
+  const std::string cfg = by_file.at("frames-router-configmap.yaml")["data"]["haproxy.cfg"].as<std::string>();
+  EXPECT_EQ(config_lines(cfg, "http-request return status 503").size(), 1u) << cfg;
+  EXPECT_NE(cfg.find("nbsrv(replicas) eq 0"), std::string::npos) << cfg;
+  // Still one queue the replicas share, in one proxy.
+  EXPECT_EQ(proxy["spec"]["replicas"].as<int>(), 1);
+  EXPECT_EQ(config_lines(cfg, "balance"), (std::vector<std::string>{"balance leastconn"}));
 }
 
 }  // namespace

@@ -246,8 +246,15 @@ std::string http_scaled_object(const ManifestInput& in, const std::string& name)
   out += fmt::format("# Why: minReplicaCount 0: {}.\n", in.why_min);
   out += "# At zero replicas no pod exports vLLM's queue gauges and the Service has no endpoints, so a Prometheus\n"
          "# trigger could never wake the service. The add-on's interceptor is in the request path instead: it counts\n"
-         "# requests in flight whether or not a replica runs, holds new ones until one is ready, and KEDA scales on\n"
-         "# that count. Send clients (or your ingress / gateway route) to\n";
+         "# requests in flight whether or not a replica runs, holds new ones until the Service below has a ready\n"
+         "# endpoint, and KEDA scales the Deployment on that count.\n";
+  if (router_in_front(in))
+    out += fmt::format("# The Service is the router's ({}-router-deployment.yaml), whose pods are ready only while a replica is:\n"
+                       "# held requests go on once a replica has started and the router routes to it, and from then on\n"
+                       "# every request is routed as the plan's simulation verified. The interceptor waits for the Service's\n"
+                       "# ready endpoints (interceptor/forward_wait_func.go, http-add-on 0.8 and later).\n",
+                       name);
+  out += "# Send clients (or your ingress / gateway route) to\n";
   out += fmt::format("#   http://keda-add-ons-http-interceptor-proxy.keda:8080 with the header Host: {}\n", name);
   out += fmt::format("# Concurrency target: {} requests in flight per replica ({}).\n", concurrency, in.why_threshold);
   out += fmt::format("# conditionWait {:.0f} s: twice the {:.0f} s cold start (node, image, weights), so held requests wait\n"
@@ -442,7 +449,7 @@ bool queue_in_proxy(const ManifestInput& in) { return router_in_front(in) && !in
 
 bool router_in_front(const ManifestInput& in) {
   const bool router = (in.llm && !in.vllm_router_policy.empty()) || !in.haproxy_balance.empty();
-  return router && in.role.empty() && in.min_replicas > 0;
+  return router && in.role.empty();
 }
 
 std::string metrics_service_name(const ManifestInput& in) { return router_in_front(in) ? workload_name(in) + "-replicas" : workload_name(in); }

@@ -158,8 +158,9 @@ std::string service_yaml(const std::string& name, const std::string& labels, con
                          const std::string& extra_ports = "");
 // Pods' labels, "key: value, ...": the service's, and the pool's role under disaggregation.
 std::string pod_labels(const std::string& service, const std::string& role);
-// Whether a router goes in front of a pool kept warm: the vLLM Router (ManifestInput::vllm_router_policy,
-// an LLM's) or HAProxy (ManifestInput::haproxy_balance).
+// Whether a router goes in front of a pool: the vLLM Router (ManifestInput::vllm_router_policy, an
+// LLM's) or HAProxy (ManifestInput::haproxy_balance). A pool scaled to zero keeps it too: it is
+// ready only while a replica is, so the KEDA HTTP add-on's interceptor holds requests until then.
 bool router_in_front(const ManifestInput& in);
 // The Service whose name labels the replicas' metrics (service="..."): the workload's, or
 // <name>-replicas behind a router.

@@ -103,7 +103,11 @@ std::vector<Manifest> router_manifests(const ManifestInput& in, const std::strin
   const std::string replicas = metrics_service_name(in);
   std::string client = manifest_header(in, vllm_router ? "Service (v1): the service's endpoint, the vLLM Router's"
                                                        : "Service (v1): the service's endpoint, HAProxy's");
-  client += "# Clients call it directly, or through your ingress or gateway; the router sends each request on to a replica.\n";
+  client += in.min_replicas == 0
+                ? "# Clients reach it through the KEDA HTTP add-on's interceptor (see the HTTPScaledObject), which holds requests\n"
+                  "# until this Service has a ready endpoint: the router is ready only while a replica is. It sends each request\n"
+                  "# on to a replica.\n"
+                : "# Clients call it directly, or through your ingress or gateway; the router sends each request on to a replica.\n";
   if (queue_in_proxy(in)) {
     // The queue is the proxy's: the ServiceMonitor scrapes its metrics through this Service.
     client += fmt::format("# Requests wait in HAProxy's queue: {}-servicemonitor.yaml scrapes its metrics port (service=\"{}\"), which\n"

@@ -1,7 +1,8 @@
-// The router in front of one pool kept warm, with the routing its plan was verified with: the
-// vLLM Router (round_robin, power_of_two) or HAProxy (a queue the replicas share, leastconn,
-// roundrobin, random(2)); the Service clients call (the router's, named as the service) and the
-// replicas' own headless Service, whose name labels their metrics and whose DNS lists them.
+// The router in front of one pool, kept warm or scaled to zero, with the routing its plan was
+// verified with: the vLLM Router (round_robin, power_of_two) or HAProxy (a queue the replicas
+// share, leastconn, roundrobin, random(2)); the Service clients call (the router's, named as the
+// service) and the replicas' own headless Service, whose name labels their metrics and whose DNS
+// lists them.
 #pragma once
 
 #include <string>
@@ -10,6 +11,11 @@
 #include "k8s/manifests.h"
 
 namespace gw {
+
+// Seconds between the routers' readiness probes, HAProxy's health checks of the replicas and its
+// re-resolutions of their DNS; CoreDNS caches cluster records as long (its kubernetes plugin's
+// default TTL). How soon a ready replica gets requests follows from it (plan's router_join_s).
+inline constexpr int kRouterProbePeriodS = 5;
 
 std::vector<Manifest> router_manifests(const ManifestInput& in, const std::string& name);
 

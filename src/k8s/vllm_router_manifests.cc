@@ -17,6 +17,12 @@ std::string vllm_router_deployment(const VllmRouterInput& in) {
   if (in.replicas == 1)
     out += "# One router: two would each deal their own turns and send replicas bursts the plan was not verified with.\n"
            "# If its node is lost it is started elsewhere after 10 s (tolerationSeconds below; the default is 300 s).\n";
+  // /health answers 503 while any worker is unhealthy (and 200 with none): as a liveness probe it
+  // restarted the router whenever one replica failed its checks; /readiness is 503 until a
+  // worker is healthy, /liveness 200 while the process answers (vllm-project/router src/server.rs
+  // and src/routers/http/router.rs).
+  out += "# Ready only while a replica is (/readiness): a Service or the KEDA HTTP add-on's interceptor sends it nothing\n"
+         "# until then. Alive while it answers (/liveness), whatever its replicas' health.\n";
   out += router_deployment_head(in.name, in.pod_labels, in.replicas);
   out += fmt::format(
       "      serviceAccountName: {0}-router\n"
@@ -35,13 +41,13 @@ std::string vllm_router_deployment(const VllmRouterInput& in) {
       "            requests: {{cpu: \"1\", memory: 1Gi}}\n"
       "            limits: {{memory: 2Gi}}\n"
       "          readinessProbe:\n"
-      "            httpGet: {{path: /health, port: http}}\n"
-      "            periodSeconds: 5\n"
+      "            httpGet: {{path: /readiness, port: http}}\n"
+      "            periodSeconds: {4}\n"
       "          livenessProbe:\n"
-      "            httpGet: {{path: /health, port: http}}\n"
+      "            httpGet: {{path: /liveness, port: http}}\n"
       "            periodSeconds: 15\n"
       "            failureThreshold: 4\n",
-      in.name, yaml_quoted(in.image), in.mode_args, in.discovery_args);
+      in.name, yaml_quoted(in.image), in.mode_args, in.discovery_args, kRouterProbePeriodS);
   return out;
 }
 

@@ -2,7 +2,7 @@
 // schemas, and they are wired as the plan was verified: the router's selector takes exactly the
 // replicas' pods (not its own), clients' Service reaches the router alone, the replicas' headless
 // Service is the one the ServiceMonitor selects and the autoscalers' query names, and the router
-// reads pods under its own identity. A pool scaled to zero keeps the interceptor and the Service.
+// reads pods under its own identity. A pool scaled to zero is woken through its router.
 #include "k8s/vllm_router_manifests.h"
 
 #include <gtest/gtest.h>
@@ -136,18 +136,27 @@ TEST(VllmRouterManifests, ClientsReachTheReplicasThroughTheRouterAlone) {
   EXPECT_EQ(rule["verbs"].size(), 3u);
 }
 
-// At zero replicas the interceptor holds requests and forwards them to the Service once a
-// replica is ready; a router in between would answer at once with no replica behind it.
-TEST(VllmRouterManifests, APoolScaledToZeroKeepsTheInterceptorAndService) {
+// At zero replicas the interceptor holds requests until the Service it forwards to has a ready
+// endpoint: that Service is the router's, whose pods are ready only while a replica is
+// (/readiness), so held requests go on once a replica serves, routed as verified. The router
+// stays alive (/liveness) whatever its replicas' health: /health, 503 while any replica is
+// unhealthy, would have restarted it.
+TEST(VllmRouterManifests, APoolScaledToZeroIsWokenThroughItsRouter) {
   ManifestInput in = routed_chat_input();
   in.min_replicas = 0;
   const std::map<std::string, YAML::Node> by_file = by_file_name(service_manifests(in));
-  EXPECT_EQ(by_file.count("chat-router-deployment.yaml"), 0u);
-  EXPECT_EQ(by_file.count("chat-replicas-service.yaml"), 0u);
-  const YAML::Node service = by_file.at("chat-service.yaml");
-  EXPECT_TRUE(selects(string_map(service["spec"]["selector"]),
-                      string_map(by_file.at("chat-deployment.yaml")["spec"]["template"]["metadata"]["labels"])));
-  EXPECT_EQ(by_file.at("chat-keda-httpscaledobject.yaml")["spec"]["scaleTargetRef"]["service"].as<std::string>(), "chat");
+  const YAML::Node router = by_file.at("chat-router-deployment.yaml");
+  const auto router_pods = string_map(router["spec"]["template"]["metadata"]["labels"]);
+  const YAML::Node target = by_file.at("chat-keda-httpscaledobject.yaml")["spec"]["scaleTargetRef"];
+  EXPECT_EQ(target["name"].as<std::string>(), "chat");  // the replicas' Deployment is scaled
+  EXPECT_EQ(by_file.at("chat-deployment.yaml")["metadata"]["name"].as<std::string>(), "chat");
+  const YAML::Node service = by_file.at(target["service"].as<std::string>() + "-service.yaml");
+  EXPECT_TRUE(selects(string_map(service["spec"]["selector"]), router_pods));
+  EXPECT_EQ(arg_after(router, "--policy"), "round_robin");
+  const YAML::Node container = router["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(container["readinessProbe"]["httpGet"]["path"].as<std::string>(), "/readiness");
+  EXPECT_EQ(container["livenessProbe"]["httpGet"]["path"].as<std::string>(), "/liveness");
+  EXPECT_EQ(by_file.count("chat-replicas-service.yaml"), 1u);
 }
 
 }  // namespace

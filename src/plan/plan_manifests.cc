@@ -307,8 +307,8 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     in.floor_replicas = best.spot_with_floor() ? per_node : 0;
     in.startup_s = r.warm_start_s;
     in.termination_grace_s = best.spot_with_floor() ? std::max(30.0, reclaim_notice(best.offering->cloud).seconds) : 60;
-    // The routing the plan was verified with (a pool scaled to zero is reached through the
-    // interceptor and the Service instead, as its scaling was simulated).
+    // The routing the plan was verified with (a pool scaled to zero too: the interceptor forwards
+    // to the router once it is ready).
     const Router routed = routing_as_deployed(best, in.llm, service.deployment ? &*service.deployment : nullptr);
     // The router's policies that the simulation's routers are (vllm-project/router: power_of_two,
     // round_robin), else HAProxy's (a shared queue, leastconn, roundrobin, random(2)).
@@ -320,7 +320,7 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     }
     in.client_timeout_s = service.traffic.client_timeout_s;
     if (service.deployment && service.deployment->router_replicas) in.router_replicas = *service.deployment->router_replicas;
-    if (in.vllm_router_policy.empty() && in.haproxy_balance.empty() && routed != Router::random && in.min_replicas > 0)
+    if (in.vllm_router_policy.empty() && in.haproxy_balance.empty() && routed != Router::random)
       in.verified_routing = std::string(router_name(routed));
     if (across_nodes) {
       in.nodes_per_replica = best.config.pipeline_parallel;

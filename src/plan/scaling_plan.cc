@@ -11,6 +11,7 @@
 #include "core/text.h"
 #include "model/memory.h"
 #include "plan/cold_start.h"
+#include "k8s/router_manifests.h"
 #include "plan/verify.h"
 #include "sim/deployment.h"
 
@@ -94,8 +95,8 @@ struct LayoutContext {
   const ScalingReport& report;
   const ArrivalOptions& arrivals;
   const std::vector<ReplicaConfig>& replicas;
-  Router router = Router::round_robin;
-  Router router_at_zero = Router::round_robin;  // the scale-to-zero policy's: through the interceptor and the Service
+  Router router = Router::round_robin;  // every policy's, the scale-to-zero one's too (routing_as_deployed)
+  bool llm = true;
   int router_instances = 1;  // copies of the router dealing requests (router_instances_as_deployed)
   int static_replicas = 0, max_replicas = 0;
   // A disaggregated layout's pools (prefill, then decode): each one's static and largest count.
@@ -264,8 +265,11 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
   s.lanes_per_replica = std::max(1, report.plan.config.pipeline_parallel);  // one node per stage: build_replicas's lanes
   s.initial_replicas = c.policy == ScalePolicy::static_peak ? layout.static_replicas
                                                              : std::clamp(layout.static_replicas, c.min_replicas, layout.max_replicas);
-  s.start_s = report.start_s;
-  s.warm_start_s = report.warm_start_s;
+  // A started replica gets requests once the router has found it; a pool woken from zero once
+  // the router is ready too.
+  const double join_s = router_join_s(layout.router, layout.llm, false);
+  s.start_s = report.start_s + (name == "scale-to-zero" ? router_join_s(layout.router, layout.llm, true) : join_s);
+  s.warm_start_s = report.warm_start_s + join_s;
   s.node_provisioning_s = scaling.node_provisioning_s;
   s.warm_pool = c.policy == ScalePolicy::static_peak ? 0 : scaling.warm_pool;  // a fixed pool starts nothing
   s.account_until_s = report.duration_s;
@@ -297,9 +301,9 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
   sim.max_duration_s = report.duration_s;
   sim.slo = layout.service.slo;
   sim.client_timeout_s = layout.service.traffic.client_timeout_s;
-  sim.router = name == "scale-to-zero" ? layout.router_at_zero : layout.router;
+  sim.router = layout.router;
   sim.decode_router = decode_routing_as_deployed(sim.router);
-  sim.router_instances = name == "scale-to-zero" ? 1 : layout.router_instances;
+  sim.router_instances = layout.router_instances;
   sim.timeseries_points = 0;
   sim.scaling = s;
   if (layout.options.on_progress) sim.on_progress = [&](long long admitted) { layout.options.on_progress(name, admitted); };
@@ -369,7 +373,7 @@ void simulate_policy(const LayoutContext& layout, PolicyRun& run) {
 
 
 void add_assumptions(ScalingReport& report, const ServiceSpec& service, const ScalingPlanOptions& options,
-                     const PolicyTargets& targets, double max_utilization, double load_gbps) {
+                     const PolicyTargets& targets, double max_utilization, double load_gbps, const LayoutContext& layout) {
   const ScalingSpec& scaling = service.scaling;
   const PlanOption& best = report.plan;
   auto& a = report.assumptions;
@@ -413,6 +417,20 @@ void add_assumptions(ScalingReport& report, const ServiceSpec& service, const Sc
                           "unless the spec's scaling section sets them: measure yours",
                           report.start_s, scaling.node_provisioning_s, scaling.container_start_s, report.model_load_s,
                           report.weights_gib, load_gbps, scaling.model_source, report.warm_start_s));
+  const double join_s = router_join_s(layout.router, layout.llm, false);
+  const double wake_s = router_join_s(layout.router, layout.llm, true);
+  std::string joins;
+  if (join_s > 0)
+    joins = fmt::format("; a started replica gets requests {:.3g} s after it is ready on average (the proxy's DNS cache, "
+                        "re-resolution and first health check, every {} s), {:.3g} s from zero (the proxy's readiness probe too)",
+                        join_s, kRouterProbePeriodS, wake_s);
+  else if (wake_s > 0)
+    joins = fmt::format("; from zero, the router's readiness probe (every {} s) adds {:.3g} s on average", kRouterProbePeriodS, wake_s);
+  a.push_back(fmt::format("routing, every policy's{}: {}{}",
+                          wake_s > 0 ? " (scale-to-zero's too: the HTTP add-on's interceptor holds requests until the router is "
+                                       "ready, which it is while a replica is)"
+                                     : "",
+                          routing_words(layout.router, layout.llm), joins));
   if (best.config.pipeline_parallel > 1)
     a.push_back(fmt::format("a replica spans {} nodes ({} x {} {}, a LeaderWorkerSet group): the autoscaler counts and starts whole "
                             "replicas; a replica's nodes are ordered together and it serves once all have loaded (every node fetches "
@@ -549,7 +567,7 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
   const double max_utilization = spec.constraints.max_utilization;
   LayoutContext layout(spec, service, options, report, arrivals, replicas.value());
   layout.router = *parse_router(deployment.router);
-  layout.router_at_zero = routing_as_deployed(best, llm, service.deployment ? &*service.deployment : nullptr, true);
+  layout.llm = llm;
   layout.router_instances = router_instances_as_deployed(layout.router, llm, service.deployment ? &*service.deployment : nullptr);
   layout.static_replicas = best.replicas;
   layout.max_replicas = scaling.max_replicas > 0 ? scaling.max_replicas : std::max(2 * best.replicas, best.replicas + 4);
@@ -629,7 +647,7 @@ Result<ScalingReport> scale_layout(const Catalog& catalog, const Spec& spec, con
         (report.recommended < 0 || p.usd < report.policies[static_cast<size_t>(report.recommended)].usd))
       report.recommended = static_cast<int>(i);
   }
-  add_assumptions(report, service, options, targets, max_utilization, start.load_gbps);
+  add_assumptions(report, service, options, targets, max_utilization, start.load_gbps, layout);
   return report;
 }
 

@@ -3,6 +3,7 @@
 #include "core/cancel.h"
 #include "core/parallel.h"
 #include "k8s/haproxy_manifests.h"
+#include "k8s/router_manifests.h"
 #include "k8s/vllm_router_manifests.h"
 #include "plan/cold_start.h"
 #include "plan/spot.h"
@@ -46,8 +47,7 @@ Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_t
   return d;
 }
 
-Router routing_as_deployed(const PlanOption& option, bool llm, const Deployment* engine, bool scaled_to_zero) {
-  if (scaled_to_zero && !option.decode) return Router::random;
+Router routing_as_deployed(const PlanOption& option, bool llm, const Deployment* engine) {
   if (engine && engine->router_given) return parse_router(engine->router).value_or(Router::round_robin);
   // The screen models one request per pass as M/G/c (one queue: HAProxy's, each replica taking one
   // request at a time) and batches per replica.
@@ -77,6 +77,16 @@ HaproxyRouting haproxy_routing(Router router, bool llm) {
     case Router::shared_queue: return {"leastconn", 1};
     default: return {};
   }
+}
+
+double router_join_s(Router router, bool llm, bool from_zero) {
+  const bool vllm_router = llm && !vllm_router_policy(router).empty() && router != Router::random;
+  const bool haproxy = !vllm_router && !haproxy_routing(router, llm).balance.empty();
+  if (!vllm_router && !haproxy) return 0;  // a Service: kube-proxy adds a ready endpoint at once
+  const double half_period_s = kRouterProbePeriodS / 2.0;
+  double join_s = haproxy ? 3 * half_period_s : 0;
+  if (from_zero) join_s += half_period_s;
+  return join_s;
 }
 
 int router_instances_as_deployed(Router router, bool llm, const Deployment* engine) {

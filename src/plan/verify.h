@@ -57,14 +57,19 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
 Deployment deployment_of(const PlanOption& option, bool llm, int prefill_chunk_tokens, const Deployment* engine = nullptr);
 
 // How requests reach the replicas as plan --emit-k8s deploys the option, so that the simulation
-// routes as the cluster will: LLM replicas kept warm (of replicas across nodes, their leaders),
-// and both halves of a disaggregated plan, behind the vLLM Router (round_robin); a pool scaled to
-// zero (the KEDA HTTP add-on's interceptor forwards to the Service) at random, as kube-proxy
-// spreads connections. Other
-// models kept warm, behind HAProxy: a shared queue (one request at a time) or round robin, as the
-// screen assumed. A router the spec's deployment names (deployment.router) is how the user
-// routes, and wins, except at zero replicas, where the interceptor forwards to the Service.
-Router routing_as_deployed(const PlanOption& option, bool llm, const Deployment* engine, bool scaled_to_zero = false);
+// routes as the cluster will: LLM replicas (of replicas across nodes, their leaders), and both
+// halves of a disaggregated plan, behind the vLLM Router (round_robin). Other models behind
+// HAProxy: a shared queue (one request at a time) or round robin, as the screen assumed. A pool
+// scaled to zero keeps its router (the KEDA HTTP add-on's interceptor forwards to it once it is
+// ready, which it is while a replica is). A router the spec's deployment names
+// (deployment.router) is how the user routes, and wins.
+Router routing_as_deployed(const PlanOption& option, bool llm, const Deployment* engine);
+// Seconds, on average, from a replica's pod turning ready to the router deployed for this routing
+// sending it requests: behind HAProxy, CoreDNS's cache (5 s), HAProxy's re-resolution (every
+// 5 s) and its first health check (every 5 s, one to pass), half of each on average; the vLLM
+// Router watches the pods and adds one as it turns ready. from_zero adds the router pod's own
+// readiness probe (every 5 s) where the pool woke from zero and the interceptor waits for it.
+double router_join_s(Router router, bool llm, bool from_zero);
 // In words, for --explain.
 std::string routing_words(Router router, bool llm);
 // The vLLM Router's --policy that routes so (power_of_two, round_robin, random); empty where it

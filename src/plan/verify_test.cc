@@ -157,21 +157,20 @@ services:
 }
 
 // The simulation routes as --emit-k8s deploys: LLM replicas behind the vLLM Router (round_robin;
-// replicas across nodes, their leaders), both halves of a disaggregated plan likewise, a pool at
-// zero through a Service (at random); a router the spec names wins except at zero; other
-// models behind HAProxy as the screen assumed (one shared queue unbatched, round robin batched).
+// replicas across nodes, their leaders), both halves of a disaggregated plan likewise; a router
+// the spec names wins; other models behind HAProxy as the screen assumed (one shared queue
+// unbatched, round robin batched). A pool scaled to zero keeps its router (its scaling
+// simulation routes with the same routing_as_deployed).
 TEST(VerifyPlan, RoutesAsTheManifestsDeploy) {
   PlanOption one_node;
   one_node.config.batching = Batching::continuous;
   EXPECT_EQ(routing_as_deployed(one_node, true, nullptr), Router::round_robin);
-  EXPECT_EQ(routing_as_deployed(one_node, true, nullptr, true), Router::random);
   PlanOption across = one_node;  // the router draws the groups' leaders
   across.config.pipeline_parallel = 2;
   EXPECT_EQ(routing_as_deployed(across, true, nullptr), Router::round_robin);
   PlanOption split = one_node;
   split.decode = DecodePool{};
   EXPECT_EQ(routing_as_deployed(split, true, nullptr), Router::round_robin);
-  EXPECT_EQ(routing_as_deployed(split, true, nullptr, true), Router::round_robin);
   PlanOption split_across = split;
   split_across.config.pipeline_parallel = 2;
   EXPECT_EQ(routing_as_deployed(split_across, true, nullptr), Router::round_robin);
@@ -183,7 +182,6 @@ TEST(VerifyPlan, RoutesAsTheManifestsDeploy) {
   EXPECT_EQ(decode_routing_as_deployed(Router::power_of_two), Router::power_of_two);
   EXPECT_EQ(decode_routing_as_deployed(Router::round_robin), Router::round_robin);
   EXPECT_EQ(decode_routing_as_deployed(Router::shortest_queue), Router::least_tokens);
-  EXPECT_EQ(routing_as_deployed(one_node, true, &named, true), Router::random);
   Deployment defaulted;  // router not given: its default is not how the user routes
   EXPECT_EQ(routing_as_deployed(one_node, true, &defaulted), Router::round_robin);
   PlanOption classic;
@@ -191,8 +189,6 @@ TEST(VerifyPlan, RoutesAsTheManifestsDeploy) {
   EXPECT_EQ(routing_as_deployed(classic, false, nullptr), Router::shared_queue);
   classic.config.batching = Batching::dynamic;
   EXPECT_EQ(routing_as_deployed(classic, false, nullptr), Router::round_robin);
-  // At zero replicas every model is reached through the interceptor and the Service.
-  EXPECT_EQ(routing_as_deployed(classic, false, nullptr, true), Router::random);
   // HAProxy routes what the vLLM Router does not: a shared queue (one request per replica at a
   // time), the fewest in flight, round robin and two drawn for other models.
   EXPECT_EQ(haproxy_routing(Router::shared_queue, false).balance, "leastconn");
@@ -210,6 +206,22 @@ TEST(VerifyPlan, RoutesAsTheManifestsDeploy) {
   EXPECT_NE(routing_words(Router::random, true).find("kube-proxy"), std::string::npos);
   EXPECT_NE(routing_words(Router::shared_queue, false).find("HAProxy in front"), std::string::npos);
   EXPECT_NE(routing_words(Router::power_of_two, false).find("random(2)"), std::string::npos);
+}
+
+// A started replica gets requests once the router deployed for its routing has found it: behind
+// HAProxy after its DNS cache, re-resolution and first check (half a 5 s period each on
+// average), behind the vLLM Router as it turns ready; from zero the router's readiness probe
+// adds half a period; a Service's kube-proxy adds nothing.
+TEST(VerifyPlan, ARouterFindsAStartedReplicaAfterItsOwnDelays) {
+  EXPECT_DOUBLE_EQ(router_join_s(Router::shared_queue, false, false), 7.5);
+  EXPECT_DOUBLE_EQ(router_join_s(Router::shared_queue, false, true), 10.0);
+  EXPECT_DOUBLE_EQ(router_join_s(Router::round_robin, false, false), 7.5);
+  EXPECT_DOUBLE_EQ(router_join_s(Router::shortest_queue, true, false), 7.5);  // HAProxy's leastconn for an LLM
+  EXPECT_DOUBLE_EQ(router_join_s(Router::round_robin, true, false), 0.0);     // the vLLM Router
+  EXPECT_DOUBLE_EQ(router_join_s(Router::round_robin, true, true), 2.5);
+  EXPECT_DOUBLE_EQ(router_join_s(Router::power_of_two, true, true), 2.5);
+  EXPECT_DOUBLE_EQ(router_join_s(Router::random, true, true), 0.0);        // a Service
+  EXPECT_DOUBLE_EQ(router_join_s(Router::least_tokens, true, true), 0.0);  // no router has it: a Service
 }
 
 }  // namespace
