@@ -83,14 +83,15 @@ TEST(CliPlan, EmitK8sWritesManifestsWithTheirFigures) {
   std::filesystem::remove_all(dir);
   CliRun r = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/dev-endpoint-weekdays.yaml", "--emit-k8s", dir, "-q"});
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* file : {"dev-assistant-deployment.yaml", "dev-assistant-service.yaml", "dev-assistant-keda-httpscaledobject.yaml",
-                           "dev-assistant-hpa.yaml", "dev-assistant-karpenter-nodepool.yaml"})
+  for (const char* file : {"dev-assistant-deployment.yaml", "dev-assistant-service.yaml", "dev-assistant-interceptorroute.yaml",
+                           "dev-assistant-keda-scaledobject.yaml", "dev-assistant-hpa.yaml", "dev-assistant-karpenter-nodepool.yaml"})
     EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / file)) << file;
-  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(dir) / "dev-assistant-keda-scaledobject.yaml"));
-  YAML::Node http = YAML::LoadFile((std::filesystem::path(dir) / "dev-assistant-keda-httpscaledobject.yaml").string());
-  EXPECT_EQ(http["spec"]["replicas"]["min"].as<int>(), 0);
-  EXPECT_EQ(http["spec"]["scaledownPeriod"].as<int>(), 600);  // the spec's keep_alive_s
-  EXPECT_EQ(http["spec"]["scaleTargetRef"]["service"].as<std::string>(), "dev-assistant");
+  YAML::Node from_zero = YAML::LoadFile((std::filesystem::path(dir) / "dev-assistant-keda-scaledobject.yaml").string());
+  EXPECT_EQ(from_zero["spec"]["minReplicaCount"].as<int>(), 0);
+  EXPECT_EQ(from_zero["spec"]["cooldownPeriod"].as<int>(), 600);  // the spec's keep_alive_s
+  EXPECT_EQ(from_zero["spec"]["triggers"][0]["type"].as<std::string>(), "external-push");  // the interceptor's count
+  YAML::Node route = YAML::LoadFile((std::filesystem::path(dir) / "dev-assistant-interceptorroute.yaml").string());
+  EXPECT_EQ(route["spec"]["target"]["service"].as<std::string>(), "dev-assistant");
   // That Service is the vLLM Router's, ready once a replica is: the interceptor waits for it, and
   // the pool at zero is routed as it was verified.
   EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / "dev-assistant-router-deployment.yaml"));
@@ -317,7 +318,7 @@ TEST(CliPlan, EmitK8sSaysToReserveTheFloorTheAutoscalerWasBilledAt) {
   std::filesystem::remove_all(dir);
   r = run({"plan", reserved_variant("dev-endpoint-weekdays.yaml"), "-q", "--emit-k8s", dir.string()});
   ASSERT_EQ(r.code, 0) << r.err;
-  ASSERT_TRUE(std::filesystem::exists(dir / "dev-assistant-keda-httpscaledobject.yaml"));
+  ASSERT_TRUE(std::filesystem::exists(dir / "dev-assistant-interceptorroute.yaml"));
   EXPECT_NE(file_text(dir / "dev-assistant-deployment.yaml").find("reserve none"), std::string::npos);
   std::filesystem::remove_all(dir);
   r = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/dev-endpoint-weekdays.yaml", "-q", "--emit-k8s", dir.string()});

@@ -371,8 +371,9 @@ TEST(HaproxyManifests, APoolScaledToZeroIsWokenThroughItsProxy) {
   in.min_replicas = 0;
   const std::map<std::string, YAML::Node> by_file = by_file_name(service_manifests(in));
   const YAML::Node proxy = by_file.at("frames-router-deployment.yaml");
-  const YAML::Node target = by_file.at("frames-keda-httpscaledobject.yaml")["spec"]["scaleTargetRef"];
-  EXPECT_EQ(target["name"].as<std::string>(), "frames");
+  const YAML::Node target = by_file.at("frames-interceptorroute.yaml")["spec"]["target"];
+  // The ScaledObject scales the replicas' Deployment on the interceptor's count.
+  EXPECT_EQ(by_file.at("frames-keda-scaledobject.yaml")["spec"]["scaleTargetRef"]["name"].as<std::string>(), "frames");
   EXPECT_TRUE(selects(string_map(by_file.at(target["service"].as<std::string>() + "-service.yaml")["spec"]["selector"]),
                       string_map(proxy["spec"]["template"]["metadata"]["labels"])));
   const YAML::Node container = proxy["spec"]["template"]["spec"]["containers"][0];

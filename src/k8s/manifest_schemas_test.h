@@ -55,7 +55,7 @@ class ManifestSchemas : public ::testing::Test {
     if (file.find("serviceaccount") != std::string::npos) return "serviceaccount-v1.schema.json";
     if (file.find("rolebinding") != std::string::npos) return "rolebinding-rbac-v1.schema.json";
     if (file.find("-role.yaml") != std::string::npos) return "role-rbac-v1.schema.json";
-    if (file.find("httpscaledobject") != std::string::npos) return "keda-httpscaledobject-v1alpha1.schema.json";
+    if (file.find("interceptorroute") != std::string::npos) return "keda-interceptorroute-v1beta1.schema.json";
     if (file.find("keda") != std::string::npos) return "keda-scaledobject-v1alpha1.schema.json";
     if (file.find("-service.yaml") != std::string::npos) return "service-v1.schema.json";
     if (file.find("hpa") != std::string::npos) return "hpa-autoscaling-v2.schema.json";

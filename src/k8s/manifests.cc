@@ -225,7 +225,7 @@ std::string service(const ManifestInput& in, const std::string& name, const std:
                                                                     : "Service (v1): the service's endpoint, its " + role_selected);
   out += !role_selected.empty() ? "# Clients call it directly, or through your ingress or gateway.\n"
          : in.min_replicas == 0
-             ? "# Clients reach it through the KEDA HTTP add-on's interceptor (see the HTTPScaledObject), never directly:\n"
+             ? "# Clients reach it through the KEDA HTTP add-on's interceptor (see the InterceptorRoute), never directly:\n"
                "# at zero replicas this Service has no endpoints and refuses connections.\n"
              : "# Clients call it directly, or through your ingress or gateway.\n";
   if (role_selected.empty() && !in.verified_routing.empty())
@@ -238,55 +238,79 @@ std::string service(const ManifestInput& in, const std::string& name, const std:
 }
 
 // Scale to zero and back: the interceptor counts requests in flight (its own metric, there at
-// zero replicas), holds new ones until a replica is ready, and KEDA scales on that count.
-std::string http_scaled_object(const ManifestInput& in, const std::string& name) {
+// zero replicas), holds new ones until the Service it forwards to has a ready endpoint; the
+// InterceptorRoute says how it routes and counts, a ScaledObject scales the Deployment on that
+// count through the add-on's external scaler (http-add-on 0.14 and later: InterceptorRoute
+// replaced the HTTPScaledObject, which made its own ScaledObject).
+std::string interceptor_route(const ManifestInput& in, const std::string& name) {
   const double wait_s = std::max(60.0, std::ceil(2 * std::max(in.cold_start_s, in.startup_s)));
   const long long concurrency = std::max(1LL, static_cast<long long>(std::floor(in.queue_threshold)));
-  std::string out = manifest_header(in, "KEDA HTTP add-on HTTPScaledObject (http.keda.sh/v1alpha1): scale to zero and back");
-  out += fmt::format("# Why: minReplicaCount 0: {}.\n", in.why_min);
-  out += "# At zero replicas no pod exports vLLM's queue gauges and the Service has no endpoints, so a Prometheus\n"
-         "# trigger could never wake the service. The add-on's interceptor is in the request path instead: it counts\n"
-         "# requests in flight whether or not a replica runs, holds new ones until the Service below has a ready\n"
-         "# endpoint, and KEDA scales the Deployment on that count.\n";
+  std::string out = manifest_header(in, "KEDA HTTP add-on InterceptorRoute (http.keda.sh/v1beta1): the request path that wakes it from zero");
+  out += fmt::format("# Why: minReplicaCount 0 ({}-keda-scaledobject.yaml): {}.\n", name, in.why_min);
+  out += "# At zero replicas no pod exports a queue gauge and the Service has no endpoints, so a Prometheus trigger\n"
+         "# could never wake the service. The add-on's interceptor is in the request path instead: it counts requests\n"
+         "# in flight whether or not a replica runs, holds new ones until the Service below has a ready endpoint, and\n"
+         "# reports the count to the add-on's external scaler, which the ScaledObject's trigger reads.\n";
   if (router_in_front(in))
     out += fmt::format("# The Service is the router's ({}-router-deployment.yaml), whose pods are ready only while a replica is:\n"
                        "# held requests go on once a replica has started and the router routes to it, and from then on\n"
                        "# every request is routed as the plan's simulation verified. The interceptor waits for the Service's\n"
-                       "# ready endpoints (interceptor/forward_wait_func.go, http-add-on 0.8 and later).\n",
+                       "# ready endpoints (interceptor/middleware/endpoint_resolver.go).\n",
                        name);
   out += "# Send clients (or your ingress / gateway route) to\n";
   out += fmt::format("#   http://keda-add-ons-http-interceptor-proxy.keda:8080 with the header Host: {}\n", name);
   out += fmt::format("# Concurrency target: {} requests in flight per replica ({}).\n", concurrency, in.why_threshold);
-  out += fmt::format("# conditionWait {:.0f} s: twice the {:.0f} s cold start (node, image, weights), so held requests wait\n"
-                     "# for the first replica instead of failing; responseHeader 300 s: a non-streaming completion sends its\n"
-                     "# headers only when it is done. Source: {}.\n",
+  out += fmt::format("# readiness {:.0f} s: twice the {:.0f} s cold start (node, image, weights), so held requests wait for the\n"
+                     "# first replica instead of failing; responseHeader 300 s: a non-streaming completion sends its headers only\n"
+                     "# when it is done. Source: {}.\n",
                      wait_s, in.cold_start_s, kKedaHttpAddOnSource);
   out += fmt::format(
-      "apiVersion: http.keda.sh/v1alpha1\n"
-      "kind: HTTPScaledObject\n"
+      "apiVersion: http.keda.sh/v1beta1\n"
+      "kind: InterceptorRoute\n"
       "metadata:\n"
       "  name: {0}\n"
       "  labels: {{app.kubernetes.io/managed-by: gpuwise, gpuwise.dev/service: {0}}}\n"
       "spec:\n"
-      "  hosts: [{0}]\n"
-      "  pathPrefixes: [/]\n"
-      "  scaleTargetRef:\n"
-      "    apiVersion: apps/v1\n"
-      "    kind: Deployment\n"
-      "    name: {0}\n"
+      "  target:\n"
       "    service: {0}\n"
       "    port: 8000\n"
-      "  replicas:\n"
-      "    min: 0\n"
-      "    max: {1}\n"
-      "  scaledownPeriod: {2}\n"
+      "  rules:\n"
+      "    - hosts: [{0}]\n"
       "  scalingMetric:\n"
       "    concurrency:\n"
-      "      targetValue: {3}\n"
+      "      targetValue: {1}\n"
       "  timeouts:\n"
-      "    conditionWait: {4}\n"
+      "    readiness: {2}\n"
       "    responseHeader: 300s\n",
-      name, in.max_replicas, static_cast<long long>(std::ceil(in.cooldown_s)), concurrency, duration(wait_s));
+      name, concurrency, duration(wait_s));
+  return out;
+}
+
+std::string scaled_object_from_zero(const ManifestInput& in, const std::string& name, const ScaleTarget& target) {
+  std::string out = manifest_header(in, "KEDA ScaledObject (keda.sh/v1alpha1): scale to zero and back on the interceptor's count");
+  out += fmt::format("# Why: minReplicaCount 0: {}.\n", in.why_min);
+  out += fmt::format("# The trigger reads the requests in flight that {0}-interceptorroute.yaml counts at the interceptor (the add-on's\n"
+                     "# external scaler pushes them, so the first request wakes the service at once); cooldownPeriod {1:.0f} s of\n"
+                     "# no requests before it goes back to zero. Source: {2}.\n",
+                     name, in.cooldown_s, kKedaHttpAddOnSource);
+  out += fmt::format(
+      "apiVersion: keda.sh/v1alpha1\n"
+      "kind: ScaledObject\n"
+      "{0}"
+      "  pollingInterval: {1}\n"
+      "  cooldownPeriod: {2}\n"
+      "  minReplicaCount: 0\n"
+      "  maxReplicaCount: {3}\n"
+      "  advanced:\n"
+      "    horizontalPodAutoscalerConfig:\n"
+      "{4}"
+      "  triggers:\n"
+      "    - type: external-push\n"
+      "      metadata:\n"
+      "        interceptorRoute: {5}\n"
+      "        scalerAddress: keda-add-ons-http-external-scaler.keda:9090\n",
+      metadata_and_target(in, name, target), static_cast<long long>(in.polling_interval_s), static_cast<long long>(std::ceil(in.cooldown_s)),
+      in.max_replicas, behavior(in, "      "), name);
   return out;
 }
 
@@ -295,11 +319,13 @@ std::string http_scaled_object(const ManifestInput& in, const std::string& name)
 std::string service_monitor(const ManifestInput& in, const std::string& name) {
   const std::string metrics = metrics_service_name(in);
   const std::string selector = pod_labels(dns_label(in.service), in.role);
-  std::string out = manifest_header(in, "ServiceMonitor (monitoring.coreos.com/v1): the scrape behind the queue-depth trigger");
+  const bool from_zero = in.min_replicas == 0;  // the ScaledObject reads the interceptor's count; the HPA reads this
+  std::string out = manifest_header(in, from_zero ? "ServiceMonitor (monitoring.coreos.com/v1): the scrape behind the HPA alternative's metric"
+                                                  : "ServiceMonitor (monitoring.coreos.com/v1): the scrape behind the queue-depth trigger");
   out += fmt::format(
       "# Prometheus Operator scrapes {4} from the pods behind the Service {6}, every\n"
-      "# polling interval, and labels each series service=\"{6}\": what {0}-keda-scaledobject.yaml's query and the HPA's\n"
-      "# metric select. Your Prometheus must select this object (its serviceMonitorSelector, e.g. the label\n"
+      "# polling interval, and labels each series service=\"{6}\": what {8} select.\n"
+      "# Your Prometheus must select this object (its serviceMonitorSelector, e.g. the label\n"
       "# release: <your kube-prometheus-stack release>) in this namespace; without the scrape the query finds nothing\n"
       "# and the pool stays at its minimum.{7} Source: {1}.\n"
       "apiVersion: monitoring.coreos.com/v1\n"
@@ -318,7 +344,9 @@ std::string service_monitor(const ManifestInput& in, const std::string& name) {
       queue_in_proxy(in) ? fmt::format("\n# It scrapes HAProxy's /metrics (port {}) through the Service {} too, labelled service=\"{}\": its\n"
                                        "# backend's queue, where requests wait for a replica free.",
                                        kHaproxyMetricsPort, name, name)
-                         : "");
+                         : "",
+      from_zero ? fmt::format("{}-hpa.yaml's metric (the alternative without KEDA, through prometheus-adapter) and your dashboards", name)
+                : fmt::format("{}-keda-scaledobject.yaml's query and the HPA's metric", name));
   return out;
 }
 
@@ -468,9 +496,11 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
   const double threshold = duty ? in.duty_cycle_target_pct : in.queue_threshold;
   std::vector<Manifest> out;
   if (in.min_replicas == 0) {
-    out.push_back({name + "-keda-httpscaledobject.yaml", http_scaled_object(in, name),
-                   fmt::format("scales 0..{} on requests in flight at the KEDA HTTP add-on's interceptor, which holds requests "
-                               "while the first replica starts ({})", in.max_replicas, kKedaHttpAddOnSource)});
+    out.push_back({name + "-interceptorroute.yaml", interceptor_route(in, name),
+                   fmt::format("the KEDA HTTP add-on's interceptor in the request path: it holds requests while the first replica "
+                               "starts and counts those in flight ({})", kKedaHttpAddOnSource)});
+    out.push_back({name + "-keda-scaledobject.yaml", scaled_object_from_zero(in, name, target),
+                   fmt::format("scales 0..{} on requests in flight at the interceptor (external-push trigger)", in.max_replicas)});
   } else {
     std::string keda = manifest_header(in, "KEDA ScaledObject (keda.sh/v1alpha1)");
     keda += fmt::format("# Threshold: {}.\n", in.why_threshold);
@@ -576,7 +606,8 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
   for (auto& m : hpa_schedule_manifests(in)) out.push_back(std::move(m));
   // What the queue-depth query reads: vLLM's gauges or Triton's pending count, scraped from the
   // Service's endpoints and labelled with its name (Prometheus Operator's service label).
-  if (in.min_replicas > 0 && !duty)
+  // At zero too: the HPA alternative reads it (the ScaledObject reads the interceptor's count).
+  if (!duty)
     out.push_back({name + "-servicemonitor.yaml", service_monitor(in, name),
                    fmt::format("Prometheus Operator scrapes {}'s /metrics on the {} Service's pods every {:.0f} s: the series the "
                                "queue-depth query reads, labelled service=\"{}\"", in.llm ? "vLLM" : "Triton", metrics, in.polling_interval_s, metrics)});

@@ -3,10 +3,10 @@
 // weights pulled from object storage at start-up, a startup probe as long as the cold start the
 // plan assumed) and its Service; the scaler: a KEDA ScaledObject (Prometheus trigger on queue
 // depth, threshold from the plan's capacity at the SLO, and the ServiceMonitor whose scrape
-// labels the series it reads) for a service kept warm, or, for one
-// scaled to zero, a KEDA HTTP add-on HTTPScaledObject, whose interceptor holds requests while
-// the first replica starts (at zero replicas no pod exports a queue metric and a Service
-// without endpoints refuses connections, so a Prometheus trigger would never wake it); an HPA
+// labels the series it reads) for a service kept warm, or, for one scaled to zero, a KEDA HTTP
+// add-on InterceptorRoute, whose interceptor holds requests while the first replica starts (at
+// zero replicas no pod exports a queue metric and a Service without endpoints refuses
+// connections, so a Prometheus trigger would never wake it), and a ScaledObject on its count; an HPA
 // v2 on the same signal as an external metric (the alternative without KEDA; where a schedule
 // is followed, CronJobs set its floor: hpa_schedule_manifests.h); and a Karpenter
 // NodePool for the plan's instances. Each file is commented with the figures it came from.
@@ -100,8 +100,9 @@ struct Manifest {
 
 // Where the scale-from-zero path comes from, for comments and --explain.
 inline constexpr const char* kKedaHttpAddOnSource =
-    "KEDA HTTP add-on, HTTPScaledObject http.keda.sh/v1alpha1 (github.com/kedacore/http-add-on, "
-    "docs/ref and config/crd/bases/http.keda.sh_httpscaledobjects.yaml, read 2026-12-04)";
+    "KEDA HTTP add-on 0.14 and later, InterceptorRoute http.keda.sh/v1beta1 and a ScaledObject with its external-push "
+    "trigger (keda.sh/http-add-on user guide 'Autoscale an App', config/crd/bases/http.keda.sh_interceptorroutes.yaml, "
+    "read 2026-12-07)";
 
 // Where the duty-cycle query's pod label comes from.
 inline constexpr const char* kDcgmPodLabelSource =
@@ -178,8 +179,9 @@ struct ScaleTarget {
   std::string kind = "Deployment";
 };
 // The autoscalers of a service kept warm or scaled to zero (min_replicas 0: the HTTP add-on's
-// HTTPScaledObject, a Deployment only), and the HPA alternative, on the queue-depth signal (or
-// the duty cycle). With a role, those of that pool's Deployment, named as it is.
+// InterceptorRoute and a ScaledObject on its count, a Deployment only), and the HPA alternative,
+// on the queue-depth signal (or the duty cycle). With a role, those of that pool's Deployment,
+// named as it is.
 std::vector<Manifest> autoscaler_manifests(const ManifestInput& input, const ScaleTarget& target);
 
 // The Deployment of one pool (its name: the service's, with "-prefill" or "-decode" for a role).

@@ -68,7 +68,7 @@ TEST_F(ManifestSchemas, EveryManifestValidates) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 16);
+  EXPECT_EQ(checked, 20);
 }
 
 // Triton's pending count, what a classic model's queue-depth query reads, is on its metrics port
@@ -164,12 +164,18 @@ TEST_F(ManifestSchemas, MisspeltFieldsAndBadValuesFail) {
   deployment = to_json(YAML::Load(manifests[0].yaml));
   deployment["spec"]["template"]["spec"]["containers"][0]["resource"] = deployment["spec"]["template"]["spec"]["containers"][0]["resources"];
   EXPECT_NE(validate(deployment, schema_for(manifests[0].file_name)), 0);
-  nlohmann::json http = to_json(YAML::Load(manifests[2].yaml));
-  http["spec"]["scaleTargetRef"].erase("port");  // neither port nor portName
-  EXPECT_NE(validate(http, schema_for(manifests[2].file_name)), 0);
-  http = to_json(YAML::Load(manifests[2].yaml));
-  http["spec"]["replicas"]["minimum"] = 0;
-  EXPECT_NE(validate(http, schema_for(manifests[2].file_name)), 0);
+  nlohmann::json route = to_json(YAML::Load(manifests[2].yaml));
+  route["spec"]["target"].erase("port");  // neither port nor portName
+  EXPECT_NE(validate(route, schema_for(manifests[2].file_name)), 0);
+  route = to_json(YAML::Load(manifests[2].yaml));
+  route["spec"]["target"]["portName"] = "http";  // both
+  EXPECT_NE(validate(route, schema_for(manifests[2].file_name)), 0);
+  route = to_json(YAML::Load(manifests[2].yaml));
+  route["spec"]["timeouts"]["conditionWait"] = "362s";  // the HTTPScaledObject's name, not the InterceptorRoute's
+  EXPECT_NE(validate(route, schema_for(manifests[2].file_name)), 0);
+  route = to_json(YAML::Load(manifests[2].yaml));
+  route["spec"]["scalingMetric"].erase("concurrency");  // no metric
+  EXPECT_NE(validate(route, schema_for(manifests[2].file_name)), 0);
   nlohmann::json service = to_json(YAML::Load(manifests[1].yaml));
   service["spec"]["ports"][0]["protocol"] = "HTTP";
   EXPECT_NE(validate(service, schema_for(manifests[1].file_name)), 0);
@@ -179,12 +185,12 @@ TEST_F(ManifestSchemas, MisspeltFieldsAndBadValuesFail) {
   nlohmann::json keda = to_json(YAML::Load(kept[2].yaml));
   keda["spec"]["minReplicas"] = 0;  // HPA's name, not KEDA's
   EXPECT_NE(validate(keda, schema_for(kept[2].file_name)), 0);
-  nlohmann::json hpa = to_json(YAML::Load(manifests[3].yaml));
+  nlohmann::json hpa = to_json(YAML::Load(manifests[4].yaml));
   hpa["spec"]["metrics"][0]["external"]["target"]["averageValue"] = "twenty";
-  EXPECT_NE(validate(hpa, schema_for(manifests[3].file_name)), 0);
-  nlohmann::json pool = to_json(YAML::Load(manifests[4].yaml));
+  EXPECT_NE(validate(hpa, schema_for(manifests[4].file_name)), 0);
+  nlohmann::json pool = to_json(YAML::Load(manifests[6].yaml));
   pool["spec"]["disruption"]["consolidationPolicy"] = "WhenUnderutilized";  // the pre-v1 name
-  EXPECT_NE(validate(pool, schema_for(manifests[4].file_name)), 0);
+  EXPECT_NE(validate(pool, schema_for(manifests[6].file_name)), 0);
 }
 
 // A schedule of one count throughout needs no job: the HPA's floor is that count.
@@ -211,21 +217,31 @@ TEST(Manifests, NamesAndFigures) {
   EXPECT_EQ(dns_label("--"), "service");
   EXPECT_EQ(dns_label(std::string(80, 'a')).size(), 63u);
   auto manifests = service_manifests(llm_input());
-  ASSERT_EQ(manifests.size(), 5u);
-  // Scaled to zero: no Prometheus trigger on the replicas' own gauges (none exist at zero);
-  // the HTTP add-on's interceptor holds requests and wakes the Deployment through its Service.
-  for (const auto& m : manifests) EXPECT_EQ(m.file_name.find("keda-scaledobject"), std::string::npos) << m.file_name;
+  ASSERT_EQ(manifests.size(), 7u);
+  // The HPA alternative's metric is scraped at zero too (the ScaledObject reads the interceptor).
+  EXPECT_EQ(manifests[5].file_name, "chat-service-prod-servicemonitor.yaml");
+  // Scaled to zero: no Prometheus trigger on the replicas' own gauges (none exist at zero); the
+  // HTTP add-on's interceptor holds requests and counts them (its InterceptorRoute), and a
+  // ScaledObject wakes the Deployment on that count through the add-on's external scaler.
   EXPECT_EQ(manifests[1].file_name, "chat-service-prod-service.yaml");
-  EXPECT_EQ(manifests[2].file_name, "chat-service-prod-keda-httpscaledobject.yaml");
+  EXPECT_EQ(manifests[2].file_name, "chat-service-prod-interceptorroute.yaml");
+  EXPECT_EQ(manifests[3].file_name, "chat-service-prod-keda-scaledobject.yaml");
   YAML::Node service = YAML::Load(manifests[1].yaml);
-  YAML::Node http = YAML::Load(manifests[2].yaml);
-  EXPECT_EQ(http["spec"]["replicas"]["min"].as<int>(), 0);
-  EXPECT_EQ(http["spec"]["replicas"]["max"].as<int>(), 8);
-  EXPECT_EQ(http["spec"]["scaledownPeriod"].as<int>(), 210);
-  EXPECT_EQ(http["spec"]["scalingMetric"]["concurrency"]["targetValue"].as<int>(), 21);
-  EXPECT_EQ(http["spec"]["scaleTargetRef"]["service"].as<std::string>(), service["metadata"]["name"].as<std::string>());
-  EXPECT_EQ(http["spec"]["scaleTargetRef"]["port"].as<int>(), service["spec"]["ports"][0]["port"].as<int>());
-  EXPECT_EQ(http["spec"]["timeouts"]["conditionWait"].as<std::string>(), "362s");  // twice the 181 s cold start
+  YAML::Node route = YAML::Load(manifests[2].yaml);
+  YAML::Node from_zero = YAML::Load(manifests[3].yaml);
+  EXPECT_EQ(route["spec"]["scalingMetric"]["concurrency"]["targetValue"].as<int>(), 21);
+  EXPECT_EQ(route["spec"]["target"]["service"].as<std::string>(), service["metadata"]["name"].as<std::string>());
+  EXPECT_EQ(route["spec"]["target"]["port"].as<int>(), service["spec"]["ports"][0]["port"].as<int>());
+  EXPECT_EQ(route["spec"]["rules"][0]["hosts"][0].as<std::string>(), "chat-service-prod");
+  EXPECT_EQ(route["spec"]["timeouts"]["readiness"].as<std::string>(), "362s");  // twice the 181 s cold start
+  EXPECT_EQ(from_zero["spec"]["minReplicaCount"].as<int>(), 0);
+  EXPECT_EQ(from_zero["spec"]["maxReplicaCount"].as<int>(), 8);
+  EXPECT_EQ(from_zero["spec"]["cooldownPeriod"].as<int>(), 210);
+  EXPECT_EQ(from_zero["spec"]["scaleTargetRef"]["name"].as<std::string>(), "chat-service-prod");
+  ASSERT_EQ(from_zero["spec"]["triggers"].size(), 1u);
+  EXPECT_EQ(from_zero["spec"]["triggers"][0]["type"].as<std::string>(), "external-push");
+  EXPECT_EQ(from_zero["spec"]["triggers"][0]["metadata"]["interceptorRoute"].as<std::string>(), route["metadata"]["name"].as<std::string>());
+  EXPECT_EQ(from_zero["spec"]["triggers"][0]["metadata"]["scalerAddress"].as<std::string>(), "keda-add-ons-http-external-scaler.keda:9090");
   EXPECT_EQ(service["spec"]["selector"]["gpuwise.dev/service"].as<std::string>(), "chat-service-prod");
   // Kept warm: the Prometheus trigger on the replicas' queue depth.
   ManifestInput warm = llm_input();
@@ -244,10 +260,10 @@ TEST(Manifests, NamesAndFigures) {
   EXPECT_EQ(keda["spec"]["triggers"][0]["metadata"]["threshold"].as<std::string>(), "21.7");
   EXPECT_NE(keda["spec"]["triggers"][0]["metadata"]["query"].as<std::string>().find("vllm:num_requests_waiting{service=\"chat-service-prod\"}"),
             std::string::npos);
-  YAML::Node hpa = YAML::Load(manifests[3].yaml);
+  YAML::Node hpa = YAML::Load(manifests[4].yaml);
   EXPECT_EQ(hpa["spec"]["minReplicas"].as<int>(), 1);  // an HPA cannot go to zero
   EXPECT_EQ(hpa["spec"]["metrics"][0]["external"]["target"]["averageValue"].as<std::string>(), "21740m");
-  YAML::Node pool = YAML::Load(manifests[4].yaml);
+  YAML::Node pool = YAML::Load(manifests[6].yaml);
   EXPECT_EQ(pool["spec"]["limits"]["nvidia.com/gpu"].as<int>(), 16);  // 8 replicas x 2 GPUs
   // The Deployment lands on the pool's nodes and tolerates its taint, asks for the replica's
   // GPUs, loads the weights from object storage (not the image) and waits out the cold start.

@@ -104,7 +104,7 @@ std::vector<Manifest> router_manifests(const ManifestInput& in, const std::strin
   std::string client = manifest_header(in, vllm_router ? "Service (v1): the service's endpoint, the vLLM Router's"
                                                        : "Service (v1): the service's endpoint, HAProxy's");
   client += in.min_replicas == 0
-                ? "# Clients reach it through the KEDA HTTP add-on's interceptor (see the HTTPScaledObject), which holds requests\n"
+                ? "# Clients reach it through the KEDA HTTP add-on's interceptor (see the InterceptorRoute), which holds requests\n"
                   "# until this Service has a ready endpoint: the router is ready only while a replica is. It sends each request\n"
                   "# on to a replica.\n"
                 : "# Clients call it directly, or through your ingress or gateway; the router sends each request on to a replica.\n";

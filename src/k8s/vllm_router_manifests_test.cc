@@ -147,8 +147,9 @@ TEST(VllmRouterManifests, APoolScaledToZeroIsWokenThroughItsRouter) {
   const std::map<std::string, YAML::Node> by_file = by_file_name(service_manifests(in));
   const YAML::Node router = by_file.at("chat-router-deployment.yaml");
   const auto router_pods = string_map(router["spec"]["template"]["metadata"]["labels"]);
-  const YAML::Node target = by_file.at("chat-keda-httpscaledobject.yaml")["spec"]["scaleTargetRef"];
-  EXPECT_EQ(target["name"].as<std::string>(), "chat");  // the replicas' Deployment is scaled
+  const YAML::Node target = by_file.at("chat-interceptorroute.yaml")["spec"]["target"];
+  // The ScaledObject scales the replicas' Deployment on the interceptor's count.
+  EXPECT_EQ(by_file.at("chat-keda-scaledobject.yaml")["spec"]["scaleTargetRef"]["name"].as<std::string>(), "chat");
   EXPECT_EQ(by_file.at("chat-deployment.yaml")["metadata"]["name"].as<std::string>(), "chat");
   const YAML::Node service = by_file.at(target["service"].as<std::string>() + "-service.yaml");
   EXPECT_TRUE(selects(string_map(service["spec"]["selector"]), router_pods));
