@@ -242,7 +242,7 @@ Result<ServiceRun> run_service(const Catalog& catalog, const Spec& spec, const S
   options.slo = service.slo;
   options.client_timeout_s = service.traffic.client_timeout_s;
   options.router = *parse_router(run.deployment.router);
-  options.decode_router = decode_router_beside(options.router);
+  options.decode_router = decode_routing_as_deployed(options.router);  // as plan verifies and the router deploys
   options.router_instances = run.deployment.router_replicas.value_or(1);
   if (o.sample_steps) options.step_sample_every = 16;
   Progress progress("simulating " + service.name, "requests", static_cast<double>(std::min(limit, 1LL << 40)), o.show_progress);

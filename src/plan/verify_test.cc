@@ -174,7 +174,6 @@ TEST(VerifyPlan, RoutesAsTheManifestsDeploy) {
   PlanOption split_across = split;
   split_across.config.pipeline_parallel = 2;
   EXPECT_EQ(routing_as_deployed(split_across, true, nullptr), Router::round_robin);
-  EXPECT_EQ(decode_router_beside(Router::power_of_two), Router::power_of_two);
   Deployment named;
   named.router = "power-of-two";
   named.router_given = true;

@@ -1,6 +1,6 @@
-// Disaggregated serving: which decode replica takes a prompt's KV. By default the one holding
-// the fewest tokens; beside the vLLM Router's policy (power_of_two, random) the router's own
-// draw, as it picks both halves. Every request is served either way, every decode replica takes
+// Disaggregated serving: which decode replica takes a prompt's KV: the one holding the fewest
+// tokens, or the vLLM Router's own draw (round_robin, power_of_two, random), as it picks both
+// halves (plan's decode_routing_as_deployed says which). Every request is served either way, every decode replica takes
 // a share, the same seed draws the same replicas, and a policy that cannot choose decode
 // replicas (a shared queue, prefix affinity) is refused.
 #include <gtest/gtest.h>
@@ -56,8 +56,8 @@ std::vector<long long> decode_requests(const SimResult& r) {
 }
 
 TEST(DecodeRouting, TheRoutersDrawServesEveryRequestOnEveryDecodeReplica) {
-  for (Router router : {Router::least_tokens, Router::power_of_two, Router::random}) {
-    const SimResult r = run_decode_routing(router, decode_router_beside(router));
+  for (Router router : {Router::least_tokens, Router::power_of_two, Router::random, Router::round_robin}) {
+    const SimResult r = run_decode_routing(router, router);
     EXPECT_EQ(r.requests, 200) << router_name(router);
     ASSERT_EQ(r.replicas.size(), 5u);
     for (long long served : decode_requests(r)) EXPECT_GT(served, 0) << router_name(router);

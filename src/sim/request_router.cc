@@ -33,10 +33,6 @@ std::optional<Router> parse_router(std::string_view text) {
   return std::nullopt;
 }
 
-Router decode_router_beside(Router prefill_router) {
-  return prefill_router == Router::power_of_two || prefill_router == Router::random ? prefill_router : Router::least_tokens;
-}
-
 namespace {
 
 // A draw in [0, n), n > 0, from the seeded generator (uniform: modulo bias is below 2^-50 here).

@@ -56,11 +56,6 @@ class RequestRouter {
   virtual bool reads_prefixes() const { return false; }
 };
 
-// Disaggregated serving: how decode replicas are chosen beside a prefill router. The vLLM
-// Router draws both halves by its policy (random, power of two); otherwise the decode replica
-// holding the fewest tokens.
-Router decode_router_beside(Router prefill_router);
-
 // seed: the random routers' draws (the same seed, the same choices). instances: how many copies
 // of the router deal the requests, each request to one of them at random (a Service in front of a
 // router Deployment spreads its clients so); for round robin each copy keeps its own position,
