@@ -288,6 +288,11 @@ TEST_F(ManifestSchemas, ProxiedPoolManifestsValidate) {
   // ScaledObject, HPA, ServiceMonitor, NodePool.
   ASSERT_EQ(manifests.size(), 9u);
   expect_each_validates(manifests);
+  ManifestInput at_zero = queued_frames_input();  // the proxy kept, the interceptor in front
+  at_zero.min_replicas = 0;
+  manifests = service_manifests(at_zero);
+  ASSERT_EQ(manifests.size(), 10u);
+  expect_each_validates(manifests);
 }
 
 TEST(HaproxyManifests, ClientsReachTheReplicasThroughTheProxyAlone) {

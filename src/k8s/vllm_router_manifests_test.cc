@@ -77,6 +77,13 @@ TEST_F(ManifestSchemas, RoutedPoolManifestsValidate) {
   // replicas' Service, ScaledObject, HPA, ServiceMonitor, NodePool.
   ASSERT_EQ(manifests.size(), 11u);
   expect_each_validates(manifests);
+  // Scaled to zero: the InterceptorRoute and the ScaledObject on its count in place of the
+  // Prometheus-triggered one, the router kept.
+  ManifestInput at_zero = routed_chat_input();
+  at_zero.min_replicas = 0;
+  manifests = service_manifests(at_zero);
+  ASSERT_EQ(manifests.size(), 12u);
+  expect_each_validates(manifests);
 }
 
 TEST(VllmRouterManifests, ClientsReachTheReplicasThroughTheRouterAlone) {
