@@ -12,6 +12,9 @@ namespace gw {
 
 std::string haproxy_config(const HaproxyInput& in) {
   const long long queue_s = in.queue_timeout_s > 0 ? static_cast<long long>(std::ceil(in.queue_timeout_s)) : 3600;
+  // A reply may be silent until it is done (a completion not streamed): the proxy waits for it
+  // as long as clients do, at least HAProxy's usual 300 s.
+  const long long reply_s = std::max(300LL, queue_s);
   std::string out = fmt::format(
       "# HAProxy for {0}, written by gpuwise plan --emit-k8s. Source: {1}.\n"
       "# global maxconn left to HAProxy: it derives it from the container's file-descriptor limit.\n"
@@ -23,8 +26,9 @@ std::string haproxy_config(const HaproxyInput& in) {
       "  option redispatch\n"
       "  retries 2\n"
       "  timeout connect 5s\n"
-      "  timeout client 300s\n"
-      "  timeout server 300s\n"
+      "  # Clients and replicas may be silent as long as clients wait for a reply.\n"
+      "  timeout client {7}s\n"
+      "  timeout server {7}s\n"
       "  # Clients give up on a request not started by then: the proxy answers 503 instead of holding it.\n"
       "  timeout queue {2}s\n"
       "resolvers cluster\n"
@@ -47,7 +51,7 @@ std::string haproxy_config(const HaproxyInput& in) {
       "  balance {3}\n"
       "  option httpchk\n"
       "  http-check send meth GET uri {4}\n",
-      in.name, kHaproxySource, queue_s, in.balance, in.health_path, kHaproxyMetricsPort, kRouterProbePeriodS);
+      in.name, kHaproxySource, queue_s, in.balance, in.health_path, kHaproxyMetricsPort, kRouterProbePeriodS, reply_s);
   if (in.maxconn_per_replica > 0)
     out += fmt::format(
         "  # Each replica takes {0} request(s) at a time from this proxy; the rest wait in the backend's queue\n"

@@ -130,6 +130,12 @@ TEST(HaproxyConfig, ASharedQueueHandsEachReplicaOneRequestAtATime) {
   EXPECT_EQ(config_lines(dealt, "default-server")[0].find("maxconn"), std::string::npos);
   in.queue_timeout_s = 0;  // clients that wait for ever: an hour
   EXPECT_EQ(config_lines(haproxy_config(in), "timeout queue"), (std::vector<std::string>{"timeout queue 3600s"}));
+  // A reply silent until it is done is waited for as long as clients wait, at least 300 s.
+  EXPECT_EQ(config_lines(haproxy_config(in), "timeout server"), (std::vector<std::string>{"timeout server 3600s"}));
+  EXPECT_EQ(config_lines(queued, "timeout server"), (std::vector<std::string>{"timeout server 300s"}));
+  in.queue_timeout_s = 900;
+  EXPECT_EQ(config_lines(haproxy_config(in), "timeout server"), (std::vector<std::string>{"timeout server 900s"}));
+  EXPECT_EQ(config_lines(haproxy_config(in), "timeout client"), (std::vector<std::string>{"timeout client 900s"}));
 }
 
 // A replica that serves one request in a second (long beside the clients' start on a busy machine),

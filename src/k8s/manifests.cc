@@ -260,10 +260,14 @@ std::string interceptor_route(const ManifestInput& in, const std::string& name) 
   out += "# Send clients (or your ingress / gateway route) to\n";
   out += fmt::format("#   http://keda-add-ons-http-interceptor-proxy.keda:8080 with the header Host: {}\n", name);
   out += fmt::format("# Concurrency target: {} requests in flight per replica ({}).\n", concurrency, in.why_threshold);
+  // A completion not streamed sends its headers only when it is done: the interceptor waits for
+  // them as long as clients wait (at least its default 300 s; 0s: no limit, as clients set none).
+  const std::string reply = in.client_timeout_s > 0 ? duration(std::max(300.0, in.client_timeout_s)) : "0s";
   out += fmt::format("# readiness {:.0f} s: twice the {:.0f} s cold start (node, image, weights), so held requests wait for the\n"
-                     "# first replica instead of failing; responseHeader 300 s: a non-streaming completion sends its headers only\n"
-                     "# when it is done. Source: {}.\n",
-                     wait_s, in.cold_start_s, kKedaHttpAddOnSource);
+                     "# first replica instead of failing; responseHeader {}: a non-streaming completion sends its headers only\n"
+                     "# when it is done, and clients wait {}. Source: {}.\n",
+                     wait_s, in.cold_start_s, reply == "0s" ? "0s (no limit)" : reply,
+                     in.client_timeout_s > 0 ? fmt::format("{:.0f} s", in.client_timeout_s) : "without a limit", kKedaHttpAddOnSource);
   out += fmt::format(
       "apiVersion: http.keda.sh/v1beta1\n"
       "kind: InterceptorRoute\n"
@@ -281,8 +285,8 @@ std::string interceptor_route(const ManifestInput& in, const std::string& name) 
       "      targetValue: {1}\n"
       "  timeouts:\n"
       "    readiness: {2}\n"
-      "    responseHeader: 300s\n",
-      name, concurrency, duration(wait_s));
+      "    responseHeader: {3}\n",
+      name, concurrency, duration(wait_s), reply);
   return out;
 }
 

@@ -234,6 +234,13 @@ TEST(Manifests, NamesAndFigures) {
   EXPECT_EQ(route["spec"]["target"]["port"].as<int>(), service["spec"]["ports"][0]["port"].as<int>());
   EXPECT_EQ(route["spec"]["rules"][0]["hosts"][0].as<std::string>(), "chat-service-prod");
   EXPECT_EQ(route["spec"]["timeouts"]["readiness"].as<std::string>(), "362s");  // twice the 181 s cold start
+  // Response headers waited for as long as clients wait, at least 300 s; no limit where they set none.
+  EXPECT_EQ(route["spec"]["timeouts"]["responseHeader"].as<std::string>(), "300s");  // clients wait 60 s
+  ManifestInput patient = llm_input();
+  patient.client_timeout_s = 900;
+  EXPECT_EQ(YAML::Load(service_manifests(patient)[2].yaml)["spec"]["timeouts"]["responseHeader"].as<std::string>(), "900s");
+  patient.client_timeout_s = 0;
+  EXPECT_EQ(YAML::Load(service_manifests(patient)[2].yaml)["spec"]["timeouts"]["responseHeader"].as<std::string>(), "0s");
   EXPECT_EQ(from_zero["spec"]["minReplicaCount"].as<int>(), 0);
   EXPECT_EQ(from_zero["spec"]["maxReplicaCount"].as<int>(), 8);
   EXPECT_EQ(from_zero["spec"]["cooldownPeriod"].as<int>(), 210);
