@@ -128,10 +128,68 @@ json verify_pool(const FleetInputs& in, const std::vector<ModelDemand>& models, 
                                           fmt::format("{:.0f} ms", m.binding_simulated_s * 1e3), fmt::format("{:.0f} ms", m.binding_target_s * 1e3));
   }
   if (!missed.empty())
-    note = fmt::format("pool on {}: even {} GPUs miss {}; serve those models apart", pool.accelerator, pool.gpus, missed);
+    note = fmt::format("pool on {}: even {} GPUs miss {}", pool.accelerator, pool.gpus, missed);
   else if (pool.gpus > sized)
     note = fmt::format("pool on {}: {} GPUs by the shares, {} once its models were simulated together on them", pool.accelerator,
                        sized, pool.gpus);
+  return out;
+}
+
+// One assignment of the models to pools, each pool simulated with its models together.
+struct VerifiedLayout {
+  PoolAssignment assignment;
+  std::vector<json> checks;          // per pool, per model
+  std::vector<std::string> notes;    // pools grown past their shares, or missing a model's SLO
+  std::vector<std::string> misses;   // the notes of pools that miss
+  std::vector<std::string> missed;   // services that miss their SLO in their pool
+  double usd_per_month = 0;
+};
+
+VerifiedLayout verify_layout(const FleetInputs& in, const std::vector<ModelDemand>& models, PoolAssignment assignment) {
+  VerifiedLayout out;
+  for (ModelPool& pool : assignment.pools) {
+    std::string note;
+    out.checks.push_back(verify_pool(in, models, pool, note));
+    for (const json& m : out.checks.back())
+      if (!m["slo_met"].get<bool>()) out.missed.push_back(m["service"].get<std::string>());
+    if (!note.empty()) out.notes.push_back(note);
+    if (!note.empty() && !out.checks.back().empty() &&
+        std::any_of(out.checks.back().begin(), out.checks.back().end(), [](const json& m) { return !m["slo_met"].get<bool>(); }))
+      out.misses.push_back(note);
+    out.usd_per_month += pool.usd_per_month;
+  }
+  assignment.usd_per_month = out.usd_per_month;
+  out.assignment = std::move(assignment);
+  return out;
+}
+
+// The cheapest assignment by the shares (GLPK), with the models marked apart in pools of their own.
+PoolAssignment exact_pools(const FleetInputs& in, const std::vector<ModelDemand>& models, const std::vector<bool>& apart) {
+  std::vector<ModelDemand> together, alone;
+  std::vector<int> together_index, alone_index;
+  for (size_t i = 0; i < models.size(); ++i) {
+    (apart[i] ? alone : together).push_back(models[i]);
+    (apart[i] ? alone_index : together_index).push_back(static_cast<int>(i));
+  }
+  PoolAssignment out;
+  if (!together.empty()) {
+    auto shared = assign_pools_exact(together, in.spec.constraints.max_utilization);
+    if (!shared.ok()) {
+      Error e = shared.error();
+      e.file = in.spec.path;
+      throw InputError{e};
+    }
+    out = shared.value();
+    for (ModelPool& p : out.pools)
+      for (int& m : p.models) m = together_index[static_cast<size_t>(m)];
+  }
+  PoolAssignment own = one_pool_per_model(alone, in.spec.constraints.max_utilization);
+  for (ModelPool p : own.pools) {
+    for (int& m : p.models) m = alone_index[static_cast<size_t>(m)];
+    out.pools.push_back(std::move(p));
+  }
+  if (out.method.empty()) out.method = own.method;
+  out.usd_per_month += own.usd_per_month;
   return out;
 }
 
@@ -198,26 +256,46 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
     else models.push_back(d);
   }
   const OwnNodes own = plan_on_own_nodes(in, alone);
-  PoolAssignment r;
-  if (!models.empty()) {
-    auto shared = assign_pools_exact(models, spec.constraints.max_utilization);
-    if (!shared.ok()) {
-      Error e = shared.error();
-      e.file = in.spec.path;
-      throw InputError{e};
-    }
-    r = shared.value();
+  PoolAssignment shared;
+  if (!models.empty()) shared = exact_pools(in, models, std::vector<bool>(models.size(), false));
+  // The cheapest assignment as the shares price it, then checked: where a pool misses a model's
+  // SLO however many GPUs it gains, or sharing costs more once simulated, the models that missed
+  // are taken apart (the rest assigned again), and one pool per model is simulated too. The
+  // fleet is the cheapest layout that meets every SLO (the fewest models missing, where none does).
+  std::vector<VerifiedLayout> layouts;
+  layouts.push_back(verify_layout(in, models, shared));
+  if (!layouts.front().missed.empty() && layouts.front().missed.size() < models.size()) {
+    std::vector<bool> apart(models.size(), false);
+    for (size_t i = 0; i < models.size(); ++i)
+      apart[i] = std::find(layouts.front().missed.begin(), layouts.front().missed.end(), models[i].service) != layouts.front().missed.end();
+    PoolAssignment split = exact_pools(in, models, apart);
+    split.method += ", " + join_list(layouts.front().missed) + " apart";
+    layouts.push_back(verify_layout(in, models, split));
   }
-  PoolAssignment separate = one_pool_per_model(models, spec.constraints.max_utilization);
-  // Every pool checked by simulating its models together on its GPUs.
-  std::vector<json> pool_checks;
-  std::vector<std::string> pool_notes;
-  r.usd_per_month = 0;
-  for (auto& p : r.pools) {
-    std::string note;
-    pool_checks.push_back(verify_pool(in, models, p, note));
-    if (!note.empty()) pool_notes.push_back(note);
-    r.usd_per_month += p.usd_per_month;
+  layouts.push_back(verify_layout(in, models, one_pool_per_model(models, spec.constraints.max_utilization)));
+  size_t chosen_at = 0;
+  for (size_t i = 1; i < layouts.size(); ++i) {
+    const VerifiedLayout &a = layouts[i], &b = layouts[chosen_at];
+    if (a.missed.size() < b.missed.size() || (a.missed.size() == b.missed.size() && a.usd_per_month < b.usd_per_month - 0.005))
+      chosen_at = i;
+  }
+  const VerifiedLayout& chosen = layouts[chosen_at];
+  const VerifiedLayout& separate = layouts.back();
+  const PoolAssignment& r = chosen.assignment;
+  const std::vector<json>& pool_checks = chosen.checks;
+  std::vector<std::string> pool_notes = chosen.notes;
+  json rejected = json::array();
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    if (i == chosen_at) continue;
+    const VerifiedLayout& l = layouts[i];
+    const std::string why = !l.missed.empty() ? join_list(l.misses, "; ")
+                                              : fmt::format("{}/month, {} more", format_usd(l.usd_per_month),
+                                                            format_usd(l.usd_per_month - chosen.usd_per_month));
+    // One pool per model that met every SLO is the headline's comparison already.
+    if (i + 1 < layouts.size() || !l.missed.empty())
+      pool_notes.push_back(fmt::format("not chosen: {} pool(s) ({}): {}", l.assignment.pools.size(), l.assignment.method, why));
+    rejected.push_back({{"method", l.assignment.method}, {"pools", l.assignment.pools.size()}, {"usd_per_month", l.usd_per_month},
+                        {"missed", l.missed}});
   }
   Table t;
   // The instance and its host CPU in the table, not only in --explain: an arm64 host needs
@@ -271,14 +349,17 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
                x["serverless_candidate"].get<bool>() ? "low traffic, latency-tolerant: serverless; " + x["scale_to_zero_why"].get<std::string>()
                : x["low_traffic"].get<bool>() || x["scale_to_zero"].get<bool>() ? x["scale_to_zero_why"].get<std::string>()
                                                                                   : ""});
-  // The pools as simulated against one pool per model as the shares price it: the simulation
-  // can grow a pool past that figure, and the text then says more, not a negative less.
+  // The layout chosen against one pool per model, both as simulated.
   const double less = separate.usd_per_month > 0 ? 1 - r.usd_per_month / separate.usd_per_month : 0;
-  std::string headline = fmt::format("{} model{} on shared pools: {}/month in {} pool(s) ({}), against {}/month with one pool per "
-                                     "model ({:.0f}% {}{}).",
-                                     models.size(), models.size() == 1 ? "" : "s", format_usd(r.usd_per_month), r.pools.size(), r.method,
-                                     format_usd(separate.usd_per_month), std::fabs(less) * 100, less >= 0 ? "less" : "more",
-                                     less >= 0 ? "" : ": the simulation grew the pools past what the shares price");
+  const bool one_each = chosen_at + 1 == layouts.size();
+  std::string headline =
+      one_each ? fmt::format("{} model{}, one pool per model: {}/month as simulated; no shared pool meets every model's SLO for less (below).",
+                             models.size(), models.size() == 1 ? "" : "s", format_usd(r.usd_per_month))
+               : fmt::format("{} model{} on shared pools: {}/month in {} pool(s) ({}), against {}/month with one pool per model "
+                             "({:.0f}% less), both as simulated.",
+                             models.size(), models.size() == 1 ? "" : "s", format_usd(r.usd_per_month), r.pools.size(), r.method,
+                             format_usd(separate.usd_per_month), less * 100);
+  if (!chosen.missed.empty()) headline += " No layout meets every model's SLO: the one missing the fewest.";
   if (models.empty()) headline = "No model runs on one GPU at its SLO: no shared pool.";
   if (!alone.empty())
     headline += fmt::format(" {} on nodes of {} own (no one GPU serves {} at {} SLO): {}/month; the fleet {}/month.", join_list(alone),
@@ -310,6 +391,7 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
                                      "(tensor parallel within a node, whole nodes for a model no node holds), on nodes of their own");
   report.out["shared_pools"] = {{"pools", pools}, {"models", per_model}, {"pool_usd_per_month", r.usd_per_month},
                                 {"one_pool_per_model_usd_per_month", separate.usd_per_month}, {"method", r.method},
+                                {"not_chosen", rejected},
                                 {"own_nodes", own.entries}, {"own_nodes_usd_per_month", own.usd_per_month}};
 }
 

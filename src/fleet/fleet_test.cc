@@ -231,5 +231,55 @@ fleet: {shared_pools: true}
   for (const auto& key : schema["required"]) EXPECT_TRUE(own.contains(key.get<std::string>())) << key;
 }
 
+// A card-authorisation model (50 ms p99 at 600 requests/s) beside a 3B chat model on T4s: the
+// cheapest assignment by the shares puts the three services in one pool, where card-auth's
+// requests wait behind the chat model's steps (76 ms p99 however many of ten GPUs the pool
+// gets). The fleet is not that pool: card-auth is taken apart, the rest assigned again, and the
+// layout chosen is the cheapest that meets every SLO as simulated; the pool it replaced is named.
+TEST(SharedPools, AModelThatMissesBesideTheOthersIsTakenApart) {
+  auto spec = parse_spec(R"(
+constraints: {clouds: [aws], pricing: [on-demand, reserved-1y]}
+models:
+  fraud: {params: 30e6, flops_per_item: 6e7, bytes_per_item: 2e4, precision: fp16}
+  kyc-vision: {preset: vit-large, precision: fp16}
+  chat: {preset: llama-3.2-3b, precision: bf16}
+services:
+  - {name: card-auth, model: fraud, traffic: {rps: {average: 200, peak: 600}}, slo: {latency_p99_s: 0.05}}
+  - {name: kyc, model: kyc-vision, traffic: {rps: {average: 2, peak: 8}, profile: weekday-business-hours}, slo: {latency_p99_s: 0.5}}
+  - {name: support-chat, model: chat, traffic: {rps: {average: 1, peak: 4}}, tokens: {input: 800, output: 200}, slo: {ttft_p99_s: 1, tpot_p99_s: 0.05}}
+fleet: {shared_pools: true}
+)", "fintech.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  Catalog catalog = Catalog::embedded().value();
+  auto report = fleet_spec(catalog, spec.value(), FleetSpecOptions{});
+  ASSERT_TRUE(report.ok()) << report.error().to_string();
+  const auto& shared = report.value().out["shared_pools"];
+  // Every model meets its SLO in the pools chosen, and card-auth has a pool of its own.
+  for (const auto& m : shared["models"]) {
+    ASSERT_TRUE(m["simulated"].is_object()) << m.dump();
+    EXPECT_TRUE(m["simulated"]["slo_met"].get<bool>()) << m.dump();
+  }
+  bool apart = false;
+  for (const auto& p : shared["pools"])
+    if (p["models"].size() == 1 && p["models"][0] == "card-auth") apart = true;
+  EXPECT_TRUE(apart) << shared["pools"].dump();
+  // The one pool for all three is named as not chosen, with the model it missed.
+  bool all_in_one = false;
+  for (const auto& l : shared["not_chosen"])
+    if (l["pools"] == 1) {
+      all_in_one = true;
+      EXPECT_EQ(l["missed"], nlohmann::json::array({"card-auth"})) << l.dump();
+    }
+  EXPECT_TRUE(all_in_one) << shared["not_chosen"].dump();
+  // The cheapest of what was simulated: no layout not chosen that met every SLO costs less.
+  for (const auto& l : shared["not_chosen"])
+    if (l["missed"].empty()) {
+      EXPECT_GE(l["usd_per_month"].get<double>(), shared["pool_usd_per_month"].get<double>()) << l.dump();
+    }
+  EXPECT_LE(shared["pool_usd_per_month"].get<double>(), shared["one_pool_per_model_usd_per_month"].get<double>());
+  EXPECT_NE(report.value().text.find("card-auth apart"), std::string::npos) << report.value().text;
+  EXPECT_NE(report.value().text.find("not chosen: 1 pool(s)"), std::string::npos) << report.value().text;
+}
+
 }  // namespace
 }  // namespace gw
