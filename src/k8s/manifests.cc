@@ -290,6 +290,25 @@ std::string interceptor_route(const ManifestInput& in, const std::string& name) 
   return out;
 }
 
+// A ScaledObject up to its triggers' list: what it scales, how often, between which counts, with
+// the plan's HPA behaviour.
+std::string scaled_object_head(const ManifestInput& in, const std::string& name, const ScaleTarget& target, int min_replicas) {
+  return fmt::format(
+      "apiVersion: keda.sh/v1alpha1\n"
+      "kind: ScaledObject\n"
+      "{0}"
+      "  pollingInterval: {1}\n"
+      "  cooldownPeriod: {2}\n"
+      "  minReplicaCount: {3}\n"
+      "  maxReplicaCount: {4}\n"
+      "  advanced:\n"
+      "    horizontalPodAutoscalerConfig:\n"
+      "{5}"
+      "  triggers:\n",
+      metadata_and_target(in, name, target), static_cast<long long>(in.polling_interval_s), static_cast<long long>(std::ceil(in.cooldown_s)),
+      min_replicas, in.max_replicas, behavior(in, "      "));
+}
+
 std::string scaled_object_from_zero(const ManifestInput& in, const std::string& name, const ScaleTarget& target) {
   std::string out = manifest_header(in, "KEDA ScaledObject (keda.sh/v1alpha1): scale to zero and back on the interceptor's count");
   out += fmt::format("# Why: minReplicaCount 0: {}.\n", in.why_min);
@@ -297,24 +316,13 @@ std::string scaled_object_from_zero(const ManifestInput& in, const std::string& 
                      "# external scaler pushes them, so the first request wakes the service at once); cooldownPeriod {1:.0f} s of\n"
                      "# no requests before it goes back to zero. Source: {2}.\n",
                      name, in.cooldown_s, kKedaHttpAddOnSource);
+  out += scaled_object_head(in, name, target, 0);
   out += fmt::format(
-      "apiVersion: keda.sh/v1alpha1\n"
-      "kind: ScaledObject\n"
-      "{0}"
-      "  pollingInterval: {1}\n"
-      "  cooldownPeriod: {2}\n"
-      "  minReplicaCount: 0\n"
-      "  maxReplicaCount: {3}\n"
-      "  advanced:\n"
-      "    horizontalPodAutoscalerConfig:\n"
-      "{4}"
-      "  triggers:\n"
       "    - type: external-push\n"
       "      metadata:\n"
-      "        interceptorRoute: {5}\n"
+      "        interceptorRoute: {}\n"
       "        scalerAddress: keda-add-ons-http-external-scaler.keda:9090\n",
-      metadata_and_target(in, name, target), static_cast<long long>(in.polling_interval_s), static_cast<long long>(std::ceil(in.cooldown_s)),
-      in.max_replicas, behavior(in, "      "), name);
+      name);
   return out;
 }
 
@@ -528,28 +536,16 @@ std::vector<Manifest> autoscaler_manifests(const ManifestInput& in, const ScaleT
       keda += fmt::format("# Kept warm: scaling to zero would need the HTTP add-on's interceptor in the request path (a cold start\n"
                           "# takes {:.0f} s); cooldownPeriod {:.0f} s applies only to zero.\n",
                           in.cold_start_s, in.cooldown_s);
+    keda += scaled_object_head(in, name, target, in.min_replicas);
     keda += fmt::format(
-        "apiVersion: keda.sh/v1alpha1\n"
-        "kind: ScaledObject\n"
-        "{0}"
-        "  pollingInterval: {1}\n"
-        "  cooldownPeriod: {2}\n"
-        "  minReplicaCount: {3}\n"
-        "  maxReplicaCount: {4}\n"
-        "  advanced:\n"
-        "    horizontalPodAutoscalerConfig:\n"
-        "{5}"
-        "  triggers:\n"
         "    - type: prometheus\n"
         "      metricType: AverageValue\n"
         "      metadata:\n"
-        "        serverAddress: {6}\n"
-        "        query: {7}\n"
-        "        threshold: {8}\n"
+        "        serverAddress: {}\n"
+        "        query: {}\n"
+        "        threshold: {}\n"
         "        activationThreshold: \"0\"\n",
-        metadata_and_target(in, name, target), static_cast<long long>(in.polling_interval_s), static_cast<long long>(std::ceil(in.cooldown_s)), in.min_replicas,
-        in.max_replicas, behavior(in, "      "), yaml_quoted(in.prometheus_url), yaml_quoted(scaling_query(in, name, metrics)),
-        yaml_quoted(fmt::format("{:.3g}", threshold)));
+        yaml_quoted(in.prometheus_url), yaml_quoted(scaling_query(in, name, metrics)), yaml_quoted(fmt::format("{:.3g}", threshold)));
     // The schedule's triggers: each active from its start to its end, the HPA taking the
     // largest count any trigger asks.
     for (const auto& w : in.schedule)

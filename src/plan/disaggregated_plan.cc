@@ -389,8 +389,13 @@ void judge_disaggregation(const Catalog& catalog, const Spec& spec, const Servic
     aggregated_bound = fmt::format("the simulation: the screen's {} replicas grown to {} before it met the SLO", grown_from, grown->replicas);
   if (grown) {
     // At equal cost one pool is kept: simpler to run, and it autoscales.
-    if (plan.best && plan.best->disaggregated() && grown->usd_per_hour <= plan.best->usd_per_hour + 1e-9) {
-      plan.best = *grown;
+    // Grown on the comparison's shorter runs: kept only when the plan's full run agrees.
+    PlanOption full = *grown;
+    full.simulated.reset();
+    if (plan.best && plan.best->disaggregated() && grown->usd_per_hour <= plan.best->usd_per_hour + 1e-9 &&
+        verify_option(catalog, spec.models.at(service.model_key), service, full, *verify)) {
+      plan.best = full;
+      if (plan.pareto.empty() || !same_layout(plan.pareto.front(), full)) plan.pareto.insert(plan.pareto.begin(), full);
       plan.assumptions.push_back("the aggregated layout grown until the simulation agreed costs what the disaggregated one does: "
                                  "one pool kept (simpler to run, and it autoscales)");
     }

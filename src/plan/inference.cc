@@ -37,6 +37,7 @@ void place_replicas(PlanOption& option, int needed) {
   const int needed_nodes = option.nodes_for(needed, option.config.tensor_parallel, option.config.pipeline_parallel);
   option.needed_replicas = needed;
   option.nodes.clear();
+  option.reclaim_replicas = 0;
   if (!option.spot_with_floor()) {
     option.replicas = std::max(needed, option.min_nodes);
     // A replica across nodes has nodes of its own: min_nodes replicas are on that many node sets.
@@ -57,6 +58,23 @@ void place_replicas(PlanOption& option, int needed) {
     if (spot >= 2) option.nodes.push_back({option.offering, Pricing::spot, spot / 2, "a second zone"});
   }
   option.price_nodes();
+}
+
+void place_replicas_cheapest(PlanOption& option, int needed) {
+  place_replicas(option, needed);
+  if (!option.placements) return;
+  PlanOption cheapest = option;
+  for (const Placement& placement : *option.placements) {
+    PlanOption trial = option;
+    trial.offering = placement.offering;
+    trial.pricing = placement.pricing;
+    trial.floor_offering = placement.floor_offering;
+    place_replicas(trial, needed);
+    if (trial.usd_per_hour < cheapest.usd_per_hour - 1e-9 ||
+        (trial.usd_per_hour < cheapest.usd_per_hour + 1e-9 && trial.instances < cheapest.instances))
+      cheapest = std::move(trial);
+  }
+  option = std::move(cheapest);
 }
 
 void PlanOption::price_nodes() {
@@ -185,7 +203,9 @@ struct PlanSearch {
   // The best value each SLO metric reaches in any configuration (at the most replicas), to say
   // which constraint binds when none meets them all.
   std::map<std::string, std::pair<double, std::string>> best_achieved;
-  std::set<std::string> precision_notes;
+  // Accelerators left out for want of kernels for the weights, by reason ("has no fp8 ...", or the
+  // architecture's "Turing has no ..."): one note per reason.
+  std::map<std::string, std::vector<std::string>> precision_left_out;
   bool spot_refused = false;
   std::set<std::string> multi_node;  // accelerators searched across nodes (no one node holds the model)
   bool multi_node_spot = false;      // and kept off spot
@@ -235,15 +255,12 @@ std::optional<int> fewest_replicas(PlanSearch& search, const Configuration& conf
 
 // The configuration at that count on every offering and pricing the constraints allow.
 void add_priced_options(PlanSearch& search, const Configuration& config, int replicas, const std::vector<const Offering*>& offerings) {
-  ServiceLevel level = evaluate_with(search.model, search.service, search.engine, search.lengths, config, replicas, search.peak, search.options);
+  auto placements = std::make_shared<std::vector<Placement>>();
   for (const Offering* offering : offerings) {
     for (Pricing pricing : search.spec.constraints.pricing) {
       if (!offering->usd_per_hour(pricing)) continue;
-      PlanOption option;
-      option.config = config;
-      option.offering = offering;
-      option.pricing = pricing;
-      option.min_nodes = search.service.min_replicas;
+      PlanOption probe;
+      probe.offering = offering;
       if (pricing == Pricing::spot && config.pipeline_parallel > 1) {
         // One reclaimed node stops a replica across nodes whole, and its other nodes idle
         // billed until the replacement joins: not planned on spot.
@@ -257,17 +274,28 @@ void add_priced_options(PlanSearch& search, const Configuration& config, int rep
           search.spot_refused = true;
           continue;
         }
-        if (!place_on_spot(option, offerings)) {
+        if (!place_on_spot(probe, offerings)) {
           search.spot_unspread.insert(offering->cloud + " " + offering->instance_type);
           continue;
         }
       }
-      place_replicas(option, replicas);
-      option.level = option.replicas == replicas
-                         ? level
-                         : evaluate_with(search.model, search.service, search.engine, search.lengths, config, option.replicas, search.peak, search.options);
-      search.all.push_back(option);
+      placements->push_back({offering, pricing, probe.floor_offering});
     }
+  }
+  ServiceLevel level = evaluate_with(search.model, search.service, search.engine, search.lengths, config, replicas, search.peak, search.options);
+  for (const Placement& placement : *placements) {
+    PlanOption option;
+    option.config = config;
+    option.offering = placement.offering;
+    option.pricing = placement.pricing;
+    option.floor_offering = placement.floor_offering;
+    option.min_nodes = search.service.min_replicas;
+    option.placements = placements;
+    place_replicas(option, replicas);
+    option.level = option.replicas == replicas
+                       ? level
+                       : evaluate_with(search.model, search.service, search.engine, search.lengths, config, option.replicas, search.peak, search.options);
+    search.all.push_back(option);
   }
 }
 
@@ -307,7 +335,10 @@ void search_configurations(PlanSearch& search, const Catalog& catalog, const std
     // Weights the device has no kernels for are never planned there; the plan says so.
     if (!model.measured) {
       if (auto why = unsupported_precision(*accelerator, model.precision)) {
-        search.precision_notes.insert("not considered: " + accelerator->name + ": " + *why + " (" + kPrecisionSupportSource + ")");
+        // A part named in its own reason (TPU-v5e has ...) shares the reason with its siblings.
+        const std::string own = accelerator->name + " has ";
+        search.precision_left_out[why->rfind(own, 0) == 0 ? "each" + why->substr(accelerator->name.size()) : *why].push_back(
+            accelerator->name);
         continue;
       }
     }
@@ -400,7 +431,8 @@ void add_plan_assumptions(const PlanSearch& search) {
   const ServiceSpec& service = search.service;
   plan.assumptions.push_back(fmt::format("sized for the peak rate {:.3g} requests/s, replicas at most {:.0f}% busy",
                                          search.peak, search.max_util * 100));
-  plan.assumptions.insert(plan.assumptions.end(), search.precision_notes.begin(), search.precision_notes.end());
+  for (const auto& [why, names] : search.precision_left_out)
+    plan.assumptions.push_back("not considered: " + join_list(names) + ": " + why + " (" + kPrecisionSupportSource + ")");
   plan.assumptions.insert(plan.assumptions.end(), search.engine.notes.begin(), search.engine.notes.end());
   plan.assumptions.push_back(
       service.min_replicas >= 2

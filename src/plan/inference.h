@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -87,6 +88,13 @@ struct DecodePool {
   double pull_share() const { return replicas > needed_replicas && replicas > 0 ? pull_share_needed * needed_replicas / replicas : pull_share_needed; }
 };
 
+// An offering and pricing a configuration can be rented on (spot: with its on-demand floor).
+struct Placement {
+  const Offering* offering = nullptr;
+  Pricing pricing = Pricing::on_demand;
+  const Offering* floor_offering = nullptr;
+};
+
 // Nodes of one offering at one pricing.
 struct NodeGroup {
   const Offering* offering = nullptr;
@@ -113,6 +121,10 @@ struct PlanOption {
   int reclaim_replicas = 0;            // replicas one reclaimed spot node takes down
   std::vector<NodeGroup> nodes;        // what is rented (spot plans: the floor first; disaggregated: prefill, then decode nodes)
   std::optional<DecodePool> decode;    // disaggregated prefill and decode: the decode pool
+  // Every offering and pricing the search priced this configuration on (shared by its options):
+  // the cheapest for one count need not be the cheapest for another (5 replicas of 2 GPUs fill
+  // five 2-GPU nodes, but three 4-GPU ones).
+  std::shared_ptr<const std::vector<Placement>> placements;
   bool spot_with_floor() const { return floor_offering != nullptr; }
   bool disaggregated() const { return decode.has_value(); }
   int gpus() const { return config.devices() * replicas + (decode ? decode->config.devices() * decode->replicas : 0); }
@@ -140,6 +152,9 @@ bool same_layout(const PlanOption& a, const PlanOption& b);
 // Sets the replicas an option deploys for `needed` serving replicas, and the nodes and price
 // that follow from its offering, pricing and availability rule.
 void place_replicas(PlanOption& option, int needed);
+// The same on the cheapest of the option's placements at that count (its own where none are
+// known, and on a tie).
+void place_replicas_cheapest(PlanOption& option, int needed);
 // "2 x aws us-east-1 p5.48xlarge (on-demand)", or the floor and spot zones of a spot plan.
 std::string describe_nodes(const PlanOption& option);
 

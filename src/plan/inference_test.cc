@@ -466,5 +466,45 @@ services:
   EXPECT_NE(l4.binding.find("4 nodes of 8"), std::string::npos) << l4.binding;
 }
 
+// Four replicas of 2 GPUs cost the same on four 2-GPU nodes as on two 4-GPU ones; five do not
+// (five nodes against three): a count is placed on the offering cheapest for it, and a tie keeps
+// the option's own.
+TEST(InferencePlanner, ACountIsPlacedOnTheOfferingCheapestForIt) {
+  Catalog catalog;
+  ASSERT_FALSE(catalog.add_accelerators_csv("name,vendor,memory_gib,memory_gb_per_s,bf16_tflops,fp8_tflops,int8_tops,interconnect_gb_per_s,"
+                                            "pcie_gen,class,source,as_of\nX,nvidia,80,3350,989,1979,1979,900,5,both,test,2026-12-07\n",
+                                            "acc.csv").has_value());
+  ASSERT_FALSE(catalog.add_offerings_csv("cloud,region,zone,instance_type,accelerator,accelerator_count,on_demand_usd_per_hour,"
+                                         "spot_usd_per_hour,source,as_of\n"
+                                         "gcp,us-central1,,two,X,2,2.0,,test,2026-12-07\n"
+                                         "gcp,us-central1,,four,X,4,4.0,,test,2026-12-07\n",
+                                         "off.csv").has_value());
+  auto placements = std::make_shared<std::vector<Placement>>();
+  const Offering* two = nullptr;
+  const Offering* four = nullptr;
+  for (const Offering& o : catalog.offerings()) {
+    placements->push_back({&o, Pricing::on_demand, nullptr});
+    (o.accelerator_count == 2 ? two : four) = &o;
+  }
+  ASSERT_TRUE(two && four);
+  PlanOption option;
+  option.config = Configuration{catalog.find_accelerator("X"), 2, Batching::continuous, 256};
+  option.offering = four;
+  option.min_nodes = 2;
+  option.placements = placements;
+  place_replicas_cheapest(option, 4);
+  EXPECT_EQ(option.offering, four);  // a tie: $8/hour either way
+  EXPECT_DOUBLE_EQ(option.usd_per_hour, 8.0);
+  place_replicas_cheapest(option, 5);
+  EXPECT_EQ(option.offering, two);
+  EXPECT_EQ(option.instances, 5);
+  EXPECT_DOUBLE_EQ(option.usd_per_hour, 10.0);
+  place_replicas(option, 5);  // the option's own offering alone
+  EXPECT_DOUBLE_EQ(option.usd_per_hour, 10.0);
+  option.offering = four;
+  place_replicas(option, 5);
+  EXPECT_DOUBLE_EQ(option.usd_per_hour, 12.0);
+}
+
 }  // namespace
 }  // namespace gw

@@ -312,12 +312,10 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     const Router routed = routing_as_deployed(best, in.llm, service.deployment ? &*service.deployment : nullptr);
     // The router's policies that the simulation's routers are (vllm-project/router: power_of_two,
     // round_robin), else HAProxy's (a shared queue, leastconn, roundrobin, random(2)).
-    if (in.llm && routed != Router::random) in.vllm_router_policy = vllm_router_policy(routed);
-    if (in.vllm_router_policy.empty()) {
-      const HaproxyRouting proxy = haproxy_routing(routed, in.llm);
-      in.haproxy_balance = proxy.balance;
-      in.haproxy_maxconn_per_replica = proxy.maxconn_per_replica;
-    }
+    const FrontRouter front = front_router(routed, in.llm);
+    in.vllm_router_policy = front.vllm_router_policy;
+    in.haproxy_balance = front.haproxy.balance;
+    in.haproxy_maxconn_per_replica = front.haproxy.maxconn_per_replica;
     in.client_timeout_s = service.traffic.client_timeout_s;
     if (service.deployment && service.deployment->router_replicas) in.router_replicas = *service.deployment->router_replicas;
     if (in.vllm_router_policy.empty() && in.haproxy_balance.empty() && routed != Router::random)

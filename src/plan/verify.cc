@@ -79,12 +79,18 @@ HaproxyRouting haproxy_routing(Router router, bool llm) {
   }
 }
 
+FrontRouter front_router(Router router, bool llm) {
+  FrontRouter front;
+  if (llm && router != Router::random) front.vllm_router_policy = vllm_router_policy(router);
+  if (!front.vllm_router()) front.haproxy = haproxy_routing(router, llm);
+  return front;
+}
+
 double router_join_s(Router router, bool llm, bool from_zero) {
-  const bool vllm_router = llm && !vllm_router_policy(router).empty() && router != Router::random;
-  const bool haproxy = !vllm_router && !haproxy_routing(router, llm).balance.empty();
-  if (!vllm_router && !haproxy) return 0;  // a Service: kube-proxy adds a ready endpoint at once
+  const FrontRouter front = front_router(router, llm);
+  if (!front.vllm_router() && !front.proxy()) return 0;  // a Service: kube-proxy adds a ready endpoint at once
   const double half_period_s = kRouterProbePeriodS / 2.0;
-  double join_s = haproxy ? 3 * half_period_s : 0;
+  double join_s = front.proxy() ? 3 * half_period_s : 0;
   if (from_zero) join_s += half_period_s;
   return join_s;
 }
@@ -92,9 +98,10 @@ double router_join_s(Router router, bool llm, bool from_zero) {
 int router_instances_as_deployed(Router router, bool llm, const Deployment* engine) {
   if (router != Router::round_robin) return 1;
   if (engine && engine->router_replicas) return *engine->router_replicas;
-  if (llm) return VllmRouterInput{}.replicas;
+  const FrontRouter front = front_router(router, llm);
+  if (front.vllm_router()) return VllmRouterInput{}.replicas;
   HaproxyInput proxy;
-  proxy.maxconn_per_replica = haproxy_routing(router, llm).maxconn_per_replica;
+  proxy.maxconn_per_replica = front.haproxy.maxconn_per_replica;
   return haproxy_replicas(proxy);
 }
 
@@ -253,12 +260,12 @@ std::optional<PlanOption> grow_until_verified(const Catalog& catalog, const Mode
   PlanOption grown = screened;
   auto affordable = [&](int replicas) {
     PlanOption probe = screened;
-    place_replicas(probe, replicas);
+    place_replicas_cheapest(probe, replicas);
     return probe.usd_per_hour < below_usd_per_hour;
   };
   auto passes = [&](int replicas) {
     if (!affordable(replicas)) return false;
-    place_replicas(grown, replicas);
+    place_replicas_cheapest(grown, replicas);
     grown.simulated.reset();
     return verify_option(catalog, model, service, grown, options);
   };
@@ -359,8 +366,8 @@ void verify_plan(const Catalog& catalog, const Spec& spec, const ServiceSpec& se
         engine && engine->router_given ? "the spec's deployment.router (how you route)" : "the routing plan --emit-k8s deploys",
         routing_words(router, llm),
         chosen->decode ? " (a prompt's prefill pod, then its decode pod)"
-        : llm && (router == Router::power_of_two || router == Router::round_robin)
-            ? "; a pool scaled to zero is reached through the KEDA HTTP add-on's interceptor and the Service, at random, as its scaling is simulated"
+        : router_join_s(router, llm, true) > 0
+            ? "; a pool scaled to zero keeps it, behind the KEDA HTTP add-on's interceptor, which holds requests until the router has a ready replica"
             : ""));
   }
   // Report simulated percentiles for the frontier too (shorter runs), and drop what misses.

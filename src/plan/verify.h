@@ -85,6 +85,16 @@ struct HaproxyRouting {
   int maxconn_per_replica = 0;
 };
 HaproxyRouting haproxy_routing(Router router, bool llm);
+// What --emit-k8s puts in front of one pool's replicas for a routing: the vLLM Router with its
+// policy (an LLM routed by a policy it has, random aside), else HAProxy with its balance, else
+// nothing (a plain Service: kube-proxy's random pick, or a routing neither proxy has).
+struct FrontRouter {
+  std::string vllm_router_policy;  // set: the vLLM Router
+  HaproxyRouting haproxy;          // balance set: HAProxy
+  bool vllm_router() const { return !vllm_router_policy.empty(); }
+  bool proxy() const { return !haproxy.balance.empty(); }
+};
+FrontRouter front_router(Router router, bool llm);
 // The copies of the router --emit-k8s runs that deal requests by this routing, each keeping its
 // own round-robin position: the spec's deployment.router_replicas where given, else one vLLM
 // Router, two HAProxy pods in front of replicas batching on their own; 1 for other routings

@@ -2,6 +2,7 @@
 // the plan is the cheapest layout grown until the replay agrees, which a brute force over every
 // screened layout (each grown without a price cap) confirms.
 #include "plan/verify.h"
+#include "plan/plan_spec.h"
 
 #include <algorithm>
 #include <gtest/gtest.h>
@@ -116,6 +117,90 @@ services:
       EXPECT_GE(grown->usd_per_hour, plan.best->usd_per_hour - 1e-9) << i;
     }
   }
+}
+
+// Qwen2.5-72B in fp8 serving 2,500-token prompts and 300-token answers at 9 requests/s, under
+// the given constraints.
+std::string qwen_support_spec(const std::string& constraints) {
+  return "version: 1\nconstraints: " + constraints + R"(
+models: {m: {preset: qwen2.5-72b, precision: fp8}}
+services:
+  - name: support
+    model: m
+    traffic: {rps: 9}
+    tokens: {input: {mean: 2500, p99: 8000}, output: 300}
+    slo: {ttft_p99_s: 1.5, tpot_p99_s: 0.05}
+)";
+}
+
+// Qwen2.5-72B in fp8 at 9 requests/s on GCP H100s: the screen's cheapest, four replicas of 2
+// GPUs (a tie between four 2-GPU nodes and two 4-GPU ones), misses the TPOT in simulation and is
+// grown to five. Five replicas fill five 2-GPU nodes but three 4-GPU ones: the grown layout is
+// placed on the nodes cheapest for its count ($33.91/hour), not kept on the screen's (three
+// a3-highgpu-4g, $40.70/hour, which a tp4 layout then undercut at the same price).
+TEST(VerifyPlan, AGrownLayoutIsPlacedOnTheNodesCheapestForItsCount) {
+  auto spec = parse_spec(qwen_support_spec("{clouds: [gcp], pricing: [reserved-1y], accelerators: [H100]}"), "support.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  Catalog catalog = Catalog::embedded().value();
+  const ServiceSpec& service = spec.value().services.front();
+  const ModelSpec& model = spec.value().models.at(service.model_key);
+  PlannerOptions one_pool;
+  one_pool.consider_disaggregated = false;
+  ServicePlan plan = plan_service(catalog, spec.value(), service, one_pool);
+  const ServicePlan screened = plan;
+  VerifyOptions options;
+  options.requests = 4000;
+  verify_plan(catalog, spec.value(), service, plan, options);
+  ASSERT_TRUE(plan.feasible && plan.best && plan.best->simulated && plan.best->simulated->meets) << plan.binding;
+  EXPECT_EQ(plan.best->config.tensor_parallel, 2);
+  EXPECT_EQ(plan.best->replicas, 5);
+  EXPECT_EQ(plan.best->offering->instance_type, "a3-highgpu-2g");
+  EXPECT_EQ(plan.best->instances, 5);
+  EXPECT_EQ(plan.best->gpus(), 10);
+  // Every offering the screen priced the layout on, at the grown count: none is cheaper.
+  ASSERT_TRUE(plan.best->placements);
+  for (const Placement& placement : *plan.best->placements) {
+    PlanOption other = *plan.best;
+    other.offering = placement.offering;
+    other.pricing = placement.pricing;
+    other.floor_offering = placement.floor_offering;
+    place_replicas(other, plan.best->needed_replicas);
+    EXPECT_GE(other.usd_per_hour, plan.best->usd_per_hour - 1e-9) << placement.offering->instance_type;
+  }
+  // Each screened layout grown: none undercuts the plan.
+  for (const PlanOption& option : screened.ranked) {
+    auto grown = grow_until_verified(catalog, model, service, option, options);
+    if (grown) {
+      EXPECT_GE(grown->usd_per_hour, plan.best->usd_per_hour - 1e-9) << option.config.tensor_parallel;
+    }
+  }
+}
+
+// The same service on three clouds: three prefill and two decode replicas of 2 x H100 meet the
+// SLO at $24,757.66/month; one pool's screened four replicas miss the TPOT and, grown to five on
+// the nodes cheapest for five (five a3-highgpu-2g, not three a3-highgpu-4g at $29,709.18), cost
+// the same. At equal cost one pool is kept, replayed in full as every plan is (it was grown on
+// the comparison's shorter runs), and it heads the frontier it is chosen from.
+TEST(VerifyPlan, AtEqualCostTheGrownPoolIsKeptAfterAFullReplay) {
+  auto spec = parse_spec(qwen_support_spec("{clouds: [aws, gcp, azure], pricing: [on-demand, spot, reserved-1y]}"), "support.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  static const Catalog catalog = Catalog::embedded().value();  // the plan points into it
+  PlanSpecOptions options;
+  options.sim_requests = 20000;
+  options.jobs = 1;
+  auto result = plan_spec(catalog, spec.value(), options);
+  ASSERT_TRUE(result.ok()) << result.error().to_string();
+  const ServicePlan& plan = result.value().services[0];
+  ASSERT_TRUE(plan.best && plan.disaggregated) << plan.binding;
+  EXPECT_FALSE(plan.best->disaggregated());
+  EXPECT_EQ(plan.best->offering->instance_type, "a3-highgpu-2g");
+  EXPECT_EQ(plan.best->replicas, 5);
+  EXPECT_NEAR(plan.best->usd_per_hour, plan.disaggregated->usd_per_hour, 1e-6);
+  ASSERT_TRUE(plan.best->simulated && plan.best->simulated->meets);
+  EXPECT_EQ(plan.best->simulated->requests, 20000);
+  ASSERT_FALSE(plan.pareto.empty());
+  EXPECT_TRUE(same_layout(plan.pareto.front(), *plan.best));
+  EXPECT_NE(plan.disaggregation_verdict.find("costs the same as"), std::string::npos) << plan.disaggregation_verdict;
 }
 
 // Llama 3.1 70B at 15 requests/s with spot allowed for the service: the plan keeps N+1 nodes
