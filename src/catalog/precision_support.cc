@@ -54,10 +54,15 @@ const std::vector<SupportRow>& support_rows() {
   return rows;
 }
 
-// How a family is named in reasons: the architecture for NVIDIA, the part otherwise.
+// How a family is named in reasons: the architecture for NVIDIA, the product line otherwise, so
+// parts that share a reason share its words (and a report names the reason once for them all).
 std::string reason_subject(const Accelerator& a) {
   const std::string arch = nvidia_architecture(a);
-  return arch.empty() ? a.name : arch;
+  if (!arch.empty()) return arch;
+  if (a.vendor == "google") return "Google TPU";
+  if (a.vendor == "amd") return "AMD Instinct";
+  if (a.vendor == "intel") return "Intel Gaudi";
+  return a.name;
 }
 
 }  // namespace

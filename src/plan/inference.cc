@@ -169,14 +169,17 @@ std::vector<const Offering*> allowed_offerings(const Catalog& catalog, const Con
 
 namespace {
 
-// A spot plan's on-demand floor: the cheapest on-demand node of the same shape in the same cloud
-// and region (one cluster, one autoscaler); the spot nodes spread over two zones of the region.
+// A spot plan's on-demand floor: the cheapest on-demand node of the same shape and host CPU in the
+// same cloud and region (one cluster, one autoscaler, one serving image: an arm64 floor under x86
+// spot nodes would need a second build); the spot nodes spread over two zones of the region.
 // False when the region sells no such node on demand.
 bool place_on_spot(PlanOption& option, const std::vector<const Offering*>& offerings) {
   const Offering* first = option.offering;
   const Offering* floor = nullptr;
   for (const Offering* o : offerings) {
-    if (o->cloud != first->cloud || o->region != first->region || o->accelerator_count != first->accelerator_count) continue;
+    if (o->cloud != first->cloud || o->region != first->region || o->accelerator_count != first->accelerator_count ||
+        cpu_architecture(*o) != cpu_architecture(*first))
+      continue;
     auto od = o->usd_per_hour(Pricing::on_demand);
     if (od && (!floor || *od < *floor->usd_per_hour(Pricing::on_demand))) floor = o;
   }
@@ -203,8 +206,8 @@ struct PlanSearch {
   // The best value each SLO metric reaches in any configuration (at the most replicas), to say
   // which constraint binds when none meets them all.
   std::map<std::string, std::pair<double, std::string>> best_achieved;
-  // Accelerators left out for want of kernels for the weights, by reason ("has no fp8 ...", or the
-  // architecture's "Turing has no ..."): one note per reason.
+  // Accelerators left out for want of kernels for the weights, by reason ("Turing has no fp8 ..."):
+  // one note per reason.
   std::map<std::string, std::vector<std::string>> precision_left_out;
   bool spot_refused = false;
   std::set<std::string> multi_node;  // accelerators searched across nodes (no one node holds the model)
@@ -335,10 +338,7 @@ void search_configurations(PlanSearch& search, const Catalog& catalog, const std
     // Weights the device has no kernels for are never planned there; the plan says so.
     if (!model.measured) {
       if (auto why = unsupported_precision(*accelerator, model.precision)) {
-        // A part named in its own reason (TPU-v5e has ...) shares the reason with its siblings.
-        const std::string own = accelerator->name + " has ";
-        search.precision_left_out[why->rfind(own, 0) == 0 ? "each" + why->substr(accelerator->name.size()) : *why].push_back(
-            accelerator->name);
+        search.precision_left_out[*why].push_back(accelerator->name);
         continue;
       }
     }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <gtest/gtest.h>
 #include <random>
+#include <set>
 
 #include "core/text.h"
 #include "model/presets.h"
@@ -323,6 +324,35 @@ services:
     EXPECT_EQ(o.replicas - o.reclaim_replicas >= o.needed_replicas, true);
   }
   EXPECT_TRUE(any_spot);
+}
+
+// ResNet-50 on T4s in us-west-2, spot allowed: the cheapest spot T4 node is an x86 g4dn.xlarge
+// and the cheapest on-demand one an arm64 g5g.xlarge. One Deployment runs one image: a floor of
+// the other host CPU than its spot nodes was planned (a g5g floor under g4dn spot nodes), so
+// every spot plan's floor now shares its spot nodes' architecture.
+TEST(InferencePlanner, ASpotPlansFloorRunsTheSameHostCpuAsItsSpotNodes) {
+  auto spec = parse_spec(R"(
+constraints: {clouds: [aws], regions: [us-west-2], pricing: [on-demand, spot], accelerators: [T4]}
+models: {det: {preset: resnet-50, precision: fp16}}
+services:
+  - {name: detect, model: det, traffic: {rps: 1200}, slo: {latency_p99_s: 0.08}, interruptible: true}
+)", "vision.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  Catalog catalog = Catalog::embedded().value();
+  ServicePlan plan = plan_service(catalog, spec.value(), spec.value().services[0], PlannerOptions{});
+  ASSERT_TRUE(plan.best) << plan.binding;
+  std::set<std::string> spot_architectures;
+  for (const auto* options : {&plan.pareto, &plan.ranked})
+    for (const PlanOption& o : *options) {
+      if (!o.spot_with_floor()) continue;
+      spot_architectures.insert(std::string(cpu_architecture(*o.offering)));
+      for (const NodeGroup& g : o.nodes) {
+        EXPECT_EQ(cpu_architecture(*g.offering), cpu_architecture(*o.offering)) << g.offering->instance_type << " beside "
+                                                                               << o.offering->instance_type;
+      }
+    }
+  // Both kinds of host were planned on spot, each with a floor of its own kind.
+  EXPECT_EQ(spot_architectures, (std::set<std::string>{"arm64", "x86_64"}));
 }
 
 TEST(InferencePlanner, ImpossibleSloSaysWhichConstraintBinds) {

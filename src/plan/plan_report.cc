@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/numbers.h"
@@ -140,9 +141,14 @@ class PlanReportBuilder {
     add_simulated(b, s, llm);
     for (const auto& dropped : p.dropped) out_ += "  dropped after simulation: " + dropped + "\n";
     if (!p.quota_choice.empty()) out_ += "  within quota: " + p.quota_choice + "\n";
-    if (cpu_architecture(*b.offering) == "arm64")
+    std::vector<std::string> arm_hosts;  // every node group's (a spot plan's floor too)
+    for (const NodeGroup& g : b.nodes)
+      if (cpu_architecture(*g.offering) == "arm64" &&
+          std::find(arm_hosts.begin(), arm_hosts.end(), g.offering->instance_type) == arm_hosts.end())
+        arm_hosts.push_back(g.offering->instance_type);
+    if (!arm_hosts.empty())
       out_ += fmt::format("  host CPU: arm64 ({}): the serving image must be built for linux/arm64 (constraints.cpu_architectures: "
-                          "[x86_64] keeps to x86 hosts)\n", b.offering->instance_type);
+                          "[x86_64] keeps to x86 hosts)\n", join_list(arm_hosts));
     out_ += fmt::format("  cost: {}/hour, {}/month, {} per 1k inferences{}\n", format_usd(b.usd_per_hour),
                         format_usd(b.usd_per_month()), format_usd(usd_per_1k_inferences(b, p)),
                         llm ? fmt::format(", {} per 1M tokens", format_usd(usd_per_million_tokens(b, p))) : "");
@@ -178,9 +184,11 @@ class PlanReportBuilder {
                               : fmt::format("p99 {:.1f} ms", b.simulated->latency_p99_s * 1e3),
                           b.simulated->slo_attainment * 100);
     if (b.simulated && b.simulated->duty_cycle > 0)
-      out_ += fmt::format("  GPUs in steps {:.0f}% of the time in simulation{} (continuous batching steps whenever one sequence runs: "
-                          "duty cycle, not load)\n", b.simulated->duty_cycle * 100,
-                          b.simulated->prefill_duty_cycle > 0 ? fmt::format(", the prefill pool's {:.0f}%", b.simulated->prefill_duty_cycle * 100) : "");
+      out_ += fmt::format("  GPUs in steps {:.0f}% of the time in simulation{} ({}: duty cycle, not load)\n", b.simulated->duty_cycle * 100,
+                          b.simulated->prefill_duty_cycle > 0 ? fmt::format(", the prefill pool's {:.0f}%", b.simulated->prefill_duty_cycle * 100) : "",
+                          b.config.batching == Batching::continuous ? "continuous batching steps whenever one sequence runs"
+                          : b.config.batching == Batching::none     ? "one request at a time"
+                                                                    : "a batch runs however few requests it holds");
     if (b.simulated && b.simulated->reclaimed) {
       const SimulatedCheck& c = *b.simulated;
       out_ += fmt::format("  reclaim simulated: one spot node ({} replica{}) taken at {:.0f} s, its replacement serving {:.0f} s later "
