@@ -15,6 +15,7 @@ namespace {
 struct SupportRow {
   std::string family;  // "*" for every family
   Precision precision = Precision::fp16;
+  WeightFormat format = WeightFormat::plain;  // a row for one format (awq) before the precision's own
   PrecisionEngine engine = PrecisionEngine::serving;
   PrecisionSupport::Level level = PrecisionSupport::Level::runs;
   std::optional<Precision> requires_peak;
@@ -40,6 +41,7 @@ const std::vector<SupportRow>& support_rows() {
           (!peak.empty() && !parse_precision(peak)) || !r.ok())
         throw std::logic_error(fmt::format("{}:{}: malformed precision support row", file, row.line));
       s.precision = *precision;
+      s.format = weight_format_of(r.required_text("precision"));
       s.engine = engine == "vllm" ? PrecisionEngine::serving : PrecisionEngine::training;
       s.level = level == "yes" ? PrecisionSupport::Level::runs
                 : level == "as" ? PrecisionSupport::Level::runs_as
@@ -89,10 +91,17 @@ std::string accelerator_family(const Accelerator& a) {
   return a.vendor;
 }
 
-PrecisionSupport precision_support(const Accelerator& a, Precision weights, PrecisionEngine engine) {
+PrecisionSupport precision_support(const Accelerator& a, Precision weights, PrecisionEngine engine, WeightFormat format) {
   const std::string family = accelerator_family(a);
+  const SupportRow* match = nullptr;
   for (const SupportRow& row : support_rows()) {
     if (row.engine != engine || row.precision != weights || (row.family != family && row.family != "*")) continue;
+    if (row.format != WeightFormat::plain && row.format != format) continue;
+    // The format's own row wins over the precision's.
+    if (!match || (match->format == WeightFormat::plain && row.format != WeightFormat::plain)) match = &row;
+  }
+  if (match) {
+    const SupportRow& row = *match;
     PrecisionSupport s;
     s.source = row.source;
     s.level = row.level;
@@ -103,14 +112,15 @@ PrecisionSupport precision_support(const Accelerator& a, Precision weights, Prec
   return {};
 }
 
-std::optional<std::string> unsupported_precision(const Accelerator& a, Precision weights, PrecisionEngine engine) {
-  PrecisionSupport s = precision_support(a, weights, engine);
+std::optional<std::string> unsupported_precision(const Accelerator& a, Precision weights, PrecisionEngine engine,
+                                                 WeightFormat format) {
+  PrecisionSupport s = precision_support(a, weights, engine, format);
   if (s.level == PrecisionSupport::Level::none) return s.note;
   return std::nullopt;
 }
 
-std::string precision_note(const Accelerator& a, Precision weights, PrecisionEngine engine) {
-  PrecisionSupport s = precision_support(a, weights, engine);
+std::string precision_note(const Accelerator& a, Precision weights, PrecisionEngine engine, WeightFormat format) {
+  PrecisionSupport s = precision_support(a, weights, engine, format);
   return s.level == PrecisionSupport::Level::runs_as ? s.note : "";
 }
 

@@ -30,16 +30,18 @@ struct PrecisionSupport {
   std::string source;  // the row's source, "" when no row speaks (16/32-bit floats)
 };
 
+// A format's own row (awq) speaks before its precision's (int4).
 PrecisionSupport precision_support(const Accelerator& accelerator, Precision weights,
-                                   PrecisionEngine engine = PrecisionEngine::serving);
+                                   PrecisionEngine engine = PrecisionEngine::serving, WeightFormat format = WeightFormat::plain);
 
 // Why these weights cannot be served (or trained) on the accelerator, or nullopt when they can;
 // the reason names the family ("Turing has no fp8 kernels: ..."), so parts group.
 std::optional<std::string> unsupported_precision(const Accelerator& accelerator, Precision weights,
-                                                 PrecisionEngine engine = PrecisionEngine::serving);
+                                                 PrecisionEngine engine = PrecisionEngine::serving,
+                                                 WeightFormat format = WeightFormat::plain);
 // How they run when not as asked ("Ampere has no fp8 tensor cores: ..."), or "".
 std::string precision_note(const Accelerator& accelerator, Precision weights,
-                           PrecisionEngine engine = PrecisionEngine::serving);
+                           PrecisionEngine engine = PrecisionEngine::serving, WeightFormat format = WeightFormat::plain);
 
 // The source of the serving rules, for a plan's assumptions.
 inline constexpr const char* kPrecisionSupportSource =

@@ -52,6 +52,31 @@ TEST(PrecisionSupport, RefusedOrFlaggedByArchitecture) {
   EXPECT_TRUE(unsupported_precision(a("MI300X"), Precision::int4));
 }
 
+// AWQ and GPTQ store the same 4-bit weights but run on different kernels: vLLM's table has AWQ
+// from Turing and GPTQ from Volta. Weights named awq are refused on V100 and P100, which plan
+// and fit took for int4 and placed there; gptq and int4 still run on them.
+TEST(PrecisionSupport, AwqNeedsTuringWhereGptqRunsOnVolta) {
+  auto catalog = Catalog::embedded();
+  auto a = [&](const char* name) -> const Accelerator& { return *catalog.value().find_accelerator(name); };
+  const auto serving = PrecisionEngine::serving;
+  for (const char* old : {"V100-16GB", "V100-32GB", "P100"}) {
+    auto why = unsupported_precision(a(old), Precision::int4, serving, WeightFormat::awq);
+    ASSERT_TRUE(why) << old;
+    EXPECT_NE(why->find("AWQ needs Turing"), std::string::npos) << *why;
+    EXPECT_FALSE(unsupported_precision(a(old), Precision::int4, serving, WeightFormat::gptq)) << old;
+    EXPECT_FALSE(unsupported_precision(a(old), Precision::int4)) << old;
+  }
+  for (const char* newer : {"T4", "A10G", "H100"}) {
+    EXPECT_FALSE(unsupported_precision(a(newer), Precision::int4, serving, WeightFormat::awq)) << newer;
+  }
+  // Refused everywhere int4 is, whatever the name.
+  EXPECT_TRUE(unsupported_precision(a("TPU-v6e"), Precision::int4, serving, WeightFormat::awq));
+  EXPECT_TRUE(unsupported_precision(a("MI300X"), Precision::int4, serving, WeightFormat::gptq));
+  EXPECT_EQ(weight_format_of("AWQ"), WeightFormat::awq);
+  EXPECT_EQ(weight_format_of("gptq"), WeightFormat::gptq);
+  EXPECT_EQ(weight_format_of("int4"), WeightFormat::plain);
+}
+
 TEST(PrecisionSupport, TrainingHasItsOwnColumn) {
   auto catalog = Catalog::embedded();
   auto a = [&](const char* name) -> const Accelerator& { return *catalog.value().find_accelerator(name); };

@@ -93,6 +93,18 @@ TEST(CliPlan, PrecisionsTheHardwareCannotRunAreNotPlanned) {
   spec("T4");
   CliRun none = run({"plan", path, "--no-simulate"});
   EXPECT_NE(none.code, 0);
+  // AWQ weights on a V100: no kernels (AWQ needs Turing); the same bytes named gptq run there.
+  std::ofstream(path) << "constraints: {accelerators: [V100-32GB, T4]}\n"
+                      << "models: {chat: {preset: llama-3.2-1b, precision: awq}}\n"
+                      << "services:\n  - name: chat\n    model: chat\n    traffic: {rps: 1}\n"
+                      << "    tokens: {input: 300, output: 100}\n    slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}\n";
+  CliRun awq = run({"plan", path, "--explain", "--no-simulate", "--format", "json"});
+  ASSERT_EQ(awq.code, 0) << awq.err << awq.out;
+  const auto awq_plan = nlohmann::json::parse(awq.out)["services"][0];
+  EXPECT_EQ(awq_plan["best"]["accelerator"], "T4");
+  for (const auto& row : awq_plan["pareto"]) EXPECT_NE(row["accelerator"], "V100-32GB");
+  EXPECT_NE(awq_plan["assumptions"].dump().find("not considered: V100-32GB: Pascal/Volta has no AWQ kernels"), std::string::npos)
+      << awq_plan["assumptions"].dump();
 }
 
 // On the Azure conversation hour, --explain says what the step times' error rests on: each sampled

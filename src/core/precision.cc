@@ -30,6 +30,23 @@ std::optional<Precision> parse_precision(std::string_view text) {
   return std::nullopt;
 }
 
+WeightFormat weight_format_of(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "awq") return WeightFormat::awq;
+  if (lower == "gptq") return WeightFormat::gptq;
+  return WeightFormat::plain;
+}
+
+std::string_view weight_format_name(WeightFormat format) {
+  switch (format) {
+    case WeightFormat::awq: return "awq";
+    case WeightFormat::gptq: return "gptq";
+    case WeightFormat::plain: break;
+  }
+  return "";
+}
+
 double precision_bytes(Precision precision) {
   switch (precision) {
     case Precision::fp32:

@@ -22,6 +22,7 @@ std::optional<Recompute> parse_recompute(std::string_view text);
 
 struct InferenceMemoryOptions {
   Precision weight_precision = Precision::bf16;
+  WeightFormat weight_format = WeightFormat::plain;  // awq or gptq: which kernels must run it
   Precision kv_precision = Precision::bf16;
   Precision activation_precision = Precision::bf16;
   long long batch = 1;               // concurrent sequences (or items)

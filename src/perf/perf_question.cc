@@ -233,7 +233,7 @@ Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, 
   const Accelerator* accelerator = named.value();
   auto precision = parse_precision(o.precision);
   if (!precision) return option_error("--precision", "'" + o.precision + "' is not one of " + precision_choices());
-  if (auto why = unsupported_precision(*accelerator, *precision))
+  if (auto why = unsupported_precision(*accelerator, *precision, PrecisionEngine::serving, weight_format_of(o.precision)))
     return option_error("--precision", accelerator->name + ": " + *why + " (" + kPrecisionSupportSource + ")");
   int tp = o.tp > 0 ? o.tp : o.count > 0 ? o.count : 1;
   if (o.count > 0 && o.tp > 0 && o.tp > o.count) return option_error("--tp", "tensor-parallel degree exceeds --count");

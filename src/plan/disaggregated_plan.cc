@@ -211,7 +211,7 @@ std::vector<PlanOption> search_disaggregated(const DisaggregatedSearch& in, long
   const Slo& slo = in.service.slo;
   const int max_batch = in.service.max_batch > 0 ? in.service.max_batch : 256;
   for (const Accelerator* accelerator : allowed_accelerators(in.catalog, in.spec.constraints)) {
-    if (unsupported_precision(*accelerator, in.model.precision)) continue;
+    if (unsupported_precision(*accelerator, in.model.precision, PrecisionEngine::serving, in.model.weight_format)) continue;
     std::map<int, PoolLayout> layouts;  // by tensor-parallel size
     for (int tp : {1, 2, 4, 8})
       if (arch.num_heads % tp == 0) layouts[tp] = pool_layout(in, Configuration{accelerator, tp, Batching::continuous, max_batch});

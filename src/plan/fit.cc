@@ -122,14 +122,16 @@ std::vector<AcceleratorFit> fit_accelerators(const Catalog& catalog, const Model
     fit.usable_bytes_per_device = accelerator.memory_bytes() * request.usable_fraction;
     // Weights the device has no kernels for do not fit, whatever the memory says.
     if (request.mode == FitMode::inference) {
-      if (auto why = unsupported_precision(accelerator, request.inference.weight_precision)) {
+      if (auto why = unsupported_precision(accelerator, request.inference.weight_precision, PrecisionEngine::serving,
+                                           request.inference.weight_format)) {
         fit.reason = accelerator.name + ": " + *why;
         fit.precision_unsupported = true;
         fit.precision_note = *why;
         fits.push_back(fit);
         continue;
       }
-      fit.precision_note = precision_note(accelerator, request.inference.weight_precision);
+      fit.precision_note = precision_note(accelerator, request.inference.weight_precision, PrecisionEngine::serving,
+                                          request.inference.weight_format);
     }
     for (size_t i = 0; i < candidates.size(); ++i) {
       if (estimates[i].total_bytes_per_device <= fit.usable_bytes_per_device) {

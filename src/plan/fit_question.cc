@@ -65,6 +65,7 @@ Result<FitResult> fit_question(const Catalog& catalog, const ModelArch& arch, co
   } else {
     auto& i = request.inference;
     i.weight_precision = weights;
+    i.weight_format = weight_format_of(o.precision);
     auto kv = o.kv_precision.empty() ? std::optional<Precision>(weights == Precision::fp32 ? Precision::fp32 : Precision::bf16)
                                      : parse_precision(o.kv_precision);
     if (!kv) return option_error("--kv-precision", "'" + o.kv_precision + "' is not one of " + precision_choices());

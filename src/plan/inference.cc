@@ -337,7 +337,7 @@ void search_configurations(PlanSearch& search, const Catalog& catalog, const std
     if (model.measured && catalog.find_accelerator(model.measured->accelerator) != accelerator) continue;
     // Weights the device has no kernels for are never planned there; the plan says so.
     if (!model.measured) {
-      if (auto why = unsupported_precision(*accelerator, model.precision)) {
+      if (auto why = unsupported_precision(*accelerator, model.precision, PrecisionEngine::serving, model.weight_format)) {
         search.precision_left_out[*why].push_back(accelerator->name);
         continue;
       }

@@ -110,7 +110,8 @@ class PlanReportBuilder {
     const ModelSpec& m = r_.spec.models.at(s.model_key);
     bool llm = m.arch.kind == ModelKind::decoder;
     std::string heading = fmt::format("{} ({} {}): {:.3g} requests/s average, {:.3g} at peak{}", p.service, m.arch.name,
-                                      precision_name(m.precision), p.average_rps, p.peak_rps,
+                                      m.weight_format == WeightFormat::plain ? precision_name(m.precision) : weight_format_name(m.weight_format),
+                                      p.average_rps, p.peak_rps,
                                       llm ? fmt::format("; {:.0f} input / {:.0f} output tokens on average",
                                                         p.mean_input_tokens, p.mean_output_tokens)
                                           : "");

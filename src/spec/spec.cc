@@ -129,6 +129,7 @@ ModelSpec read_model(const Reader& r, const YAML::Node& node, const std::string&
     auto precision = parse_precision(text);
     if (!precision) r.fail(node["precision"], path + ".precision", "'" + text + "' is not one of " + precision_choices());
     model.precision = *precision;
+    model.weight_format = weight_format_of(text);
   }
   return model;
 }

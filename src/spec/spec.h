@@ -121,6 +121,7 @@ struct ModelSpec {
   std::string key;
   ModelArch arch;
   Precision precision = Precision::bf16;
+  WeightFormat weight_format = WeightFormat::plain;  // awq or gptq where the spec named one
   std::optional<MeasuredServiceTime> measured;
   int line = 0;
 };
