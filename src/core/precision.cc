@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include "core/text.h"
+
 namespace gw {
 
 namespace {
@@ -16,9 +18,7 @@ std::string_view precision_name(Precision precision) {
 }
 
 std::optional<Precision> parse_precision(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string lower = to_lower(text);
   if (lower == "float32") lower = "fp32";
   if (lower == "float16" || lower == "half") lower = "fp16";
   if (lower == "bfloat16") lower = "bf16";
@@ -31,8 +31,7 @@ std::optional<Precision> parse_precision(std::string_view text) {
 }
 
 WeightFormat weight_format_of(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = to_lower(text);
   if (lower == "awq") return WeightFormat::awq;
   if (lower == "gptq") return WeightFormat::gptq;
   return WeightFormat::plain;
