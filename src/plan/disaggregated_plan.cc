@@ -361,18 +361,27 @@ void judge_disaggregation(const Catalog& catalog, const Spec& spec, const Servic
   const PlanOption* aggregated = plan.best && !plan.best->disaggregated() ? &*plan.best : nullptr;
   for (const PlanOption& r : plan.ranked)
     if (!aggregated && !r.disaggregated() && (!verify || (r.simulated && r.simulated->meets))) aggregated = &r;
-  // None passed as screened (the disaggregated layout won first): grow the cheapest aggregated
-  // layouts until the simulation agrees, for the comparison, as far as 3 times its cost.
+  // None passed as screened (the disaggregated layout won first, so the cheaper aggregated ones
+  // were never replayed): the cheapest aggregated layouts, each replayed as screened (the
+  // frontier's run where it had one) and grown until the simulation agrees where it misses, for
+  // the comparison, as far as 3 times its cost.
   std::optional<PlanOption> grown;
-  int grown_from = 0;  // the screen's replicas of the layout grown
+  int grown_from = 0;  // the screen's replicas of the layout grown (0: it passed as screened)
   if (!aggregated && verify) {
     const VerifyOptions brief = brief_options(*verify);
+    const ModelSpec& model = spec.models.at(service.model_key);
     int tried = 0;
     for (const PlanOption& r : plan.ranked) {
       if (r.disaggregated() || ++tried > 3) continue;
-      auto g = grow_until_verified(catalog, spec.models.at(service.model_key), service, r, brief,
-                                   grown ? grown->usd_per_hour : 3 * d.usd_per_hour);
-      if (g && (!grown || g->usd_per_hour < grown->usd_per_hour)) grown = g, grown_from = r.replicas;
+      PlanOption as_screened = r;
+      for (const PlanOption& p : plan.pareto)
+        if (!as_screened.simulated && p.simulated && same_layout(p, as_screened)) as_screened.simulated = p.simulated;
+      std::optional<PlanOption> g;
+      if (!as_screened.simulated) verify_option(catalog, model, service, as_screened, brief);
+      if (as_screened.simulated && as_screened.simulated->meets) g = as_screened;
+      else if (as_screened.simulated)
+        g = grow_until_verified(catalog, model, service, r, brief, grown ? grown->usd_per_hour : 3 * d.usd_per_hour);
+      if (g && (!grown || g->usd_per_hour < grown->usd_per_hour)) grown = g, grown_from = g->replicas == r.replicas ? 0 : r.replicas;
     }
     if (grown) aggregated = &*grown;
   }
@@ -385,7 +394,7 @@ void judge_disaggregation(const Catalog& catalog, const Spec& spec, const Servic
       aggregated_misses.push_back(r.simulated->miss);
   if (!aggregated_misses.empty())
     aggregated_bound = "the simulation: cheaper aggregated layouts missed " + join_list(aggregated_misses);
-  else if (grown)
+  else if (grown && grown_from > 0)
     aggregated_bound = fmt::format("the simulation: the screen's {} replicas grown to {} before it met the SLO", grown_from, grown->replicas);
   if (grown) {
     // At equal cost one pool is kept: simpler to run, and it autoscales.

@@ -203,6 +203,46 @@ TEST(VerifyPlan, AtEqualCostTheGrownPoolIsKeptAfterAFullReplay) {
   EXPECT_NE(plan.disaggregation_verdict.find("costs the same as"), std::string::npos) << plan.disaggregation_verdict;
 }
 
+// Llama-3.1-70B in fp8 on AWS, 6 requests/s, TPOT p99 60 ms: four prefill replicas of 2 x L40S
+// and two decode of 4 x L40S pass first, so the cheaper-than-$32k aggregated layouts behind them
+// were never replayed. The verdict weighs them replayed as screened: two replicas of 8 x A100-40GB
+// meet the SLO (their frontier run says so), where each had been grown from the screen's count
+// without a replay ("the screen's 2 replicas grown to 3": $48,087.23 against $32,058.15).
+TEST(VerifyPlan, TheAggregatedLayoutWeighedIsReplayedAsScreenedBeforeItIsGrown) {
+  auto spec = parse_spec(R"(
+version: 1
+constraints: {clouds: [aws], pricing: [on-demand]}
+models: {m: {preset: llama-3.1-70b, precision: fp8}}
+services:
+  - name: chat
+    model: m
+    traffic: {rps: 6}
+    tokens: {input: 1500, output: 300}
+    slo: {ttft_p99_s: 2, tpot_p99_s: 0.06}
+)",
+                         "chat.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  static const Catalog catalog = Catalog::embedded().value();  // the plan points into it
+  PlanSpecOptions options;
+  options.jobs = 1;
+  auto result = plan_spec(catalog, spec.value(), options);
+  ASSERT_TRUE(result.ok()) << result.error().to_string();
+  const ServicePlan& plan = result.value().services[0];
+  ASSERT_TRUE(plan.best && plan.best->disaggregated()) << plan.binding;
+  const std::string& verdict = plan.disaggregation_verdict;
+  EXPECT_NE(verdict.find("against the cheapest aggregated layout, 2 replica(s) of A100-40GB tp8"), std::string::npos) << verdict;
+  EXPECT_EQ(verdict.find("grown to"), std::string::npos) << verdict;
+  // The frontier's row for that layout passed its replay at that count.
+  bool replayed = false;
+  for (const PlanOption& o : plan.pareto)
+    if (!o.disaggregated() && o.config.accelerator->name == "A100-40GB" && o.replicas == 2) {
+      replayed = true;
+      ASSERT_TRUE(o.simulated);
+      EXPECT_TRUE(o.simulated->meets);
+    }
+  EXPECT_TRUE(replayed);
+}
+
 // Llama 3.1 70B at 15 requests/s with spot allowed for the service: the plan keeps N+1 nodes
 // with an on-demand floor, and the simulation, which reclaims one spot node at peak and waits
 // a cold start for its replacement, still meets the SLO.
