@@ -143,25 +143,41 @@ const QuotaNeed* first_shortfall(const std::vector<QuotaNeed>& needs) {
 // Where the account's quotas rule out a service's cheapest option, the cheapest verified one
 // within them (services in order, each against what the ones before it took), and what the
 // missing quota would save.
-void choose_within_quotas(PlanResult& result, const Spec& spec, bool simulated) {
+void choose_within_quotas(const Catalog& catalog, PlanResult& result, const Spec& spec, const VerifyOptions* verify) {
   const QuotaLimits& limits = spec.constraints.quotas;
   if (limits.empty()) return;
   std::vector<QuotaUse> taken;
-  for (ServicePlan& p : result.services) {
+  for (size_t i = 0; i < result.services.size(); ++i) {
+    ServicePlan& p = result.services[i];
     if (!p.best) continue;
     std::vector<QuotaUse> with = taken;
     add_uses(with, *p.best, p.service);
     const std::vector<QuotaNeed> needs = quota_needs(with, limits);
     if (const QuotaNeed* shortfall = first_shortfall(needs)) {
-      const PlanOption* alternative = nullptr;
+      // Within quota, cheapest first; with simulation, each replayed in full as the plan's best
+      // is (the frontier's rows had shorter runs) until one meets the SLO.
+      std::vector<const PlanOption*> within;
       for (const auto* options : {&p.pareto, &p.ranked})
         for (const PlanOption& o : *options) {
-          if (simulated && (!o.simulated || !o.simulated->meets)) continue;
+          if (verify && (!o.simulated || !o.simulated->meets)) continue;
           std::vector<QuotaUse> trial = taken;
           add_uses(trial, o, p.service);
-          if (first_shortfall(quota_needs(trial, limits))) continue;
-          if (!alternative || o.usd_per_month() < alternative->usd_per_month()) alternative = &o;
+          if (!first_shortfall(quota_needs(trial, limits))) within.push_back(&o);
         }
+      std::stable_sort(within.begin(), within.end(),
+                       [](const PlanOption* a, const PlanOption* b) { return a->usd_per_month() < b->usd_per_month(); });
+      std::optional<PlanOption> chosen;
+      for (const PlanOption* o : within) {
+        PlanOption full = *o;
+        if (verify && full.simulated->requests < p.best->simulated.value_or(SimulatedCheck{}).requests) {
+          const ServiceSpec& service = spec.services[i];
+          full.simulated.reset();
+          if (!verify_option(catalog, spec.models.at(service.model_key), service, full, *verify)) continue;
+        }
+        chosen = full;
+        break;
+      }
+      const PlanOption* alternative = chosen ? &*chosen : nullptr;
       if (alternative) {
         const PlanOption& cheapest = *p.best;
         p.quota_choice = fmt::format(
@@ -218,7 +234,7 @@ Result<PlanResult> plan_spec(const Catalog& catalog, const Spec& spec, const Pla
     result.training.push_back(std::move(plan.value()));
   }
 
-  choose_within_quotas(result, spec, options.simulate);
+  choose_within_quotas(catalog, result, spec, options.simulate ? &verify : nullptr);
   for (const auto& p : result.services)
     if (p.best) result.total_usd_per_month += p.best->usd_per_month();
   for (size_t i = 0; i < result.training.size(); ++i) {
