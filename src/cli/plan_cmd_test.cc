@@ -3,6 +3,7 @@
 
 #include "perf/layer_operators.h"
 #include "plan/queueing.h"
+#include "core/formatting.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -57,6 +58,17 @@ TEST(CliMix, ExampleWeekWithTheWorkedPrices) {
   EXPECT_NEAR(doc["usd_per_month"].get<double>(), week * 730 / 168, 1e-6);
   double all_on_demand = 4.0 * (63 * 6 + 75 * 14 + 30 * 8) + 4.0 * 63 * 4;  // batch work on demand too
   EXPECT_NEAR(doc["all_on_demand_usd_per_month"].get<double>(), all_on_demand * 730 / 168, 1e-6);
+  // Each unit's two prices per month, as the headline is: the chosen ones add up to it (the table
+  // showed them over the curve's week beside a monthly total).
+  double chosen_per_month = 0;
+  for (const auto& level : doc["levels"])
+    chosen_per_month += level["choice"] == "on-demand" ? level["usd_per_month_if_not_reserved"].get<double>()
+                                                       : level["usd_per_month_if_reserved"].get<double>();
+  EXPECT_NEAR(chosen_per_month, doc["usd_per_month"].get<double>(), 1e-6);
+  CliRun table = run({"mix", csv, "--on-demand", "4", "--reserved-1y", "2.5", "--reserved-3y", "1.8"});
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("per month if reserved"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find(format_usd(1.8 * 730)), std::string::npos) << table.out;  // a unit on a 3-year term
   // Over one year, 3-year terms cost three times their rate: 1-year units and spot instead.
   r = run({"mix", csv, "--on-demand", "4", "--reserved-1y", "2.5", "--reserved-3y", "1.8", "--spot", "1.2", "--horizon-months", "12",
            "--format", "json"});

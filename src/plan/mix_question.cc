@@ -187,9 +187,12 @@ Result<MixResult> mix_question(const Catalog& catalog, const MixOptions& options
 nlohmann::json to_json(const MixResult& r) {
   const PricingMix& m = r.mix;
   json levels = json::array();
+  const double to_month = m.hours > 0 ? kHoursPerMonth / m.hours : 0;
   for (const auto& l : m.levels)
     levels.push_back({{"unit", l.unit}, {"firm_hour_share", l.firm_hour_share}, {"stacked_hour_share", l.stacked_hour_share},
-                      {"usd_if_reserved", l.usd_if_reserved}, {"usd_if_not_reserved", l.usd_if_not_reserved}, {"choice", l.choice}});
+                      {"usd_if_reserved", l.usd_if_reserved}, {"usd_if_not_reserved", l.usd_if_not_reserved},
+                      {"usd_per_month_if_reserved", l.usd_if_reserved * to_month},
+                      {"usd_per_month_if_not_reserved", l.usd_if_not_reserved * to_month}, {"choice", l.choice}});
   return json_document("mix", {{"demand", r.demand}, {"unit", r.unit}, {"source", r.source}, {"hours", m.hours}, {"peak_units", m.peak_units},
                      {"prices", {{"on_demand", r.prices.on_demand},
                                  {"reserved_1y", r.prices.reserved_1y ? json(*r.prices.reserved_1y) : json(nullptr)},
@@ -208,11 +211,13 @@ MixReport mix_report(const MixResult& r, bool explain) {
   const PricingMix& m = r.mix;
   MixReport report;
   Table table;
-  table.columns = {"unit", "hours with firm demand", "with batch work", "if reserved", "if not", "choice"};
+  // Per month, as the headline is (the curve's span scaled to 730 hours).
+  table.columns = {"unit", "hours with firm demand", "with batch work", "per month if reserved", "if not", "choice"};
   table.align = {Align::right, Align::right, Align::right, Align::right, Align::right, Align::left};
+  const double to_month = m.hours > 0 ? kHoursPerMonth / m.hours : 0;
   for (const auto& l : m.levels)
     table.add_row({std::to_string(l.unit), fmt::format("{:.1f}%", l.firm_hour_share * 100), fmt::format("{:.1f}%", l.stacked_hour_share * 100),
-                   format_usd(l.usd_if_reserved), format_usd(l.usd_if_not_reserved), l.choice});
+                   format_usd(l.usd_if_reserved * to_month), format_usd(l.usd_if_not_reserved * to_month), l.choice});
   std::string& text = report.summary;
   text = fmt::format("Demand: {} ({:.1f} hours, peak {:.3g} {}s)\n", r.source, m.hours, m.peak_units, r.unit);
   text += fmt::format("Mix: {} reserved 3-year + {} reserved 1-year, {} {}-hours on demand, {} on spot\n", m.reserved_3y, m.reserved_1y,
