@@ -80,6 +80,29 @@ TEST(CliMix, ExampleWeekWithTheWorkedPrices) {
   EXPECT_DOUBLE_EQ(doc["spot_unit_hours"].get<double>(), 63 * 2);
 }
 
+// A spec's demand in replicas as the plan verified them: Qwen2.5-72B on 2 x H100 replicas needs
+// five at its 9 requests/s peak in simulation (the screen's capacity said three), and never fewer
+// than min_replicas (2) while requests come (one replica served the quiet hours).
+TEST(CliMix, ASpecsReplicasAreThePlansVerifiedCountNeverUnderItsFloor) {
+  const std::string path = temp_path("mix_support.yaml");
+  std::ofstream(path) << "constraints: {clouds: [gcp], pricing: [on-demand, reserved-1y], accelerators: [H100]}\n"
+                      << "models: {m: {preset: qwen2.5-72b, precision: fp8}}\n"
+                      << "services:\n  - name: support\n    model: m\n"
+                      << "    traffic: {rps: {average: 3, peak: 9}, profile: weekday-business-hours}\n"
+                      << "    tokens: {input: {mean: 2500, p99: 8000}, output: 300}\n"
+                      << "    slo: {ttft_p99_s: 1.5, tpot_p99_s: 0.05}\n";
+  CliRun r = run({"mix", path, "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["peak_units"].get<double>(), 5) << doc["source"];
+  ASSERT_GE(doc["levels"].size(), 2u);
+  // Every hour has requests (the profile's quietest hours keep some): two replicas throughout.
+  EXPECT_DOUBLE_EQ(doc["levels"][0]["firm_hour_share"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(doc["levels"][1]["firm_hour_share"].get<double>(), 1.0);
+  EXPECT_NE(doc["source"].get<std::string>().find("at least 2 while requests come"), std::string::npos) << doc["source"];
+  std::filesystem::remove(path);
+}
+
 TEST(CliMix, NeedsPrices) {
   CliRun r = run({"mix", std::string(GPUWISE_SOURCE_DIR) + "/examples/demand-week.csv"});
   EXPECT_EQ(r.code, 1);

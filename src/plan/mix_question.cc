@@ -75,7 +75,12 @@ SpecDemand spec_demand(const Catalog& catalog, const MixOptions& args) {
   out.units_per_instance = best.config.pipeline_parallel > 1 ? 1.0 / best.config.pipeline_parallel
                                                               : static_cast<double>(best.offering->accelerator_count) / best.config.tensor_parallel;
   out.unit = "replica";
-  double per_replica = best.level.capacity_rps * spec.value().constraints.max_utilization;
+  // A replica's share of the load as verified: the screen's capacity at the utilization limit,
+  // or less where the simulation needed more replicas at peak than the screen did.
+  const double screened = best.level.capacity_rps * spec.value().constraints.max_utilization;
+  const int needed = best.needed_replicas > 0 ? best.needed_replicas : best.replicas;
+  const double per_replica = needed > 0 && service->traffic.peak_rps > 0 ? std::min(screened, service->traffic.peak_rps / needed) : screened;
+  const int floor = std::max(1, service->min_replicas);
   ArrivalOptions arrivals = arrival_options(*service, service->traffic.average_rps);
   double span_s = 3600;
   if (arrivals.process == "curve") span_s = service->traffic.profile.size() * 3600.0;
@@ -97,11 +102,18 @@ SpecDemand spec_demand(const Catalog& catalog, const MixOptions& args) {
   for (size_t h = 0; h < hours; ++h) {
     double length_h = std::min(1.0, span_s / 3600 - static_cast<double>(h));
     double rate = counts[h] / (length_h * 3600);
-    out.intervals.push_back({length_h, rate > 0 ? std::ceil(rate / per_replica - 1e-9) : 0, 0});
+    // Never under min_replicas while requests come (the plan's availability rule); an hour with
+    // none may scale to zero.
+    out.intervals.push_back({length_h, rate > 0 ? std::max<double>(floor, std::ceil(rate / per_replica - 1e-9)) : 0, 0});
   }
-  out.source = fmt::format("service {}: its traffic by the hour over {:.0f} h, in replicas ({} x{}) of {:.3g} requests/s each (capacity at {:.0f}% utilization)",
+  out.source = fmt::format("service {}: its traffic by the hour over {:.0f} h, in replicas ({} x{}) of {:.3g} requests/s each ({}), "
+                           "at least {} while requests come (min_replicas)",
                            service->name, span_s / 3600, best.config.accelerator->name, best.config.devices(), per_replica,
-                           spec.value().constraints.max_utilization * 100);
+                           per_replica < screened - 1e-9
+                               ? fmt::format("the peak {:.3g}/s over the {} replica{} the simulation needed", service->traffic.peak_rps, needed,
+                                             needed == 1 ? "" : "s")
+                               : fmt::format("capacity at {:.0f}% utilization", spec.value().constraints.max_utilization * 100),
+                           floor);
   return out;
 }
 
