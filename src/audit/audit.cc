@@ -227,10 +227,14 @@ void join_host(const SeriesAggregate& a, const std::map<std::string, const Serie
   if (host && host->host_cpus > 0) s.host_cpus = host->host_cpus;
 }
 
+// Over half its memory in use at peak: another workload's copy would not fit beside it.
+constexpr double kUnshareableMemoryShare = 0.5;
+
 // What the duty cycle says of one series: too little data, idle, idle on a schedule, starved,
-// under-used, inefficient or healthy. Under-used series are counted into report and underused_util.
+// under-used, inefficient or healthy. Under-used series are counted into report and underused_util
+// (one that holds most of its memory as a whole GPU at the target: its work cannot share one).
 Finding utilization_finding(const SeriesAggregate& a, const SeriesReport& s, const AuditOptions& o, bool priced,
-                            AuditReport& report, double& underused_util) {
+                            double device_memory_bytes, AuditReport& report, double& underused_util) {
   Finding f;
   f.scope = scope_of(s);
   if (a.util_samples == 0) {
@@ -283,10 +287,18 @@ Finding utilization_finding(const SeriesAggregate& a, const SeriesReport& s, con
   } else if (s.mean_util_pct < o.underused_pct && a.util_samples > 0) {
     f.kind = "underused";
     ++report.underused_gpus;
-    underused_util += s.mean_util_pct;
     f.evidence += fmt::format("mean duty cycle {:.1f}% (under {:.0f}%)", s.mean_util_pct, o.underused_pct);
     f.waste_usd_per_month = s.usd_per_month * (1 - s.mean_util_pct / o.target_util_pct);
-    f.recommendation = "consolidate: its work fits on a share of a GPU (batch requests, or share the GPU)";
+    const bool memory_bound = device_memory_bytes > 0 && s.peak_memory_bytes > kUnshareableMemoryShare * device_memory_bytes;
+    if (memory_bound) {
+      underused_util += o.target_util_pct;
+      f.evidence += fmt::format(", {:.1f} of {:.1f} GiB in use at peak", s.peak_memory_bytes / kGiB, device_memory_bytes / kGiB);
+      f.recommendation = "give it more of the work (batch more requests per step, fewer replicas beside it): its memory leaves no "
+                         "room to share the GPU";
+    } else {
+      underused_util += s.mean_util_pct;
+      f.recommendation = "consolidate: its work fits on a share of a GPU (batch requests, or share the GPU)";
+    }
     f.confidence = "medium";
   } else if (a.sm_samples > 0 && s.mean_util_pct > 80 && a.sm_sum / a.sm_samples < 0.3) {
     f.kind = "inefficient";
@@ -592,7 +604,8 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
       }
     }
 
-    Finding f = utilization_finding(a, s, o, price.has_value(), report, totals.underused_util);
+    const double device_memory_bytes = a.memory_total > 0 ? a.memory_total : accelerator ? accelerator->memory_bytes() : 0;
+    Finding f = utilization_finding(a, s, o, price.has_value(), device_memory_bytes, report, totals.underused_util);
     if (f.kind == "insufficient_data") {
       report.findings.push_back(f);
       continue;

@@ -200,6 +200,46 @@ TEST(Audit, APeakOverTheGivenAcceleratorNamesDevicesThatHoldIt) {
   EXPECT_NE(labelled.find("exporter's memory unit"), std::string::npos) << labelled;
 }
 
+// Two GPUs at 20%: one holding 5 GiB, whose work can share a GPU, and one holding 60 of its 80
+// GiB, whose work cannot (another copy would not fit beside it). Their work fits on two GPUs,
+// not the one their duty cycles add up to; each is told the move that works for it.
+TEST(Audit, AnUnderusedGpuThatHoldsMostOfItsMemoryIsNotConsolidated) {
+  static std::vector<std::pair<std::string, Labels>> ids;
+  ids.clear();
+  ids.reserve(2);
+  ids.emplace_back("small", Labels{{"gpu", "small"}, {"model", "NVIDIA A100-SXM4-80GB"}});
+  ids.emplace_back("full", Labels{{"gpu", "full"}, {"model", "NVIDIA A100-SXM4-80GB"}});
+  TelemetryAggregator aggregator;
+  TelemetrySample sample;
+  for (size_t g = 0; g < ids.size(); ++g)
+    for (double t = 0; t < 7 * 86400; t += 300) {
+      sample.series = &ids[g].first;
+      sample.labels = &ids[g].second;
+      sample.time_s = 1700000000 + t;
+      sample.metric = Metric::gpu_util_pct;
+      sample.value = 20;
+      aggregator.add(sample);
+      sample.metric = Metric::memory_used_bytes;
+      sample.value = (g == 0 ? 5.0 : 60.0) * 1024 * 1024 * 1024;
+      aggregator.add(sample);
+    }
+  Catalog catalog = Catalog::embedded().value();
+  AuditOptions options;
+  options.usd_per_gpu_hour = 2.0;
+  auto report = run_audit(aggregator, catalog, options);
+  ASSERT_TRUE(report.ok()) << report.error().to_string();
+  EXPECT_EQ(report.value().underused_gpus, 2);
+  EXPECT_EQ(report.value().underused_fit_on, 2);
+  int underused = 0;
+  for (const auto& f : report.value().findings) {
+    if (f.kind != "underused") continue;  // the small one is also oversized: a smaller GPU holds 5 GiB
+    ++underused;
+    const bool full = f.scope.find("gpu=full") != std::string::npos;
+    EXPECT_EQ(f.recommendation.find("consolidate") != std::string::npos, !full) << f.scope << ": " << f.recommendation;
+  }
+  EXPECT_EQ(underused, 2);
+}
+
 TEST(Audit, FindsEachKindWithDollars) {
   Catalog catalog = Catalog::embedded().value();
   AuditOptions options;
@@ -223,6 +263,11 @@ TEST(Audit, FindsEachKindWithDollars) {
   EXPECT_LT(report.value().recoverable_usd_per_month, report.value().fleet_usd_per_month);
   EXPECT_EQ(report.value().underused_gpus, 1);
   EXPECT_EQ(report.value().underused_fit_on, 1);  // 20% of one GPU fits on one at 70%
+  for (const auto& f : report.value().findings)
+    if (f.kind == "underused") {  // 60 of 80 GB in use: no room for another workload's copy
+      EXPECT_NE(f.recommendation.find("no room to share"), std::string::npos) << f.recommendation;
+      EXPECT_NE(f.evidence.find("60.0 of"), std::string::npos) << f.evidence;
+    }
   ASSERT_EQ(report.value().series[0].hour_of_week_util_pct.size(), 168u);
   ASSERT_EQ(report.value().attribution.size(), 2u);
   EXPECT_EQ(report.value().attribution[0].group, "b");  // three GPUs

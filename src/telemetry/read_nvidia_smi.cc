@@ -31,7 +31,7 @@ std::optional<Error> read_nvidia_smi(std::ifstream& in, const std::string& path,
   std::string_view line;
   int number = 0;
   size_t header_size = 0;
-  int time_col = -1, index_col = -1, uuid_col = -1, name_col = -1;
+  int time_col = -1, index_col = -1, uuid_col = -1, bus_col = -1, name_col = -1;
   struct Column {
     int index;
     Metric metric;
@@ -39,14 +39,19 @@ std::optional<Error> read_nvidia_smi(std::ifstream& in, const std::string& path,
   };
   std::vector<Column> columns;
   std::vector<std::string_view> cells;
-  // Series by the raw "index|uuid|name" cells, so labels are built once per GPU.
+  // Series by the raw "index|uuid|pci.bus_id|name" cells, so labels are built once per GPU. A
+  // query without index, uuid or pci.bus_id lists the GPUs in index order under each timestamp:
+  // a row's place under its timestamp is its index then (rows of three GPUs were one series).
   struct Gpu {
     std::string key;
-    std::array<std::string, 3> raw;  // the untrimmed index, uuid and name cells of its last row
+    std::array<std::string, 4> raw;  // the untrimmed index, uuid, bus id and name cells of its last row
+    int place;  // its row's place under a timestamp, where that is what tells GPUs apart
     const std::string* id;
     const Labels* labels;
   };
   std::vector<Gpu> gpus;
+  std::string place_stamp;  // the timestamp the row places count under
+  int place = 0;
   std::unordered_map<std::string, size_t, ViewHash, std::equal_to<>> known;
   size_t guess = 0;
   std::string key, last_stamp_storage;
@@ -67,6 +72,7 @@ std::optional<Error> read_nvidia_smi(std::ifstream& in, const std::string& path,
         if (c.rfind("timestamp", 0) == 0) time_col = idx;
         else if (c == "index") index_col = idx;
         else if (c == "uuid") uuid_col = idx;
+        else if (c == "pci.bus_id") bus_col = idx;
         else if (c == "name") name_col = idx;
         else if (c.rfind("utilization.gpu", 0) == 0) columns.push_back({idx, Metric::gpu_util_pct, 1});
         else if (c.rfind("memory.used", 0) == 0) columns.push_back({idx, Metric::memory_used_bytes, kMiB});
@@ -92,9 +98,13 @@ std::optional<Error> read_nvidia_smi(std::ifstream& in, const std::string& path,
       stats.skip("bad timestamp");
       continue;
     }
-    const int key_cols[3] = {index_col, uuid_col, name_col};
+    const int key_cols[4] = {index_col, uuid_col, bus_col, name_col};
+    const bool by_place = index_col < 0 && uuid_col < 0 && bus_col < 0;
+    if (stamp != place_stamp) place_stamp.assign(stamp), place = 0;
+    else ++place;
     auto same_gpu = [&](const Gpu& g) {
-      for (int k = 0; k < 3; ++k)
+      if (by_place && g.place != place) return false;
+      for (int k = 0; k < 4; ++k)
         if (key_cols[k] >= 0 && cells[static_cast<size_t>(key_cols[k])] != g.raw[static_cast<size_t>(k)]) return false;
       return true;
     };
@@ -106,19 +116,22 @@ std::optional<Error> read_nvidia_smi(std::ifstream& in, const std::string& path,
         if (c >= 0) key.append(trim(cells[static_cast<size_t>(c)]));
         key += '|';
       }
+      if (by_place) key += std::to_string(place);
       auto it = known.find(std::string_view(key));
       if (it == known.end()) {
         Labels labels;
         if (!o.host.empty()) labels.emplace_back("host", o.host);
         if (uuid_col >= 0) labels.emplace_back("uuid", std::string(trim(cells[static_cast<size_t>(uuid_col)])));
+        else if (bus_col >= 0) labels.emplace_back("pci_bus_id", std::string(trim(cells[static_cast<size_t>(bus_col)])));
         else if (index_col >= 0) labels.emplace_back("gpu", std::string(trim(cells[static_cast<size_t>(index_col)])));
+        else labels.emplace_back("gpu", std::to_string(place));
         if (name_col >= 0) labels.emplace_back("model", std::string(trim(cells[static_cast<size_t>(name_col)])));
         auto [id, interned] = table().intern(std::move(labels));
-        gpus.push_back({key, {}, id, interned});
+        gpus.push_back({key, {}, by_place ? place : 0, id, interned});
         it = known.emplace(key, gpus.size() - 1).first;
       }
       guess = it->second;
-      for (int k = 0; k < 3; ++k)
+      for (int k = 0; k < 4; ++k)
         if (key_cols[k] >= 0) gpus[guess].raw[static_cast<size_t>(k)].assign(cells[static_cast<size_t>(key_cols[k])]);
     }
     const Gpu& gpu = gpus[guess];

@@ -59,6 +59,44 @@ TEST(Telemetry, NvidiaSmiCsvWithUnitsAndNotAvailable) {
   EXPECT_EQ(plain.samples.size(), 2u);
 }
 
+// GPUs told apart by pci.bus_id where the query has no index or uuid, and by their row's place
+// under each timestamp where it has none of them (nvidia-smi lists the GPUs in index order): the
+// rows of three GPUs were read as one series.
+TEST(Telemetry, NvidiaSmiGpusToldApartByBusIdOrByTheirPlace) {
+  const std::string rows =
+      "2024/05/01 12:00:00.000, NVIDIA A100-SXM4-80GB, 00000000:07:00.0, 95 %\n"
+      "2024/05/01 12:00:00.000, NVIDIA A100-SXM4-80GB, 00000000:0A:00.0, 0 %\n"
+      "2024/05/01 12:00:00.000, NVIDIA A100-SXM4-80GB, 00000000:0B:00.0, 30 %\n"
+      "2024/05/01 12:00:01.000, NVIDIA A100-SXM4-80GB, 00000000:07:00.0, 90 %\n"
+      "2024/05/01 12:00:01.000, NVIDIA A100-SXM4-80GB, 00000000:0A:00.0, 0 %\n"
+      "2024/05/01 12:00:01.000, NVIDIA A100-SXM4-80GB, 00000000:0B:00.0, 35 %\n";
+  auto by_bus = read(write("smi_bus.csv", "timestamp, name, pci.bus_id, utilization.gpu [%]\n" + rows));
+  ASSERT_FALSE(by_bus.error) << by_bus.error->to_string();
+  ASSERT_EQ(by_bus.samples.size(), 6u);
+  std::map<std::string, double> sum;
+  for (size_t i = 0; i < by_bus.samples.size(); ++i) sum[by_bus.series[i]] += by_bus.samples[i].value;
+  ASSERT_EQ(sum.size(), 3u);
+  EXPECT_NE(by_bus.series[0].find("pci_bus_id=00000000:07:00.0"), std::string::npos) << by_bus.series[0];
+  EXPECT_DOUBLE_EQ(sum[by_bus.series[0]], 185);
+  EXPECT_DOUBLE_EQ(sum[by_bus.series[2]], 65);
+  // The same rows without the bus id: the place under each timestamp is the index.
+  std::string no_id = "timestamp, name, utilization.gpu [%]\n";
+  std::istringstream lines(rows);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t bus = line.find(", 0000");
+    no_id += line.substr(0, bus) + line.substr(line.find(',', bus + 2)) + "\n";
+  }
+  auto by_place = read(write("smi_place.csv", no_id));
+  ASSERT_FALSE(by_place.error) << by_place.error->to_string();
+  std::map<std::string, double> place_sum;
+  for (size_t i = 0; i < by_place.samples.size(); ++i) place_sum[by_place.series[i]] += by_place.samples[i].value;
+  ASSERT_EQ(place_sum.size(), 3u);
+  EXPECT_NE(by_place.series[1].find("gpu=1"), std::string::npos) << by_place.series[1];
+  EXPECT_DOUBLE_EQ(place_sum[by_place.series[0]], 185);
+  EXPECT_DOUBLE_EQ(place_sum[by_place.series[1]], 0);
+  EXPECT_DOUBLE_EQ(place_sum[by_place.series[2]], 65);
+}
+
 TEST(Telemetry, DcgmExporterTextWithSentinelsAndHostnameSpellings) {
   auto c = read(write("dcgm.txt",
                       "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
