@@ -116,7 +116,7 @@ std::string deployment(const ManifestInput& in) {
   const std::string name = workload_name(in);
   const std::string labels = pod_labels(dns_label(in.service), in.role);
   const std::string model = dns_label(in.model_name.empty() ? in.service : in.model_name);
-  const std::string uri = in.model_uri.empty() ? fmt::format("s3://YOUR-BUCKET/models/{}/REVISION", model) : in.model_uri;
+  const std::string uri = weights_uri(in, model);
   const std::string target = "/models/" + model;
   const std::string image = !in.image.empty() ? in.image : in.llm ? kVllmImage : kTritonImage;
   const int period_s = kStartupProbePeriodS;
@@ -371,6 +371,11 @@ std::string manifest_header(const ManifestInput& in, const std::string& what) {
       what, yaml_quoted(in.service), in.gpus_per_replica * std::max(1, in.nodes_per_replica), in.accelerator,
       in.nodes_per_replica > 1 ? fmt::format(" over {} nodes", in.nodes_per_replica) : "", in.usd_per_replica_hour, in.peak_replicas,
       in.cold_start_s);
+}
+
+std::string weights_uri(const ManifestInput& in, const std::string& model) {
+  if (!in.model_uri.empty()) return in.model_uri;
+  return fmt::format("{}://YOUR-BUCKET/models/{}/REVISION", in.cloud == "gcp" ? "gs" : "s3", model);
 }
 
 std::string weights_init_container(const std::string& uri, const std::string& target, int indent) {

@@ -126,6 +126,9 @@ std::string manifest_header(const ManifestInput& input, const std::string& what)
 // A pod's init container that copies the weights from object storage (gs://, else s3://) to
 // target on the pod's weights volume; its lines indented by `indent` spaces (a pod spec's level).
 std::string weights_init_container(const std::string& uri, const std::string& target, int indent);
+// Where the weights are fetched from: the spec's scaling.model_uri, else a placeholder in the
+// plan's cloud's object storage (gs:// on GCP, s3:// elsewhere) for the user to set.
+std::string weights_uri(const ManifestInput& in, const std::string& model);
 
 // The startup probe's period, and its failures allowed: twice the container start and model load
 // the plan assumed (ManifestInput::startup_s) before the kubelet gives up, 6 at least.

@@ -71,6 +71,28 @@ TEST_F(ManifestSchemas, EveryManifestValidates) {
   EXPECT_EQ(checked, 20);
 }
 
+// Without scaling.model_uri the weights' placeholder is in the plan's cloud's object storage and
+// fetched with its own tool: a GCP plan copied them from s3:// with the AWS CLI.
+TEST(Manifests, TheWeightsPlaceholderIsTheCloudsObjectStorage) {
+  auto fetch = [](const std::string& cloud) {
+    ManifestInput in = llm_input();
+    in.model_uri.clear();
+    in.cloud = cloud;
+    for (const auto& m : service_manifests(in))
+      if (m.file_name.find("-deployment.yaml") != std::string::npos)
+        return YAML::Load(m.yaml)["spec"]["template"]["spec"]["initContainers"][0];
+    return YAML::Node();
+  };
+  const YAML::Node gcp = fetch("gcp");
+  ASSERT_TRUE(gcp.IsMap());
+  EXPECT_EQ(gcp["command"][0].as<std::string>(), "gcloud");
+  EXPECT_EQ(gcp["command"][4].as<std::string>(), "gs://YOUR-BUCKET/models/llama-3-1-8b/REVISION");
+  EXPECT_NE(gcp["image"].as<std::string>().find("google-cloud-cli"), std::string::npos);
+  const YAML::Node aws = fetch("aws");
+  EXPECT_EQ(aws["command"][0].as<std::string>(), "aws");
+  EXPECT_EQ(aws["command"][4].as<std::string>(), "s3://YOUR-BUCKET/models/llama-3-1-8b/REVISION");
+}
+
 // Triton's pending count, what a classic model's queue-depth query reads, is on its metrics port
 // (8002), not its HTTP port: the ServiceMonitor scrapes the Service's port of that name, which
 // reaches the container port the server was told to serve its metrics on.

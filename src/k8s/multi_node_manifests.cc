@@ -62,7 +62,7 @@ std::string pod_template(const ManifestInput& in, const std::string& name, bool 
 
 std::string leaderworkerset(const ManifestInput& in, const std::string& name) {
   const std::string model = dns_label(in.model_name.empty() ? in.service : in.model_name);
-  const std::string uri = in.model_uri.empty() ? fmt::format("s3://YOUR-BUCKET/models/{}/REVISION", model) : in.model_uri;
+  const std::string uri = weights_uri(in, model);
   const std::string target = "/models/" + model;
   std::string out = manifest_header(in, "LeaderWorkerSet (leaderworkerset.x-k8s.io/v1)");
   out += fmt::format(
