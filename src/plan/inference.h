@@ -56,6 +56,7 @@ struct SimulatedCheck {
   bool meets = false;
   std::string miss;  // the SLO key it missed
   long long requests = 0;
+  bool overloaded = false;  // a queue that grew over the run's last quarter (or far behind at its end)
   double latency_p50_s = 0, latency_p99_s = 0, ttft_p99_s = 0, tpot_p99_s = 0, slo_attainment = 0;
   double latency_mean_s = 0, ttft_mean_s = 0, wait_mean_s = 0;  // what a request spends where, at peak
   double duty_cycle = 0;      // mean share of time the replicas spent in steps (what `simulate` calls busy)

@@ -1,5 +1,7 @@
 #include "plan/plan_json.h"
 
+#include "plan/batch_report.h"
+
 #include <cmath>
 
 #include "report/json_document.h"
@@ -178,12 +180,17 @@ nlohmann::json to_json(const PlanResult& result) {
   for (size_t i = 0; i < result.services.size(); ++i) services.push_back(service_json(result.services[i], spec.services[i], spec));
   json training = json::array();
   for (size_t i = 0; i < result.training.size(); ++i) training.push_back(training_json(result.training[i], spec.training[i]));
+  json batch_jobs = json::array();
+  for (size_t i = 0; i < result.batch_jobs.size(); ++i)
+    batch_jobs.push_back(batch_job_json(result.batch_jobs[i], spec.batch_jobs[i], spec.models.at(spec.batch_jobs[i].model_key)));
   const auto& budget = spec.constraints.budget_usd_per_month;
   return json_document("plan", {{"spec", spec.path},
                                 {"services", services},
+                                {"batch_jobs", batch_jobs},
                                 {"training", training},
                                 {"total_usd_per_month", result.total_usd_per_month},
                                 {"one_off_training_usd", result.one_off_training_usd},
+                                {"one_off_batch_usd", result.one_off_batch_usd},
                                 {"budget_usd_per_month", budget ? json(*budget) : json(nullptr)},
                                 {"within_budget", !result.over_budget},
                                 {"not_planned", spec.not_planned},

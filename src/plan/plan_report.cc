@@ -8,6 +8,7 @@
 
 #include "core/numbers.h"
 #include "core/text.h"
+#include "plan/batch_report.h"
 #include "plan/plan_json.h"
 #include "plan/training_table.h"
 #include "report/style.h"
@@ -90,6 +91,7 @@ class PlanReportBuilder {
   PlanReport build() {
     if (options_.markdown) out_ += "# Plan: " + (r_.spec.name.empty() ? r_.spec.path : r_.spec.name) + "\n\n";
     for (size_t i = 0; i < r_.services.size(); ++i) add_service(i);
+    for (size_t i = 0; i < r_.batch_jobs.size(); ++i) add_batch_job(i);
     for (size_t i = 0; i < r_.training.size(); ++i) add_training(i);
     add_summary();
     return {std::move(out_), std::move(doc_)};
@@ -270,6 +272,34 @@ class PlanReportBuilder {
     out_ += "\n";
   }
 
+  void add_batch_job(size_t i) {
+    const bool markdown = options_.markdown;
+    const BatchJobPlan& plan = r_.batch_jobs[i];
+    const BatchJobSpec& job = r_.spec.batch_jobs[i];
+    const ModelSpec& m = r_.spec.models.at(job.model_key);
+    std::string heading = fmt::format("batch job {} ({} {}): {} items in {:.3g} h{}", job.name, m.arch.name,
+                                      m.weight_format == WeightFormat::plain ? precision_name(m.precision) : weight_format_name(m.weight_format),
+                                      format_number(job.items, 0), job.deadline_hours,
+                                      job.schedule.empty() ? "" : fmt::format(", on '{}'", job.schedule));
+    out_ += markdown ? "## " + heading + "\n\n" : heading + "\n";
+    size_t section_start = out_.size();
+    Section section;
+    section.heading = heading;
+    out_ += batch_job_lines(plan, job, m);
+    section.paragraphs = paragraphs_since(section_start);
+    if (!plan.frontier.empty()) {
+      Table table = batch_frontier_table(plan, job);
+      out_ += markdown ? "\nThe cheapest per accelerator:\n\n" + render_markdown(table) : "  the cheapest per accelerator:\n" + render_text(table);
+      section.tables.push_back(table);
+    }
+    if (options_.explain) {
+      out_ += "  assumptions:\n";
+      for (const auto& a : plan.assumptions) out_ += "    - " + a + "\n";
+    }
+    doc_.sections.push_back(section);
+    out_ += "\n";
+  }
+
   void add_summary() {
     const Spec& spec = r_.spec;
     const auto& budget = spec.constraints.budget_usd_per_month;
@@ -278,11 +308,12 @@ class PlanReportBuilder {
       for (const auto& u : r_.unit_costs)
         out_ += fmt::format(" {} {} per {} ({:.0f}% of the spec's cost{});", u.name, format_usd(u.usd_per_unit), u.unit,
                             r_.unit_costs_usd_per_month > 0 ? 100 * u.usd_per_month / r_.unit_costs_usd_per_month : 0,
-                            u.kind == "training" ? ", counting runs per month or one run" : "");
+                            u.kind != "service" ? ", counting runs per month or one run" : "");
       out_.back() = '\n';
     }
     out_ += fmt::format("Total: {}/month", format_usd(r_.total_usd_per_month));
     if (r_.one_off_training_usd > 0) out_ += fmt::format(", plus {} for one-off training runs", format_usd(r_.one_off_training_usd));
+    if (r_.one_off_batch_usd > 0) out_ += fmt::format(", plus {} for one-off batch runs", format_usd(r_.one_off_batch_usd));
     if (budget) out_ += fmt::format(" (budget {}/month{})", format_usd(*budget), r_.over_budget ? ": EXCEEDED" : "");
     out_ += "\n";
     for (const auto& skipped : spec.not_planned) out_ += "Not planned by this version: " + skipped + "\n";
@@ -300,6 +331,7 @@ class PlanReportBuilder {
     if (r_.one_off_training_usd > 0) doc_.facts.emplace_back("one-off training", format_usd(r_.one_off_training_usd));
     if (budget) doc_.facts.emplace_back("budget per month", format_usd(*budget) + (r_.over_budget ? " (exceeded)" : ""));
     for (const auto& p : r_.services) doc_.assumptions.insert(doc_.assumptions.end(), p.assumptions.begin(), p.assumptions.end());
+    for (const auto& b : r_.batch_jobs) doc_.assumptions.insert(doc_.assumptions.end(), b.assumptions.begin(), b.assumptions.end());
     for (const auto& skipped : spec.not_planned) doc_.assumptions.push_back("not planned by this version: " + skipped);
   }
 
@@ -320,6 +352,9 @@ std::vector<std::string> plan_warnings(const PlanResult& result, bool quotas_onl
   if (!quotas_only) {
     for (const auto& p : result.services)
       if (!p.feasible) lines.push_back("gpuwise: service '" + p.service + "' cannot be planned: " + p.binding);
+    for (size_t i = 0; i < result.batch_jobs.size(); ++i)
+      if (!result.batch_jobs[i].feasible)
+        lines.push_back("gpuwise: batch job '" + result.spec.batch_jobs[i].name + "' cannot be planned: " + result.batch_jobs[i].binding);
     for (size_t i = 0; i < result.training.size(); ++i)
       if (!result.training[i].feasible)
         lines.push_back("gpuwise: training job '" + result.spec.training[i].name + "' cannot be planned: " + result.training[i].binding);

@@ -83,6 +83,12 @@ void add_unit_costs(PlanResult& result) {
       const double run_usd = result.training[i].best->usd;
       result.unit_costs.push_back({t.name, "training", t.runs_per_month > 0 ? run_usd * t.runs_per_month : run_usd, run_usd, "run"});
     }
+  for (size_t i = 0; i < result.batch_jobs.size(); ++i)
+    if (const auto& b = result.batch_jobs[i].best) {
+      const auto& job = result.spec.batch_jobs[i];
+      result.unit_costs.push_back({job.name, "batch job", job.runs_per_month > 0 ? b->usd_per_run * job.runs_per_month : b->usd_per_run,
+                                   b->usd_per_run / job.items * 1000, "1k items"});
+    }
   std::sort(result.unit_costs.begin(), result.unit_costs.end(),
             [](const UnitCost& a, const UnitCost& b) { return a.usd_per_month > b.usd_per_month; });
   for (const auto& u : result.unit_costs) result.unit_costs_usd_per_month += u.usd_per_month;
@@ -92,7 +98,8 @@ void add_unit_costs(PlanResult& result) {
 
 bool PlanResult::all_feasible() const {
   return std::all_of(services.begin(), services.end(), [](const ServicePlan& p) { return p.feasible; }) &&
-         std::all_of(training.begin(), training.end(), [](const TrainingPlan& t) { return t.feasible; });
+         std::all_of(training.begin(), training.end(), [](const TrainingPlan& t) { return t.feasible; }) &&
+         std::all_of(batch_jobs.begin(), batch_jobs.end(), [](const BatchJobPlan& b) { return b.feasible; });
 }
 
 bool PlanResult::short_of_quota() const {
@@ -234,6 +241,9 @@ Result<PlanResult> plan_spec(const Catalog& catalog, const Spec& spec, const Pla
     result.training.push_back(std::move(plan.value()));
   }
 
+  for (const auto& job : spec.batch_jobs)
+    result.batch_jobs.push_back(plan_batch_job(catalog, spec, job, planner, options.simulate ? &verify : nullptr));
+
   choose_within_quotas(catalog, result, spec, options.simulate ? &verify : nullptr);
   for (const auto& p : result.services)
     if (p.best) result.total_usd_per_month += p.best->usd_per_month();
@@ -243,6 +253,11 @@ Result<PlanResult> plan_spec(const Catalog& catalog, const Spec& spec, const Pla
     result.total_usd_per_month += tp.best->usd * spec.training[i].runs_per_month;
     if (spec.training[i].runs_per_month <= 0) result.one_off_training_usd += tp.best->usd;
   }
+  for (size_t i = 0; i < result.batch_jobs.size(); ++i)
+    if (const auto& b = result.batch_jobs[i].best) {
+      result.total_usd_per_month += result.batch_jobs[i].usd_per_month;
+      if (spec.batch_jobs[i].runs_per_month <= 0) result.one_off_batch_usd += b->usd_per_run;
+    }
   const auto& budget = spec.constraints.budget_usd_per_month;
   result.over_budget = budget && result.total_usd_per_month > *budget;
 
@@ -253,6 +268,8 @@ Result<PlanResult> plan_spec(const Catalog& catalog, const Spec& spec, const Pla
     if (result.training[i].best)
       uses.push_back({result.training[i].best->offering, result.training[i].best->pricing, result.training[i].best->instances,
                       spec.training[i].name});
+  for (size_t i = 0; i < result.batch_jobs.size(); ++i)
+    if (const auto& b = result.batch_jobs[i].best) uses.push_back({b->offering, b->pricing, b->nodes, spec.batch_jobs[i].name});
   result.quotas = quota_needs(uses, spec.constraints.quotas);
   add_unit_costs(result);
   return result;

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/serving_defaults.h"
 #include "perf/efficiency.h"
+#include "plan/batch_plan.h"
 #include "plan/inference.h"
 #include "plan/quotas.h"
 #include "plan/training_plan.h"
@@ -35,7 +36,7 @@ struct PlanSpecOptions {
 
 // One line of the cost-per-unit summary: a service per 1k inferences, a training job per run.
 struct UnitCost {
-  std::string name, kind;  // kind: "service" or "training"
+  std::string name, kind;  // kind: "service", "batch job" or "training"
   double usd_per_month = 0;
   double usd_per_unit = 0;  // NaN when the service has no traffic
   std::string unit;         // "1k inferences" or "run"
@@ -46,10 +47,12 @@ struct PlanResult {
   Spec spec;
   std::vector<ServicePlan> services;  // one per spec.services, in order
   std::vector<TrainingPlan> training; // one per spec.training, in order
+  std::vector<BatchJobPlan> batch_jobs;  // one per spec.batch_jobs, in order
   // Where each service's step-time efficiency came from (--explain), one per service.
   std::vector<std::string> efficiency_sources;
   double total_usd_per_month = 0;     // services plus training runs per month
   double one_off_training_usd = 0;    // training jobs with no runs per month, one run each
+  double one_off_batch_usd = 0;       // batch jobs with no schedule or runs per month, one run each
   bool over_budget = false;           // the spec's budget_usd_per_month is exceeded
   std::vector<QuotaNeed> quotas;
   std::vector<UnitCost> unit_costs;   // the largest monthly cost first

@@ -179,6 +179,7 @@ Result<SimulatedCheck> simulate_option(const Catalog& catalog, const ModelSpec& 
   if (!result.ok()) return result.error();
   const SimResult& r = result.value();
   check.requests = r.requests;
+  check.overloaded = r.overloaded;
   check.latency_p50_s = r.latency.quantile(0.50);
   check.latency_p99_s = r.latency.quantile(0.99);
   check.ttft_p99_s = r.ttft.quantile(0.99);

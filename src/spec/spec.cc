@@ -345,14 +345,22 @@ Result<Spec> parse_spec(const std::string& text, const std::string& path) {
         spec.models[key] = read_model(r, entry.second, key, base_dir);
       }
     }
-    if (root["batch_jobs"]) spec.not_planned.push_back(fmt::format("batch_jobs ({} entries)", root["batch_jobs"].size()));
+    if (const YAML::Node jobs = root["batch_jobs"]) {
+      if (!jobs.IsSequence()) r.fail(jobs, "batch_jobs", "expected a list of batch jobs");
+      for (size_t i = 0; i < jobs.size(); ++i) {
+        BatchJobSpec job = read_batch_job(r, jobs[i], i, spec);
+        for (const auto& other : spec.batch_jobs)
+          if (other.name == job.name) r.fail(jobs[i]["name"], "batch_jobs." + job.name, "duplicate batch job name");
+        spec.batch_jobs.push_back(std::move(job));
+      }
+    }
     if (const YAML::Node training = root["training"]) {
       if (!training.IsSequence()) r.fail(training, "training", "expected a list of training jobs");
       for (size_t i = 0; i < training.size(); ++i) spec.training.push_back(read_training(r, training[i], i, spec, base_dir));
     }
     if (!root["services"]) {
-      if (spec.not_planned.empty() && spec.training.empty() && !root["fleet"])
-        r.fail(root, "services", "required: at least one service or training job to plan");
+      if (spec.not_planned.empty() && spec.training.empty() && spec.batch_jobs.empty() && !root["fleet"])
+        r.fail(root, "services", "required: at least one service, batch job or training job to plan");
     } else {
       const YAML::Node services = root["services"];
       if (!services.IsSequence() || services.size() == 0) r.fail(services, "services", "expected a non-empty list of services");

@@ -264,6 +264,22 @@ struct TrainingSpec {
   int line = 0;
 };
 
+// Offline inference: a number of items (requests) to get through by a deadline after each start,
+// on a schedule; throughput and deadline, not latency.
+struct BatchJobSpec {
+  std::string name;
+  std::string model_key;
+  double items = 0;
+  TokenDistribution input_tokens;   // LLM prompts (classic models: ignored)
+  TokenDistribution output_tokens;  // LLM completions
+  double deadline_hours = 0;        // from the start to the last item
+  std::string schedule;             // cron, UTC; empty: runs_per_month, or one run
+  double runs_per_month = 0;        // from the schedule where one is given
+  bool interruptible = true;        // offline work resumes where it stopped: spot allowed
+  ScalingSpec scaling;              // node provisioning, container start, weights' source
+  int line = 0;
+};
+
 // Fleet questions (gpuwise fleet): projects on a shared pool, buy versus rent, what-ifs.
 struct FleetProjectSpec {
   std::string name;
@@ -349,6 +365,7 @@ struct Spec {
   std::map<std::string, ModelSpec> models;
   std::vector<ServiceSpec> services;
   std::vector<TrainingSpec> training;
+  std::vector<BatchJobSpec> batch_jobs;
   std::optional<FleetSpec> fleet;
   std::vector<std::string> not_planned;  // sections this version reads but does not plan yet
 };

@@ -114,6 +114,8 @@ TokenDistribution distribution_from(double mean, std::optional<double> p99);
 std::vector<double> named_profile(const std::string& name);
 // services[index] (spec_service.cc).
 ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, Spec& spec, const std::string& base_dir);
+// One entry of batch_jobs: its model must be one of spec.models (read before it).
+BatchJobSpec read_batch_job(const Reader& r, const YAML::Node& node, size_t index, Spec& spec);
 // The fleet section (spec_fleet.cc).
 FleetSpec read_fleet(const Reader& r, const YAML::Node& node, Spec& spec);
 

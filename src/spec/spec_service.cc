@@ -492,7 +492,73 @@ void read_scaling(const Reader& r, const YAML::Node& node, const std::string& pa
   }
 }
 
+// The entry's model: a key under models:, else a preset (added to spec.models).
+std::string read_model_key(const Reader& r, const YAML::Node& node, const std::string& path, Spec& spec) {
+  if (!node["model"]) r.fail(node, path + ".model", "required");
+  const std::string key = r.text(node["model"], path + ".model");
+  if (!spec.models.count(key)) {
+    auto preset = load_preset(key);
+    if (!preset.ok()) {
+      std::vector<std::string> keys;
+      for (const auto& [k, m] : spec.models) keys.push_back(k);
+      std::string hint = closest_match(key, keys);
+      r.fail(node["model"], path + ".model",
+             "'" + key + "' is neither a key under models: nor a preset" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+    }
+    ModelSpec model;
+    model.key = key;
+    model.arch = preset.value();
+    model.line = node["model"].Mark().line + 1;
+    spec.models[key] = model;
+  }
+  return key;
+}
+
+// tokens: {input, output}, where given.
+void read_token_lengths(const Reader& r, const YAML::Node& node, const std::string& path, TokenDistribution& input,
+                        TokenDistribution& output) {
+  const YAML::Node tokens = node["tokens"];
+  if (!tokens) return;
+  r.check_keys(tokens, path + ".tokens", {"input", "output"});
+  if (tokens["input"]) input = read_tokens(r, tokens["input"], path + ".tokens.input");
+  if (tokens["output"]) output = read_tokens(r, tokens["output"], path + ".tokens.output");
+}
+
 }  // namespace
+
+BatchJobSpec read_batch_job(const Reader& r, const YAML::Node& node, size_t index, Spec& spec) {
+  std::string path = fmt::format("batch_jobs[{}]", index);
+  r.check_keys(node, path, {"name", "model", "items", "tokens", "deadline_hours", "schedule", "runs_per_month", "interruptible"});
+  BatchJobSpec job;
+  job.line = node.Mark().line + 1;
+  if (!node["name"]) r.fail(node, path + ".name", "required");
+  job.name = r.text(node["name"], path + ".name");
+  path = "batch_jobs." + job.name;
+  job.model_key = read_model_key(r, node, path, spec);
+  const ModelArch& arch = spec.models[job.model_key].arch;
+  const bool llm = arch.kind == ModelKind::decoder;
+  if (!node["items"]) r.fail(node, path + ".items", "required: the requests (or records) to get through per run");
+  job.items = r.count(node["items"], path + ".items", 1, 1e15);
+  read_token_lengths(r, node, path, job.input_tokens, job.output_tokens);
+  if (llm && (job.input_tokens.sample.empty() || job.output_tokens.sample.empty()))
+    r.fail(node, path + ".tokens", "an LLM batch job needs tokens.input and tokens.output per item");
+  if (!llm && job.input_tokens.sample.empty())
+    job.input_tokens = distribution_from(arch.kind == ModelKind::encoder && arch.patch_size == 0 ? 128 : 0, std::nullopt);
+  if (!node["deadline_hours"]) r.fail(node, path + ".deadline_hours", "required: hours from the start to the last item");
+  job.deadline_hours = r.number(node["deadline_hours"], path + ".deadline_hours", 0.05, 24 * 366);
+  if (node["schedule"]) {
+    job.schedule = r.text(node["schedule"], path + ".schedule");
+    std::string why;
+    auto cron = parse_cron(job.schedule, &why);
+    if (!cron) r.fail(node["schedule"], path + ".schedule", why);
+    if (node["runs_per_month"]) r.fail(node["runs_per_month"], path + ".runs_per_month", "give a schedule or runs_per_month, not both");
+    // Starts over a year (2027, UTC) over twelve: a nightly job runs 30.4 times a month.
+    job.runs_per_month = static_cast<double>(cron_starts(*cron, 2027, 1, 1, 365).size()) / 12;
+  }
+  if (node["runs_per_month"]) job.runs_per_month = r.number(node["runs_per_month"], path + ".runs_per_month", 0, 1e5);
+  if (node["interruptible"]) job.interruptible = r.flag(node["interruptible"], path + ".interruptible");
+  return job;
+}
 
 ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, Spec& spec, const std::string& base_dir) {
   std::string path = fmt::format("services[{}]", index);
@@ -503,34 +569,12 @@ ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, 
   if (!node["name"]) r.fail(node, path + ".name", "required");
   s.name = r.text(node["name"], path + ".name");
   path = "services." + s.name;
-  if (!node["model"]) r.fail(node, path + ".model", "required");
-  s.model_key = r.text(node["model"], path + ".model");
-  if (!spec.models.count(s.model_key)) {
-    auto preset = load_preset(s.model_key);
-    if (!preset.ok()) {
-      std::vector<std::string> keys;
-      for (const auto& [key, m] : spec.models) keys.push_back(key);
-      std::string hint = closest_match(s.model_key, keys);
-      r.fail(node["model"], path + ".model",
-             "'" + s.model_key + "' is neither a key under models: nor a preset" +
-                 (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
-    }
-    ModelSpec model;
-    model.key = s.model_key;
-    model.arch = preset.value();
-    model.line = node["model"].Mark().line + 1;
-    spec.models[s.model_key] = model;
-  }
+  s.model_key = read_model_key(r, node, path, spec);
   const ModelArch& arch = spec.models[s.model_key].arch;
   bool llm = arch.kind == ModelKind::decoder;
 
   read_traffic(r, node, path, base_dir, arch, llm, s);
-  if (node["tokens"]) {
-    const YAML::Node tokens = node["tokens"];
-    r.check_keys(tokens, path + ".tokens", {"input", "output"});
-    if (tokens["input"]) s.input_tokens = read_tokens(r, tokens["input"], path + ".tokens.input");
-    if (tokens["output"]) s.output_tokens = read_tokens(r, tokens["output"], path + ".tokens.output");
-  }
+  read_token_lengths(r, node, path, s.input_tokens, s.output_tokens);
   if (llm && (s.input_tokens.sample.empty() || s.output_tokens.sample.empty()))
     r.fail(node, path + ".tokens", "an LLM service needs tokens.input and tokens.output (or a trace)");
   if (!llm && s.input_tokens.sample.empty()) {
