@@ -27,17 +27,20 @@ std::string batch_job_lines(const BatchJobPlan& plan, const BatchJobSpec& job, c
   if (!plan.best) return "  no plan: " + plan.binding + "\n";
   const BatchOption& b = *plan.best;
   const bool llm = model.arch.kind == ModelKind::decoder;
+  const double items_per_s = b.items_per_s_per_replica * b.replicas * (1 - b.spot_loss_share);
   std::string out = fmt::format("  best: {}; {:.2f} h a run ({:.0f} s to start), {} items/s\n", layout_words(b), b.run_hours, b.startup_s,
-                                format_number(b.items_per_s_per_replica * b.replicas * (1 - b.spot_loss_share), 3));
+                                format_number(items_per_s, items_per_s >= 100 ? 0 : 2));
   if (b.simulated)
     out += fmt::format("  simulated ({} items at the {:.3g}/s the deadline needs): {}; GPUs in steps {:.0f}% of the time\n",
                        b.simulated->requests, job.items / (job.deadline_hours * 3600 - b.startup_s),
                        b.simulated->overloaded ? "fell behind" : "kept up", b.simulated->duty_cycle * 100);
   const double tokens = tokens_per_item(job, llm);
-  out += fmt::format("  cost: {} per run{}, {} per 1k items{}\n", format_usd(b.usd_per_run),
+  // Per 1M items where a thousand cost under a tenth of a cent.
+  const double per_1k = b.usd_per_run / job.items * 1000;
+  out += fmt::format("  cost: {} per run{}, {}{}\n", format_usd(b.usd_per_run),
                      job.runs_per_month > 0 ? fmt::format(", {}/month at {:.3g} runs", format_usd(plan.usd_per_month), job.runs_per_month)
                                             : std::string(" (one run)"),
-                     format_usd(b.usd_per_run / job.items * 1000),
+                     per_1k < 0.001 ? format_usd(per_1k * 1000) + " per 1M items" : format_usd(per_1k) + " per 1k items",
                      tokens > 0 ? fmt::format(", {} per 1M tokens", format_usd(b.usd_per_run / (job.items * tokens) * 1e6)) : "");
   return out;
 }
