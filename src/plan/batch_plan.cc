@@ -16,8 +16,11 @@ namespace gw {
 
 namespace {
 
-// Replicas a failed simulation may add, a node at a time, before the plan gives up on a layout.
+// Replicas a failed simulation may add, a node at a time, before the plan gives up on a layout;
+// the cheapest layouts simulated before the plan gives up on all; the most replicas one job takes.
 constexpr int kBatchExtraNodes = 4;
+constexpr size_t kBatchLayoutsSimulated = 5;
+constexpr double kMaxBatchReplicas = 100000;
 
 // A replica of this layout run full: items per second at the largest batch it holds (LLMs:
 // continuous batching at the KV cache's batch, vLLM's 256 at most; other models: the batch
@@ -49,6 +52,7 @@ std::optional<BatchOption> size_on(const BatchJobSpec& job, const Configuration&
   const int per_node = std::max(1, offering.accelerator_count / config.tensor_parallel);
   const double effective = per_replica * (1 - spot_loss_share);
   const double replicas_needed = std::ceil(job.items / (effective * available_s) - 1e-9);
+  if (replicas_needed > kMaxBatchReplicas) return std::nullopt;  // past any fleet: not this layout
   const int nodes = static_cast<int>(std::ceil(replicas_needed / per_node - 1e-9)) + extra_nodes;
   BatchOption o;
   o.config = config;
@@ -139,7 +143,7 @@ BatchJobPlan plan_batch_job(const Catalog& catalog, const Spec& spec, const Batc
   std::sort(options.begin(), options.end(), cheaper);
   // Verify the cheapest: its replicas at the rate the deadline needs, a node more where the
   // simulation falls behind; the next where it still does.
-  for (size_t i = 0; i < options.size() && !plan.best; ++i) {
+  for (size_t i = 0; i < options.size() && i < kBatchLayoutsSimulated && !plan.best; ++i) {
     if (!verify) {
       plan.best = options[i];
       break;
@@ -171,10 +175,13 @@ BatchJobPlan plan_batch_job(const Catalog& catalog, const Spec& spec, const Batc
   plan.feasible = plan.best.has_value();
   if (!plan.feasible)
     plan.binding = !any_fit          ? "no allowed accelerator holds the model and one item's working set"
-                   : !any_in_time    ? fmt::format("the cold start ({:.0f} s) leaves no time before the {:.3g}-hour deadline", start.start_s,
-                                                   job.deadline_hours)
+                   : !any_in_time && job.deadline_hours * 3600 <= start.start_s
+                       ? fmt::format("the cold start ({:.0f} s) leaves no time before the {:.3g}-hour deadline", start.start_s,
+                                     job.deadline_hours)
+                   : !any_in_time ? fmt::format("no layout gets through {:.4g} items by the deadline with {:.0f} replicas or fewer",
+                                                job.items, kMaxBatchReplicas)
                    : options.empty() ? "no allowed offering"
-                                     : "the simulation fell behind the rate the deadline needs on every layout tried";
+                                     : "the simulation fell behind the rate the deadline needs on the five cheapest layouts, each with up to four nodes more";
   if (plan.best) plan.usd_per_month = plan.best->usd_per_run * job.runs_per_month;
   plan.assumptions.push_back(fmt::format(
       "{:.4g} items per run, the last done by {:.3g} h after the start; each replica run full ({}), the fewest whole nodes that "

@@ -95,6 +95,15 @@ TEST(BatchPlan, ADeadlineInsideTheColdStartHasNoPlan) {
   EXPECT_NE(plan.binding.find("cold start"), std::string::npos) << plan.binding;
 }
 
+// More items than any fleet gets through by the deadline: no plan, not an overflow.
+TEST(BatchPlan, MoreWorkThanAnyFleetHasNoPlan) {
+  const Spec spec = batch_spec(R"(  - {name: ocean, model: summarizer, items: 1e15, tokens: {input: 4000, output: 1000}, deadline_hours: 1})");
+  const BatchJobPlan plan = plan_batch_job(batch_catalog(), spec, spec.batch_jobs.front(), PlannerOptions{}, nullptr);
+  EXPECT_FALSE(plan.feasible);
+  EXPECT_FALSE(plan.best);
+  EXPECT_NE(plan.binding.find("no layout gets through"), std::string::npos) << plan.binding;
+}
+
 // In a plan: the jobs' monthly cost is in the total, their nodes in the quotas, and a one-off job
 // (no schedule) is priced per run beside it.
 TEST(BatchPlan, JobsCountInThePlansTotalAndQuotas) {
