@@ -150,12 +150,11 @@ VerifiedLayout verify_layout(const FleetInputs& in, const std::vector<ModelDeman
   for (ModelPool& pool : assignment.pools) {
     std::string note;
     out.checks.push_back(verify_pool(in, models, pool, note));
+    const size_t missed_before = out.missed.size();
     for (const json& m : out.checks.back())
       if (!m["slo_met"].get<bool>()) out.missed.push_back(m["service"].get<std::string>());
     if (!note.empty()) out.notes.push_back(note);
-    if (!note.empty() && !out.checks.back().empty() &&
-        std::any_of(out.checks.back().begin(), out.checks.back().end(), [](const json& m) { return !m["slo_met"].get<bool>(); }))
-      out.misses.push_back(note);
+    if (!note.empty() && out.missed.size() > missed_before) out.misses.push_back(note);
     out.usd_per_month += pool.usd_per_month;
   }
   assignment.usd_per_month = out.usd_per_month;
