@@ -159,7 +159,8 @@ TEST(CliPlan, EmitK8sRoutesAsThePlanWasVerified) {
                            "    slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.1}\n"
                         << (router.empty() ? "" : "    deployment: {router: " + router + "}\n");
     std::filesystem::remove_all(dir);
-    return run({"plan", spec, "--explain", "--emit-k8s", dir});
+    // Routing, not figures, is checked here: a shorter replay keeps five plans quick under the sanitizers.
+    return run({"plan", spec, "--explain", "--emit-k8s", dir, "--sim-requests", "4000"});
   };
   auto text_of = [](const std::filesystem::path& path) {
     std::ifstream in(path.string());
@@ -203,6 +204,36 @@ TEST(CliPlan, EmitK8sRoutesAsThePlanWasVerified) {
   EXPECT_NE(text_of(dir / "chat-router-deployment.yaml").find("haproxy:"), std::string::npos);
   EXPECT_EQ(YAML::LoadFile((dir / "chat-service.yaml").string())["spec"]["selector"]["gpuwise.dev/router"].as<std::string>(), "chat");
   std::filesystem::remove_all(dir);
+}
+
+// A plan on GCP TPUs: the manifests run there. The pods request TPU chips in vLLM's TPU image
+// and select a GKE ComputeClass of the plan's slice (no Karpenter NodePool: it does not run on
+// GKE); a slice GKE has no node for (TPU v3) is a clear error that writes nothing.
+TEST(CliPlan, EmitK8sForTpusWritesAGkeComputeClass) {
+  auto emit = [](const std::string& accelerator, const std::string& dir) {
+    const std::string spec = temp_path("tpu-" + accelerator + ".yaml");
+    std::ofstream(spec) << "constraints: {clouds: [gcp], pricing: [on-demand], accelerators: [" << accelerator << "]}\n"
+                           "models: {m: {preset: llama-3.1-8b, precision: bf16}}\n"
+                           "services:\n  - name: chat\n    model: m\n    traffic: {rps: 6}\n    tokens: {input: 1000, output: 200}\n"
+                           "    slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.1}\n";
+    std::filesystem::remove_all(dir);
+    return run({"plan", spec, "--emit-k8s", dir, "--sim-requests", "3000", "-q"});
+  };
+  const std::filesystem::path dir = temp_path("k8s-tpu");
+  CliRun r = emit("TPU-v6e", dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "chat-karpenter-nodepool.yaml"));
+  const YAML::Node cc = YAML::LoadFile((dir / "chat-gke-computeclass.yaml").string());
+  EXPECT_EQ(cc["spec"]["priorities"][0]["tpu"]["type"].as<std::string>(), "tpu-v6e-slice");
+  const YAML::Node pod = YAML::LoadFile((dir / "chat-deployment.yaml").string())["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["nodeSelector"]["cloud.google.com/compute-class"].as<std::string>(), "chat-tpu");
+  EXPECT_TRUE(pod["containers"][0]["resources"]["limits"]["google.com/tpu"]);
+  EXPECT_NE(pod["containers"][0]["image"].as<std::string>().find("vllm-tpu"), std::string::npos);
+
+  r = emit("TPU-v3", dir.string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("runs as a Cloud TPU VM, not as a GKE node"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir));
 }
 
 // A model served one request at a time was verified with one queue its replicas share (M/G/c);

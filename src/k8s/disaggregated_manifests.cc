@@ -110,10 +110,11 @@ std::vector<Manifest> disaggregated_manifests(const DisaggregatedManifestInput& 
   for (const ManifestInput* pool : {&prefill, &decode}) {
     const int most = in.autoscaled ? std::max(pool->replicas, pool->max_replicas) : pool->replicas;
     const int gpus = most * pool->gpus_per_replica;
-    out.push_back({name + "-" + pool->role + "-karpenter-nodepool.yaml",
-                   nodepool_manifest(*pool, gpus, fmt::format("{} {} replica(s) x {} GPU(s){}", most, pool->role, pool->gpus_per_replica,
-                                                              in.autoscaled ? ", the most its autoscaler may ask for" : "")),
-                   fmt::format("nodes of {} for the {} pool, up to {} GPU(s)", types, pool->role, gpus)});
+    out.push_back(nodes_manifest(*pool, gpus,
+                                 fmt::format("{} {} replica(s) x {} {}{}", most, pool->role, pool->gpus_per_replica, accelerator_words(*pool),
+                                             in.autoscaled ? ", the most its autoscaler may ask for" : ""),
+                                 name + "-" + pool->role,
+                                 fmt::format("nodes of {} for the {} pool, up to {} {}", types, pool->role, gpus, accelerator_words(*pool))));
   }
   // Each pool's scrape target and autoscalers, on its own signal.
   if (in.autoscaled)

@@ -49,6 +49,7 @@ class ManifestSchemas : public ::testing::Test {
 
   static std::string schema_for(const std::string& file) {
     if (file.find("servicemonitor") != std::string::npos) return "servicemonitor-monitoring-v1.schema.json";
+    if (file.find("computeclass") != std::string::npos) return "gke-computeclass-v1.schema.json";
     if (file.find("configmap") != std::string::npos) return "configmap-v1.schema.json";
     if (file.find("leaderworkerset") != std::string::npos) return "leaderworkerset-v1.schema.json";
     if (file.find("cronjob") != std::string::npos) return "cronjob-batch-v1.schema.json";

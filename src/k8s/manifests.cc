@@ -1,5 +1,6 @@
 #include "k8s/manifests.h"
 
+#include "k8s/gke_compute_class.h"
 #include "k8s/haproxy_manifests.h"
 #include "k8s/hpa_schedule_manifests.h"
 #include "k8s/router_manifests.h"
@@ -118,7 +119,7 @@ std::string deployment(const ManifestInput& in) {
   const std::string model = dns_label(in.model_name.empty() ? in.service : in.model_name);
   const std::string uri = weights_uri(in, model);
   const std::string target = "/models/" + model;
-  const std::string image = !in.image.empty() ? in.image : in.llm ? kVllmImage : kTritonImage;
+  const std::string image = !in.image.empty() ? in.image : !in.llm ? kTritonImage : on_tpu(in) ? kVllmTpuImage : kVllmImage;
   const int period_s = kStartupProbePeriodS;
   const int startup_failures = startup_probe_failures(in);
   std::string out = manifest_header(in, in.role.empty() ? "Deployment (apps/v1): the serving workload the autoscalers scale"
@@ -133,8 +134,11 @@ std::string deployment(const ManifestInput& in) {
   if (!in.why_resources.empty()) out += fmt::format("# Requests: {}.\n", in.why_resources);
   out += fmt::format("# /dev/shm: {:.0f} GiB of the {:.0f} GiB memory limit (a memory-backed volume counts against it).\n",
                      shm_gib(in.memory_gib_per_replica), std::floor(in.memory_gib_per_replica));
-  out += fmt::format("# Spread: at least {} node(s){}; tolerates the NodePool's nvidia.com/gpu taint.\n", in.min_nodes,
-                     in.spot_floor ? fmt::format(", zones, and at least {} replica(s) on on-demand nodes (the floor)", in.floor_replicas) : "");
+  out += fmt::format("# Spread: at least {} node(s){}; {}.\n", in.min_nodes,
+                     in.spot_floor ? fmt::format(", zones, and at least {} replica(s) on on-demand nodes (the floor)", in.floor_replicas) : "",
+                     on_gke(in) ? fmt::format("selects the ComputeClass {} and tolerates GKE's {} taint", compute_class_name(in),
+                                              accelerator_resource(on_tpu(in)))
+                                : "tolerates the NodePool's nvidia.com/gpu taint");
   std::string args;
   // Disaggregated: vLLM's NIXL connector sends the prompt's KV from a prefill pod to a decode
   // pod (kv_producer, kv_consumer: vllm-project/router docs/model-routing/pd-disaggregation.md);
@@ -161,9 +165,9 @@ std::string deployment(const ManifestInput& in) {
         labels);
   if (in.spot_floor)
     spread += fmt::format(
-        "        - {{maxSkew: {1}, topologyKey: karpenter.sh/capacity-type, whenUnsatisfiable: DoNotSchedule, "
+        "        - {{maxSkew: {1}, topologyKey: {2}, whenUnsatisfiable: DoNotSchedule, "
         "labelSelector: {{matchLabels: {{{0}}}}}}}\n",
-        labels, std::max(1, in.replicas - 2 * in.floor_replicas));
+        labels, std::max(1, in.replicas - 2 * in.floor_replicas), capacity_type_label(in));
   out += fmt::format(
       "apiVersion: apps/v1\n"
       "kind: Deployment\n"
@@ -182,9 +186,7 @@ std::string deployment(const ManifestInput& in) {
       "      labels: {{app.kubernetes.io/name: {0}, {12}}}\n"
       "    spec:\n"
       "      terminationGracePeriodSeconds: {2}\n"
-      "      nodeSelector: {{{12}}}\n"
-      "      tolerations:\n"
-      "        - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}\n"
+      "{15}"
       "{3}"
       "{4}"
       "      containers:\n"
@@ -215,7 +217,7 @@ std::string deployment(const ManifestInput& in) {
       in.role.empty() ? ""
                       : "          env:\n"
                         "            - {name: VLLM_NIXL_SIDE_CHANNEL_HOST, valueFrom: {fieldRef: {fieldPath: status.podIP}}}\n",
-      in.llm ? "" : fmt::format(", {{name: metrics, containerPort: {}}}", kTritonMetricsPort));
+      in.llm ? "" : fmt::format(", {{name: metrics, containerPort: {}}}", kTritonMetricsPort), node_placement(in, 6));
   return out;
 }
 
@@ -399,12 +401,13 @@ std::string container_resources(const ManifestInput& in, int indent) {
   const std::string pad(static_cast<size_t>(indent), ' ');
   return fmt::format(
       "{0}resources:\n"
-      "{0}  requests: {{cpu: {1}, memory: {2}Gi, nvidia.com/gpu: \"{3}\"}}\n"
-      "{0}  limits: {{memory: {2}Gi, nvidia.com/gpu: \"{3}\"}}\n"
+      "{0}  requests: {{cpu: {1}, memory: {2}Gi, {4}: \"{3}\"}}\n"
+      "{0}  limits: {{memory: {2}Gi, {4}: \"{3}\"}}\n"
       "{0}volumeMounts:\n"
       "{0}  - {{name: weights, mountPath: /models}}\n"
       "{0}  - {{name: shm, mountPath: /dev/shm}}\n",
-      pad, quantity(in.cpu_per_replica), static_cast<long long>(std::floor(in.memory_gib_per_replica)), in.gpus_per_replica);
+      pad, quantity(in.cpu_per_replica), static_cast<long long>(std::floor(in.memory_gib_per_replica)), in.gpus_per_replica,
+      accelerator_resource(on_tpu(in)));
 }
 
 std::string pod_volumes(const ManifestInput& in, int indent) {
@@ -485,6 +488,40 @@ std::string nodepool_manifest(const ManifestInput& in, int gpu_limit, const std:
       name, group, kind, capacity, types, duration(in.cooldown_s), gpu_limit, workload_name(in), pod_labels(name, in.role));
   return pool;
 }
+
+Manifest nodes_manifest(const ManifestInput& in, int accelerator_limit, const std::string& limit_note, const std::string& file_stem,
+                        const std::string& summary) {
+  if (on_gke(in)) return {file_stem + "-gke-computeclass.yaml", gke_compute_class_manifest(in, accelerator_limit, limit_note), summary};
+  return {file_stem + "-karpenter-nodepool.yaml", nodepool_manifest(in, accelerator_limit, limit_note), summary};
+}
+
+std::string node_placement(const ManifestInput& in, int indent) {
+  const std::string pad(static_cast<size_t>(indent), ' ');
+  if (!on_gke(in))
+    return fmt::format(
+        "{0}nodeSelector: {{{1}}}\n"
+        "{0}tolerations:\n"
+        "{0}  - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}\n",
+        pad, pod_labels(dns_label(in.service), in.role));
+  // Nodes GKE creates for a ComputeClass carry its taint; spot nodes it creates, gke-spot's.
+  const bool spot = std::find(in.capacity_types.begin(), in.capacity_types.end(), "spot") != in.capacity_types.end();
+  return fmt::format(
+      "{0}nodeSelector: {{cloud.google.com/compute-class: {1}}}\n"
+      "{0}tolerations:\n"
+      "{0}  - {{key: {2}, operator: Exists, effect: NoSchedule}}\n"
+      "{0}  - {{key: cloud.google.com/compute-class, operator: Equal, value: {1}, effect: NoSchedule}}\n"
+      "{3}",
+      pad, compute_class_name(in), accelerator_resource(on_tpu(in)),
+      spot ? pad + "  - {key: cloud.google.com/gke-spot, operator: Equal, value: \"true\", effect: NoSchedule}\n" : "");
+}
+
+bool on_gke(const ManifestInput& in) { return in.cloud == "gcp" && !in.gke_nodes.empty(); }
+
+bool on_tpu(const ManifestInput& in) { return on_gke(in) && in.gke_nodes.front().tpu; }
+
+const char* capacity_type_label(const ManifestInput& in) { return on_gke(in) ? "cloud.google.com/gke-provisioning" : "karpenter.sh/capacity-type"; }
+
+std::string accelerator_words(const ManifestInput& in) { return on_tpu(in) ? "TPU chip(s)" : "GPU(s)"; }
 
 std::string workload_name(const ManifestInput& in) {
   return in.role.empty() ? dns_label(in.service) : dns_label(in.service) + "-" + in.role;
@@ -635,9 +672,8 @@ std::vector<Manifest> service_manifests(const ManifestInput& in) {
 
   const std::string types = yaml_quoted_list(in.instance_types);
   const int gpu_limit = in.max_replicas * in.gpus_per_replica;
-  out.push_back({name + "-karpenter-nodepool.yaml",
-                 nodepool_manifest(in, gpu_limit, fmt::format("{} replicas x {} GPU(s)", in.max_replicas, in.gpus_per_replica)),
-                 fmt::format("nodes of {} for up to {} GPU(s)", types, gpu_limit)});
+  out.push_back(nodes_manifest(in, gpu_limit, fmt::format("{} replicas x {} {}", in.max_replicas, in.gpus_per_replica, accelerator_words(in)),
+                               name, fmt::format("nodes of {} for up to {} {}", types, gpu_limit, accelerator_words(in))));
   return out;
 }
 

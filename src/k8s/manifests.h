@@ -14,6 +14,7 @@
 
 #include "core/serving_defaults.h"
 #include "k8s/cron_windows.h"
+#include "k8s/gke_nodes.h"
 
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ struct ManifestInput {
   std::string cloud;
   std::vector<std::string> instance_types;
   std::vector<std::string> capacity_types;  // on-demand, spot
+  // On GKE (cloud gcp), each instance type's node shape, in the same order: the pods select a
+  // ComputeClass that provisions those nodes (Karpenter does not run there).
+  std::vector<GkeNodeShape> gke_nodes;
   int gpus_per_replica = 1;           // per pod: a replica across nodes has nodes_per_replica pods
   int nodes_per_replica = 1;          // > 1: one pod per node, a LeaderWorkerSet (multi_node_manifests.h)
   std::string accelerator;
@@ -116,6 +120,9 @@ inline constexpr const char* kServiceMonitorSource =
 
 // The serving image for LLMs unless the spec names one (services[].scaling.image).
 inline constexpr const char* kVllmImage = "vllm/vllm-openai:v0.9.2";
+// vLLM's TPU build (the CUDA image does not run on TPUs): the tag GKE's TPU serving examples
+// pin (docker.io/vllm/vllm-tpu:v0.11.1, read 2026-12-07).
+inline constexpr const char* kVllmTpuImage = "vllm/vllm-tpu:v0.11.1";
 // Triton serves its Prometheus metrics on a port of their own, 8002 by default (triton-inference-server/
 // server docs/user_guide/metrics.md, --metrics-port; read 2026-12-06); vLLM serves /metrics on its API port.
 inline constexpr int kTritonMetricsPort = 8002;
@@ -196,5 +203,25 @@ std::string service_manifest(const ManifestInput& input, const std::string& role
 // One Karpenter NodePool for the service's nodes (with a role: that pool's nodes alone, so that
 // each pool spreads over its own nodes), up to gpu_limit GPUs (limit_note: how many).
 std::string nodepool_manifest(const ManifestInput& input, int gpu_limit, const std::string& limit_note);
+
+// Where the pods run on the cloud's node provisioner: a Karpenter NodePool (AWS, Azure), or on
+// GKE a ComputeClass (gke_compute_class_manifest). The file is <file_stem>-karpenter-nodepool.yaml
+// or <file_stem>-gke-computeclass.yaml; accelerator_limit: GPUs or TPU chips at most.
+Manifest nodes_manifest(const ManifestInput& input, int accelerator_limit, const std::string& limit_note, const std::string& file_stem,
+                        const std::string& summary);
+
+// The pod spec's nodeSelector and tolerations, at indent: the NodePool's nodes, labelled with the
+// service (and role), or the ComputeClass's on GKE, with the taints of the accelerator and of spot.
+std::string node_placement(const ManifestInput& input, int indent);
+
+// On GKE: the TPU or GPU nodes the pods run on (false: no shape given, not on GKE).
+bool on_gke(const ManifestInput& input);
+bool on_tpu(const ManifestInput& input);
+
+// What the pods' accelerators are called in comments: "GPU(s)", or "TPU chip(s)".
+std::string accelerator_words(const ManifestInput& input);
+
+// The node label that tells on-demand nodes from spot ones: Karpenter's, or GKE's.
+const char* capacity_type_label(const ManifestInput& input);
 
 }  // namespace gw

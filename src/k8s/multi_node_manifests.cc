@@ -42,9 +42,7 @@ std::string pod_template(const ManifestInput& in, const std::string& name, bool 
       "        labels: {{gpuwise.dev/service: {0}, gpuwise.dev/role: {1}}}\n"
       "      spec:\n"
       "        terminationGracePeriodSeconds: {2}\n"
-      "        nodeSelector: {{gpuwise.dev/service: {0}}}\n"
-      "        tolerations:\n"
-      "          - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}\n"
+      "{10}"
       "{3}"
       "        containers:\n"
       "          - name: {1}\n"
@@ -57,7 +55,7 @@ std::string pod_template(const ManifestInput& in, const std::string& name, bool 
       "{9}",
       name, leader ? "leader" : "worker", static_cast<long long>(std::ceil(in.termination_grace_s)), weights_init_container(uri, target, 8),
       yaml_quoted(image), yaml_quoted(command), leader ? "            ports: [{name: http, containerPort: 8000}]\n" : "",
-      container_resources(in, 12), probes, pod_volumes(in, 8));
+      container_resources(in, 12), probes, pod_volumes(in, 8), node_placement(in, 8));
 }
 
 std::string leaderworkerset(const ManifestInput& in, const std::string& name) {
@@ -127,10 +125,10 @@ std::vector<Manifest> multi_node_manifests(const ManifestInput& in) {
   // scale the LeaderWorkerSet through its scale subresource (whole groups). Never to zero here.
   if (autoscaled(in))
     for (auto& m : autoscaler_manifests(in, ScaleTarget{"leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"})) out.push_back(std::move(m));
-  out.push_back({name + "-karpenter-nodepool.yaml",
-                 nodepool_manifest(in, gpu_limit,
-                                   fmt::format("{} replicas x {} nodes x {} GPU(s)", replicas, in.nodes_per_replica, in.gpus_per_replica)),
-                 fmt::format("nodes of {} for {} GPU(s)", yaml_quoted_list(in.instance_types), gpu_limit)});
+  out.push_back(nodes_manifest(in, gpu_limit,
+                               fmt::format("{} replicas x {} nodes x {} {}", replicas, in.nodes_per_replica, in.gpus_per_replica,
+                                           accelerator_words(in)),
+                               name, fmt::format("nodes of {} for {} {}", yaml_quoted_list(in.instance_types), gpu_limit, accelerator_words(in))));
   return out;
 }
 

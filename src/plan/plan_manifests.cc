@@ -29,8 +29,8 @@ std::optional<Error> size_pod(ManifestInput& in, const Offering& offering, int p
     // GPUs attached to a VM the user picks (GCP's n1 + GPU): the catalog does not know the host.
     in.cpu_per_replica = 4;
     in.memory_gib_per_replica = 16;
-    in.why_resources = fmt::format("{} names GPUs, not the host VM: give its node pool a machine type whose allocatable share per "
-                                   "replica ({} per node) covers 4 CPU and 16 GiB", offering.instance_type, per_node);
+    in.why_resources = fmt::format("the catalog has no host CPU and memory for {}: 4 CPU and 16 GiB per replica, which its "
+                                   "node's allocatable share ({} replica(s) per node) must cover", offering.instance_type, per_node);
     return std::nullopt;
   }
   in.cpu_per_replica = std::floor(node.cpu_for_pods / per_node * 10) / 10;
@@ -56,6 +56,14 @@ std::optional<Error> fill_pod(ManifestInput& in, const Spec& spec, const Service
   in.cloud = offering.cloud;
   in.instance_types = {offering.instance_type};
   in.capacity_types = {"on-demand"};
+  if (offering.cloud == "gcp") {
+    // GKE provisions the nodes through a ComputeClass of GKE's own node shapes.
+    std::string why;
+    auto shape = gke_node_shape(config.accelerator->name, offering.instance_type, offering.accelerator_count, &why);
+    if (!shape)
+      return Error{spec.path, service.line, "services." + service.name, "--emit-k8s: the plan's nodes cannot be written for GKE: " + why};
+    in.gke_nodes = {*shape};
+  }
   in.gpus_per_replica = config.tensor_parallel;
   in.accelerator = config.accelerator->name;
   in.cold_start_s = cold_start(spec.models.at(service.model_key), service.scaling).start_s;
@@ -295,8 +303,16 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
     in.prometheus_url = prometheus_url;
     for (const auto& o : plan.pareto)
       if (o.offering && o.offering->cloud == in.cloud && o.config.accelerator == r.plan.config.accelerator &&
-          std::find(in.instance_types.begin(), in.instance_types.end(), o.offering->instance_type) == in.instance_types.end())
+          std::find(in.instance_types.begin(), in.instance_types.end(), o.offering->instance_type) == in.instance_types.end()) {
+        if (on_gke(in)) {
+          // A TPU pod takes its node's slice as planned: no other slice shape. GPUs: any shape GKE has.
+          if (on_tpu(in)) continue;
+          auto shape = gke_node_shape(o.config.accelerator->name, o.offering->instance_type, o.offering->accelerator_count, nullptr);
+          if (!shape) continue;
+          in.gke_nodes.push_back(*shape);
+        }
         in.instance_types.push_back(o.offering->instance_type);
+      }
     // Spot only where the plan put the service on spot (interruptible services).
     if (r.plan.spot_with_floor()) in.capacity_types.push_back("spot");
     in.usd_per_replica_hour = r.usd_per_replica_hour;
