@@ -88,7 +88,7 @@ void add_plan_command(CLI::App& app, CommandContext& context, Action& action) {
   plan->add_option("-j,--jobs", args->plan.jobs, "Services (or one service's frontier) planned at once; 0: one per core. "
                    "The plan is the same for any value")
       ->check(CLI::Range(0, 1024));
-  plan->add_option("--emit-k8s", args->emit_k8s, "Write Kubernetes manifests per service here (Deployment, Service, KEDA ScaledObject, HPA, Karpenter NodePool; a disaggregated plan: its pools, the vLLM Router and its RBAC; replicas across nodes: a LeaderWorkerSet)");
+  plan->add_option("--emit-k8s", args->emit_k8s, "Write Kubernetes manifests here: per service a Deployment, Service, KEDA ScaledObject, HPA and the nodes (a Karpenter NodePool; on GCP a GKE ComputeClass); a disaggregated plan: its pools, the vLLM Router and its RBAC; replicas across nodes: a LeaderWorkerSet; per batch job an Indexed Job (a CronJob on its schedule) and its driver's ConfigMap");
   plan->add_option("--prometheus-url", args->prometheus_url, "Prometheus the KEDA trigger queries (with --emit-k8s)");
   plan->callback([&context, &action, args] { action = [&context, args] { return run_plan(context, *args); }; });
 }

@@ -236,6 +236,28 @@ TEST(CliPlan, EmitK8sForTpusWritesAGkeComputeClass) {
   EXPECT_FALSE(std::filesystem::exists(dir));
 }
 
+// Batch jobs get what runs them: per job an Indexed Job on its cron schedule (a CronJob), the
+// driver's ConfigMap and the nodes, the parts read from and written to the spec's prefixes.
+TEST(CliPlan, EmitK8sWritesABatchJobsCronJob) {
+  const std::filesystem::path dir = temp_path("k8s-batch");
+  std::filesystem::remove_all(dir);
+  CliRun r = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/nightly-batch.yaml", "--emit-k8s", dir.string(), "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* job : {"nightly-summaries", "churn-scoring"})
+    for (const char* file : {"-cronjob.yaml", "-driver-configmap.yaml", "-karpenter-nodepool.yaml"})
+      EXPECT_TRUE(std::filesystem::exists(dir / (std::string(job) + file))) << job << file;
+  const YAML::Node cron = YAML::LoadFile((dir / "nightly-summaries-cronjob.yaml").string());
+  EXPECT_EQ(cron["spec"]["schedule"].as<std::string>(), "0 1 * * *");
+  const YAML::Node job = cron["spec"]["jobTemplate"]["spec"];
+  EXPECT_EQ(job["completions"].as<int>(), 8);  // the plan's replicas: eight B200s on one node
+  EXPECT_NE(job["template"]["spec"]["initContainers"][1]["command"][2].as<std::string>().find("s3://ticket-batches/summaries/input/part-"),
+            std::string::npos);
+  EXPECT_EQ(YAML::LoadFile((dir / "churn-scoring-cronjob.yaml").string())["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"][3]
+                ["value"].as<std::string>(),
+            "kserve-v2");
+  std::filesystem::remove_all(dir);
+}
+
 // A model served one request at a time was verified with one queue its replicas share (M/G/c);
 // --emit-k8s puts HAProxy in front with that queue (each replica takes one request at a time),
 // not a Service that spreads requests at random. Batched per replica: round robin.

@@ -53,6 +53,7 @@ class ManifestSchemas : public ::testing::Test {
     if (file.find("configmap") != std::string::npos) return "configmap-v1.schema.json";
     if (file.find("leaderworkerset") != std::string::npos) return "leaderworkerset-v1.schema.json";
     if (file.find("cronjob") != std::string::npos) return "cronjob-batch-v1.schema.json";
+    if (file.find("-job.yaml") != std::string::npos) return "job-batch-v1.schema.json";
     if (file.find("serviceaccount") != std::string::npos) return "serviceaccount-v1.schema.json";
     if (file.find("rolebinding") != std::string::npos) return "rolebinding-rbac-v1.schema.json";
     if (file.find("-role.yaml") != std::string::npos) return "role-rbac-v1.schema.json";

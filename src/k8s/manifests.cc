@@ -368,11 +368,11 @@ std::string service_monitor(const ManifestInput& in, const std::string& name) {
 
 std::string manifest_header(const ManifestInput& in, const std::string& what) {
   return fmt::format(
-      "# {} for service {}, written by gpuwise plan --emit-k8s.\n"
-      "# Replica: {} x {}{} (${:.4g}/replica-hour); peak plan {} replicas; cold start {:.0f} s.\n",
-      what, yaml_quoted(in.service), in.gpus_per_replica * std::max(1, in.nodes_per_replica), in.accelerator,
-      in.nodes_per_replica > 1 ? fmt::format(" over {} nodes", in.nodes_per_replica) : "", in.usd_per_replica_hour, in.peak_replicas,
-      in.cold_start_s);
+      "# {} for {} {}, written by gpuwise plan --emit-k8s.\n"
+      "# Replica: {} x {}{} (${:.4g}/replica-hour); {} {} replicas; cold start {:.0f} s.\n",
+      what, in.batch_job ? "batch job" : "service", yaml_quoted(in.service), in.gpus_per_replica * std::max(1, in.nodes_per_replica), in.accelerator,
+      in.nodes_per_replica > 1 ? fmt::format(" over {} nodes", in.nodes_per_replica) : "", in.usd_per_replica_hour,
+      in.batch_job ? "a run:" : "peak plan", in.batch_job ? in.replicas : in.peak_replicas, in.cold_start_s);
 }
 
 std::string weights_uri(const ManifestInput& in, const std::string& model) {

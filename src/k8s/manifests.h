@@ -23,6 +23,7 @@ namespace gw {
 
 struct ManifestInput {
   std::string service;              // the spec's name; made DNS-1123 for metadata.name
+  bool batch_job = false;           // a batch job's replicas (batch_job_manifests.h), not a service's
   bool llm = false;
   // Scaling.
   double queue_threshold = 1;       // requests queued or in service per replica

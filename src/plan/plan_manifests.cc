@@ -9,16 +9,23 @@
 #include "core/money.h"
 #include "core/numbers.h"
 #include "core/text.h"
+#include "k8s/batch_job_manifests.h"
 #include "k8s/cron_windows.h"
 #include "k8s/disaggregated_manifests.h"
 #include "k8s/multi_node_manifests.h"
 #include "k8s/node_allocatable.h"
+#include "plan/batch_plan.h"
 #include "plan/cold_start.h"
 #include "plan/scaling_plan.h"
 #include "plan/spot.h"
 
 namespace gw {
 namespace {
+
+// The spec's entry the manifests are for, as errors name it.
+std::string spec_field(const ManifestInput& in, const ServiceSpec& service) {
+  return (in.batch_job ? "batch_jobs." : "services.") + service.name;
+}
 
 // A pod's requests: its replica's share of what the node leaves for pods (capacity less the
 // cloud's kubelet and system reservations, the eviction threshold and the GPU DaemonSets); never
@@ -36,7 +43,7 @@ std::optional<Error> size_pod(ManifestInput& in, const Offering& offering, int p
   in.cpu_per_replica = std::floor(node.cpu_for_pods / per_node * 10) / 10;
   in.memory_gib_per_replica = std::floor(node.memory_gib_for_pods / per_node);
   if (in.cpu_per_replica < 1 || in.memory_gib_per_replica < 4)
-    return Error{spec.path, service.line, "services." + service.name,
+    return Error{spec.path, service.line, spec_field(in, service),
                  fmt::format("{} leaves {:.1f} CPU and {:.1f} GiB for pods per replica ({} per node; {}): too little to run a "
                              "serving replica (1 CPU and 4 GiB at least)",
                              offering.instance_type, node.cpu_for_pods / per_node, node.memory_gib_for_pods / per_node, per_node,
@@ -61,8 +68,12 @@ std::optional<Error> fill_pod(ManifestInput& in, const Spec& spec, const Service
     std::string why;
     auto shape = gke_node_shape(config.accelerator->name, offering.instance_type, offering.accelerator_count, &why);
     if (!shape)
-      return Error{spec.path, service.line, "services." + service.name, "--emit-k8s: the plan's nodes cannot be written for GKE: " + why};
+      return Error{spec.path, service.line, spec_field(in, service), "--emit-k8s: the plan's nodes cannot be written for GKE: " + why};
     in.gke_nodes = {*shape};
+    if (shape->tpu && !in.llm && service.scaling.image.empty())
+      return Error{spec.path, service.line, spec_field(in, service),
+                   "--emit-k8s: Triton, the default server for a model that is not an LLM, does not run on TPUs: name an image "
+                   "that serves it there (scaling.image; a batch job's image), speaking KServe v2 on port 8000"};
   }
   in.gpus_per_replica = config.tensor_parallel;
   in.accelerator = config.accelerator->name;
@@ -212,6 +223,38 @@ Result<std::vector<Manifest>> disaggregated_plan_manifests(const Catalog& catalo
   return disaggregated_manifests(in);
 }
 
+// A batch job's Indexed Job (or CronJob) and its nodes: the plan's replicas, each pod's share
+// of its node, spot first where the plan put the job on spot (on-demand where spot is short).
+Result<std::vector<Manifest>> batch_job_plan_manifests(const Spec& spec, const BatchJobSpec& job, const BatchOption& best,
+                                                       const BatchJobPlan& plan, const VerifyOptions& verify, double usable_fraction) {
+  const bool llm = spec.models.at(job.model_key).arch.kind == ModelKind::decoder;
+  const ServiceSpec as_service = batch_job_service(job, llm, 1);
+  BatchJobManifestInput b;
+  b.pod.batch_job = true;
+  const int per_node = std::max(1, best.replicas / std::max(1, best.nodes));
+  if (auto e = fill_pod(b.pod, spec, as_service, *best.offering, best.config, per_node, verify.prefill_chunk_tokens, usable_fraction))
+    return *e;
+  b.pod.role = "batch";
+  b.pod.replicas = b.pod.peak_replicas = b.pod.max_replicas = best.replicas;
+  b.pod.min_nodes = best.nodes;
+  b.pod.cooldown_s = 60;  // nodes go a minute after the run's last pod
+  b.pod.startup_s = best.startup_s;
+  b.pod.usd_per_replica_hour = *best.offering->usd_per_hour(best.pricing) / per_node;
+  b.spot = best.pricing == Pricing::spot;
+  if (auto on_demand = best.offering->usd_per_hour(Pricing::on_demand))
+    b.usd_per_run_on_demand = *on_demand * best.nodes * (best.run_hours - best.run_hours * best.spot_loss_share);
+  if (b.spot) b.pod.capacity_types = {"spot", "on-demand"};
+  b.schedule = job.schedule;
+  b.runs_per_month = plan.runs_per_month;
+  b.deadline_hours = job.deadline_hours;
+  b.run_hours = best.run_hours;
+  b.items = job.items;
+  b.usd_per_run = best.usd_per_run;
+  b.input_uri = job.input_uri;
+  b.output_uri = job.output_uri;
+  return batch_job_manifests(b);
+}
+
 }  // namespace
 
 Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanResult& plans, const PlanSpecOptions& plan_options,
@@ -343,6 +386,13 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
       continue;
     }
     for (auto& m : service_manifests(in)) manifests.push_back(std::move(m));
+  }
+  for (size_t i = 0; i < spec.batch_jobs.size() && i < plans.batch_jobs.size(); ++i) {
+    const BatchJobPlan& plan = plans.batch_jobs[i];
+    if (!plan.feasible || !plan.best) continue;
+    auto job = batch_job_plan_manifests(spec, spec.batch_jobs[i], *plan.best, plan, verify, plan_options.usable_fraction);
+    if (!job.ok()) return job.error();
+    for (auto& m : job.value()) manifests.push_back(std::move(m));
   }
   return manifests;
 }

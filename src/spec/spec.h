@@ -276,7 +276,9 @@ struct BatchJobSpec {
   std::string schedule;             // cron, UTC; empty: runs_per_month, or one run
   double runs_per_month = 0;        // from the schedule where one is given
   bool interruptible = true;        // offline work resumes where it stopped: spot allowed
-  ScalingSpec scaling;              // node provisioning, container start, weights' source
+  ScalingSpec scaling;              // node provisioning, container start, weights' source (model_uri, image)
+  std::string input_uri;            // object-storage prefix of the input's parts (plan --emit-k8s); empty: a placeholder
+  std::string output_uri;           // where the answers go, part by part
   int line = 0;
 };
 

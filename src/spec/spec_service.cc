@@ -424,6 +424,16 @@ void read_deployment(const Reader& r, const YAML::Node& node, const std::string&
   }
 }
 
+// An s3:// or gs:// path under a bucket.
+std::string read_object_uri(const Reader& r, const YAML::Node& node, const std::string& field, const std::string& why,
+                            const std::string& not_bucket) {
+  std::string uri = r.text(node, field);
+  if (uri.rfind("s3://", 0) != 0 && uri.rfind("gs://", 0) != 0) r.fail(node, field, "'" + uri + "': " + why + ": an s3:// or gs:// path");
+  if (uri.find('/', 5) == std::string::npos) r.fail(node, field, not_bucket);
+  while (uri.size() > 5 && uri.back() == '/') uri.pop_back();
+  return uri;
+}
+
 // services[].scaling: autoscaling policies, limits, cold start and targets.
 void read_scaling(const Reader& r, const YAML::Node& node, const std::string& path, [[maybe_unused]] const std::string& base_dir,
                   [[maybe_unused]] const ModelArch& arch, [[maybe_unused]] bool llm, ServiceSpec& s) {
@@ -463,13 +473,9 @@ void read_scaling(const Reader& r, const YAML::Node& node, const std::string& pa
       if (c.model_source != "object-storage" && c.model_source != "image" && c.model_source != "node-cache")
         r.fail(sc["model_source"], where + ".model_source", "one of object-storage, image, node-cache");
     }
-    if (sc["model_uri"]) {
-      c.model_uri = r.text(sc["model_uri"], where + ".model_uri");
-      if (c.model_uri.rfind("s3://", 0) != 0 && c.model_uri.rfind("gs://", 0) != 0)
-        r.fail(sc["model_uri"], where + ".model_uri", "'" + c.model_uri + "': weights are loaded from object storage at start-up: an s3:// or gs:// path");
-      if (c.model_uri.find('/', 5) == std::string::npos)
-        r.fail(sc["model_uri"], where + ".model_uri", "a versioned path under the bucket (s3://bucket/models/name/revision), not the bucket alone");
-    }
+    if (sc["model_uri"])
+      c.model_uri = read_object_uri(r, sc["model_uri"], where + ".model_uri", "weights are loaded from object storage at start-up",
+                                    "a versioned path under the bucket (s3://bucket/models/name/revision), not the bucket alone");
     if (sc["image"]) c.image = r.text(sc["image"], where + ".image");
     if (sc["model_load_gbps"]) c.model_load_gbps = r.number(sc["model_load_gbps"], where + ".model_load_gbps", 0.001, 1000);
     if (sc["warm_pool"]) c.warm_pool = static_cast<int>(r.number(sc["warm_pool"], where + ".warm_pool", 0, 10000));
@@ -528,7 +534,8 @@ void read_token_lengths(const Reader& r, const YAML::Node& node, const std::stri
 
 BatchJobSpec read_batch_job(const Reader& r, const YAML::Node& node, size_t index, Spec& spec) {
   std::string path = fmt::format("batch_jobs[{}]", index);
-  r.check_keys(node, path, {"name", "model", "items", "tokens", "deadline_hours", "schedule", "runs_per_month", "interruptible"});
+  r.check_keys(node, path, {"name", "model", "items", "tokens", "deadline_hours", "schedule", "runs_per_month", "interruptible",
+                            "input_uri", "output_uri", "model_uri", "image"});
   BatchJobSpec job;
   job.line = node.Mark().line + 1;
   if (!node["name"]) r.fail(node, path + ".name", "required");
@@ -557,6 +564,14 @@ BatchJobSpec read_batch_job(const Reader& r, const YAML::Node& node, size_t inde
   }
   if (node["runs_per_month"]) job.runs_per_month = r.number(node["runs_per_month"], path + ".runs_per_month", 0, 1e5);
   if (node["interruptible"]) job.interruptible = r.flag(node["interruptible"], path + ".interruptible");
+  // Where plan --emit-k8s has the pods read their parts, write answers and fetch the weights.
+  const std::string parts = "a prefix under the bucket that holds the parts (s3://bucket/batch/name), not the bucket alone";
+  if (node["input_uri"]) job.input_uri = read_object_uri(r, node["input_uri"], path + ".input_uri", "each pod fetches its part from object storage", parts);
+  if (node["output_uri"]) job.output_uri = read_object_uri(r, node["output_uri"], path + ".output_uri", "each pod copies its answers to object storage", parts);
+  if (node["model_uri"])
+    job.scaling.model_uri = read_object_uri(r, node["model_uri"], path + ".model_uri", "weights are loaded from object storage at start-up",
+                                            "a versioned path under the bucket (s3://bucket/models/name/revision), not the bucket alone");
+  if (node["image"]) job.scaling.image = r.text(node["image"], path + ".image");
   return job;
 }
 
