@@ -247,5 +247,24 @@ TEST(Catalog, HostCpuArchitectures) {
   EXPECT_FALSE(parse_cpu_architecture("riscv"));
 }
 
+// The snapshot prices some AWS spot rows in Local Zones (opt-in zones beside a region): their
+// zone IDs name a metro, and a spot plan there names the zone.
+TEST(Catalog, LocalZoneRowsAreToldFromTheRegionsZones) {
+  Catalog catalog = Catalog::embedded().value();
+  int local = 0;
+  for (const auto& o : catalog.offerings()) {
+    if (o.zone == "use1-atl2-az1" || o.zone == "usw2-lax1-az1") {
+      EXPECT_EQ(local_zone(o), o.zone);
+      EXPECT_EQ(offering_place(o, Pricing::spot), o.region + " Local Zone " + o.zone);
+      EXPECT_EQ(offering_place(o, Pricing::on_demand), o.region);  // on-demand rows carry the region's price
+      ++local;
+    }
+    if (o.zone == "use1-az2" || o.cloud != "aws") {
+      EXPECT_EQ(local_zone(o), "") << o.zone;
+    }
+  }
+  EXPECT_GT(local, 0);
+}
+
 }  // namespace
 }  // namespace gw

@@ -1,5 +1,6 @@
 #include "catalog/offering.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -102,6 +103,18 @@ std::string offerings_to_csv(const std::vector<Offering>& offerings) {
                        o.gpu_only_price ? "gpu-only" : "instance", csv_quote(o.source), csv_quote(o.as_of), csv_quote(o.notes));
   }
   return out;
+}
+
+std::string local_zone(const Offering& o) {
+  if (o.cloud != "aws") return "";
+  // A regional zone ID is <region code>-az<n>: one dash. Local and Wavelength Zones add the metro.
+  if (std::count(o.zone.begin(), o.zone.end(), '-') < 2) return "";
+  return o.zone;
+}
+
+std::string offering_place(const Offering& o, Pricing pricing) {
+  const std::string zone = pricing == Pricing::spot ? local_zone(o) : "";
+  return zone.empty() ? o.region : o.region + " Local Zone " + zone;
 }
 
 std::string_view cpu_architecture(const Offering& o) {

@@ -46,6 +46,15 @@ struct Offering {
 // hosts (GH200, GB200) and AWS's Graviton families (a 'g' after the generation: g5g), else
 // "x86_64".
 std::string_view cpu_architecture(const Offering& offering);
+// The AWS Local Zone (or Wavelength Zone) a row's prices come from: its zone ID, which names a
+// metro beside the region's code (use1-atl2-az1, usw2-lax1-az1; a regional zone is use1-az2).
+// Such zones are opted into per account and a cluster reaches them only through a subnet there;
+// a spot price seen there is that zone's, not the region's. Empty for any other row.
+std::string local_zone(const Offering& offering);
+// The words a plan names its nodes' place with: the region, and where spot is priced in a Local
+// Zone, that zone ("us-east-1 Local Zone use1-atl2-az1").
+std::string offering_place(const Offering& offering, Pricing pricing);
+
 // "x86_64" or "arm64" from the names people use (amd64, aarch64 too); nullopt otherwise.
 std::optional<std::string_view> parse_cpu_architecture(std::string_view text);
 

@@ -252,6 +252,11 @@ TEST(CliPlan, EmitK8sWritesABatchJobsCronJob) {
   EXPECT_EQ(job["completions"].as<int>(), 8);  // the plan's replicas: eight B200s on one node
   EXPECT_NE(job["template"]["spec"]["initContainers"][1]["command"][2].as<std::string>().find("s3://ticket-batches/summaries/input/part-"),
             std::string::npos);
+  // Its spot price is the Atlanta Local Zone's: the plan says so and the nodes are kept there.
+  EXPECT_NE(r.out.find("us-east-1 Local Zone use1-atl2-az1 p6-b200.48xlarge (spot)"), std::string::npos) << r.out;
+  const YAML::Node needs = YAML::LoadFile((dir / "nightly-summaries-karpenter-nodepool.yaml").string())["spec"]["template"]["spec"]["requirements"];
+  EXPECT_EQ(needs[2]["key"].as<std::string>(), "topology.k8s.aws/zone-id");
+  EXPECT_EQ(needs[2]["values"][0].as<std::string>(), "use1-atl2-az1");
   EXPECT_EQ(YAML::LoadFile((dir / "churn-scoring-cronjob.yaml").string())["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"][3]
                 ["value"].as<std::string>(),
             "kserve-v2");

@@ -453,6 +453,18 @@ std::string nodepool_manifest(const ManifestInput& in, int gpu_limit, const std:
   const std::string types = yaml_quoted_list(in.instance_types), capacity = yaml_quoted_list(in.capacity_types);
   std::string pool = manifest_header(in, "Karpenter NodePool (karpenter.sh/v1)") + note;
   pool += fmt::format("# GPU limit: {}. Capacity types: {} (spot only where the spec allows it).\n", limit_note, capacity);
+  std::string zone;
+  if (!in.local_zone_id.empty()) {
+    pool += fmt::format("# Zone: the plan's spot price is the AWS Local Zone {}'s, so the nodes stay there: opt the account into it\n"
+                        "# (aws ec2 modify-availability-zone-group) and give the EC2NodeClass a subnet in it. On-demand nodes there\n"
+                        "# may cost more than the region's price.\n",
+                        in.local_zone_id);
+    zone = fmt::format(
+        "        - key: topology.k8s.aws/zone-id\n"
+        "          operator: In\n"
+        "          values: [{}]\n",
+        yaml_quoted(in.local_zone_id));
+  }
   pool += fmt::format(
       "apiVersion: karpenter.sh/v1\n"
       "kind: NodePool\n"
@@ -475,6 +487,7 @@ std::string nodepool_manifest(const ManifestInput& in, int gpu_limit, const std:
       "        - key: node.kubernetes.io/instance-type\n"
       "          operator: In\n"
       "          values: [{4}]\n"
+      "{9}"
       "      taints:\n"
       "        - key: nvidia.com/gpu\n"
       "          value: \"true\"\n"
@@ -485,7 +498,7 @@ std::string nodepool_manifest(const ManifestInput& in, int gpu_limit, const std:
       "    consolidateAfter: {5}\n"
       "  limits:\n"
       "    nvidia.com/gpu: {6}\n",
-      name, group, kind, capacity, types, duration(in.cooldown_s), gpu_limit, workload_name(in), pod_labels(name, in.role));
+      name, group, kind, capacity, types, duration(in.cooldown_s), gpu_limit, workload_name(in), pod_labels(name, in.role), zone);
   return pool;
 }
 

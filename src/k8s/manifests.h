@@ -54,6 +54,9 @@ struct ManifestInput {
   // On GKE (cloud gcp), each instance type's node shape, in the same order: the pods select a
   // ComputeClass that provisions those nodes (Karpenter does not run there).
   std::vector<GkeNodeShape> gke_nodes;
+  // An AWS Local Zone the plan's spot price is from (its zone ID): the NodePool keeps the nodes
+  // there (topology.k8s.aws/zone-id); empty: the region's zones.
+  std::string local_zone_id;
   int gpus_per_replica = 1;           // per pod: a replica across nodes has nodes_per_replica pods
   int nodes_per_replica = 1;          // > 1: one pod per node, a LeaderWorkerSet (multi_node_manifests.h)
   std::string accelerator;

@@ -12,7 +12,7 @@ using nlohmann::json;
 
 std::string layout_words(const BatchOption& o) {
   return fmt::format("{} x {} {} {} ({}): {} replica{} of {}x {} (tp{}, {} batching, max {})", o.nodes, o.offering->cloud,
-                     o.offering->region, o.offering->instance_type, pricing_name(o.pricing), o.replicas, o.replicas == 1 ? "" : "s",
+                     offering_place(*o.offering, o.pricing), o.offering->instance_type, pricing_name(o.pricing), o.replicas, o.replicas == 1 ? "" : "s",
                      o.config.tensor_parallel, o.config.accelerator->name, o.config.tensor_parallel, batching_name(o.config.batching),
                      o.config.max_batch);
 }
@@ -51,7 +51,7 @@ Table batch_frontier_table(const BatchJobPlan& plan, const BatchJobSpec& job) {
   t.align = {Align::left, Align::right, Align::right, Align::left, Align::left, Align::right, Align::right, Align::right};
   for (const BatchOption& o : plan.frontier)
     t.add_row({o.config.accelerator->name, std::to_string(o.config.tensor_parallel), std::to_string(o.replicas),
-               fmt::format("{}x {} {} {}", o.nodes, o.offering->cloud, o.offering->region, o.offering->instance_type),
+               fmt::format("{}x {} {} {}", o.nodes, o.offering->cloud, offering_place(*o.offering, o.pricing), o.offering->instance_type),
                std::string(pricing_name(o.pricing)), format_number(o.run_hours, 2), format_usd(o.usd_per_run),
                format_usd(o.usd_per_run / job.items * 1000)});
   return t;

@@ -107,7 +107,7 @@ std::string describe_nodes(const PlanOption& option) {
                        option.offering->region, option.offering->instance_type, pricing_name(option.pricing),
                        option.nodes[0].instances, option.nodes[1].instances);
   if (!option.spot_with_floor())
-    return fmt::format("{} x {} {} {} ({})", option.instances, option.offering->cloud, option.offering->region,
+    return fmt::format("{} x {} {} {} ({})", option.instances, option.offering->cloud, offering_place(*option.offering, option.pricing),
                        option.offering->instance_type, pricing_name(option.pricing));
   std::string out;
   for (const NodeGroup& g : option.nodes) {

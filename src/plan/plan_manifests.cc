@@ -244,6 +244,7 @@ Result<std::vector<Manifest>> batch_job_plan_manifests(const Spec& spec, const B
   if (auto on_demand = best.offering->usd_per_hour(Pricing::on_demand))
     b.usd_per_run_on_demand = *on_demand * best.nodes * (best.run_hours - best.run_hours * best.spot_loss_share);
   if (b.spot) b.pod.capacity_types = {"spot", "on-demand"};
+  if (b.spot) b.pod.local_zone_id = local_zone(*best.offering);
   b.schedule = job.schedule;
   b.runs_per_month = plan.runs_per_month;
   b.deadline_hours = job.deadline_hours;
@@ -358,6 +359,8 @@ Result<std::vector<Manifest>> plan_manifests(const Catalog& catalog, const PlanR
       }
     // Spot only where the plan put the service on spot (interruptible services).
     if (r.plan.spot_with_floor()) in.capacity_types.push_back("spot");
+    for (const NodeGroup& g : r.plan.nodes)
+      if (g.offering && g.pricing == Pricing::spot && !local_zone(*g.offering).empty()) in.local_zone_id = local_zone(*g.offering);
     in.usd_per_replica_hour = r.usd_per_replica_hour;
     in.reserve_note = reserved_floor_note(r, zero_pays ? *zero : kept_warm, "");
     in.replicas = best.replicas;
