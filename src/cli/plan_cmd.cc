@@ -62,6 +62,8 @@ int run_plan(CommandContext& context, PlanArgs args) {
     PlanReport written = plan_report(result, report);
     if (context.options.format == "html")
       context.emit_document(written.document);
+    else if (context.options.format == "csv")
+      context.emit_table(plan_summary_table(result), "");
     else
       context.emit(written.text);
   }

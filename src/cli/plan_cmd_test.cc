@@ -263,6 +263,15 @@ TEST(CliPlan, EmitK8sWritesABatchJobsCronJob) {
   std::filesystem::remove_all(dir);
 }
 
+// --format csv is a table for a spreadsheet, not the text report.
+TEST(CliPlan, FormatCsvIsARowPerWorkload) {
+  CliRun r = run({"plan", std::string(GPUWISE_SOURCE_DIR) + "/examples/nightly-batch.yaml", "--format", "csv", "--sim-requests", "2000"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("kind,name,model,accelerator,", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\nbatch_job,nightly-summaries,"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("cost-latency frontier"), std::string::npos);
+}
+
 // A model served one request at a time was verified with one queue its replicas share (M/G/c);
 // --emit-k8s puts HAProxy in front with that queue (each replica takes one request at a time),
 // not a Service that spreads requests at random. Batched per replica: round robin.

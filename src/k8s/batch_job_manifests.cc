@@ -189,11 +189,14 @@ std::vector<Manifest> batch_job_manifests(const BatchJobManifestInput& b) {
                      "${:.4g} a run{}.\n",
                      format_number(b.items, 0), b.deadline_hours, replicas, in.gpus_per_replica, in.accelerator,
                      in.min_nodes, b.run_hours, b.usd_per_run, b.spot ? " on spot" : "");
-  job += fmt::format("# Input: split it into {0} parts, {1}/part-0.jsonl to part-{2}.jsonl, a line per item, each\n"
-                     "# {3}: pod K (its JOB_COMPLETION_INDEX) takes part K. Answers go to {4}/part-K.jsonl.\n",
-                     replicas, input, replicas - 1,
-                     in.llm ? "OpenAI batch lines ({\"custom_id\", \"url\", \"body\"}, as vLLM's run-batch reads)"
-                            : "KServe v2 inference requests ({\"id\", \"inputs\"}, as Triton's /v2/models/<model>/infer takes)",
+  job += fmt::format("# Input: {0}, a line per item, each\n"
+                     "# {1}: pod K (its JOB_COMPLETION_INDEX) takes part K. Answers go to {2}/part-K.jsonl.\n",
+                     replicas == 1 ? fmt::format("one part, {}/part-0.jsonl", input)
+                                   : fmt::format("split it into {} parts, {}/part-0.jsonl to part-{}.jsonl", replicas, input, replicas - 1),
+                     in.llm ? fmt::format("an OpenAI batch line ({{\"custom_id\", \"url\", \"body\"}}, as vLLM's run-batch reads; body.model "
+                                          "\"{}\", the name the engine serves)", in.model_name)
+                            : fmt::format("a KServe v2 inference request ({{\"id\", \"inputs\"}}, as Triton's /v2/models/{}/infer takes)",
+                                          in.model_name),
                      output);
   if (b.spot && b.usd_per_run_on_demand > 0)
     job += fmt::format("# Spot first: where spot is short the node provisioner starts the same nodes on demand, the run then\n"

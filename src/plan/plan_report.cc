@@ -217,7 +217,8 @@ class PlanReportBuilder {
                      o.decode ? "disaggregated" : std::string(batching_name(o.config.batching)),
                      o.decode ? fmt::format("{}+{}", o.replicas, o.decode->replicas) : std::to_string(o.replicas),
                      o.spot_with_floor() ? fmt::format("{}x {} {} {} (2 zones)", o.instances, o.offering->cloud, o.offering->region, o.offering->instance_type)
-                                         : fmt::format("{}x {} {} {}", o.instances, o.offering->cloud, o.offering->region, o.offering->instance_type),
+                                         : fmt::format("{}x {} {} {}", o.instances, o.offering->cloud, offering_place(*o.offering, o.pricing),
+                                                       o.offering->instance_type),
                      o.spot_with_floor() ? std::string("spot+1 on-demand") : std::string(pricing_name(o.pricing)),
                      llm ? format_number(o.level.ttft_p99_s, 3) : format_number(o.level.latency_p99_s * 1e3, 1),
                      llm ? format_number(o.level.tpot_p99_s * 1e3, 1) : format_number(o.level.latency_p50_s * 1e3, 1),
@@ -368,6 +369,66 @@ std::vector<std::string> plan_warnings(const PlanResult& result, bool quotas_onl
     lines.push_back(fmt::format("gpuwise: the plan costs {}/month, over the budget of {}/month", format_usd(result.total_usd_per_month),
                                 format_usd(*result.spec.constraints.budget_usd_per_month)));
   return lines;
+}
+
+Table plan_summary_table(const PlanResult& r) {
+  Table t;
+  t.columns = {"kind", "name", "model", "accelerator", "tp", "replicas", "instances", "cloud", "region", "zone", "instance_type",
+               "pricing", "usd_per_hour", "usd_per_month", "usd_per_run", "usd_per_1k", "per", "meets", "note"};
+  auto number = [](double v) { return fmt::format("{:.6g}", v); };
+  auto model_of = [&](const std::string& key) { return r.spec.models.at(key).arch.name; };
+  // A workload without a plan: its name and model, and why.
+  auto no_plan = [&](const char* kind, const std::string& name, const std::string& model, const std::string& why) {
+    std::vector<std::string> row(t.columns.size());
+    row[0] = kind, row[1] = name, row[2] = model_of(model), row[row.size() - 2] = "false", row.back() = why;
+    t.add_row(std::move(row));
+  };
+  // A spot price from a Local Zone is that zone's; other prices are the region's.
+  auto spot_zone = [](const Offering& o, Pricing pricing) { return pricing == Pricing::spot ? local_zone(o) : std::string(); };
+  for (size_t i = 0; i < r.services.size(); ++i) {
+    const ServicePlan& p = r.services[i];
+    const ServiceSpec& s = r.spec.services[i];
+    if (!p.best) {
+      no_plan("service", s.name, s.model_key, p.binding);
+      continue;
+    }
+    const PlanOption& o = *p.best;
+    const bool meets = o.simulated ? o.simulated->meets : p.feasible;
+    t.add_row({"service", s.name, model_of(s.model_key), o.config.accelerator->name, std::to_string(o.config.tensor_parallel),
+               o.decode ? fmt::format("{}+{}", o.replicas, o.decode->replicas) : std::to_string(o.replicas), std::to_string(o.instances),
+               o.offering->cloud, o.offering->region, spot_zone(*o.offering, o.pricing), o.offering->instance_type,
+               o.spot_with_floor() ? "spot+on-demand floor" : std::string(pricing_name(o.pricing)), number(o.usd_per_hour),
+               number(o.usd_per_month()), "", number(usd_per_1k_inferences(o, p)), "1k inferences", meets ? "true" : "false",
+               o.disaggregated() ? "disaggregated prefill+decode" : ""});
+  }
+  for (size_t i = 0; i < r.training.size(); ++i) {
+    const TrainingPlan& p = r.training[i];
+    const TrainingSpec& j = r.spec.training[i];
+    if (!p.best) {
+      no_plan("training", j.name, j.model_key, p.binding);
+      continue;
+    }
+    const TrainingCandidate& c = *p.best;
+    t.add_row({"training", j.name, model_of(j.model_key), c.offering->accelerator, "", std::to_string(c.devices), std::to_string(c.instances),
+               c.offering->cloud, c.offering->region, spot_zone(*c.offering, c.pricing), c.offering->instance_type, std::string(pricing_name(c.pricing)),
+               number(c.usd_per_hour), number(c.usd * j.runs_per_month), number(c.usd), "", "run", "true",
+               fmt::format("{:.3g} h a run", c.expected_time_s / 3600)});
+  }
+  for (size_t i = 0; i < r.batch_jobs.size(); ++i) {
+    const BatchJobPlan& p = r.batch_jobs[i];
+    const BatchJobSpec& j = r.spec.batch_jobs[i];
+    if (!p.best) {
+      no_plan("batch_job", j.name, j.model_key, p.binding);
+      continue;
+    }
+    const BatchOption& b = *p.best;
+    t.add_row({"batch_job", j.name, model_of(j.model_key), b.config.accelerator->name, std::to_string(b.config.tensor_parallel),
+               std::to_string(b.replicas), std::to_string(b.nodes), b.offering->cloud, b.offering->region,
+               spot_zone(*b.offering, b.pricing), b.offering->instance_type, std::string(pricing_name(b.pricing)), number(*b.offering->usd_per_hour(b.pricing) * b.nodes),
+               number(p.usd_per_month), number(b.usd_per_run), number(b.usd_per_run / j.items * 1000), "1k items",
+               b.simulated && b.simulated->overloaded ? "false" : "true", fmt::format("{:.3g} h a run", b.run_hours)});
+  }
+  return t;
 }
 
 }  // namespace gw

@@ -23,6 +23,11 @@ struct PlanReport {
 
 PlanReport plan_report(const PlanResult& result, const PlanReportOptions& options);
 
+// The plan as one table for a spreadsheet (plan --format csv): a row per service, training job
+// and batch job, what it runs on and what it costs; plain numbers, USD; empty where a workload
+// has no plan (its reason in the last column).
+Table plan_summary_table(const PlanResult& result);
+
 // What the CLI writes to stderr after the plan, one line each ("gpuwise: " first): services and
 // jobs that cannot be planned, quotas the account is short of, the budget exceeded. With
 // quotas_only, only the quota lines (JSON carries the rest).
