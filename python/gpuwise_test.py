@@ -93,6 +93,32 @@ def test_plan_equals_the_cli_on_every_example(name):
     assert [w for w in answer.warnings] == [line for line in done.stderr.splitlines() if line.startswith("gpuwise: ")]
 
 
+def test_a_plans_csv_and_manifests_are_the_clis(tmp_path):
+    spec = example("nightly-batch.yaml")
+    plan = gpuwise.plan(spec)
+    assert plan.csv() == cli("plan", spec, "--format", "csv").stdout
+    folder = tmp_path / "k8s"
+    cli("plan", spec, "--emit-k8s", str(folder), "-q")
+    written = plan.manifests()
+    assert list(written) == [f"{job}{suffix}" for job in ("nightly-summaries", "churn-scoring")
+                             for suffix in ("-driver-configmap.yaml", "-cronjob.yaml", "-karpenter-nodepool.yaml")]
+    for name, text in written.items():
+        assert (folder / name).read_text() == text
+    with pytest.raises(AttributeError):
+        gpuwise.fit("llama-3.1-8b").manifests()
+
+
+def test_manifests_that_cannot_be_written_raise_bad_input():
+    plan = gpuwise.plan(textwrap.dedent("""\
+        constraints: {clouds: [gcp], pricing: [on-demand], accelerators: [TPU-v3]}
+        models: {m: {preset: llama-3.1-8b, precision: bf16}}
+        services:
+          - {name: chat, model: m, traffic: {rps: 6}, tokens: {input: 1000, output: 200}, slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.1}}
+        """), sim_requests=2000)
+    with pytest.raises(gpuwise.BadInputError, match="Cloud TPU VM"):
+        plan.manifests()
+
+
 def test_the_readme_one_liner_on_the_azure_chat_trace():
     best = gpuwise.plan(example("chat-azure.yaml"))["services"][0]["best"]
     assert best == cli_json("plan", example("chat-azure.yaml"))["services"][0]["best"]

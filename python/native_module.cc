@@ -203,6 +203,8 @@ PYBIND11_MODULE(_native, m) {
       .def("to_markdown", &gpuwise::PlanResult::to_markdown, py::arg("explain") = false)
       .def("to_html", &gpuwise::PlanResult::to_html)
       .def("warnings", &gpuwise::PlanResult::warnings)
+      .def("to_csv", &gpuwise::PlanResult::to_csv)
+      .def("manifests", &gpuwise::PlanResult::manifests, py::arg("prometheus_url") = "http://prometheus-operated.monitoring.svc:9090")
       .def("exit_code", &gpuwise::PlanResult::exit_code);
   m.def("plan", [](const gpuwise::Catalog& c, const gpuwise::Spec& s, const gpuwise::PlanOptions& o) {
     return interruptible([&] { return gpuwise::plan(c, s, o); });

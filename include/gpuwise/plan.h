@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuwise/catalog.h"
@@ -46,6 +47,15 @@ class PlanResult {
   std::string to_html() const;
   // The lines the CLI writes to stderr: what cannot be planned, quotas short, budget exceeded.
   std::vector<std::string> warnings() const;
+  // --format csv: a row per service, training job and batch job, plain numbers.
+  std::string to_csv() const;
+  // What `gpuwise plan --emit-k8s` writes, file name and YAML, in its order: per service the
+  // workload, Service, autoscalers and nodes (a Karpenter NodePool; on GCP a GKE ComputeClass),
+  // per batch job its Indexed Job or CronJob, the driver's ConfigMap and nodes. prometheus_url:
+  // what the KEDA triggers query. Throws gpuwise::Error where they cannot be written (a plan on
+  // TPU v3, which GKE has no nodes for).
+  std::vector<std::pair<std::string, std::string>> manifests(
+      const std::string& prometheus_url = "http://prometheus-operated.monitoring.svc:9090") const;
 
   struct Impl;
   explicit PlanResult(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}

@@ -29,6 +29,7 @@ class Result(dict):
     exit_code  the CLI's exit status (0 answered, 3 constraints not met, 4 partial telemetry)
     warnings   the lines the CLI writes to stderr beside it
     text(), markdown(), html()   the other formats, as the CLI writes them
+    csv(), manifests()   a plan's --format csv table and --emit-k8s files
     """
 
     def __init__(self, native):
@@ -49,6 +50,26 @@ class Result(dict):
 
     def html(self):
         return self._native.to_html()
+
+    def csv(self):
+        """A plan's `--format csv`: a row per service, training job and batch job."""
+        return self._plan_only("csv").to_csv()
+
+    def manifests(self, prometheus_url="http://prometheus-operated.monitoring.svc:9090"):
+        """A plan's `--emit-k8s` files as {file name: YAML}, in the order the CLI writes them."""
+        native = self._plan_only("manifests")
+        from . import _native
+        from .errors import from_native
+        from .specs import dict_error
+        try:
+            return dict(native.manifests(prometheus_url))
+        except _native.NativeError as e:
+            raise from_native(dict_error(e.args)) from None
+
+    def _plan_only(self, what):
+        if not hasattr(self._native, "manifests"):
+            raise AttributeError(f"{what}() is a plan's; this is a {self.command} answer")
+        return self._native
 
     def to_pandas(self, key=None):
         """A DataFrame of one of the answer's lists (default: its main table, e.g. a plan's services)."""

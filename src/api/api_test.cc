@@ -70,6 +70,17 @@ TEST(Library, PlanEqualsTheCliByteForByte) {
   screen_only.simulate = false;
   gpuwise::PlanResult parsed = gpuwise::plan(gpuwise::Catalog::embedded(), gpuwise::Spec::parse(kSpec, path), screen_only);
   EXPECT_EQ(parsed.to_json(), capture(cli + " --format json --no-simulate"));
+  EXPECT_EQ(plan.to_csv(), capture(cli + " --format csv"));
+  // The manifests --emit-k8s writes, file for file, from a plan made with options (a
+  // calibration-free screen here) the library keeps for them.
+  const auto folder = dir / "k8s";
+  capture(fmt::format("{} --emit-k8s '{}' -q --no-simulate", cli, folder.string()));
+  const auto manifests = parsed.manifests();
+  ASSERT_FALSE(manifests.empty());
+  for (const auto& [file, yaml] : manifests) {
+    std::ifstream in(folder / file);
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), yaml) << file;
+  }
   std::filesystem::remove_all(dir);
 }
 

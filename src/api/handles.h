@@ -30,6 +30,8 @@ struct gpuwise::Spec::Impl {
 struct gpuwise::PlanResult::Impl {
   std::shared_ptr<const gpuwise::Catalog::Impl> catalog;  // the result points into it
   gw::PlanResult result;
+  gw::PlanSpecOptions options;                  // as planned: the manifests' scaling simulation reuses them
+  std::optional<gw::Calibration> calibration;   // options.calibration points here
 };
 
 struct gpuwise::SimulateResult::Impl {

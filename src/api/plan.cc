@@ -3,9 +3,11 @@
 #include "api/handles.h"
 #include "perf/efficiency.h"
 #include "plan/plan_json.h"
+#include "plan/plan_manifests.h"
 #include "plan/plan_report.h"
 #include "report/document.h"
 #include "report/json_document.h"
+#include "report/table.h"
 
 namespace gpuwise {
 
@@ -21,7 +23,9 @@ PlanResult plan(const Catalog& catalog, const Spec& spec, const PlanOptions& opt
   o.seed = options.seed;
   o.jobs = options.jobs;
   auto planned = gw::value_or_throw(gw::plan_spec(catalog.impl()->catalog, spec.impl()->spec, o));
-  return PlanResult(std::make_shared<const PlanResult::Impl>(PlanResult::Impl{catalog.impl(), std::move(planned)}));
+  auto impl = std::make_shared<PlanResult::Impl>(PlanResult::Impl{catalog.impl(), std::move(planned), o, std::move(calibration)});
+  impl->options.calibration = impl->calibration ? &*impl->calibration : nullptr;
+  return PlanResult(std::move(impl));
 }
 
 bool PlanResult::met() const { return impl_->result.met(); }
@@ -50,5 +54,14 @@ std::string PlanResult::to_html() const {
 }
 
 std::vector<std::string> PlanResult::warnings() const { return gw::plan_warnings(impl_->result, false); }
+
+std::string PlanResult::to_csv() const { return gw::render_csv(gw::plan_summary_table(impl_->result)); }
+
+std::vector<std::pair<std::string, std::string>> PlanResult::manifests(const std::string& prometheus_url) const {
+  auto written = gw::value_or_throw(gw::plan_manifests(impl_->catalog->catalog, impl_->result, impl_->options, prometheus_url));
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& m : written) out.emplace_back(std::move(m.file_name), std::move(m.yaml));
+  return out;
+}
 
 }  // namespace gpuwise
