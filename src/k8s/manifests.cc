@@ -129,6 +129,9 @@ std::string deployment(const ManifestInput& in) {
   out += fmt::format("# Weights: {} copied to {} at start-up ({}).\n", uri,
                      target, in.model_uri.empty() ? "a placeholder: set services[].scaling.model_uri to the versioned path"
                                                   : "services[].scaling.model_uri");
+  if (in.cloud == "azure" && in.model_uri.empty())
+    out += "# On Azure: this version copies from S3 or GCS only (model_uri s3:// or gs://, read with the pod's credentials);\n"
+           "# for Blob Storage, replace the fetch-weights init container with azcopy or az storage blob download-batch.\n";
   out += fmt::format("# Startup probe: up to {} s ({} x {} s), twice the {:.0f} s container start and model load the plan assumed.\n",
                      startup_failures * period_s, startup_failures, period_s, in.startup_s);
   if (!in.why_resources.empty()) out += fmt::format("# Requests: {}.\n", in.why_resources);

@@ -91,6 +91,14 @@ TEST(Manifests, TheWeightsPlaceholderIsTheCloudsObjectStorage) {
   const YAML::Node aws = fetch("aws");
   EXPECT_EQ(aws["command"][0].as<std::string>(), "aws");
   EXPECT_EQ(aws["command"][4].as<std::string>(), "s3://YOUR-BUCKET/models/llama-3-1-8b/REVISION");
+  // Azure's Blob Storage has no copy written yet: the Deployment says so where the placeholder is.
+  ManifestInput azure = llm_input();
+  azure.model_uri.clear();
+  azure.cloud = "azure";
+  for (const auto& m : service_manifests(azure))
+    if (m.file_name.find("-deployment.yaml") != std::string::npos) {
+      EXPECT_NE(m.yaml.find("replace the fetch-weights init container with azcopy"), std::string::npos) << m.yaml;
+    }
 }
 
 // Triton's pending count, what a classic model's queue-depth query reads, is on its metrics port
