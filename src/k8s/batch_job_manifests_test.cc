@@ -141,9 +141,10 @@ open(sys.argv[1], "w").write(str(server.server_address[1]))
 server.serve_forever()
 )PY";
     const std::string port_file = (dir_ / "port").string();
-    std::system(fmt::format("python3 {} {} {} >/dev/null 2>&1 & echo $! > {}", (dir_ / "engine.py").string(), port_file,
-                            (dir_ / "engine.log").string(), (dir_ / "pid").string())
-                    .c_str());
+    const int launched = std::system(fmt::format("python3 {} {} {} >/dev/null 2>&1 & echo $! > {}", (dir_ / "engine.py").string(),
+                                                 port_file, (dir_ / "engine.log").string(), (dir_ / "pid").string())
+                                         .c_str());
+    ASSERT_EQ(launched, 0);
     for (int i = 0; i < 100 && port_.empty(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       std::ifstream in(port_file);
@@ -153,7 +154,9 @@ server.serve_forever()
   }
   void TearDown() override {
     if (!dir_.empty()) {
-      std::system(fmt::format("kill $(cat {}) 2>/dev/null", (dir_ / "pid").string()).c_str());
+      if (std::system(fmt::format("kill $(cat {}) 2>/dev/null", (dir_ / "pid").string()).c_str()) != 0) {
+        // already gone
+      }
       std::filesystem::remove_all(dir_);
     }
   }
