@@ -54,8 +54,8 @@ BatchJobManifestInput nightly_job() {
   b.usd_per_run = 3.158;
   b.spot = true;
   b.usd_per_run_on_demand = 9.5;
-  b.input_uri = "s3://work/batch/summaries/input";
-  b.output_uri = "s3://work/batch/summaries/output";
+  b.input_uri = "s3://ticket-batches/summaries/input";
+  b.output_uri = "s3://ticket-batches/summaries/output";
   return b;
 }
 
@@ -98,8 +98,8 @@ TEST_F(ManifestSchemas, ABatchJobIsAnIndexedJobOnItsSchedule) {
   cpu += std::stod(pod["containers"][0]["resources"]["requests"]["cpu"].as<std::string>()) / 1000;
   EXPECT_LE(cpu, 23.8 + 1e-9) << "the pod asks more than the replica's share of its node";
   const std::string fetch = pod["initContainers"][1]["command"][2].as<std::string>();
-  EXPECT_NE(fetch.find("s3://work/batch/summaries/input/part-${JOB_COMPLETION_INDEX}.jsonl"), std::string::npos) << fetch;
-  EXPECT_NE(fetch.find("s3://work/batch/summaries/output/part-${JOB_COMPLETION_INDEX}.jsonl /batch/out.jsonl"), std::string::npos) << fetch;
+  EXPECT_NE(fetch.find("s3://ticket-batches/summaries/input/part-${JOB_COMPLETION_INDEX}.jsonl"), std::string::npos) << fetch;
+  EXPECT_NE(fetch.find("s3://ticket-batches/summaries/output/part-${JOB_COMPLETION_INDEX}.jsonl /batch/out.jsonl"), std::string::npos) << fetch;
   EXPECT_NE(named(scheduled, "nightly-summaries-cronjob.yaml").yaml.find("costing up to $9.5"), std::string::npos);
   const YAML::Node pool = YAML::Load(named(scheduled, "nightly-summaries-karpenter-nodepool.yaml").yaml);
   EXPECT_EQ(pool["spec"]["template"]["spec"]["requirements"][0]["values"][0].as<std::string>(), "spot");

@@ -532,16 +532,27 @@ void read_token_lengths(const Reader& r, const YAML::Node& node, const std::stri
 
 }  // namespace
 
+// What a service and a batch job open with: the entry's keys checked, its line, name and model.
+// Returns the path errors name it by ("services.chat").
+std::string read_entry_head(const Reader& r, const YAML::Node& node, const std::string& list, size_t index,
+                            const std::vector<std::string>& keys, Spec& spec, int& line, std::string& name, std::string& model_key) {
+  const std::string at = fmt::format("{}[{}]", list, index);
+  r.check_keys(node, at, keys);
+  line = node.Mark().line + 1;
+  if (!node["name"]) r.fail(node, at + ".name", "required");
+  name = r.text(node["name"], at + ".name");
+  const std::string path = list + "." + name;
+  model_key = read_model_key(r, node, path, spec);
+  return path;
+}
+
 BatchJobSpec read_batch_job(const Reader& r, const YAML::Node& node, size_t index, Spec& spec) {
-  std::string path = fmt::format("batch_jobs[{}]", index);
-  r.check_keys(node, path, {"name", "model", "items", "tokens", "deadline_hours", "schedule", "runs_per_month", "interruptible",
-                            "input_uri", "output_uri", "model_uri", "image"});
   BatchJobSpec job;
-  job.line = node.Mark().line + 1;
-  if (!node["name"]) r.fail(node, path + ".name", "required");
-  job.name = r.text(node["name"], path + ".name");
-  path = "batch_jobs." + job.name;
-  job.model_key = read_model_key(r, node, path, spec);
+  const std::string path =
+      read_entry_head(r, node, "batch_jobs", index,
+                      {"name", "model", "items", "tokens", "deadline_hours", "schedule", "runs_per_month", "interruptible", "input_uri",
+                       "output_uri", "model_uri", "image"},
+                      spec, job.line, job.name, job.model_key);
   const ModelArch& arch = spec.models[job.model_key].arch;
   const bool llm = arch.kind == ModelKind::decoder;
   if (!node["items"]) r.fail(node, path + ".items", "required: the requests (or records) to get through per run");
@@ -576,15 +587,11 @@ BatchJobSpec read_batch_job(const Reader& r, const YAML::Node& node, size_t inde
 }
 
 ServiceSpec read_service(const Reader& r, const YAML::Node& node, size_t index, Spec& spec, const std::string& base_dir) {
-  std::string path = fmt::format("services[{}]", index);
-  r.check_keys(node, path, {"name", "model", "traffic", "tokens", "slo", "batching", "max_batch", "min_replicas",
-                            "interruptible", "deployment", "scaling"});
   ServiceSpec s;
-  s.line = node.Mark().line + 1;
-  if (!node["name"]) r.fail(node, path + ".name", "required");
-  s.name = r.text(node["name"], path + ".name");
-  path = "services." + s.name;
-  s.model_key = read_model_key(r, node, path, spec);
+  const std::string path = read_entry_head(r, node, "services", index,
+                                           {"name", "model", "traffic", "tokens", "slo", "batching", "max_batch", "min_replicas",
+                                            "interruptible", "deployment", "scaling"},
+                                           spec, s.line, s.name, s.model_key);
   const ModelArch& arch = spec.models[s.model_key].arch;
   bool llm = arch.kind == ModelKind::decoder;
 
