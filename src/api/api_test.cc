@@ -56,8 +56,12 @@ TEST(Library, PlanEqualsTheCliByteForByte) {
   auto dir = scratch("plan");
   std::string path = (dir / "spec.yaml").string();
   std::ofstream(path) << kSpec;
-  gpuwise::PlanResult plan = gpuwise::plan(gpuwise::Catalog::embedded(), gpuwise::Spec::load(path));
-  std::string cli = fmt::format("NO_COLOR=1 '{}' plan '{}'", GPUWISE_BINARY, path);
+  // 4,000 simulated requests a candidate, not 20,000: the CLI plans four times (under the
+  // sanitizers too), and the option must reach the simulation alike on both sides.
+  gpuwise::PlanOptions brief;
+  brief.sim_requests = 4000;
+  gpuwise::PlanResult plan = gpuwise::plan(gpuwise::Catalog::embedded(), gpuwise::Spec::load(path), brief);
+  std::string cli = fmt::format("NO_COLOR=1 '{}' plan '{}' --sim-requests 4000", GPUWISE_BINARY, path);
   EXPECT_EQ(plan.to_json(), capture(cli + " --format json"));
   EXPECT_EQ(plan.to_text(), capture(cli));
   EXPECT_EQ(plan.to_markdown(true), capture(cli + " --format md --explain"));

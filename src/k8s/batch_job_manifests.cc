@@ -158,7 +158,7 @@ std::vector<Manifest> batch_job_manifests(const BatchJobManifestInput& b) {
   const std::string model = dns_label(in.model_name.empty() ? in.service : in.model_name);
   const std::string weights = weights_uri(in, model);
   const std::string target = "/models/" + model;
-  const std::string image = !in.image.empty() ? in.image : !in.llm ? "nvcr.io/nvidia/tritonserver:24.05-py3" : on_tpu(in) ? kVllmTpuImage : kVllmImage;
+  const std::string image = serving_image(in);
   const std::string input = b.input_uri.empty() ? prefix_placeholder(in, "input") : b.input_uri;
   const std::string output = b.output_uri.empty() ? prefix_placeholder(in, "output") : b.output_uri;
   const std::string part = "part-${JOB_COMPLETION_INDEX}.jsonl";

@@ -110,16 +110,13 @@ std::string behavior(const ManifestInput& in, const std::string& indent) {
       static_cast<long long>(in.polling_interval_s));
 }
 
-// Default images, pinned: the vLLM release the precision table cites, and a Triton release.
-constexpr const char* kTritonImage = "nvcr.io/nvidia/tritonserver:24.05-py3";
-
 std::string deployment(const ManifestInput& in) {
   const std::string name = workload_name(in);
   const std::string labels = pod_labels(dns_label(in.service), in.role);
   const std::string model = dns_label(in.model_name.empty() ? in.service : in.model_name);
   const std::string uri = weights_uri(in, model);
   const std::string target = "/models/" + model;
-  const std::string image = !in.image.empty() ? in.image : !in.llm ? kTritonImage : on_tpu(in) ? kVllmTpuImage : kVllmImage;
+  const std::string image = serving_image(in);
   const int period_s = kStartupProbePeriodS;
   const int startup_failures = startup_probe_failures(in);
   std::string out = manifest_header(in, in.role.empty() ? "Deployment (apps/v1): the serving workload the autoscalers scale"
@@ -368,6 +365,10 @@ std::string service_monitor(const ManifestInput& in, const std::string& name) {
 }
 
 }  // namespace
+
+std::string serving_image(const ManifestInput& in) {
+  return !in.image.empty() ? in.image : !in.llm ? kTritonImage : on_tpu(in) ? kVllmTpuImage : kVllmImage;
+}
 
 std::string manifest_header(const ManifestInput& in, const std::string& what) {
   return fmt::format(

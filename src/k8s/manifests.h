@@ -130,6 +130,11 @@ inline constexpr const char* kVllmTpuImage = "vllm/vllm-tpu:v0.11.1";
 // Triton serves its Prometheus metrics on a port of their own, 8002 by default (triton-inference-server/
 // server docs/user_guide/metrics.md, --metrics-port; read 2026-12-06); vLLM serves /metrics on its API port.
 inline constexpr int kTritonMetricsPort = 8002;
+// Triton's release for models that are not LLMs (pinned).
+inline constexpr const char* kTritonImage = "nvcr.io/nvidia/tritonserver:24.05-py3";
+// The engine's image: the spec's, else Triton for models that are not LLMs, else vLLM's build
+// for the plan's accelerator (TPU or CUDA).
+std::string serving_image(const ManifestInput& input);
 
 // The comment lines every manifest of a service opens with: what it is, and the replica's figures.
 std::string manifest_header(const ManifestInput& input, const std::string& what);

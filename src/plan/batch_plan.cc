@@ -114,12 +114,9 @@ BatchJobPlan plan_batch_job(const Catalog& catalog, const Spec& spec, const Batc
   std::vector<std::string> left_out;
   bool any_fit = false, any_in_time = false;
   for (const Accelerator* accelerator : allowed_accelerators(catalog, spec.constraints)) {
-    if (model.measured && catalog.find_accelerator(model.measured->accelerator) != accelerator) continue;
-    if (!model.measured) {
-      if (auto why = unsupported_precision(*accelerator, model.precision, PrecisionEngine::serving, model.weight_format)) {
-        left_out.push_back(accelerator->name + ": " + *why);
-        continue;
-      }
+    if (const ServesOn serves = model_serves_on(catalog, model, *accelerator); !serves.ok) {
+      if (!serves.why.empty()) left_out.push_back(accelerator->name + ": " + serves.why);
+      continue;
     }
     for (int tp : {1, 2, 4, 8}) {
       if (model.arch.kind == ModelKind::generic ? tp > 1 : model.arch.num_heads % tp != 0) continue;

@@ -9,7 +9,6 @@
 #include <map>
 #include <tuple>
 
-#include "catalog/precision_support.h"
 #include "core/formatting.h"
 #include "core/money.h"
 #include "core/serving_defaults.h"
@@ -211,7 +210,7 @@ std::vector<PlanOption> search_disaggregated(const DisaggregatedSearch& in, long
   const Slo& slo = in.service.slo;
   const int max_batch = in.service.max_batch > 0 ? in.service.max_batch : 256;
   for (const Accelerator* accelerator : allowed_accelerators(in.catalog, in.spec.constraints)) {
-    if (unsupported_precision(*accelerator, in.model.precision, PrecisionEngine::serving, in.model.weight_format)) continue;
+    if (!model_serves_on(in.catalog, in.model, *accelerator).ok) continue;
     std::map<int, PoolLayout> layouts;  // by tensor-parallel size
     for (int tp : {1, 2, 4, 8})
       if (arch.num_heads % tp == 0) layouts[tp] = pool_layout(in, Configuration{accelerator, tp, Batching::continuous, max_batch});

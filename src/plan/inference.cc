@@ -120,6 +120,13 @@ std::string describe_nodes(const PlanOption& option) {
   return out;
 }
 
+ServesOn model_serves_on(const Catalog& catalog, const ModelSpec& model, const Accelerator& accelerator) {
+  if (model.measured) return {catalog.find_accelerator(model.measured->accelerator) == &accelerator, ""};
+  if (auto why = unsupported_precision(accelerator, model.precision, PrecisionEngine::serving, model.weight_format))
+    return {false, *why};
+  return {};
+}
+
 namespace {
 
 bool better(const PlanOption& a, const PlanOption& b) {
@@ -333,14 +340,9 @@ void search_configurations(PlanSearch& search, const Catalog& catalog, const std
   const ModelArch& arch = model.arch;
   bool any_fit = false, any_offering = false;
   for (const Accelerator* accelerator : allowed_accelerators(catalog, search.spec.constraints)) {
-    // Measured service times hold for the accelerator they were measured on only.
-    if (model.measured && catalog.find_accelerator(model.measured->accelerator) != accelerator) continue;
-    // Weights the device has no kernels for are never planned there; the plan says so.
-    if (!model.measured) {
-      if (auto why = unsupported_precision(*accelerator, model.precision, PrecisionEngine::serving, model.weight_format)) {
-        search.precision_left_out[*why].push_back(accelerator->name);
-        continue;
-      }
+    if (const ServesOn serves = model_serves_on(catalog, model, *accelerator); !serves.ok) {
+      if (!serves.why.empty()) search.precision_left_out[serves.why].push_back(accelerator->name);
+      continue;
     }
     bool fits_one_node = false;
     for (int tp : {1, 2, 4, 8}) {

@@ -211,5 +211,13 @@ std::vector<const Offering*> allowed_offerings(const Catalog& catalog, const Con
                                                const Accelerator& accelerator, int min_count);
 // Accelerators a spec allows.
 std::vector<const Accelerator*> allowed_accelerators(const Catalog& catalog, const Constraints& constraints);
+// Whether a model is planned on an accelerator at all: measured service times hold on the
+// accelerator they were measured on only (left out without a word), and weights the device has
+// no kernels for are never planned there (`why` says so, for the plan to name).
+struct ServesOn {
+  bool ok = true;
+  std::string why;
+};
+ServesOn model_serves_on(const Catalog& catalog, const ModelSpec& model, const Accelerator& accelerator);
 
 }  // namespace gw
