@@ -117,6 +117,12 @@ std::string offering_place(const Offering& o, Pricing pricing) {
   return zone.empty() ? o.region : o.region + " Local Zone " + zone;
 }
 
+std::string local_zone_spot_note(const Offering& o) {
+  return fmt::format("spot for {} at ${:.4g}/h is the price in the AWS Local Zone {} beside {} (the snapshot's only spot row for "
+                     "that type there): opt in (aws ec2 modify-availability-zone-group), give the cluster a subnet in it",
+                     o.instance_type, o.spot_usd_per_hour.value_or(0), local_zone(o), o.region);
+}
+
 std::string_view cpu_architecture(const Offering& o) {
   if (o.accelerator == "GH200" || o.accelerator == "GB200") return "arm64";
   if (o.cloud == "aws") {

@@ -54,6 +54,8 @@ std::string local_zone(const Offering& offering);
 // The words a plan names its nodes' place with: the region, and where spot is priced in a Local
 // Zone, that zone ("us-east-1 Local Zone use1-atl2-az1").
 std::string offering_place(const Offering& offering, Pricing pricing);
+// What a spot price in a Local Zone asks of whoever uses it: the opt-in and a subnet there.
+std::string local_zone_spot_note(const Offering& offering);
 
 // "x86_64" or "arm64" from the names people use (amd64, aarch64 too); nullopt otherwise.
 std::optional<std::string_view> parse_cpu_architecture(std::string_view text);

@@ -91,6 +91,42 @@ TEST(CliTrain, TheSpotComparisonUsesTheBestOfferingWithASpotPrice) {
   for (const auto& p : doc["spot_policies"]) EXPECT_FALSE(p["instance_type"].get<std::string>().empty());
 }
 
+// The snapshot's spot row for p6-b200 in us-east-1 is the Atlanta Local Zone's: a run priced
+// there says so, in the text, the frontier, the JSON and the assumptions.
+TEST(CliTrain, ASpotRunPricedInALocalZoneNamesIt) {
+  const std::vector<std::string> args = {"train", "qwen2.5-7b", "--tokens", "20B", "--accelerator", "B200", "--count", "16",
+                                         "--pricing", "spot", "--cloud", "aws", "--region", "us-east-1", "--runs", "50"};
+  CliRun text = run(args);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("(aws us-east-1 Local Zone use1-atl2-az1 p6-b200.48xlarge, 2 nodes"), std::string::npos) << text.out;
+  std::vector<std::string> explain = args;
+  explain.push_back("--explain");
+  CliRun explained = run(explain);
+  EXPECT_NE(explained.out.find("opt in (aws ec2 modify-availability-zone-group)"), std::string::npos) << explained.out;
+  EXPECT_NE(explained.out.find("needs EFA and a cluster placement group there"), std::string::npos) << explained.out;
+  std::vector<std::string> as_json = args;
+  as_json.insert(as_json.end(), {"--format", "json"});
+  CliRun doc = run(as_json);
+  ASSERT_EQ(doc.code, 0) << doc.err;
+  EXPECT_EQ(nlohmann::json::parse(doc.out)["zone"], "use1-atl2-az1");
+  // On demand the region's price and the region's name: no zone named.
+  CliRun on_demand = run({"train", "qwen2.5-7b", "--tokens", "20B", "--accelerator", "B200", "--count", "16", "--pricing",
+                          "on-demand", "--cloud", "aws", "--region", "us-east-1", "--runs", "50"});
+  ASSERT_EQ(on_demand.code, 0) << on_demand.err;
+  EXPECT_EQ(on_demand.out.find("Local Zone"), std::string::npos) << on_demand.out;
+  // A spec's training job alike.
+  const std::string spec = temp_path("local_zone_training.yaml");
+  std::ofstream(spec) << "models: {q: {preset: qwen2.5-7b}}\ntraining:\n  - {name: ft, model: q, tokens: 20e9, deadline_days: 3, "
+                         "interruptible: true}\nconstraints: {clouds: [aws], regions: [us-east-1], accelerators: [B200], "
+                         "pricing: [on-demand, spot]}\n";
+  CliRun planned = run({"plan", spec});
+  ASSERT_EQ(planned.code, 0) << planned.err;
+  EXPECT_NE(planned.out.find("on aws us-east-1 Local Zone use1-atl2-az1 p6-b200.48xlarge"), std::string::npos) << planned.out;
+  EXPECT_NE(planned.out.find("note: spot for p6-b200.48xlarge"), std::string::npos) << planned.out;
+  CliRun planned_json = run({"plan", spec, "--format", "json"});
+  EXPECT_EQ(nlohmann::json::parse(planned_json.out)["training"][0]["best"]["zone"], "use1-atl2-az1");
+}
+
 TEST(CliTrain, AnImpossibleDeadlineExitsThreeNamingIt) {
   CliRun r = run({"train", "llama-3.1-70b", "--tokens", "15e12", "--accelerator", "A100-80GB", "--count", "64",
                   "--deadline-days", "30"});

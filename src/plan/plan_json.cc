@@ -122,7 +122,7 @@ json service_json(const ServicePlan& p, const ServiceSpec& s, const Spec& spec) 
 json candidate_json(const TrainingCandidate& c) {
   const auto& e = c.estimate;
   return json{{"accelerator", c.offering->accelerator}, {"count", c.devices}, {"cloud", c.offering->cloud},
-              {"region", c.offering->region}, {"instance_type", c.offering->instance_type},
+              {"region", c.offering->region}, {"zone", c.offering->zone}, {"instance_type", c.offering->instance_type},
               {"instances", c.instances}, {"pricing", std::string(pricing_name(c.pricing))},
               {"time_s", c.expected_time_s}, {"gpu_hours", c.expected_time_s / 3600 * c.devices}, {"usd", c.usd},
               {"mfu", e.mfu}, {"tokens_per_s", e.tokens_per_s}, {"checkpoint_interval_s", c.checkpoint_interval_s},

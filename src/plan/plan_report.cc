@@ -251,7 +251,7 @@ class PlanReportBuilder {
     const auto& b = *tp.best;
     const auto& e = b.estimate;
     out_ += fmt::format("  best: {} x {} on {} {} {} x{} ({}): {:.1f} days, {} GPU-hours, {} per run{}\n", b.devices,
-                        b.offering->accelerator, b.offering->cloud, b.offering->region, b.offering->instance_type, b.instances,
+                        b.offering->accelerator, b.offering->cloud, offering_place(*b.offering, b.pricing), b.offering->instance_type, b.instances,
                         pricing_name(b.pricing), b.expected_time_s / 86400, format_number(b.expected_time_s / 3600 * b.devices, 0),
                         format_usd(b.usd),
                         t.runs_per_month > 0 ? fmt::format(" ({}/month at {:.0f} runs)", format_usd(b.usd * t.runs_per_month), t.runs_per_month) : "");
@@ -264,6 +264,9 @@ class PlanReportBuilder {
                                           b.daly_interval_s / 60)
                             : "");
     for (const auto& w : e.warnings) out_ += "  warning: " + w + "\n";
+    if (b.pricing == Pricing::spot && !local_zone(*b.offering).empty())
+      out_ += "  note: " + local_zone_spot_note(*b.offering) +
+              (b.instances > 1 ? "; several nodes need EFA and a cluster placement group there, which not every Local Zone offers\n" : "\n");
     section.paragraphs = paragraphs_since(section_start);
     Table table = training_frontier_table(tp.pareto);
     out_ += markdown ? "\nTime-cost frontier:\n\n" + render_markdown(table) : "  time-cost frontier:\n" + render_text(table);

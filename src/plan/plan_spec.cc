@@ -16,13 +16,11 @@ namespace gw {
 
 namespace {
 
-// The spot price a plan rests on is an AWS Local Zone's, not the region's: a zone the account
-// opts into, which the cluster reaches through a subnet there (plan --emit-k8s pins those nodes).
-std::string local_zone_spot_note(const Offering& o) {
-  return fmt::format("spot for {} at ${:.4g}/h is the price in the AWS Local Zone {} beside {} (the snapshot's only spot row for "
-                     "that type there): opt in (aws ec2 modify-availability-zone-group), give the cluster a subnet in it; "
-                     "--emit-k8s pins the nodes to it (topology.k8s.aws/zone-id), where on-demand may cost more than the region's price",
-                     o.instance_type, o.spot_usd_per_hour.value_or(0), local_zone(o), o.region);
+// The spot price a plan rests on is an AWS Local Zone's, not the region's (plan --emit-k8s pins
+// those nodes).
+std::string local_zone_plan_note(const Offering& o) {
+  return local_zone_spot_note(o) +
+         "; --emit-k8s pins the nodes to it (topology.k8s.aws/zone-id), where on-demand may cost more than the region's price";
 }
 
 double usd_per_1k(const PlanOption& o, double average_rps) {
@@ -259,10 +257,10 @@ Result<PlanResult> plan_spec(const Catalog& catalog, const Spec& spec, const Pla
     if (p.best)
       for (const NodeGroup& g : p.best->nodes)
         if (g.offering && g.pricing == Pricing::spot && !local_zone(*g.offering).empty())
-          p.assumptions.push_back(local_zone_spot_note(*g.offering));
+          p.assumptions.push_back(local_zone_plan_note(*g.offering));
   for (BatchJobPlan& b : result.batch_jobs)
     if (b.best && b.best->pricing == Pricing::spot && !local_zone(*b.best->offering).empty())
-      b.assumptions.push_back(local_zone_spot_note(*b.best->offering));
+      b.assumptions.push_back(local_zone_plan_note(*b.best->offering));
   for (const auto& p : result.services)
     if (p.best) result.total_usd_per_month += p.best->usd_per_month();
   for (size_t i = 0; i < result.training.size(); ++i) {

@@ -26,6 +26,7 @@ json candidate_json(const TrainingCandidate& c) {
           {"count", c.devices},
           {"cloud", c.offering->cloud},
           {"region", c.offering->region},
+          {"zone", c.offering->zone},
           {"instance_type", c.offering->instance_type},
           {"instances", c.instances},
           {"nodes", c.instances},
@@ -96,7 +97,7 @@ std::string summary_text(const TrainResult& r) {
   const auto& e = best.estimate;
   std::string out = fmt::format("{}: {} tokens on {} x {} ({} {} {}, {} node{} of {}, {}{})\n", r.arch.name,
                                 format_count(r.options.tokens), best.devices, best.offering->accelerator, best.offering->cloud,
-                                best.offering->region, best.offering->instance_type, best.instances,
+                                offering_place(*best.offering, best.pricing), best.offering->instance_type, best.instances,
                                 best.instances == 1 ? "" : "s", best.offering->accelerator_count, pricing_name(best.pricing),
                                 best.offering->fabric.empty() ? "" : ", " + best.offering->fabric);
   out += fmt::format("  layout tp{} pp{} dp{}, ZeRO-{}, recompute {}, micro-batch {}; {:.0f} GiB per device\n",
@@ -152,6 +153,11 @@ std::string assumptions_text(const TrainResult& r) {
                          : fmt::format(", the critical batch for this run's compute ({}); --global-batch-tokens to set it",
                                        kCriticalBatchSource));
   if (!r.plan.choice.empty()) out += "  - choice: " + r.plan.choice + "\n";
+  if (best.pricing == Pricing::spot && !local_zone(*best.offering).empty())
+    out += "  - " + local_zone_spot_note(*best.offering) +
+           (best.instances > 1 ? "; a run over several nodes needs EFA and a cluster placement group there, which not every "
+                                 "Local Zone offers: check before launching\n"
+                               : "\n");
   out += "  - step = compute + tensor-parallel collectives + pipeline sends + pipeline bubble + exposed data-parallel traffic "
          "+ optimizer step\n";
   out += fmt::format("  - data parallel: {} per rank per step (ZeRO-{}{}){}\n", gigabytes(e.dp_rank_bytes), e.layout.zero_stage,

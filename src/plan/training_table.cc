@@ -10,7 +10,7 @@ Table training_frontier_table(const std::vector<TrainingCandidate>& candidates) 
   table.align = {Align::left, Align::right, Align::left, Align::left, Align::right, Align::right, Align::right, Align::right};
   for (const auto& c : candidates)
     table.add_row({c.offering->accelerator, std::to_string(c.devices),
-                   fmt::format("{} {} {} x{}", c.offering->cloud, c.offering->region, c.offering->instance_type, c.instances),
+                   fmt::format("{} {} {} x{}", c.offering->cloud, offering_place(*c.offering, c.pricing), c.offering->instance_type, c.instances),
                    std::string(pricing_name(c.pricing)), format_number(c.expected_time_s / 86400, 2),
                    format_number(c.expected_time_s / 3600 * c.devices, 0), format_usd(c.usd),
                    fmt::format("{:.0f}%", c.estimate.mfu * 100)});
