@@ -17,15 +17,24 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // The cheapest on-demand price per device-hour of an accelerator in the catalog.
-std::optional<double> catalog_price(const Catalog& catalog, const Accelerator& accelerator) {
+// The cheapest on-demand price per device-hour of an accelerator, with the offering it comes
+// from; on one cloud and host CPU architecture where `like` (what runs now) is given: a move
+// keeps the account and the container image that run.
+struct DevicePrice {
+  double usd_per_gpu_hour = 0;
+  const Offering* offering = nullptr;
+};
+std::optional<DevicePrice> catalog_price(const Catalog& catalog, const Accelerator& accelerator, const Offering* like) {
   OfferingFilter filter;
   filter.accelerators = {accelerator.name};
   filter.complete_prices_only = true;
-  std::optional<double> best;
+  if (like) filter.clouds = {like->cloud};
+  std::optional<DevicePrice> best;
   for (const Offering* o : catalog.select(filter)) {
     if (!o->on_demand_usd_per_hour) continue;
+    if (like && cpu_architecture(*o) != cpu_architecture(*like)) continue;
     double per_device = *o->on_demand_usd_per_hour / o->accelerator_count;
-    if (!best || per_device < *best) best = per_device;
+    if (!best || per_device < best->usd_per_gpu_hour) best = DevicePrice{per_device, o};
   }
   return best;
 }
@@ -47,9 +56,10 @@ class CatalogLookups {
  public:
   explicit CatalogLookups(const Catalog& catalog) : catalog_(catalog) {}
   const Catalog& catalog() const { return catalog_; }
-  std::optional<double> price(const Accelerator& accelerator) {
-    auto [it, fresh] = prices_.try_emplace(&accelerator);
-    if (fresh) it->second = catalog_price(catalog_, accelerator);
+  std::optional<DevicePrice> price(const Accelerator& accelerator, const Offering* like = nullptr) {
+    const std::string key = like ? like->cloud + "/" + std::string(cpu_architecture(*like)) : "";
+    auto [it, fresh] = prices_.try_emplace({&accelerator, key});
+    if (fresh) it->second = catalog_price(catalog_, accelerator, like);
     return it->second;
   }
   const Accelerator* of_model(const std::string& model);
@@ -61,24 +71,42 @@ class CatalogLookups {
 
  private:
   const Catalog& catalog_;
-  std::map<const Accelerator*, std::optional<double>> prices_;
+  std::map<std::pair<const Accelerator*, std::string>, std::optional<DevicePrice>> prices_;
   std::map<std::string, const Accelerator*> models_;
   std::map<std::string, const Offering*> offerings_;
 };
 
 // Throughput a series' work needs, in devices of `to`, running at `target_share` busy: its
 // compute (tensor or SM activity where measured, else the duty cycle) and its memory traffic
-// (DRAM activity where measured, else the duty cycle), each scaled by the two devices' peaks.
+// (DRAM activity where measured, else the duty cycle), each scaled by the two devices' peaks;
+// over_mean scales the work to an hour busier than the mean (the busiest hour over the mean).
 std::optional<double> devices_needed(const SeriesReport& s, const Accelerator& from, const Accelerator& to,
-                                     double target_share) {
+                                     double target_share, double over_mean = 1) {
   auto fp16 = [](const Accelerator& a) { return a.peak(Precision::fp16) ? a.peak(Precision::fp16) : a.peak(Precision::bf16); };
   if (!fp16(from) || !fp16(to) || from.memory_gb_per_s <= 0 || to.memory_gb_per_s <= 0) return std::nullopt;
   double busy = s.mean_util_pct / 100;
-  double compute = s.mean_tensor_active ? *s.mean_tensor_active : s.mean_sm_active ? *s.mean_sm_active : busy;
-  double by_compute = compute * *fp16(from) / *fp16(to);
-  double traffic = s.mean_dram_active ? *s.mean_dram_active : busy;
-  double by_bandwidth = traffic * from.memory_gb_per_s / to.memory_gb_per_s;
+  double compute = (s.mean_tensor_active ? *s.mean_tensor_active : s.mean_sm_active ? *s.mean_sm_active : busy) * over_mean;
+  double by_compute = std::min(1.0, compute) * *fp16(from) / *fp16(to);
+  double traffic = (s.mean_dram_active ? *s.mean_dram_active : busy) * over_mean;
+  double by_bandwidth = std::min(1.0, traffic) * from.memory_gb_per_s / to.memory_gb_per_s;
   return std::max(by_compute, by_bandwidth) / target_share;
+}
+
+// The duty cycle of a series' busiest hour of the week, over the hours with at least half the
+// median hour's samples (the mean where none has data): a move must carry the busy hours, not
+// the average of busy days and idle nights.
+double busiest_hour_util_pct(const SeriesAggregate& a, double mean_util_pct) {
+  std::vector<long long> counts;
+  for (size_t h = 0; h < 168; ++h)
+    if (a.hour_count[h] > 0) counts.push_back(a.hour_count[h]);
+  if (counts.empty()) return mean_util_pct;
+  std::nth_element(counts.begin(), counts.begin() + counts.size() / 2, counts.end());
+  const long long median = counts[counts.size() / 2];
+  double busiest = mean_util_pct;
+  for (size_t h = 0; h < 168; ++h)
+    if (a.hour_count[h] > 0 && 2 * a.hour_count[h] >= median)
+      busiest = std::max(busiest, a.hour_sum[h] / static_cast<double>(a.hour_count[h]));
+  return busiest;
 }
 
 // "NVIDIA A100-SXM4-80GB" -> A100-80GB; "Tesla T4" -> T4.
@@ -173,6 +201,7 @@ std::optional<Finding> starved_finding(const SeriesReport& s, const AuditOptions
 struct SeriesPrice {
   const Accelerator* accelerator = nullptr;
   std::optional<double> usd_per_gpu_hour;
+  const Offering* running = nullptr;  // the instance type that runs, where known
 };
 
 std::string host_of(const SeriesAggregate& a) { return a.label("hostname").empty() ? a.label("host") : a.label("hostname"); }
@@ -190,11 +219,12 @@ Result<SeriesPrice> price_series(const SeriesAggregate& a, CatalogLookups& catal
   if (!o.offering.empty() && !running)
     return Error{"", 0, "--offering", "no instance type '" + o.offering + "' with an on-demand price in the catalog"};
   if (running && !accelerator) accelerator = catalog.catalog().find_accelerator(running->accelerator);
+  out.running = running;
   if (!price && running) {
     price = *running->on_demand_usd_per_hour / running->accelerator_count;
     s.price_source = fmt::format("{} on demand", running->instance_type);
   } else if (!price && accelerator) {
-    price = catalog.price(*accelerator);
+    if (auto cheapest = catalog.price(*accelerator)) price = cheapest->usd_per_gpu_hour;
     if (price) {
       s.price_source = fmt::format("the catalog's cheapest {} (fallback: give --offering or an instance_type label)", accelerator->name);
       ++report.priced_by_fallback;
@@ -330,38 +360,48 @@ std::string devices_that_hold(const Catalog& catalog, double peak_bytes, const A
 
 // VRAM oversized: the peak fits a cheaper accelerator with 20% headroom, and enough of them
 // carry the work's compute and memory traffic at the target duty cycle.
-std::optional<Finding> vram_finding(const SeriesReport& s, const Accelerator& accelerator, double price, CatalogLookups& catalog,
-                                    const AuditOptions& o) {
+std::optional<Finding> vram_finding(const SeriesReport& s, const Accelerator& accelerator, double price, const Offering* running,
+                                    CatalogLookups& catalog, const AuditOptions& o) {
   double need_gib = s.peak_memory_bytes / kGiB * 1.2;
+  // Sized for the busiest hour of the week: a GPU busy by day and idle by night needs by day
+  // what the day needs. Priced on the cloud and host architecture that run it where known.
+  const double busiest_pct = s.busiest_hour_util_pct;
+  const double over_mean = s.mean_util_pct > 0 ? busiest_pct / s.mean_util_pct : 1;
   const Accelerator* cheaper = nullptr;
+  const Offering* cheaper_offering = nullptr;
   double cheaper_price = 0, cheaper_total = price * 0.9;
   int cheaper_count = 0;
   for (const auto& candidate : catalog.catalog().accelerators()) {
     if (candidate.reported_gib() < need_gib || &candidate == &accelerator) continue;
-    auto p = catalog.price(candidate);
-    auto needed = devices_needed(s, accelerator, candidate, o.target_util_pct / 100);
+    auto p = catalog.price(candidate, running);
+    auto needed = devices_needed(s, accelerator, candidate, o.target_util_pct / 100, over_mean);
     if (!p || !needed) continue;
     if (!(*needed < 1e6)) continue;  // not a move anyone would make (and no int overflow)
     int count = std::max(1, static_cast<int>(std::ceil(*needed - 1e-9)));
+    const double total = p->usd_per_gpu_hour * count;
     // Ties go to the name: the finding must not depend on the catalog's order.
-    if (*p * count < cheaper_total - 1e-9 || (cheaper && std::abs(*p * count - cheaper_total) <= 1e-9 && candidate.name < cheaper->name)) {
+    if (total < cheaper_total - 1e-9 || (cheaper && std::abs(total - cheaper_total) <= 1e-9 && candidate.name < cheaper->name)) {
       cheaper = &candidate;
-      cheaper_price = *p;
+      cheaper_offering = p->offering;
+      cheaper_price = p->usd_per_gpu_hour;
       cheaper_count = count;
-      cheaper_total = *p * count;
+      cheaper_total = total;
     }
   }
   if (!cheaper || accelerator.reported_gib() <= need_gib * 1.5) return std::nullopt;
   Finding v;
   v.kind = "vram_oversized";
   v.scope = scope_of(s);
-  v.evidence = fmt::format("peak memory {:.1f} GiB of {:.1f} GiB, {:.0f}% busy", s.peak_memory_bytes / kGiB,
-                           accelerator.reported_gib(), s.mean_util_pct);
+  v.evidence = fmt::format("peak memory {:.1f} GiB of {:.1f} GiB, {:.0f}% busy{}", s.peak_memory_bytes / kGiB,
+                           accelerator.reported_gib(), s.mean_util_pct,
+                           busiest_pct > s.mean_util_pct + 0.5 ? fmt::format(" ({:.0f}% in its busiest hour)", busiest_pct) : "");
   v.waste_usd_per_month = (price - cheaper_total) * kHoursPerMonth * s.billed_share;
   v.recommendation = fmt::format(
-      "move to {} x {} ({:.1f} GiB each, ${:.2f}/hour each: ${:.2f}/hour against ${:.2f}/hour for {}){}", cheaper_count,
-      cheaper->name, cheaper->reported_gib(), cheaper_price, cheaper_total, price, s.price_source,
-      cheaper_count > 1 ? fmt::format("; {} carry its compute and memory traffic at {:.0f}% busy, sharing its work",
+      "move to {} x {} ({:.1f} GiB each, ${:.2f}/hour each on {} {}{}: ${:.2f}/hour against ${:.2f}/hour for {}){}", cheaper_count,
+      cheaper->name, cheaper->reported_gib(), cheaper_price, cheaper_offering->cloud, cheaper_offering->instance_type,
+      !running && cpu_architecture(*cheaper_offering) == "arm64" ? ", an arm64 host: the image must be built for it" : "",
+      cheaper_total, price, s.price_source,
+      cheaper_count > 1 ? fmt::format("; {} carry its compute and memory traffic in its busiest hour at {:.0f}% busy, sharing its work",
                                       cheaper_count, o.target_util_pct)
                         : std::string());
   v.confidence = s.coverage_hours >= o.min_coverage_hours * 2 ? "high" : "medium";
@@ -390,9 +430,10 @@ std::optional<RunCost> run_cost(const SeriesReport& s, const Accelerator& accele
   const double need_gib = s.peak_memory_bytes / kGiB * 1.2;
   for (const auto& candidate : catalog.catalog().accelerators()) {
     if (&candidate == &accelerator || candidate.reported_gib() < need_gib) continue;
-    auto p = catalog.price(candidate);
+    auto device = catalog.price(candidate);
     auto needed = devices_needed(s, accelerator, candidate, 1.0);
-    if (!p || !needed || *needed >= 1e6) continue;
+    if (!device || !needed || *needed >= 1e6) continue;
+    const std::optional<double> p = device->usd_per_gpu_hour;
     const double hours = r.hours * ((1 - busy) + *needed);
     // Ties go to the name: the finding must not depend on the catalog's order.
     if (!r.alternative || *p * hours < r.alternative_usd - 1e-12 ||
@@ -565,6 +606,7 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
     join_host(a, hosts, s);
     for (size_t h = 0; h < 168; ++h)
       s.hour_of_week_util_pct.push_back(a.hour_count[h] ? a.hour_sum[h] / static_cast<double>(a.hour_count[h]) : -1);
+    s.busiest_hour_util_pct = busiest_hour_util_pct(a, s.mean_util_pct);
     // Billed for the hours it runs: a series that reported for a share of the log (a nightly job)
     // is priced for that share of the month, the rest around the clock.
     if (!o.always_on && log_span_h > 0 && s.coverage_hours < o.scheduled_below_share * log_span_h)
@@ -630,7 +672,7 @@ Result<AuditReport> run_audit(const TelemetryAggregator& telemetry, const Catalo
       }
     }
     if (accelerator && price && s.peak_memory_bytes > 0 && !impossible_peak && f.kind != "idle") {
-      if (auto v = vram_finding(s, *accelerator, *price, lookups, o);
+      if (auto v = vram_finding(s, *accelerator, *price, priced.value().running, lookups, o);
           v && (f.kind == "healthy" || v->waste_usd_per_month > f.waste_usd_per_month)) {
         report.findings.push_back(*v);
         if (f.kind == "healthy") continue;

@@ -59,6 +59,9 @@ struct SeriesReport {
   std::optional<double> host_cpu_util_pct, host_iowait_pct;  // the host's CPU (own samples or node_exporter's)
   std::optional<int> host_cpus;
   std::vector<double> hour_of_week_util_pct;     // 168 values, Monday 00:00 first; -1 without data
+  // The busiest of those hours that hold at least half the median hour's samples (a lone sample
+  // at the log's edge is no hour's load); the mean where none does.
+  double busiest_hour_util_pct = 0;
   std::string accelerator;
 };
 

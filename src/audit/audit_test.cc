@@ -361,7 +361,7 @@ TEST(Audit, ShortDataIsInsufficientNotAFinding) {
 
 // One GPU's samples: `busy` share of minutes at 100% (the rest idle), a memory peak, labels.
 TelemetryAggregator one_gpu(const Labels& labels, double busy, double memory_gib, std::optional<double> sm_active = {},
-                            std::optional<double> dram_active = {}) {
+                            std::optional<double> dram_active = {}, double busy_by_day = -1) {
   static std::vector<std::pair<std::string, Labels>> ids;
   ids.reserve(64);
   std::string id;
@@ -375,7 +375,13 @@ TelemetryAggregator one_gpu(const Labels& labels, double busy, double memory_gib
   for (int i = 0; i < minutes; ++i) {
     sample.time_s = 1700000000 + 60.0 * i;
     sample.metric = Metric::gpu_util_pct;
-    sample.value = (i % 100) < busy * 100 ? 100 : 0;
+    // Busy minutes spread evenly: every hour as busy as the whole (its busiest hour is its mean).
+    sample.value = (i % 10) < busy * 10 ? 100 : 0;
+    // Or busy by day (09:00-18:00 UTC) and idle by night.
+    if (busy_by_day >= 0) {
+      const int hour = static_cast<int>(std::fmod(sample.time_s, 86400.0) / 3600);
+      sample.value = hour >= 9 && hour < 18 && (i % 10) < busy_by_day * 10 ? 100 : 0;
+    }
     aggregator.add(sample);
     sample.metric = Metric::memory_used_bytes;
     sample.value = memory_gib * 1024 * 1024 * 1024;
@@ -388,6 +394,34 @@ TelemetryAggregator one_gpu(const Labels& labels, double busy, double memory_gib
     }
   }
   return aggregator;
+}
+
+// The cheapest whole count of one accelerator, on one cloud's x86_64 hosts (p4de's), whose devices each hold the peak +
+// 20% and together carry `load` of the A100's fp16 compute and bandwidth at 70% busy; none
+// unless under `under_usd_per_hour` (the test's own arithmetic, from the catalog's rows).
+struct AuditMove {
+  std::string accelerator;
+  int count = 0;
+  double usd_per_hour = 0;
+};
+AuditMove cheapest_move_on(const Catalog& catalog, const Accelerator& from, double peak_gib, double load, const std::string& cloud,
+                           double under_usd_per_hour) {
+  AuditMove best;
+  best.usd_per_hour = under_usd_per_hour;
+  for (const auto& c : catalog.accelerators()) {
+    auto fp16 = c.peak(Precision::fp16) ? c.peak(Precision::fp16) : c.peak(Precision::bf16);
+    if (c.name == from.name || c.memory_gib < peak_gib * 1.2 || !fp16 || c.memory_gb_per_s <= 0) continue;
+    double cheapest = 1e300;
+    for (const auto& o : catalog.offerings())
+      if (o.accelerator == c.name && o.cloud == cloud && cpu_architecture(o) == "x86_64" && o.on_demand_usd_per_hour && o.vcpus > 0 &&
+          o.accelerator_count > 0)
+        cheapest = std::min(cheapest, *o.on_demand_usd_per_hour / o.accelerator_count);
+    if (cheapest > 1e299) continue;
+    double need = std::max(load * *from.peak(Precision::fp16) / *fp16, load * from.memory_gb_per_s / c.memory_gb_per_s) / 0.7;
+    int count = static_cast<int>(std::ceil(need - 1e-9));
+    if (cheapest * count < best.usd_per_hour) best = {c.name, count, cheapest * count};
+  }
+  return best;
 }
 
 // An A100 50% busy with an 11 GiB peak: the move covers memory, compute and bandwidth, with the
@@ -407,27 +441,12 @@ TEST(Audit, RightSizingCoversComputeAndBandwidthWithACount) {
   ASSERT_GT(running, 3.0);
   EXPECT_NEAR(report.value().fleet_usd_per_month, running * kHoursPerMonth, 1e-6);
   EXPECT_EQ(report.value().series.front().price_source, "p4de.24xlarge on demand");
-  // Independent: the cheapest set of devices that holds 13.2 GiB each and carries 0.5 of an
-  // A100's fp16 compute and bandwidth at 70% busy.
-  std::string best;
-  double best_usd = running * 0.9;
-  int best_count = 0;
-  for (const auto& c : catalog.accelerators()) {
-    auto fp16 = c.peak(Precision::fp16) ? c.peak(Precision::fp16) : c.peak(Precision::bf16);
-    if (c.name == a100.name || c.memory_gib < 11 * 1.2 || !fp16 || c.memory_gb_per_s <= 0) continue;
-    double cheapest = 1e300;
-    for (const auto& o : catalog.offerings())
-      if (o.accelerator == c.name && o.on_demand_usd_per_hour && o.vcpus > 0 && o.accelerator_count > 0)
-        cheapest = std::min(cheapest, *o.on_demand_usd_per_hour / o.accelerator_count);
-    if (cheapest > 1e299) continue;
-    double need = std::max(0.5 * *a100.peak(Precision::fp16) / *fp16, 0.5 * a100.memory_gb_per_s / c.memory_gb_per_s) / 0.7;
-    int count = static_cast<int>(std::ceil(need - 1e-9));
-    if (cheapest * count < best_usd) {
-      best_usd = cheapest * count;
-      best = c.name;
-      best_count = count;
-    }
-  }
+  // Independent: the cheapest set of AWS devices (p4de's cloud) that holds 13.2 GiB each and
+  // carries 0.5 of an A100's fp16 compute and bandwidth at 70% busy.
+  const AuditMove independent = cheapest_move_on(catalog, a100, 11, 0.5, "aws", running * 0.9);
+  const std::string& best = independent.accelerator;
+  const int best_count = independent.count;
+  const double best_usd = independent.usd_per_hour;
   ASSERT_FALSE(best.empty());
   const Finding* move = nullptr;
   for (const auto& f : report.value().findings)
@@ -447,6 +466,54 @@ TEST(Audit, RightSizingCoversComputeAndBandwidthWithACount) {
   for (const auto& f : measured.value().findings)
     if (f.kind == "vram_oversized") measured_waste = f.waste_usd_per_month;
   EXPECT_GT(measured_waste, move->waste_usd_per_month);
+}
+
+// Busy 80% of each working day and idle at night (30% on average), 10 GiB at peak: the move is
+// sized for the day's hours, not the mean, and priced on the cloud that runs it, named.
+TEST(Audit, RightSizingCarriesTheBusiestHourOnTheCloudThatRuns) {
+  Catalog catalog = Catalog::embedded().value();
+  AuditOptions options;
+  options.offering = "p4de.24xlarge";
+  auto report = run_audit(one_gpu({{"gpu", "0"}}, 0, 10, {}, {}, 0.8), catalog, options);
+  ASSERT_TRUE(report.ok()) << report.error().to_string();
+  const SeriesReport& series = report.value().series.front();
+  EXPECT_NEAR(series.mean_util_pct, 30, 0.5);
+  const Accelerator& a100 = *catalog.find_accelerator("A100-80GB");
+  const double running = report.value().fleet_usd_per_month / kHoursPerMonth;
+  // Sized by the mean, a cheaper set of AWS devices would take the work; sized by the day's
+  // hours, the one the audit must name (or none).
+  const AuditMove by_mean = cheapest_move_on(catalog, a100, 10, 0.3, "aws", running * 0.9);
+  const AuditMove by_day = cheapest_move_on(catalog, a100, 10, 0.8, "aws", running * 0.9);
+  ASSERT_FALSE(by_mean.accelerator.empty());
+  ASSERT_TRUE(by_day.accelerator != by_mean.accelerator || by_day.count != by_mean.count);
+  const Finding* move = nullptr;
+  for (const auto& f : report.value().findings)
+    if (f.kind == "vram_oversized") move = &f;
+  if (by_day.accelerator.empty()) {
+    EXPECT_EQ(move, nullptr) << move->recommendation;
+  } else if (move) {
+    EXPECT_NE(move->recommendation.find(fmt::format("move to {} x {} ", by_day.count, by_day.accelerator)), std::string::npos)
+        << move->recommendation;
+    EXPECT_NE(move->evidence.find("80% in its busiest hour"), std::string::npos) << move->evidence;
+  }
+  // A GPU half busy every hour with the same memory gets its move, priced and named on AWS: an
+  // instance type of the catalog's on that cloud.
+  const AuditMove steadily = cheapest_move_on(catalog, a100, 10, 0.5, "aws", running * 0.9);
+  ASSERT_FALSE(steadily.accelerator.empty());
+  auto steady = run_audit(one_gpu({{"gpu", "0"}}, 0.5, 10), catalog, options);
+  ASSERT_TRUE(steady.ok());
+  const Finding* steady_move = nullptr;
+  for (const auto& f : steady.value().findings)
+    if (f.kind == "vram_oversized") steady_move = &f;
+  ASSERT_NE(steady_move, nullptr);
+  EXPECT_NE(steady_move->recommendation.find(fmt::format("move to {} x {} ", steadily.count, steadily.accelerator)), std::string::npos)
+      << steady_move->recommendation;
+  const size_t on = steady_move->recommendation.find(" each on aws ");
+  ASSERT_NE(on, std::string::npos) << steady_move->recommendation;
+  const std::string instance_type = steady_move->recommendation.substr(on + 13, steady_move->recommendation.find(':', on) - on - 13);
+  bool known = false;
+  for (const auto& o : catalog.offerings()) known |= o.cloud == "aws" && o.instance_type == instance_type && o.accelerator == steadily.accelerator;
+  EXPECT_TRUE(known) << instance_type;
 }
 
 // Prices from what runs: the series' instance-type label, else (said) the catalog's cheapest.
