@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "catalog/region_names.h"
 #include "core/text.h"
 
 namespace gw {
@@ -18,6 +19,10 @@ Result<FitResult> fit_question(const Catalog& catalog, const ModelArch& arch, co
   request.pricing = *pricing;
   request.offering_filter.clouds = split_lists(o.clouds);
   request.offering_filter.regions = split_lists(o.regions);
+  for (const auto& cloud : request.offering_filter.clouds)
+    if (auto why = cloud_name_problem(catalog, cloud)) return option_error("--cloud", *why);
+  for (const auto& region : request.offering_filter.regions)
+    if (auto why = region_prefix_problem(catalog, region, request.offering_filter.clouds)) return option_error("--region", *why);
   request.offering_filter.geo = o.geo;
   request.accelerators = split_lists(o.accelerators);
   for (const auto& name : request.accelerators) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "catalog/region_names.h"
 #include "core/text.h"
 #include "plan/quotas.h"
 
@@ -24,29 +25,12 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
 
 std::optional<Error> check_spec_names(const Spec& spec, const Catalog& catalog, const std::string& path) {
   const Constraints& c = spec.constraints;
-  std::set<std::string> cloud_set;
-  for (const auto& o : catalog.offerings()) cloud_set.insert(o.cloud);
-  std::vector<std::string> clouds(cloud_set.begin(), cloud_set.end());
-  for (size_t i = 0; i < c.clouds.size(); ++i) {
-    if (cloud_set.count(c.clouds[i])) continue;
-    std::string all;
-    for (const auto& name : clouds) all += (all.empty() ? "" : ", ") + name;
-    return Error{path, line_at(c.cloud_lines, i), "constraints.clouds",
-                 "'" + c.clouds[i] + "' is not a cloud in the catalog" + did_you_mean(c.clouds[i], clouds) + "; one of " + all};
-  }
-  // Regions are prefixes ("us-east", "europe-"): each must begin some offering's region.
-  std::set<std::string> region_set;
-  for (const auto& o : catalog.offerings()) region_set.insert(o.region);
-  std::vector<std::string> regions(region_set.begin(), region_set.end());
-  for (size_t i = 0; i < c.regions.size(); ++i) {
-    const std::string& prefix = c.regions[i];
-    const std::string lower = to_lower(prefix);
-    bool matches = std::any_of(regions.begin(), regions.end(), [&](const std::string& r) { return to_lower(r).rfind(lower, 0) == 0; });
-    if (!matches)
-      return Error{path, line_at(c.region_lines, i), "constraints.regions",
-                   "'" + prefix + "' begins no region in the catalog" + did_you_mean(prefix, regions) +
-                       "; `gpuwise catalog offerings` lists them (regions are prefixes: us-east, europe-)"};
-  }
+  for (size_t i = 0; i < c.clouds.size(); ++i)
+    if (auto why = cloud_name_problem(catalog, c.clouds[i])) return Error{path, line_at(c.cloud_lines, i), "constraints.clouds", *why};
+  // Regions are prefixes ("us-east", "europe-"): each must begin some allowed offering's region.
+  for (size_t i = 0; i < c.regions.size(); ++i)
+    if (auto why = region_prefix_problem(catalog, c.regions[i], c.clouds))
+      return Error{path, line_at(c.region_lines, i), "constraints.regions", *why};
   auto check_accelerators = [&](const std::vector<std::string>& names, const std::vector<int>& lines,
                                 const std::string& field) -> std::optional<Error> {
     for (size_t i = 0; i < names.size(); ++i) {
@@ -82,9 +66,7 @@ std::optional<Error> check_spec_names(const Spec& spec, const Catalog& catalog, 
       return it == lines->second.end() ? 0 : it->second;
     };
     const int first_line = amounts.empty() ? 0 : line_of(amounts.begin()->first);
-    if (!cloud_set.count(cloud))
-      return Error{path, first_line, "constraints.quotas." + key,
-                   "'" + cloud + "' is not a cloud in the catalog" + did_you_mean(cloud, clouds)};
+    if (auto why = cloud_name_problem(catalog, cloud)) return Error{path, first_line, "constraints.quotas." + key, *why};
     if (key.size() > cloud.size()) {
       const std::string region = key.substr(cloud.size() + 1);
       std::vector<std::string> cloud_regions;
@@ -104,7 +86,7 @@ std::optional<Error> check_spec_names(const Spec& spec, const Catalog& catalog, 
     for (const auto& [family, amount] : amounts) {
       if (known->second.count(family)) continue;
       return Error{path, line_of(family), "constraints.quotas." + key + "." + family,
-                   "'" + family + "' is not a " + cloud + " quota family gpuwise knows" + did_you_mean(family, names) +
+                   "'" + family + "' is not a quota family gpuwise knows on " + cloud + did_you_mean(family, names) +
                        " (the names are the cloud's own: AWS running-on-demand-p-instances-vcpu, GCP NVIDIA_L4_GPUS, "
                        "Azure standardNCADSA100v4Family)"};
     }

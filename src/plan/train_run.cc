@@ -1,6 +1,7 @@
 #include "plan/train_run.h"
 
 #include "catalog/precision_support.h"
+#include "catalog/region_names.h"
 
 #include <fmt/format.h>
 
@@ -151,6 +152,10 @@ Result<TrainResult> train_run(const Catalog& catalog, const ModelArch& arch, con
   spot.provisioning_s = o.provisioning_s;
   if (o.interval_min > 0) spot.interval_s = o.interval_min * 60;
 
+  for (const auto& cloud : o.clouds)
+    if (auto why = cloud_name_problem(catalog, cloud)) return option_error("--cloud", *why);
+  for (const auto& region : o.regions)
+    if (auto why = region_prefix_problem(catalog, region, o.clouds)) return option_error("--region", *why);
   TrainingSearch search;
   search.clouds = o.clouds;
   search.regions = o.regions;
