@@ -485,6 +485,27 @@ TEST(CliFleet, BuyVsRentPowersTheWholeServer) {
   EXPECT_NEAR(colocation, 8 * 0.350 * 10.2 / 5.6 * 180, 1e-6);
 }
 
+// Buy vs rent naming only the GPU: the rent side is the catalog's price for it, said where from.
+TEST(CliFleet, BuyVsRentRentsAtTheCatalogsPriceWhenNoneIsGiven) {
+  const std::string path = temp_path("buy-h100.yaml");
+  std::ofstream(path) << "name: buy or rent\nconstraints: {clouds: [aws]}\nfleet:\n  buy_vs_rent: {gpus: 16, purchase_usd: 500000, "
+                         "accelerator: H100, utilization: 0.7}\n";
+  CliRun r = run({"fleet", path, "--format", "json", "--explain"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_GT(doc["buy_vs_rent"]["on_demand_usd_per_month"].get<double>(), 0);
+  bool said = false;
+  for (const auto& a : doc["assumptions"]) said |= a.get<std::string>().find("rent prices per GPU-hour from aws ") == 0;
+  EXPECT_TRUE(said) << doc["assumptions"].dump();
+  std::ofstream(path) << "name: buy or rent\nfleet:\n  buy_vs_rent: {gpus: 16, purchase_usd: 500000, watts_per_gpu: 700, utilization: 0.7}\n";
+  CliRun unnamed = run({"fleet", path});
+  EXPECT_EQ(unnamed.code, 1);
+  EXPECT_NE(unnamed.err.find("field 'fleet.buy_vs_rent.on_demand_usd_per_gpu_hour': required unless accelerator names the GPU"),
+            std::string::npos)
+      << unnamed.err;
+  std::filesystem::remove(path);
+}
+
 // A quota of zero for every family that could serve it: exit 3, the request to file named on
 // stderr, and the shortfall in the JSON.
 std::string spec_with_quotas(const std::string& quotas) {

@@ -12,6 +12,7 @@
 #include "fleet/colocated_pool.h"
 #include "fleet/buy_vs_rent.h"
 #include "fleet/model_pools.h"
+#include "fleet/rent_prices.h"
 #include "fleet/shared_pool.h"
 #include "fleet/what_if.h"
 #include "plan/inference.h"
@@ -453,10 +454,10 @@ void add_bucket_mix(FleetReport& report, const FleetInputs& in, const BucketMixS
 }
 
 // Returns the pool's figures: buy-versus-rent takes its demand from them.
-SharedPoolReport add_projects(FleetReport& report, const FleetInputs& in, const FleetSpec& fleet) {
+SharedPoolReport add_projects(FleetReport& report, const FleetInputs& in, const FleetSpec& fleet, const std::optional<BuyVsRentSpec>& buy) {
   SharedPoolOptions options;
   if (fleet.usd_per_gpu_hour) options.usd_per_gpu_hour = *fleet.usd_per_gpu_hour;
-  else if (fleet.buy_vs_rent) options.usd_per_gpu_hour = fleet.buy_vs_rent->on_demand_usd_per_gpu_hour;
+  else if (buy) options.usd_per_gpu_hour = buy->on_demand_usd_per_gpu_hour;
   else throw InputError{Error{in.spec.path, fleet.line, "fleet.usd_per_gpu_hour", "required to price the pool"}};
   auto result = plan_shared_pool(fleet.projects, options);
   if (!result.ok()) {
@@ -547,6 +548,7 @@ void add_buy_vs_rent(FleetReport& report, const FleetInputs& inputs, const BuyVs
       r.cheapest);
   report.add_section("Buy or rent", {headline}, {lines, t});
   report.assume(r.assumptions);
+  report.assume({b.rent_source});
   if (!b.overhead_fraction) report.assume({fmt::format("power at {:.0f} W per GPU: {}", in.watts_per_gpu, watts_source)});
   json owned_lines = json::array();
   for (const auto& l : r.owned_lines)
@@ -612,9 +614,16 @@ Result<FleetReport> fleet_spec(const Catalog& catalog, const Spec& spec, const F
   try {
     if (fleet.shared_pools) add_shared_pools(report, in);
     if (fleet.bucket_mix) add_bucket_mix(report, in, *fleet.bucket_mix);
+    // Rent prices from the catalog where the spec names the GPU and leaves them out.
+    std::optional<BuyVsRentSpec> buy;
+    if (fleet.buy_vs_rent) {
+      auto priced = with_catalog_rent_prices(catalog, spec.constraints, *fleet.buy_vs_rent, spec.path);
+      if (!priced.ok()) return priced.error();
+      buy = priced.value();
+    }
     std::optional<SharedPoolReport> pool;
-    if (!fleet.projects.empty()) pool = add_projects(report, in, fleet);
-    if (fleet.buy_vs_rent) add_buy_vs_rent(report, in, *fleet.buy_vs_rent, pool);
+    if (!fleet.projects.empty()) pool = add_projects(report, in, fleet, buy);
+    if (buy) add_buy_vs_rent(report, in, *buy, pool);
     if (fleet.what_if) add_what_if(report, in, *fleet.what_if);
   } catch (const InputError& e) {
     return e.error;

@@ -312,12 +312,13 @@ struct BuyVsRentTerms {
   double resale_fraction = 0.15;    // of the purchase, recovered at the end of the life
   // One lump instead of power, colocation, networking and staff: this share of the purchase over the life.
   std::optional<double> overhead_fraction;
-  double on_demand_usd_per_gpu_hour = 0;
+  double on_demand_usd_per_gpu_hour = 0;  // 0: the catalog's for the accelerator
   std::optional<double> reserved_1y_usd_per_gpu_hour, reserved_3y_usd_per_gpu_hour, spot_usd_per_gpu_hour;
 };
 
 struct BuyVsRentSpec : BuyVsRentTerms {
   std::optional<double> utilization;  // planned share of hours busy; default: the projects' pool
+  std::string rent_source;            // where the rent prices come from (given, or the catalog's offering)
   int line = 0;
   int accelerator_line = 0;
 };

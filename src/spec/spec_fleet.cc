@@ -58,11 +58,15 @@ void read_buy_vs_rent(const Reader& r, const YAML::Node& node, const std::string
                             "staff_usd_per_gpu_month", "cost_of_capital", "resale_fraction"});
     BuyVsRentSpec buy;
     buy.line = b.Mark().line + 1;
-    for (const char* key : {"gpus", "purchase_usd", "on_demand_usd_per_gpu_hour"})
+    for (const char* key : {"gpus", "purchase_usd"})
       if (!b[key]) r.fail(b, where + "." + key, "required");
+    if (!b["on_demand_usd_per_gpu_hour"] && !b["accelerator"])
+      r.fail(b, where + ".on_demand_usd_per_gpu_hour",
+             "required unless accelerator names the GPU (then the rent prices are the catalog's for it)");
     buy.gpus = static_cast<int>(r.number(b["gpus"], where + ".gpus", 1, 1e6));
     buy.purchase_usd = r.number(b["purchase_usd"], where + ".purchase_usd", 1, 1e12);
-    buy.on_demand_usd_per_gpu_hour = r.number(b["on_demand_usd_per_gpu_hour"], where + ".on_demand_usd_per_gpu_hour", 1e-6, 1e5);
+    if (b["on_demand_usd_per_gpu_hour"])
+      buy.on_demand_usd_per_gpu_hour = r.number(b["on_demand_usd_per_gpu_hour"], where + ".on_demand_usd_per_gpu_hour", 1e-6, 1e5);
     if (b["overhead_fraction"]) buy.overhead_fraction = r.number(b["overhead_fraction"], where + ".overhead_fraction", 0, 10);
     if (b["accelerator"]) {
       buy.accelerator = r.text(b["accelerator"], where + ".accelerator");
