@@ -186,10 +186,10 @@ void read_transformer(ConfigReader& r, ModelArch& arch) {
       arch.final_norm = false;
     }
   } else {
-    // Llama family: llama, mistral, mixtral, qwen2(_moe), qwen3, phi3, gemma(2/3), deepseek.
+    // Llama family: llama, mistral, mixtral, qwen2(_moe), qwen3, phi3, gemma(2/3), deepseek, gpt-oss.
     static const char* kKnown[] = {"llama",     "mistral",   "mixtral",     "qwen2",      "qwen2_moe",
                                    "qwen3",     "qwen3_moe", "phi3",        "gemma",      "gemma2",
-                                   "gemma3_text", "deepseek_v2", "deepseek_v3", "olmo2", "granite"};
+                                   "gemma3_text", "deepseek_v2", "deepseek_v3", "olmo2", "granite", "gpt_oss"};
     bool known = false;
     for (auto name : kKnown) known = known || type == name;
     if (!known)
@@ -198,14 +198,23 @@ void read_transformer(ConfigReader& r, ModelArch& arch) {
                                  "(RMSNorm, gated MLP, no biases)");
     arch.mlp_bias = r.boolean("mlp_bias", false);
     arch.qkv_bias = r.boolean("attention_bias", type == "qwen2" || type == "qwen2_moe");
-    arch.out_bias = type == "llama" || type == "granite" ? arch.qkv_bias : false;
+    arch.out_bias = type == "llama" || type == "granite" || type == "gpt_oss" ? arch.qkv_bias : false;
     decoder_default_tied = type == "gemma" || type == "gemma2" || type == "gemma3_text";
     if (type == "gemma2" || type == "gemma3_text") arch.norms_per_layer = 4;
     if (type == "gemma2" && arch.sliding_window) arch.sliding_window_pattern = 2;
     if (type == "gemma3_text" && arch.sliding_window)
       arch.sliding_window_pattern = r.integer({"sliding_window_pattern"}, false, 1, 1000, 6);
     if (type == "qwen3" || type == "qwen3_moe") arch.qk_norm_dim = arch.head_dim;
-    if (type == "mixtral") {
+    if (type == "gpt_oss") {
+      // OpenAI's gpt-oss (transformers' GptOssConfig): gated experts of intermediate_size with
+      // biases, a router with a bias, a learned attention sink per head, and sliding-window
+      // attention on every other layer (layer_types alternates sliding and full).
+      arch.num_experts = r.integer({"num_local_experts"}, true, 1, 1 << 16);
+      arch.experts_per_token = r.integer({"num_experts_per_tok", "experts_per_token"}, true, 1, 1 << 16);
+      arch.moe_intermediate_size = arch.intermediate_size;
+      arch.mlp_bias = true;
+      if (arch.sliding_window) arch.sliding_window_pattern = 2;
+    } else if (type == "mixtral") {
       arch.num_experts = r.integer({"num_local_experts"}, true, 1, 1 << 16);
       arch.experts_per_token = r.integer({"num_experts_per_tok"}, true, 1, 1 << 16);
       arch.moe_intermediate_size = arch.intermediate_size;
@@ -286,6 +295,23 @@ Result<ModelArch> parse_model_config(std::string_view text, const std::string& f
     read_transformer(reader, arch);
   }
   if (reader.error()) return *reader.error();
+  // A quantized checkpoint says how in quantization_config; the weights are sized at the
+  // precision gpuwise is given, which the note asks the user to match.
+  const json* holders[] = {object, &document};
+  for (const json* holder : holders) {
+    auto q = holder->find("quantization_config");
+    if (q == holder->end() || !q->is_object() || !q->contains("quant_method") || !(*q)["quant_method"].is_string()) continue;
+    const std::string method = (*q)["quant_method"].get<std::string>();
+    std::string note = "the checkpoint is quantized (quantization_config.quant_method '" + method +
+                       "'): weights are sized at the precision given (--precision or the spec's: awq, gptq, int4, fp8, ...), "
+                       "not read from the checkpoint";
+    if (method == "mxfp4")
+      note += "; MXFP4 experts beside 16-bit attention are not modelled as such: fp4 sizes every layer matrix at 4 bits "
+              "(about the checkpoint's size), and fp4 is planned only on parts with fp4 tensor cores, though vLLM runs "
+              "MXFP4 weights on Hopper and Ampere (vllm-project/recipes OpenAI/GPT-OSS.md, read 2026-12-07)";
+    arch.assumptions.push_back(note);
+    break;
+  }
 
   // gpuwise presets carry their provenance under "_gpuwise".
   if (auto meta = document.find("_gpuwise"); meta != document.end() && meta->is_object()) {

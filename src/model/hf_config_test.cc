@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+
 #include "model/presets.h"
 
 namespace gw {
@@ -75,6 +78,40 @@ TEST(HfConfig, UnknownModelTypeIsReadAsLlamaStyleWithAnAssumption) {
   ASSERT_TRUE(arch.ok());
   ASSERT_EQ(arch.value().assumptions.size(), 1u);
   EXPECT_NE(arch.value().assumptions[0].find("newthing"), std::string::npos);
+}
+
+// OpenAI's gpt-oss (the shape of openai/gpt-oss-120b's config.json): experts with biases, a
+// router bias, attention sinks, every other layer sliding. The model card (arXiv 2508.10925,
+// Table 1) counts 116.83B parameters, 5.13B active without the embedding; 20.91B and 3.61B for
+// the 20b.
+std::string gpt_oss_config(int layers, int experts) {
+  std::string types;
+  for (int i = 0; i < layers; ++i) types += std::string(i ? ", " : "") + (i % 2 ? "\"full_attention\"" : "\"sliding_attention\"");
+  return R"({"architectures": ["GptOssForCausalLM"], "attention_bias": true, "experts_per_token": 4, "head_dim": 64,
+    "hidden_act": "silu", "hidden_size": 2880, "intermediate_size": 2880, "max_position_embeddings": 131072,
+    "model_type": "gpt_oss", "num_attention_heads": 64, "num_experts_per_tok": 4, "num_hidden_layers": )" +
+         std::to_string(layers) + R"(, "num_key_value_heads": 8, "num_local_experts": )" + std::to_string(experts) +
+         R"(, "quantization_config": {"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+    "model.embed_tokens", "lm_head"], "quant_method": "mxfp4"}, "rms_norm_eps": 1e-05, "rope_theta": 150000,
+    "sliding_window": 128, "tie_word_embeddings": false, "vocab_size": 201088, "layer_types": [)" + types + "]}";
+}
+
+TEST(HfConfig, GptOssCountsAsItsModelCard) {
+  for (auto [layers, experts, total, active] : {std::tuple{36, 128, 116.83e9, 5.13e9}, std::tuple{24, 32, 20.91e9, 3.61e9}}) {
+    auto arch = parse_model_config(gpt_oss_config(layers, experts), "config.json");
+    ASSERT_TRUE(arch.ok()) << arch.error().to_string();
+    const ModelArch& a = arch.value();
+    const ParamBreakdown p = count_params(a);
+    EXPECT_NEAR(p.total() / total, 1.0, 0.0005) << p.total();
+    EXPECT_NEAR((p.active() - p.embedding) / active, 1.0, 0.005) << p.active();
+    int sliding = 0;
+    for (int layer = 0; layer < a.num_layers; ++layer) sliding += a.is_sliding_layer(layer);
+    EXPECT_EQ(sliding, layers / 2);
+    EXPECT_FALSE(a.is_sliding_layer(1));  // layer_types[1] is full_attention
+    // Known, so no "read as Llama-style" note; the checkpoint's MXFP4 is said not to be read.
+    ASSERT_EQ(a.assumptions.size(), 1u);
+    EXPECT_NE(a.assumptions[0].find("quant_method 'mxfp4'"), std::string::npos) << a.assumptions[0];
+  }
 }
 
 TEST(Presets, UnknownNameSuggestsTheClosest) {

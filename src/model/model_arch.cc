@@ -73,6 +73,7 @@ ParamBreakdown count_params(const ModelArch& a) {
       p.attention += h * (q + 2 * kv) + q * h;
       if (a.qkv_bias) p.attention += q + 2 * kv;
       if (a.out_bias) p.attention += h;
+      if (a.model_type == "gpt_oss") p.attention += a.num_heads;  // attention sinks
     }
     // MLP.
     auto mlp = [&](double width) {
@@ -91,7 +92,7 @@ ParamBreakdown count_params(const ModelArch& a) {
         p.mlp_shared += mlp(width);
         if (a.shared_expert_intermediate_size > 0) p.mlp_shared += h;  // Qwen shared-expert gate
       }
-      if (a.model_type == "deepseek_v3") p.mlp_shared += a.num_experts;  // e_score_correction_bias
+      if (a.model_type == "deepseek_v3" || a.model_type == "gpt_oss") p.mlp_shared += a.num_experts;  // router bias
     } else {
       p.mlp_dense += mlp(a.intermediate_size);
     }
