@@ -40,4 +40,19 @@ std::optional<double> parse_count(std::string_view text) {
   return parse_finite_double(text);
 }
 
+std::optional<double> parse_seconds(std::string_view text) {
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  // Longest first: "ms" before "s", "min" before "m".
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"ms", 1e-3}, {"min", 60.0}, {"s", 1.0}, {"m", 60.0}, {"h", 3600.0}, {"d", 86400.0}};
+  for (const auto& [unit, scale] : kUnits) {
+    if (text.size() <= unit.size() || text.substr(text.size() - unit.size()) != unit) continue;
+    auto value = parse_finite_double(text.substr(0, text.size() - unit.size()));
+    if (!value) return std::nullopt;
+    return *value * scale;
+  }
+  return parse_finite_double(text);
+}
+
 }  // namespace gw

@@ -11,6 +11,10 @@ namespace gw {
 // "8k" (8,000), "128Ki" (131,072), "1.5M". A plain number passes through; nullopt otherwise.
 std::optional<double> parse_count(std::string_view text);
 
+// A duration in seconds as people write one: a number with ms, s, m (or min), h or d after it,
+// a space between allowed ("500ms", "2 s", "1.5h"); a plain number is seconds. nullopt otherwise.
+std::optional<double> parse_seconds(std::string_view text);
+
 // Parses a finite decimal or scientific number ("1.5", "7e9", " 42 "); surrounding spaces are
 // ignored. Returns nullopt for empty text, trailing garbage, NaN or infinities.
 std::optional<double> parse_finite_double(std::string_view text);

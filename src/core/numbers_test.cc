@@ -42,6 +42,17 @@ TEST(ParseDecimal, FallsBackForEverythingElse) {
 namespace gw {
 namespace {
 
+TEST(ParseSeconds, UnitsPeopleWriteForDurations) {
+  EXPECT_EQ(parse_seconds("500ms"), 0.5);
+  EXPECT_EQ(parse_seconds("2 s"), 2);
+  EXPECT_EQ(parse_seconds("1.5h"), 5400);
+  EXPECT_EQ(parse_seconds("2min"), 120);
+  EXPECT_EQ(parse_seconds("2m"), 120);
+  EXPECT_EQ(parse_seconds("1d"), 86400);
+  EXPECT_EQ(parse_seconds("0.25"), 0.25);
+  for (const char* bad : {"", "ms", "5 sec", "5x", "s5", "nanms", "1e999s"}) EXPECT_FALSE(parse_seconds(bad)) << bad;
+}
+
 TEST(ParseCount, SuffixesPeopleWriteForTokensAndContexts) {
   EXPECT_EQ(parse_count("2T"), 2e12);
   EXPECT_EQ(parse_count("500B"), 5e11);

@@ -58,7 +58,12 @@ class Reader {
       value = std::stod(text, &used);
       if (used != text.size()) throw std::invalid_argument("trailing");
     } catch (const std::exception&) {
-      fail(node, key, "'" + text + "' is not a finite number");
+      // Seconds fields (ttft_p99_s, ...) take a unit as people write one: "500ms", "2 s".
+      const bool seconds = key.size() > 2 && key.compare(key.size() - 2, 2, "_s") == 0;
+      auto duration = seconds ? parse_seconds(text) : std::nullopt;
+      if (!duration)
+        fail(node, key, "'" + text + "' is not a finite number" + (seconds ? " of seconds (a number, or with ms, s, m, h)" : ""));
+      value = *duration;
     }
     if (!std::isfinite(value)) fail(node, key, "must be a finite number");
     if (value < min || value > max) fail(node, key, fmt::format("{} is outside [{}, {}]", text, min, max));

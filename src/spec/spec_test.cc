@@ -58,6 +58,26 @@ TEST(Spec, AnLlmServiceTakesLatencyP99AsItsWholeRequestsTarget) {
   EXPECT_NE(none.error().message.find("needs ttft_p99_s, tpot_p99_s or e2e_p99_s"), std::string::npos) << none.error().message;
 }
 
+// Seconds as people write them in an SLO: "500ms", "2 s"; a unit on another field is refused.
+TEST(Spec, SecondsFieldsTakeAUnit) {
+  const std::string head = "models: {m: {preset: llama-3.1-8b, precision: bf16}}\nservices:\n  - name: chat\n    model: m\n"
+                           "    traffic: {rps: 3}\n    tokens: {input: 1000, output: 200}\n";
+  auto spec = parse(head + "    slo: {ttft_p99_s: 500ms, tpot_p99_s: 0.05, e2e_p99_s: 1min}\n");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  EXPECT_DOUBLE_EQ(spec.value().services.front().slo.ttft_p99_s.value_or(0), 0.5);
+  EXPECT_DOUBLE_EQ(spec.value().services.front().slo.e2e_p99_s.value_or(0), 60);
+  auto junk = parse(head + "    slo: {ttft_p99_s: half a second}\n");
+  ASSERT_FALSE(junk.ok());
+  EXPECT_EQ(junk.error().field, "services.chat.slo.ttft_p99_s");
+  EXPECT_NE(junk.error().message.find("'half a second' is not a finite number of seconds (a number, or with ms, s, m, h)"),
+            std::string::npos)
+      << junk.error().message;
+  auto rate = parse("models: {m: {preset: llama-3.1-8b, precision: bf16}}\nservices:\n  - name: chat\n    model: m\n"
+                    "    traffic: {rps: 3s}\n    tokens: {input: 1000, output: 200}\n    slo: {ttft_p99_s: 1}\n");
+  ASSERT_FALSE(rate.ok());
+  EXPECT_EQ(rate.error().message, "'3s' is not a finite number");
+}
+
 TEST(Spec, UnknownKeysSuggestTheRightOne) {
   auto spec = parse("version: 1\nservices:\n  - name: a\n    model: gpt2\n    trafic: {rps: 1}\n");
   ASSERT_FALSE(spec.ok());
