@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
+#include <tuple>
 
 #include "core/money.h"
 #include "core/text.h"
@@ -57,8 +58,10 @@ class CatalogLookups {
   explicit CatalogLookups(const Catalog& catalog) : catalog_(catalog) {}
   const Catalog& catalog() const { return catalog_; }
   std::optional<DevicePrice> price(const Accelerator& accelerator, const Offering* like = nullptr) {
-    const std::string key = like ? like->cloud + "/" + std::string(cpu_architecture(*like)) : "";
-    auto [it, fresh] = prices_.try_emplace({&accelerator, key});
+    // Views into the catalog's offerings and cpu_architecture's literals: no string built per series.
+    const PriceKey key{&accelerator, like ? std::string_view(like->cloud) : std::string_view(),
+                       like ? cpu_architecture(*like) : std::string_view()};
+    auto [it, fresh] = prices_.try_emplace(key);
     if (fresh) it->second = catalog_price(catalog_, accelerator, like);
     return it->second;
   }
@@ -71,7 +74,8 @@ class CatalogLookups {
 
  private:
   const Catalog& catalog_;
-  std::map<std::pair<const Accelerator*, std::string>, std::optional<DevicePrice>> prices_;
+  using PriceKey = std::tuple<const Accelerator*, std::string_view, std::string_view>;  // accelerator, cloud, CPU architecture
+  std::map<PriceKey, std::optional<DevicePrice>> prices_;
   std::map<std::string, const Accelerator*> models_;
   std::map<std::string, const Offering*> offerings_;
 };

@@ -14,11 +14,7 @@ namespace {
 
 bool begins(const std::string& region, const std::string& prefix) { return to_lower(region).rfind(to_lower(prefix), 0) == 0; }
 
-std::string listed(const std::set<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
+std::string listed(const std::set<std::string>& names) { return join_list({names.begin(), names.end()}); }
 
 bool all_of_class(const std::string& text, int (*is)(int)) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [&](char c) { return is(static_cast<unsigned char>(c)) != 0; });
