@@ -60,6 +60,8 @@ const std::vector<SupportRow>& support_rows() {
 // parts that share a reason share its words (and a report names the reason once for them all).
 std::string reason_subject(const Accelerator& a) {
   const std::string arch = nvidia_architecture(a);
+  // The parts of that family without fp4 tensor cores are the Ada and Hopper ones.
+  if (arch == "Ada/Hopper/Blackwell" && !a.peak(Precision::fp4)) return "Ada/Hopper";
   if (!arch.empty()) return arch;
   if (a.vendor == "google") return "Google TPU";
   if (a.vendor == "amd") return "AMD Instinct";
@@ -105,7 +107,11 @@ PrecisionSupport precision_support(const Accelerator& a, Precision weights, Prec
     PrecisionSupport s;
     s.source = row.source;
     s.level = row.level;
-    if (row.requires_peak && !a.peak(*row.requires_peak).value_or(0)) s.level = PrecisionSupport::Level::none;
+    // A part with the peak runs it as asked; without it, a "yes" row refuses it and an "as" row
+    // runs it as its note says (MXFP4: native on fp4 tensor cores, weight-only elsewhere).
+    const bool has_peak = !row.requires_peak || a.peak(*row.requires_peak).value_or(0) > 0;
+    if (row.requires_peak && has_peak) s.level = PrecisionSupport::Level::runs;
+    if (!has_peak && row.level == PrecisionSupport::Level::runs) s.level = PrecisionSupport::Level::none;
     if (s.level != PrecisionSupport::Level::runs) s.note = reason_subject(a) + " has " + row.note;
     return s;
   }

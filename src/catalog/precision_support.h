@@ -48,5 +48,12 @@ inline constexpr const char* kPrecisionSupportSource =
     "catalog/precision_support.csv: vLLM 0.9.2 'Supported Hardware' for quantization kernels "
     "(https://docs.vllm.ai/en/v0.9.2/features/quantization/supported_hardware.html, read 2026-12-01; "
     "Gaudi from v0.11.2's table, read 2026-12-04)";
+// The source of the rules for weights in `format`: MXFP4's rows come from vLLM's gpt-oss recipe.
+inline std::string precision_support_source(WeightFormat format) {
+  if (format == WeightFormat::mxfp4)
+    return "catalog/precision_support.csv: vLLM's gpt-oss recipe for MXFP4 "
+           "(https://github.com/vllm-project/recipes/blob/main/OpenAI/GPT-OSS.md, read 2026-12-07)";
+  return kPrecisionSupportSource;
+}
 
 }  // namespace gw

@@ -77,6 +77,33 @@ TEST(PrecisionSupport, AwqNeedsTuringWhereGptqRunsOnVolta) {
   EXPECT_EQ(weight_format_of("int4"), WeightFormat::plain);
 }
 
+// MXFP4 (gpt-oss's experts) as vLLM's recipe runs it: natively on fp4 tensor cores (B200),
+// weight-only with 16-bit compute on Ampere and Hopper (Marlin/Triton MXFP4 MoE) and on MI300X;
+// not before Ampere, not on TPUs or Gaudi; never for training.
+TEST(PrecisionSupport, Mxfp4RunsWeightOnlyWithoutFp4TensorCores) {
+  auto catalog = Catalog::embedded();
+  auto a = [&](const char* name) -> const Accelerator& { return *catalog.value().find_accelerator(name); };
+  const auto serving = PrecisionEngine::serving;
+  const auto mxfp4_format = WeightFormat::mxfp4;
+  EXPECT_EQ(precision_support(a("B200"), Precision::fp4, serving, mxfp4_format).level, PrecisionSupport::Level::runs);
+  for (const char* weight_only : {"A100-80GB", "A10G", "H100", "L4", "MI300X"}) {
+    const PrecisionSupport s = precision_support(a(weight_only), Precision::fp4, serving, mxfp4_format);
+    EXPECT_EQ(s.level, PrecisionSupport::Level::runs_as) << weight_only;
+    EXPECT_NE(s.note.find("weight-only"), std::string::npos) << s.note;
+    EXPECT_EQ(s.note.find("Blackwell has"), std::string::npos) << s.note;  // Blackwell runs it natively
+    EXPECT_NE(s.source.find("GPT-OSS"), std::string::npos) << s.source;
+    // Plain fp4 (NVFP4 W4A4) still needs fp4 tensor cores.
+    EXPECT_TRUE(unsupported_precision(a(weight_only), Precision::fp4)) << weight_only;
+  }
+  for (const char* none : {"T4", "V100-32GB", "TPU-v6e", "TPU-v5e", "Gaudi3"})
+    EXPECT_TRUE(unsupported_precision(a(none), Precision::fp4, serving, mxfp4_format)) << none;
+  EXPECT_TRUE(unsupported_precision(a("H100"), Precision::fp4, PrecisionEngine::training, mxfp4_format));
+  EXPECT_EQ(parse_precision("MXFP4"), Precision::fp4);
+  EXPECT_EQ(weight_format_of("mxfp4"), mxfp4_format);
+  EXPECT_DOUBLE_EQ(quantized_weight_bits(Precision::fp4, mxfp4_format), 4.25);
+  EXPECT_DOUBLE_EQ(quantized_weight_bits(Precision::int4, WeightFormat::awq), 4.0 + 20.0 / 128);
+}
+
 TEST(PrecisionSupport, TrainingHasItsOwnColumn) {
   auto catalog = Catalog::embedded();
   auto a = [&](const char* name) -> const Accelerator& { return *catalog.value().find_accelerator(name); };

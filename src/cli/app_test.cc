@@ -39,6 +39,27 @@ TEST(Cli, FitJsonHasTheDocumentedKeys) {
   for (const char* key : {"accelerator", "count", "offering", "usd_per_hour"}) EXPECT_TRUE(doc["fits"][0].contains(key)) << key;
 }
 
+// gpt-oss-120b as it ships (MXFP4 experts, bf16 attention): one 80 GB A100 or H100, as vLLM's
+// recipe runs it; refused where no MXFP4 kernel runs (TPU, Turing), the recipe named.
+TEST(Cli, FitGptOssInMxfp4OnOneEightyGigabyteGpu) {
+  CliRun r = run({"fit", "gpt-oss-120b", "--precision", "mxfp4", "--accelerator", "A100-80GB", "H100", "TPU-v6e", "T4",
+                  "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(doc["weights_bytes"].get<double>() / (1024.0 * 1024 * 1024), 60.8, 0.6);  // the checkpoint's 60.8 GiB
+  ASSERT_EQ(doc["fits"].size(), 2u);
+  for (const auto& fit : doc["fits"]) EXPECT_EQ(fit["count"].get<int>(), 1) << fit["accelerator"];
+  ASSERT_EQ(doc["does_not_fit"].size(), 2u);
+  for (const auto& refused : doc["does_not_fit"]) {
+    EXPECT_TRUE(refused["precision_unsupported"].get<bool>());
+    EXPECT_NE(refused["reason"].get<std::string>().find("no MXFP4 kernels"), std::string::npos) << refused["reason"];
+  }
+  CliRun text = run({"fit", "gpt-oss-120b", "--precision", "mxfp4", "--accelerator", "H100"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("Ada/Hopper has no fp4 tensor cores: MXFP4 experts run weight-only"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("OpenAI/GPT-OSS.md"), std::string::npos) << text.out;
+}
+
 TEST(Cli, FitTrainingFromAConfigFileWithZero3) {
   std::string path = temp_path("config.json");
   std::ofstream(path) << R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,

@@ -44,7 +44,7 @@ void add_fit_command(CLI::App& app, CommandContext& context, Action& action) {
   auto args = std::make_shared<FitArgs>();
   fit->add_option("MODEL", args->model, "A preset name (gpuwise models) or a path to a Hugging Face config.json")->required();
   fit->add_flag("--train", args->fit.train, "Training instead of inference");
-  fit->add_option("--precision", args->fit.precision, "Weights: fp32, bf16, fp16, fp8, int8, int4 (training: bf16, fp16, fp32)");
+  fit->add_option("--precision", args->fit.precision, "Weights: fp32, bf16, fp16, fp8, int8, int4 (awq, gptq), fp4, mxfp4 (training: bf16, fp16, fp32, tf32)");
   fit->add_option("--kv-precision", args->fit.kv_precision, "KV cache precision (default bf16)");
   fit->add_option("--batch", args->fit.batch, "Concurrent sequences (training: micro-batch)")->check(CLI::Range(1LL, 1LL << 30));
   fit->add_option("--context", args->fit.context, "Tokens per sequence (training: sequence length); default 4096")

@@ -80,7 +80,7 @@ void add_perf_commands(CLI::App& app, CommandContext& context, Action& action) {
   perf->add_option("--count", args->perf.count, "Devices (replicas = count / tp)")->check(CLI::Range(1, 4096));
   perf->add_option("--tp", args->perf.tp,
                    "Tensor-parallel degree (default: --count; with --max-throughput, the best layout on --count devices)")->check(CLI::Range(1, 64));
-  perf->add_option("--precision", args->perf.precision, "Weights: bf16, fp16, fp8, int8, int4, fp32");
+  perf->add_option("--precision", args->perf.precision, "Weights: bf16, fp16, fp8, int8, int4 (awq, gptq), fp4, mxfp4, fp32");
   perf->add_option("--kv-precision", args->perf.kv_precision, "KV cache precision (default bf16; fp8 with fp8 weights)");
   perf->add_option("--phase", args->perf.phase, "prefill or decode")->check(CLI::IsMember({"prefill", "decode"}));
   perf->add_option("--batch", args->perf.batch, "Sequences (or items) in the step")->check(CLI::Range(1LL, 1LL << 24));

@@ -25,6 +25,8 @@ std::optional<Precision> parse_precision(std::string_view text) {
   // Quantization formats by their usual names: AWQ and GPTQ store 4-bit weights (W4A16).
   if (lower == "awq" || lower == "gptq" || lower == "w4a16") lower = "int4";
   if (lower == "w8a8" || lower == "int8-w8a8") lower = "int8";
+  // OCP microscaling fp4 (gpt-oss's experts): fp4 elements with a shared scale per 32.
+  if (lower == "mxfp4") lower = "fp4";
   for (size_t i = 0; i < kNames.size(); ++i)
     if (lower == kNames[i]) return static_cast<Precision>(i);
   return std::nullopt;
@@ -34,6 +36,7 @@ WeightFormat weight_format_of(std::string_view text) {
   const std::string lower = to_lower(text);
   if (lower == "awq") return WeightFormat::awq;
   if (lower == "gptq") return WeightFormat::gptq;
+  if (lower == "mxfp4") return WeightFormat::mxfp4;
   return WeightFormat::plain;
 }
 
@@ -41,9 +44,16 @@ std::string_view weight_format_name(WeightFormat format) {
   switch (format) {
     case WeightFormat::awq: return "awq";
     case WeightFormat::gptq: return "gptq";
+    case WeightFormat::mxfp4: return "mxfp4";
     case WeightFormat::plain: break;
   }
   return "";
+}
+
+double quantized_weight_bits(Precision precision, WeightFormat format, int group_size) {
+  if (format == WeightFormat::mxfp4) return 4.0 + 8.0 / 32;  // an 8-bit power-of-two scale per 32
+  if (precision == Precision::int4 || precision == Precision::fp4) return 4.0 + 20.0 / group_size;
+  return precision_bytes(precision) * 8;
 }
 
 double precision_bytes(Precision precision) {
@@ -66,7 +76,7 @@ std::string precision_choices() {
     if (!out.empty()) out += ", ";
     out += name;
   }
-  return out + " (awq, gptq: int4)";
+  return out + " (awq, gptq: int4; mxfp4: fp4 microscaled)";
 }
 
 }  // namespace gw

@@ -281,6 +281,7 @@ Result<std::vector<ModelDemand>> model_demands(const Catalog& catalog, const Spe
       }
       InferenceMemoryOptions memory;
       memory.weight_precision = model.precision;
+      memory.weight_format = model.weight_format;
       memory.batch = std::max<long long>(1, static_cast<long long>(std::ceil(best->level.batch)));
       memory.context = std::max<long long>(1, static_cast<long long>(service.input_tokens.mean() + service.output_tokens.mean()));
       c.vram_gib = estimate_inference(model.arch, memory).total_bytes_per_device / (1024.0 * 1024 * 1024);

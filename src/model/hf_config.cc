@@ -306,9 +306,9 @@ Result<ModelArch> parse_model_config(std::string_view text, const std::string& f
                        "'): weights are sized at the precision given (--precision or the spec's: awq, gptq, int4, fp8, ...), "
                        "not read from the checkpoint";
     if (method == "mxfp4")
-      note += "; MXFP4 experts beside 16-bit attention are not modelled as such: fp4 sizes every layer matrix at 4 bits "
-              "(about the checkpoint's size), and fp4 is planned only on parts with fp4 tensor cores, though vLLM runs "
-              "MXFP4 weights on Hopper and Ampere (vllm-project/recipes OpenAI/GPT-OSS.md, read 2026-12-07)";
+      note += "; precision mxfp4 sizes it as it ships: routed experts at 4.25 bits (fp4 with an 8-bit scale per 32), "
+              "attention, router and embeddings in bf16, run natively on fp4 tensor cores and weight-only on Ampere, "
+              "Hopper and MI300 (vllm-project/recipes OpenAI/GPT-OSS.md, read 2026-12-07)";
     arch.assumptions.push_back(note);
     break;
   }

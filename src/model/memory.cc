@@ -22,6 +22,7 @@ long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 // split over tp, norms are replicated.
 struct DeviceParams {
   double quantizable = 0;  // layer matrices
+  double experts = 0;      // of which routed experts (MXFP4 quantizes these only)
   double embedding = 0;    // embeddings and output head
   double other = 0;        // norms, patch embedding, pooler
   double total() const { return quantizable + embedding + other; }
@@ -37,6 +38,7 @@ DeviceParams device_params(const ModelArch& arch, int tp, int pp) {
   double layers_on_stage = std::ceil(static_cast<double>(arch.num_layers) / pp);
   double layer_share = layers_on_stage / arch.num_layers;
   d.quantizable = p.quantizable() * layer_share / tp;
+  d.experts = p.mlp_experts * layer_share / tp;
   d.other = p.norms * layer_share + p.other;
   double head = arch.tied_embeddings ? p.embedding : p.lm_head;
   if (pp == 1) {
@@ -49,15 +51,27 @@ DeviceParams device_params(const ModelArch& arch, int tp, int pp) {
 
 // Bytes of weights for the device's parameters at a precision: quantized types apply to the
 // layer matrices; embeddings, head and norms stay 16-bit (as vLLM, AWQ and GPTQ keep them).
-double weight_bytes(const DeviceParams& d, Precision precision, int group_size, std::string& formula) {
+// MXFP4 on a MoE model applies to the routed experts only (gpt-oss's checkpoints keep attention
+// and the router in bf16: their quantization_config's modules_to_not_convert).
+double weight_bytes(const DeviceParams& d, Precision precision, WeightFormat format, int group_size, std::string& formula) {
   double element = precision_bytes(precision);
   double high = precision == Precision::fp32 ? 4.0 : 2.0;
   double rest = (d.embedding + d.other) * high;
+  if (format == WeightFormat::mxfp4 && d.experts > 0) {
+    const double bits = quantized_weight_bits(precision, format, group_size);
+    const double sixteen_bit = d.quantizable - d.experts + d.embedding + d.other;
+    formula = fmt::format("{:.4g} routed-expert params x (4 + 8/32) bits (MXFP4) + {:.4g} other params x 2 B", d.experts,
+                          sixteen_bit);
+    return d.experts * bits / 8 + sixteen_bit * 2.0;
+  }
   if (precision == Precision::int4 || precision == Precision::fp4) {
-    double scale_bits = 20.0 / group_size;  // fp16 scale + 4-bit zero point per group
-    double matrices = d.quantizable * (4.0 + scale_bits) / 8.0;
-    formula = fmt::format("{:.4g} matrix params x (4 + 20/{}) bits + {:.4g} other params x {} B", d.quantizable,
-                          group_size, d.embedding + d.other, high);
+    const double bits = quantized_weight_bits(precision, format, group_size);
+    double matrices = d.quantizable * bits / 8.0;
+    formula = format == WeightFormat::mxfp4
+                  ? fmt::format("{:.4g} matrix params x (4 + 8/32) bits (MXFP4) + {:.4g} other params x {} B", d.quantizable,
+                                d.embedding + d.other, high)
+                  : fmt::format("{:.4g} matrix params x (4 + 20/{}) bits + {:.4g} other params x {} B", d.quantizable,
+                                group_size, d.embedding + d.other, high);
     return matrices + rest;
   }
   if (precision == Precision::int8 || precision == Precision::fp8) {
@@ -130,7 +144,7 @@ MemoryEstimate estimate_inference(const ModelArch& arch, const InferenceMemoryOp
 
   std::string formula;
   DeviceParams d = device_params(arch, tp, pp);
-  e.weights_bytes = weight_bytes(d, o.weight_precision, o.quant_group_size, formula);
+  e.weights_bytes = weight_bytes(d, o.weight_precision, o.weight_format, o.quant_group_size, formula);
   if (tp > 1 || pp > 1) formula += fmt::format(" (one device of tp={} pp={})", tp, pp);
   add_term(e, "weights_bytes", e.weights_bytes, formula);
 
@@ -213,7 +227,11 @@ MemoryEstimate estimate_inference(const ModelArch& arch, const InferenceMemoryOp
   e.total_bytes_per_device = e.weights_bytes + e.kv_cache_bytes + e.activation_bytes + e.overhead_bytes;
   e.assumptions.push_back("quantized weights (int8/fp8/int4/fp4) apply to the layers' matrices; embeddings, "
                           "output head and norms stay 16-bit");
-  if (o.weight_precision == Precision::int4 || o.weight_precision == Precision::fp4)
+  if (o.weight_format == WeightFormat::mxfp4)
+    e.assumptions.push_back(arch.is_moe() ? "MXFP4: routed experts as 4-bit floats with an 8-bit scale per 32 weights (4.25 bits); "
+                                            "attention, router, embeddings and head in bf16, as gpt-oss's checkpoints ship"
+                                          : "MXFP4: layer matrices as 4-bit floats with an 8-bit scale per 32 weights (4.25 bits)");
+  else if (o.weight_precision == Precision::int4 || o.weight_precision == Precision::fp4)
     e.assumptions.push_back(fmt::format("4-bit groups of {} weights carry an fp16 scale and a 4-bit zero point "
                                         "(AWQ/GPTQ layout)", o.quant_group_size));
   if (arch.kind == ModelKind::decoder)

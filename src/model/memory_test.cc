@@ -163,6 +163,32 @@ TEST(InferenceMemory, WeightsByPrecision) {
   EXPECT_DOUBLE_EQ(estimate_inference(llama, o).weights_bytes, p.quantizable() * (4 + 20.0 / 32) / 8 + other * 2);
 }
 
+// gpt-oss as it ships: routed experts in MXFP4 (4 bits and an 8-bit scale per 32 weights),
+// attention, router, embeddings and head in bf16; the model card's checkpoint sizes (OpenAI,
+// arXiv 2508.10925, table 1): 60.8 GiB and 12.8 GiB.
+TEST(InferenceMemory, Mxfp4SizesGptOssAsItsCheckpoint) {
+  for (auto [name, checkpoint_gib] : {std::pair{"gpt-oss-120b", 60.8}, std::pair{"gpt-oss-20b", 12.8}}) {
+    ModelArch oss = preset(name);
+    ParamBreakdown p = count_params(oss);
+    InferenceMemoryOptions o;
+    o.weight_precision = Precision::fp4;
+    o.weight_format = WeightFormat::mxfp4;
+    MemoryEstimate e = estimate_inference(oss, o);
+    EXPECT_NEAR(e.weights_bytes, p.mlp_experts * 4.25 / 8 + (p.total() - p.mlp_experts) * 2, 1.0) << name;
+    EXPECT_NEAR(e.weights_bytes / (1024.0 * 1024 * 1024) / checkpoint_gib, 1.0, 0.02) << name;
+    // Plain fp4 would put attention at 4 bits too: smaller than the checkpoint.
+    o.weight_format = WeightFormat::plain;
+    EXPECT_LT(estimate_inference(oss, o).weights_bytes, e.weights_bytes) << name;
+  }
+  // On a dense model MXFP4 applies to every layer matrix.
+  ModelArch llama = preset("llama-3.1-8b");
+  ParamBreakdown p = count_params(llama);
+  InferenceMemoryOptions o;
+  o.weight_precision = Precision::fp4;
+  o.weight_format = WeightFormat::mxfp4;
+  EXPECT_DOUBLE_EQ(estimate_inference(llama, o).weights_bytes, p.quantizable() * 4.25 / 8 + (p.total() - p.quantizable()) * 2);
+}
+
 TEST(InferenceMemory, TensorAndPipelineSplits) {
   ModelArch llama = preset("llama-3.1-70b");
   InferenceMemoryOptions o;

@@ -30,6 +30,7 @@ std::optional<Error> classic_throughput(const ModelArch& arch, const Accelerator
   // Classic models: the largest batch that fits, items per second.
   InferenceMemoryOptions memory;
   memory.weight_precision = *precision;
+  memory.weight_format = setup.weight_format;
   memory.tensor_parallel = tp;
   double usable = accelerator->memory_bytes() * kUsableMemoryFraction;
   long long best_batch = 1;
@@ -79,7 +80,7 @@ std::optional<Error> llm_throughput(const ModelArch& arch, const Accelerator* ac
     Layout l;
     l.tp = layout_tp;
     l.replicas = o.count > 0 ? std::max(1, o.count / layout_tp) : 1;
-    double free = kv_cache_free_bytes(arch, *accelerator, *precision, setup.kv_precision, layout_tp, &l.memory);
+    double free = kv_cache_free_bytes(arch, *accelerator, *precision, setup.kv_precision, layout_tp, &l.memory, 0, setup.weight_format);
     if (free <= 0) return std::nullopt;
     weights_fit = true;
     l.throughput = continuous_max_throughput_within_tpot(arch, layout_setup, l.memory.kv_cache_bytes_per_token, free,
@@ -104,6 +105,7 @@ std::optional<Error> llm_throughput(const ModelArch& arch, const Accelerator* ac
   if (layouts.empty()) {
     InferenceMemoryOptions memory;
     memory.weight_precision = *precision;
+    memory.weight_format = weight_format_of(o.precision);
     memory.tensor_parallel = tp;
     MemoryEstimate e = estimate_inference(arch, memory);
     return option_error(o.tp > 0 || o.count == 0 ? "--tp" : "--count",
@@ -234,7 +236,7 @@ Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, 
   auto precision = parse_precision(o.precision);
   if (!precision) return option_error("--precision", "'" + o.precision + "' is not one of " + precision_choices());
   if (auto why = unsupported_precision(*accelerator, *precision, PrecisionEngine::serving, weight_format_of(o.precision)))
-    return option_error("--precision", accelerator->name + ": " + *why + " (" + kPrecisionSupportSource + ")");
+    return option_error("--precision", accelerator->name + ": " + *why + " (" + precision_support_source(weight_format_of(o.precision)) + ")");
   int tp = o.tp > 0 ? o.tp : o.count > 0 ? o.count : 1;
   if (o.count > 0 && o.tp > 0 && o.tp > o.count) return option_error("--tp", "tensor-parallel degree exceeds --count");
   if (arch.kind != ModelKind::generic && arch.num_heads % tp != 0)
@@ -243,6 +245,7 @@ Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, 
   setup.accelerator = accelerator;
   setup.tensor_parallel = tp;
   setup.weight_precision = *precision;
+  setup.weight_format = weight_format_of(o.precision);
   setup.kv_precision = o.kv_precision.empty() ? (*precision == Precision::fp8 ? Precision::fp8 : Precision::bf16)
                                                  : parse_precision(o.kv_precision).value_or(Precision::bf16);
   setup.efficiency = efficiency_for(*accelerator, o.calibration);

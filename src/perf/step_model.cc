@@ -33,6 +33,11 @@ LlmStepModel::LlmStepModel(const ModelArch& arch, const PerfSetup& setup) : arch
   double attention_width = arch.mla ? arch.num_heads * (arch.qk_nope_head_dim + arch.qk_rope_head_dim + arch.v_head_dim)
                                     : 2.0 * arch.q_dim();
   attention_flops_ = 2.0 * attention_width * arch.num_layers / tp;
+  if (arch.sliding_window) {
+    for (int layer = 0; layer < arch.num_layers; ++layer) sliding_share_ += arch.is_sliding_layer(layer);
+    sliding_share_ /= std::max(1, arch.num_layers);
+    window_tokens_ = static_cast<double>(*arch.sliding_window);
+  }
   InferenceMemoryOptions kv;
   kv.tensor_parallel = setup.tensor_parallel;
   kv.kv_precision = setup.kv_precision;
@@ -42,10 +47,8 @@ LlmStepModel::LlmStepModel(const ModelArch& arch, const PerfSetup& setup) : arch
   if (by_operator) dense_weight_bytes_ = 0;  // read by the operators
   if (arch.is_moe()) {
     for (int layer = 0; layer < arch.num_layers; ++layer) moe_layers_ += arch.is_moe_layer(layer);
-    double w = (setup.weight_precision == Precision::int4 || setup.weight_precision == Precision::fp4)
-                   ? (4.0 + 20.0 / 128) / 8
-                   : precision_bytes(setup.weight_precision);
-    expert_bytes_per_expert_layer_ = p.mlp_experts / std::max(1, moe_layers_) / arch.num_experts * w / tp;
+    expert_bytes_per_expert_layer_ =
+        p.mlp_experts / std::max(1, moe_layers_) / arch.num_experts * expert_weight_element_bytes(setup) / tp;
   }
   const Accelerator& a = *setup.accelerator;
   double peak = compute_peak_tflops(a, setup.weight_precision);
@@ -67,6 +70,8 @@ double LlmStepModel::step_time_s(double decode_sequences, double context_sum, do
   if (tokens <= 0) return 0;
   double network = tokens > 0 && network_latency_s_ > 0 ? network_latency_s_ + network_bytes_per_token_ * tokens : 0;
   if (roofline_) return parts(decode_sequences, context_sum, prefill_tokens, prefill_attended, sampled_sequences).total_s();
+  context_sum = windowed(context_sum, decode_sequences * window_tokens_);
+  prefill_attended = windowed(prefill_attended, prefill_tokens * window_tokens_ / 2);
   double flops = flops_per_token_ * tokens + head_flops_ * sampled_sequences +
                  attention_flops_ * (context_sum + prefill_attended);
   double bytes = dense_weight_bytes_ + kv_bytes_per_token_ * (context_sum + tokens);
@@ -110,6 +115,8 @@ StepParts LlmStepModel::parts(double decode_sequences, double context_sum, doubl
     return p;
   }
   // As llm_step by operator: layers, attention kernels, head GEMM, new tokens' KV writes.
+  context_sum = windowed(context_sum, decode_sequences * window_tokens_);
+  prefill_attended = windowed(prefill_attended, prefill_tokens * window_tokens_ / 2);
   const double layers = arch_->num_layers;
   const AttentionRoofline& a = roofline_->attention;
   p.layers_s = layer_time_s(tokens) * layers;

@@ -56,6 +56,13 @@ class LlmStepModel final : public LlmStepTimer {
   // repeat the same counts millions of times, and the answer depends on nothing else.
   double layer_time_s(double tokens) const;
   double average_layer_time_s(double tokens) const;  // uncached
+  // Token pairs attended where some layers see a sliding window only (Mistral, Gemma 2, gpt-oss),
+  // as llm_step counts them: `attended` capped at `cap` on those layers' share. Exact for a
+  // prompt (cap: its tokens x window / 2) and for decoding sequences whose contexts all reach
+  // the window or all stay within it (cap: sequences x window); an upper bound otherwise.
+  double windowed(double attended, double cap) const {
+    return sliding_share_ * std::min(attended, cap) + (1 - sliding_share_) * attended;
+  }
   static constexpr size_t kLayerCacheTokens = 16384;
   mutable std::once_flag layer_cache_once_;
   mutable std::unique_ptr<std::atomic<double>[]> layer_cache_;  // 0: not yet computed
@@ -67,6 +74,8 @@ class LlmStepModel final : public LlmStepTimer {
   double dense_weight_bytes_ = 0;    // read every step, per device
   double expert_bytes_per_expert_layer_ = 0;
   int moe_layers_ = 0;
+  double sliding_share_ = 0;         // of the layers, those that attend within a window
+  double window_tokens_ = 0;
   double kv_bytes_per_token_ = 0;    // per device
   double compute_rate_ = 0;          // FLOP/s achieved
   double memory_rate_ = 0;           // bytes/s achieved

@@ -56,6 +56,38 @@ TEST(LlmStepModel, AgreesWithLlmStepByOperatorAndByRoofline) {
   }
 }
 
+// gpt-oss in MXFP4 as vLLM runs it on an H100: the routed experts some token picked read at 4.25
+// bits a weight, attention, the router and the head at 16 (weight-only: 16-bit compute). The
+// simulator's step model agrees with llm_step, by operator and by the whole-step roofline, with
+// gpt-oss's 128-token window on every other layer (contexts past it: exact).
+TEST(LlmStepModel, Mxfp4ReadsTheExpertsAtFourBitsAndTheRestAtSixteen) {
+  auto catalog = Catalog::embedded();
+  ModelArch oss = resolve_model("gpt-oss-120b").value();
+  const ParamBreakdown p = count_params(oss);
+  for (bool by_operator : {false, true}) {
+    PerfSetup bf16;
+    bf16.accelerator = catalog.value().find_accelerator("H100");
+    bf16.efficiency = default_efficiency(*bf16.accelerator);
+    if (by_operator) use_layer_operators(bf16, nullptr);
+    PerfSetup mxfp4 = bf16;
+    mxfp4.weight_precision = Precision::fp4;
+    mxfp4.weight_format = WeightFormat::mxfp4;
+    const StepTime wide = decode_step(oss, bf16, 1, 1500), narrow = decode_step(oss, mxfp4, 1, 1500);
+    // By the roofline a decode step is its bytes; by operator the experts' small GEMMs are
+    // bound by their tiles and launches too (weight-only: 16-bit compute), and gain less.
+    EXPECT_LT(narrow.time_s, (by_operator ? 0.95 : 0.6) * wide.time_s) << by_operator;
+    if (!by_operator) {
+      // One token: its 4 experts in each of the 36 layers, 4.25 bits a weight instead of 16.
+      EXPECT_NEAR(wide.bytes - narrow.bytes, 4.0 * p.mlp_experts / 128 * (2 - 4.25 / 8), 1e-6 * wide.bytes);
+    }
+    LlmStepModel model(oss, mxfp4);
+    for (double decode : {1.0, 64.0}) {
+      StepTime t = llm_step(oss, mxfp4, decode, 1500, 0, 0, 0);
+      EXPECT_NEAR(model.step_time_s(decode, decode * 1500, 0, 0, decode), t.time_s, 1e-9 * t.time_s) << by_operator;
+    }
+  }
+}
+
 // An MoE layer by operator: its attention side as a dense layer's, its routed experts each at
 // their share of the tokens. Mixtral 8x7B's experts have Mistral 7B's MLP shape and the two share
 // attention, so one token (two experts hit, one token each) costs about two Mistral MLPs, and a

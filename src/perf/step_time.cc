@@ -44,10 +44,21 @@ LayerDims routed_expert_dims(const ModelArch& arch, LayerDims dims) {
   return dims;
 }
 
-double weight_element_bytes(Precision precision) {
-  if (precision == Precision::int4 || precision == Precision::fp4) return (4.0 + 20.0 / 128) / 8;
+double weight_element_bytes(Precision precision, WeightFormat format = WeightFormat::plain) {
+  if (precision == Precision::int4 || precision == Precision::fp4) return quantized_weight_bits(precision, format) / 8;
   if (precision == Precision::tf32) return 4;
   return precision_bytes(precision);
+}
+
+// MXFP4 on a MoE model quantizes its routed experts only: attention, shared experts, dense
+// layers and the router stay bf16 (gpt-oss's checkpoints).
+bool experts_only_quantized(const ModelArch& arch, const PerfSetup& setup) {
+  return setup.weight_format == WeightFormat::mxfp4 && arch.is_moe();
+}
+
+// Bytes per weight of the layer matrices outside the routed experts.
+double dense_weight_element_bytes(const ModelArch& arch, const PerfSetup& setup) {
+  return experts_only_quantized(arch, setup) ? 2.0 : weight_element_bytes(setup.weight_precision, setup.weight_format);
 }
 
 StepTime finish(const ModelArch& arch, const PerfSetup& setup, double flops, double bytes, double network_bytes,
@@ -102,7 +113,9 @@ bool uses_layer_operators(const ModelArch& arch, const PerfSetup& setup) {
 double layers_by_operator_s(const ModelArch& arch, const PerfSetup& setup, double tokens, int* measured, int* roofline) {
   const LayerOperatorModel& model = *setup.layer_operators;
   const std::string& device = setup.operator_device;
-  const GemmPrecision precision = layer_gemm_precision(setup);
+  const GemmPrecision precision = layer_gemm_precision(setup);  // the routed experts' on a MoE model
+  // Everything but the routed experts: 16-bit where only the experts are quantized.
+  const GemmPrecision dense_precision = experts_only_quantized(arch, setup) ? GemmPrecision{} : precision;
   const LayerDims dims = layer_dims(arch, setup.tensor_parallel);
   auto count = [&](const LayerOperatorModel::LayerTime& t) {
     if (measured) *measured += t.measured_operators;
@@ -124,9 +137,9 @@ double layers_by_operator_s(const ModelArch& arch, const PerfSetup& setup, doubl
   }
   double attention_s = 0;
   if (arch.mla) {
-    attention_s = mla_attention_side_s(arch, setup, tokens, precision, measured, roofline);
+    attention_s = mla_attention_side_s(arch, setup, tokens, dense_precision, measured, roofline);
   } else {
-    auto attention = model.layer_time(device, dims, tokens, &attention_side, precision);
+    auto attention = model.layer_time(device, dims, tokens, &attention_side, dense_precision);
     count(attention);
     attention_s = attention.time_s;
   }
@@ -156,7 +169,7 @@ double layers_by_operator_s(const ModelArch& arch, const PerfSetup& setup, doubl
     LayerDims shared = dims;
     shared.ffn = arch.shared_expert_intermediate_size > 0 ? arch.shared_expert_intermediate_size
                                                           : arch.num_shared_experts * expert.ffn;
-    moe_mlp_s += model.layer_time(device, shared, tokens, &mlp_side, precision).time_s;
+    moe_mlp_s += model.layer_time(device, shared, tokens, &mlp_side, dense_precision).time_s;
   }
   OperatorShape router;  // every device scores every expert (16-bit)
   router.n = arch.num_experts;
@@ -172,17 +185,23 @@ double layers_by_operator_s(const ModelArch& arch, const PerfSetup& setup, doubl
   int moe_layers = 0;
   for (int layer = 0; layer < arch.num_layers; ++layer) moe_layers += arch.is_moe_layer(layer);
   double dense_mlp_s =
-      moe_layers < arch.num_layers ? model.layer_time(device, dims, tokens, &mlp_side, precision).time_s : 0.0;
+      moe_layers < arch.num_layers ? model.layer_time(device, dims, tokens, &mlp_side, dense_precision).time_s : 0.0;
   return attention_s * arch.num_layers + moe_mlp_s * moe_layers + dense_mlp_s * (arch.num_layers - moe_layers);
 }
 
 GemmPrecision layer_gemm_precision(const PerfSetup& setup) {
-  return gemm_precision(*setup.accelerator, setup.weight_precision, setup.efficiency.operator_compute_8bit_scale);
+  GemmPrecision p = gemm_precision(*setup.accelerator, setup.weight_precision, setup.efficiency.operator_compute_8bit_scale);
+  if (setup.weight_format == WeightFormat::mxfp4) p.weight_bytes = weight_element_bytes(setup.weight_precision, setup.weight_format);
+  return p;
 }
 
 double layer_weight_bytes(const ModelArch& arch, const PerfSetup& setup) {
   ParamBreakdown p = count_params(arch);
-  return (p.attention + p.mlp_dense) * weight_element_bytes(setup.weight_precision) / std::max(1, setup.tensor_parallel);
+  return (p.attention + p.mlp_dense) * dense_weight_element_bytes(arch, setup) / std::max(1, setup.tensor_parallel);
+}
+
+double expert_weight_element_bytes(const PerfSetup& setup) {
+  return weight_element_bytes(setup.weight_precision, setup.weight_format);
 }
 
 StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_sequences, double context_tokens,
@@ -192,7 +211,7 @@ StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_s
   const double h = arch.hidden_size;
   const double tokens = decode_sequences + prefill_tokens;
   const double sequences_sampled = decode_sequences + prefill_sequences;
-  const double w = weight_element_bytes(setup.weight_precision);
+  const double w = dense_weight_element_bytes(arch, setup), w_expert = expert_weight_element_bytes(setup);
   const double high = setup.weight_precision == Precision::fp32 ? 4.0 : 2.0;
 
   // FLOPs: every token through every active layer matrix; the output head only for the tokens
@@ -226,7 +245,7 @@ StepTime llm_step(const ModelArch& arch, const PerfSetup& setup, double decode_s
     int moe_layers = 0;
     for (int layer = 0; layer < arch.num_layers; ++layer) moe_layers += arch.is_moe_layer(layer);
     double per_expert_layer = p.mlp_experts / std::max(1, moe_layers) / arch.num_experts;
-    weights += moe_layers * distinct_experts(arch, tokens) * per_expert_layer * w / tp;
+    weights += moe_layers * distinct_experts(arch, tokens) * per_expert_layer * w_expert / tp;
   }
   double bytes = weights + decode_sequences * attended(context_tokens) * kv_per_token + tokens * kv_per_token;
 
@@ -296,7 +315,7 @@ StepTime decode_step(const ModelArch& arch, const PerfSetup& setup, double batch
 StepTime item_step(const ModelArch& arch, const PerfSetup& setup, double batch, double tokens_per_item) {
   const double tp = std::max(1, setup.tensor_parallel);
   ParamBreakdown p = count_params(arch);
-  const double w = weight_element_bytes(setup.weight_precision);
+  const double w = weight_element_bytes(setup.weight_precision, setup.weight_format);
   double act = setup.weight_precision == Precision::fp32 ? 4.0 : 2.0;
   if (arch.kind == ModelKind::generic) {
     double flops = batch * arch.flops_per_item / tp;

@@ -19,6 +19,7 @@ struct PerfSetup {
   const Accelerator* accelerator = nullptr;
   int tensor_parallel = 1;
   Precision weight_precision = Precision::bf16;
+  WeightFormat weight_format = WeightFormat::plain;  // mxfp4: a MoE model's routed experts only, the rest bf16
   Precision kv_precision = Precision::bf16;
   EfficiencyFactors efficiency;
   // Per-layer operators (norms, projections, MLP, add) from measured profiles and a roofline
@@ -70,6 +71,8 @@ struct GemmPrecision;
 GemmPrecision layer_gemm_precision(const PerfSetup& setup);
 // The bytes of the layers' dense matrices on one device (what the operators read by operator).
 double layer_weight_bytes(const ModelArch& arch, const PerfSetup& setup);
+// Bytes per weight of a MoE model's routed experts (with their scales).
+double expert_weight_element_bytes(const PerfSetup& setup);
 
 // The output head as a GEMM on one device (vocabulary share x hidden).
 struct OperatorShape;

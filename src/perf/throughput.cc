@@ -26,9 +26,10 @@ Throughput static_batch_throughput(const ModelArch& arch, const PerfSetup& setup
 }
 
 double kv_cache_free_bytes(const ModelArch& arch, const Accelerator& accelerator, Precision weights, Precision kv,
-                           int tensor_parallel, MemoryEstimate* memory, double share_of_free) {
+                           int tensor_parallel, MemoryEstimate* memory, double share_of_free, WeightFormat format) {
   InferenceMemoryOptions options;
   options.weight_precision = weights;
+  options.weight_format = format;
   options.kv_precision = kv;
   options.tensor_parallel = tensor_parallel;
   options.context = 2048;  // activations sized for a 2,048-token chunk

@@ -30,7 +30,8 @@ Throughput static_batch_throughput(const ModelArch& arch, const PerfSetup& setup
 // TensorRT-LLM's kv_cache_free_gpu_mem_fraction sizes it). <= 0 when the weights do not fit.
 // memory: the estimate it came from.
 double kv_cache_free_bytes(const ModelArch& arch, const Accelerator& accelerator, Precision weights, Precision kv,
-                           int tensor_parallel, MemoryEstimate* memory = nullptr, double share_of_free = 0);
+                           int tensor_parallel, MemoryEstimate* memory = nullptr, double share_of_free = 0,
+                           WeightFormat format = WeightFormat::plain);
 
 // Continuous batching at the largest batch that fits: KV cache for batch x (input + output)
 // within free_bytes (device memory left after weights, activations and overhead), at most

@@ -20,6 +20,7 @@ ColdStart cold_start(const ModelSpec& model, const ScalingSpec& scaling) {
   ColdStart c;
   InferenceMemoryOptions memory;
   memory.weight_precision = model.precision;
+  memory.weight_format = model.weight_format;
   c.weights_gib = estimate_inference(model.arch, memory).weights_bytes / (1024.0 * 1024 * 1024);
   c.load_gbps = scaling.model_load_gbps > 0 ? scaling.model_load_gbps : default_load_gbps(scaling.model_source);
   c.model_load_s = c.weights_gib * 1.073741824 / c.load_gbps;

@@ -28,8 +28,8 @@ constexpr int kReplicasPastCapacity = 24;
 PoolLayout pool_layout(const DisaggregatedSearch& in, const Configuration& config) {
   PoolLayout m;
   m.config = config;
-  m.setup = screen_setup(config, in.model.precision, in.options);
-  m.free_bytes = screen_kv_free_bytes(in.model.arch, in.model.precision, config, in.options, in.engine, m.kv_bytes_per_token,
+  m.setup = screen_setup(config, in.model.precision, in.model.weight_format, in.options);
+  m.free_bytes = screen_kv_free_bytes(in.model.arch, in.model.precision, in.model.weight_format, config, in.options, in.engine, m.kv_bytes_per_token,
                                       &m.model_kv_bytes_per_token);
   return m;
 }

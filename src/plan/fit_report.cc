@@ -168,7 +168,7 @@ FitReport fit_report(const FitResult& r, bool explain) {
   if (!near_lines.empty())
     precision_lines += fmt::format("\nNear misses (within {:.0f}% of usable memory):\n", kNearMissShare * 100) + near_lines;
   if (!precision_lines.empty())
-    precision_lines = fmt::format("\n{} weights by architecture ({}):\n", o.precision, kPrecisionSupportSource) + precision_lines;
+    precision_lines = fmt::format("\n{} weights by architecture ({}):\n", o.precision, precision_support_source(weight_format_of(o.precision))) + precision_lines;
   std::string explain_text;
   if (explain) {
     explain_text += "\nAssumptions:\n";
@@ -235,7 +235,7 @@ FitReport fit_report(const FitResult& r, bool explain) {
   doc.assumptions = r.arch.assumptions;
   doc.assumptions.insert(doc.assumptions.end(), r.estimate.assumptions.begin(), r.estimate.assumptions.end());
   doc.assumptions.push_back("model: " + r.arch.source);
-  for (const auto& [text, parts] : grouped) doc.assumptions.push_back(text + " (" + parts + "; " + kPrecisionSupportSource + ")");
+  for (const auto& [text, parts] : grouped) doc.assumptions.push_back(text + " (" + parts + "; " + precision_support_source(weight_format_of(o.precision)) + ")");
   report.markdown = "# " + header + "\n## Memory per device\n\n" + render_markdown(breakdown) +
                     "\n## Where it fits\n\n" + render_markdown(placements) + precision_lines + explain_text;
   report.csv = render_csv(placements);

@@ -313,7 +313,7 @@ void add_priced_options(PlanSearch& search, const Configuration& config, int rep
 bool layout_fits(const PlanSearch& search, const Accelerator* accelerator, int tp, int pp) {
   Configuration probe{accelerator, tp, Batching::none, 1, pp};
   double kv_per_token = 0;
-  const double free = screen_kv_free_bytes(search.model.arch, search.model.precision, probe, search.options, search.engine, kv_per_token);
+  const double free = screen_kv_free_bytes(search.model.arch, search.model.precision, search.model.weight_format, probe, search.options, search.engine, kv_per_token);
   const ServiceSpec& service = search.service;
   const double need = search.llm ? kv_per_token * (service.input_tokens.quantile(0.99) + service.output_tokens.quantile(0.99)) : 0;
   return free > need;
@@ -434,7 +434,7 @@ void add_plan_assumptions(const PlanSearch& search) {
   plan.assumptions.push_back(fmt::format("sized for the peak rate {:.3g} requests/s, replicas at most {:.0f}% busy",
                                          search.peak, search.max_util * 100));
   for (const auto& [why, names] : search.precision_left_out)
-    plan.assumptions.push_back("not considered: " + join_list(names) + ": " + why + " (" + kPrecisionSupportSource + ")");
+    plan.assumptions.push_back("not considered: " + join_list(names) + ": " + why + " (" + precision_support_source(search.model.weight_format) + ")");
   plan.assumptions.insert(plan.assumptions.end(), search.engine.notes.begin(), search.engine.notes.end());
   plan.assumptions.push_back(
       service.min_replicas >= 2

@@ -131,22 +131,24 @@ DraftMemory draft_memory(const ScreenEngine& engine, const InferenceMemoryOption
   return out;
 }
 
-PerfSetup screen_setup(const Configuration& config, Precision precision, const PlannerOptions& options) {
+PerfSetup screen_setup(const Configuration& config, Precision precision, WeightFormat format, const PlannerOptions& options) {
   PerfSetup setup;
   setup.accelerator = config.accelerator;
   setup.tensor_parallel = config.tensor_parallel;
   setup.weight_precision = precision;
+  setup.weight_format = format;
   setup.kv_precision = precision == Precision::fp8 ? Precision::fp8 : Precision::bf16;
   setup.efficiency = efficiency_for(*config.accelerator, options.calibration);
   use_layer_operators(setup, options.calibration);
   return setup;
 }
 
-double screen_kv_free_bytes(const ModelArch& arch, Precision precision, const Configuration& config,
+double screen_kv_free_bytes(const ModelArch& arch, Precision precision, WeightFormat format, const Configuration& config,
                             const PlannerOptions& options, const ScreenEngine& engine, double& kv_bytes_per_token,
                             double* model_kv_bytes_per_token) {
   InferenceMemoryOptions memory;
   memory.weight_precision = precision;
+  memory.weight_format = format;
   memory.kv_precision = precision == Precision::fp8 ? Precision::fp8 : Precision::bf16;
   memory.tensor_parallel = config.tensor_parallel;
   memory.pipeline_parallel = config.pipeline_parallel;

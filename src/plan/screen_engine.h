@@ -72,12 +72,12 @@ struct DraftMemory {
 DraftMemory draft_memory(const ScreenEngine& engine, const InferenceMemoryOptions& memory);
 
 // The step-time setup of a replica laid out as config says.
-PerfSetup screen_setup(const Configuration& config, Precision precision, const PlannerOptions& options);
+PerfSetup screen_setup(const Configuration& config, Precision precision, WeightFormat format, const PlannerOptions& options);
 // Free device memory for the KV cache at this layout, in bytes; negative when weights do not
 // fit. A speculative draft's weights come out of it and its KV adds to every token's
 // (kv_bytes_per_token: per device, the draft's included; model_kv_bytes_per_token, when asked:
 // the model's alone, what a prefill pool hands over).
-double screen_kv_free_bytes(const ModelArch& arch, Precision precision, const Configuration& config,
+double screen_kv_free_bytes(const ModelArch& arch, Precision precision, WeightFormat format, const Configuration& config,
                             const PlannerOptions& options, const ScreenEngine& engine, double& kv_bytes_per_token,
                             double* model_kv_bytes_per_token = nullptr);
 

@@ -81,15 +81,15 @@ TEST(ScreenEngine, SpeculationGainsAtSmallBatchesAndLosesAtLargeOnes) {
   const ModelArch arch = load_preset("llama-3.1-70b").value();
   Configuration config{catalog.find_accelerator("H100"), 4, Batching::continuous, 256};
   PlannerOptions options;
-  const PerfSetup setup = screen_setup(config, Precision::bf16, options);
+  const PerfSetup setup = screen_setup(config, Precision::bf16, WeightFormat::plain, options);
   const ScreenEngine plain = screen_service(chat_service(0, 1)).value().engine;
   const ScreenEngine draft = screen_service(speculative_service("draft", 4, 0.535)).value().engine;
   EXPECT_LT(screen_step_s(draft, arch, setup, 1, 1000, 0, 0, 0), 0.8 * screen_step_s(plain, arch, setup, 1, 1000, 0, 0, 0));
   EXPECT_GT(screen_step_s(draft, arch, setup, 256, 1000, 0, 0, 0), 1.1 * screen_step_s(plain, arch, setup, 256, 1000, 0, 0, 0));
   // The draft's weights and KV come out of the cache.
   double kv_plain = 0, kv_draft = 0;
-  const double free_plain = screen_kv_free_bytes(arch, Precision::bf16, config, options, plain, kv_plain);
-  const double free_draft = screen_kv_free_bytes(arch, Precision::bf16, config, options, draft, kv_draft);
+  const double free_plain = screen_kv_free_bytes(arch, Precision::bf16, WeightFormat::plain, config, options, plain, kv_plain);
+  const double free_draft = screen_kv_free_bytes(arch, Precision::bf16, WeightFormat::plain, config, options, draft, kv_draft);
   EXPECT_LT(free_draft, free_plain - 0.4e9);  // 1.2B parameters in bf16 over 4 devices
   EXPECT_GT(kv_draft, kv_plain);
 }

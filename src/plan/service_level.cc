@@ -20,12 +20,13 @@ ServiceLevel classic_level(const ModelSpec& model, const ServiceSpec& service, c
                            int replicas, double rate, const PlannerOptions& options) {
   ServiceLevel level;
   const ModelArch& arch = model.arch;
-  PerfSetup setup = screen_setup(config, model.precision, options);
+  PerfSetup setup = screen_setup(config, model.precision, model.weight_format, options);
   double tokens = service.input_tokens.mean();
   if (!model.measured) {
     // Weights and the activations of a full batch must fit on the device.
     InferenceMemoryOptions memory;
     memory.weight_precision = model.precision;
+    memory.weight_format = model.weight_format;
     memory.tensor_parallel = config.tensor_parallel;
     memory.batch = config.max_batch;
     memory.context = std::max(1.0, tokens);
@@ -246,7 +247,7 @@ ServiceLevel llm_lane_level(const ModelArch& arch, const ServiceSpec& service, c
 // lengths: service_lengths(service), worked out once per search. The service's prompts are
 // what the replicas hold (screen_service widens them by traffic.prefix); engine says what of
 // them prefill computes and how the engine decodes.
-ServiceLevel llm_level(const ModelArch& arch, Precision precision, const ServiceSpec& service, const ScreenEngine& engine,
+ServiceLevel llm_level(const ModelArch& arch, Precision precision, WeightFormat format, const ServiceSpec& service, const ScreenEngine& engine,
                        const RequestLengths& lengths, const Configuration& config, int replicas, double rate,
                        const PlannerOptions& options) {
   // A replica across nodes runs one micro-batch per stage at once, each through every stage in
@@ -254,14 +255,14 @@ ServiceLevel llm_level(const ModelArch& arch, Precision precision, const Service
   // the whole model's step with its share of the KV cache.
   const int lanes = std::max(1, config.pipeline_parallel);
   double kv_per_token = 0;
-  const double free = screen_kv_free_bytes(arch, precision, config, options, engine, kv_per_token) / lanes;
+  const double free = screen_kv_free_bytes(arch, precision, format, config, options, engine, kv_per_token) / lanes;
   if (free <= 0) {
     ServiceLevel level;
     level.binding = "weights do not fit";
     return level;
   }
   ServiceLevel level = llm_lane_level(arch, service, engine, lengths, replicas * lanes, rate, options,
-                                      screen_setup(config, precision, options), free, kv_per_token, config.max_batch, config.batching, lanes);
+                                      screen_setup(config, precision, format, options), free, kv_per_token, config.max_batch, config.batching, lanes);
   level.capacity_rps *= lanes;  // per replica: all its lanes
   return level;
 }
@@ -288,7 +289,7 @@ RequestLengths service_lengths(const ServiceSpec& service) {
 ServiceLevel evaluate_with(const ModelSpec& model, const ServiceSpec& service, const ScreenEngine& engine, const RequestLengths& lengths,
                            const Configuration& config, int replicas, double rate_rps, const PlannerOptions& options) {
   if (model.arch.kind == ModelKind::decoder)
-    return llm_level(model.arch, model.precision, service, engine, lengths, config, replicas, rate_rps, options);
+    return llm_level(model.arch, model.precision, model.weight_format, service, engine, lengths, config, replicas, rate_rps, options);
   return classic_level(model, service, config, replicas, rate_rps, options);
 }
 

@@ -75,11 +75,13 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
     setup.accelerator = accelerator;
     setup.tensor_parallel = group.tensor_parallel;
     setup.weight_precision = model.precision;
+    setup.weight_format = model.weight_format;
     setup.kv_precision = model.precision == Precision::fp8 ? Precision::fp8 : Precision::bf16;
     setup.efficiency = efficiency_for(*accelerator, options.calibration);
     use_layer_operators(setup, options.calibration);
     InferenceMemoryOptions memory;
     memory.weight_precision = model.precision;
+    memory.weight_format = model.weight_format;
     memory.kv_precision = setup.kv_precision;
     memory.tensor_parallel = group.tensor_parallel;
     memory.pipeline_parallel = pp;
