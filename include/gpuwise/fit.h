@@ -17,7 +17,8 @@ namespace gpuwise {
 struct FitQuery {
   std::string model;                 // a preset name (gpuwise models) or a Hugging Face config.json path
   bool train = false;                // training instead of inference
-  std::string precision = "bf16";    // weights: fp32, bf16, fp16, fp8, int8, int4
+  std::string precision;             // weights: fp32, bf16, fp16, fp8, int8, int4, awq, gptq, fp4, mxfp4;
+                                     // empty: the checkpoint's format (gpt-oss: mxfp4), else bf16
   std::string kv_precision;          // empty: bf16 (fp32 with fp32 weights)
   long long batch = 1;               // concurrent sequences (training: the micro-batch)
   long long context_tokens = 0;      // per sequence; 0: min(4096, the model's maximum)

@@ -16,7 +16,7 @@ struct PerfQuery {
   std::string accelerator;           // required
   int count = 0;                     // devices; 0: one (max_throughput: tp's)
   int tp = 0;                        // tensor parallel; 0: searched with count
-  std::string precision = "bf16", kv_precision;  // kv empty: bf16
+  std::string precision, kv_precision;  // precision empty: the checkpoint's format, else bf16; kv empty: bf16
   std::string phase;                 // prefill, decode; empty: both
   long long batch = 1, context_tokens = 1024;
   bool max_throughput = false;       // the best sustained output tokens/s on `count` devices

@@ -54,8 +54,10 @@ TEST(Cli, FitGptOssInMxfp4OnOneEightyGigabyteGpu) {
     EXPECT_TRUE(refused["precision_unsupported"].get<bool>());
     EXPECT_NE(refused["reason"].get<std::string>().find("no MXFP4 kernels"), std::string::npos) << refused["reason"];
   }
-  CliRun text = run({"fit", "gpt-oss-120b", "--precision", "mxfp4", "--accelerator", "H100"});
+  // No precision given: the checkpoint's, as vLLM serves it.
+  CliRun text = run({"fit", "gpt-oss-120b", "--accelerator", "H100"});
   ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("inference mxfp4"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("Ada/Hopper has no fp4 tensor cores: MXFP4 experts run weight-only"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("OpenAI/GPT-OSS.md"), std::string::npos) << text.out;
 }

@@ -302,11 +302,16 @@ Result<ModelArch> parse_model_config(std::string_view text, const std::string& f
     auto q = holder->find("quantization_config");
     if (q == holder->end() || !q->is_object() || !q->contains("quant_method") || !(*q)["quant_method"].is_string()) continue;
     const std::string method = (*q)["quant_method"].get<std::string>();
-    std::string note = "the checkpoint is quantized (quantization_config.quant_method '" + method +
-                       "'): weights are sized at the precision given (--precision or the spec's: awq, gptq, int4, fp8, ...), "
-                       "not read from the checkpoint";
+    const std::string lower = to_lower(method);
+    // The formats gpuwise sizes as such; vLLM serves a checkpoint in its own format by default.
+    if (lower == "mxfp4" || lower == "fp8" || lower == "awq" || lower == "gptq") arch.checkpoint_precision = lower;
+    std::string note = "the checkpoint is quantized (quantization_config.quant_method '" + method + "'): ";
+    note += arch.checkpoint_precision.empty()
+                ? "weights are sized at the precision given (--precision or the spec's: awq, gptq, int4, fp8, ...), not read "
+                  "from the checkpoint"
+                : "weights are sized as " + arch.checkpoint_precision + " (as vLLM serves it) unless a precision is given";
     if (method == "mxfp4")
-      note += "; precision mxfp4 sizes it as it ships: routed experts at 4.25 bits (fp4 with an 8-bit scale per 32), "
+      note += "; mxfp4 sizes it as it ships: routed experts at 4.25 bits (fp4 with an 8-bit scale per 32), "
               "attention, router and embeddings in bf16, run natively on fp4 tensor cores and weight-only on Ampere, "
               "Hopper and MI300 (vllm-project/recipes OpenAI/GPT-OSS.md, read 2026-12-07)";
     arch.assumptions.push_back(note);

@@ -111,6 +111,9 @@ TEST(HfConfig, GptOssCountsAsItsModelCard) {
     // Known, so no "read as Llama-style" note; the checkpoint's MXFP4 is said not to be read.
     ASSERT_EQ(a.assumptions.size(), 1u);
     EXPECT_NE(a.assumptions[0].find("quant_method 'mxfp4'"), std::string::npos) << a.assumptions[0];
+    // Served as it ships unless a precision is given (vLLM's default for the checkpoint).
+    EXPECT_EQ(a.checkpoint_precision, "mxfp4");
+    EXPECT_EQ(a.serving_precision(), "mxfp4");
   }
 }
 

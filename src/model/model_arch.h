@@ -83,6 +83,12 @@ struct ModelArch {
   std::vector<std::string> assumptions;
   double published_params = 0;  // from the model card, when known (presets)
   std::string published_params_source;
+  // The weights' format as the checkpoint ships them, where its quantization_config names one
+  // gpuwise reads (mxfp4, fp8, awq, gptq): what vLLM serves unless told otherwise, and so the
+  // precision fit, perf and specs take when none is given. Empty: 16-bit.
+  std::string checkpoint_precision;
+  // checkpoint_precision, or bf16.
+  std::string serving_precision() const { return checkpoint_precision.empty() ? "bf16" : checkpoint_precision; }
 
   bool is_moe() const { return num_experts > 0; }
   bool is_moe_layer(int layer) const;

@@ -228,7 +228,9 @@ std::string decode_attention_explain(const ModelArch& arch, const Accelerator& a
 
 }  // namespace
 
-Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, const PerfOptions& o) {
+Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, const PerfOptions& given) {
+  PerfOptions o = given;
+  if (o.precision.empty()) o.precision = arch.serving_precision();
   PerfResult perf;
   auto named = catalog.accelerator_named(o.accelerator);
   if (!named.ok()) return option_error("--accelerator", named.error().message);

@@ -14,7 +14,7 @@ namespace gw {
 
 // What `gpuwise perf` takes; errors name its options ("--tp").
 struct PerfOptions {
-  std::string accelerator, precision = "bf16", kv_precision, phase, step_model = "operators";
+  std::string accelerator, precision, kv_precision, phase, step_model = "operators";  // precision empty: the checkpoint's (bf16)
   std::string decode_attention = "grouped";  // or per-query-head (PerfSetup::decode_attention_per_query_head)
   int count = 0, tp = 0;                 // devices and tensor parallel; 0: one device, or searched with count
   long long batch = 1, context_tokens = 1024;

@@ -9,7 +9,9 @@
 
 namespace gw {
 
-Result<FitResult> fit_question(const Catalog& catalog, const ModelArch& arch, const FitOptions& o) {
+Result<FitResult> fit_question(const Catalog& catalog, const ModelArch& arch, const FitOptions& given) {
+  FitOptions o = given;
+  if (o.precision.empty()) o.precision = o.train ? "bf16" : arch.serving_precision();
   FitRequest request;
   request.mode = o.train ? FitMode::training : FitMode::inference;
   request.usable_fraction = o.usable_fraction;

@@ -16,7 +16,7 @@ namespace gw {
 // What `gpuwise fit` takes, as its options say it; errors name the option ("--context").
 struct FitOptions {
   bool train = false;
-  std::string precision = "bf16";
+  std::string precision;  // empty: the checkpoint's (ModelArch::serving_precision), bf16 for training
   std::string kv_precision;       // empty: bf16 (fp32 with fp32 weights)
   long long batch = 1;
   long long context = 0;          // 0: min(4096, the model's maximum)

@@ -130,6 +130,10 @@ ModelSpec read_model(const Reader& r, const YAML::Node& node, const std::string&
     if (!precision) r.fail(node["precision"], path + ".precision", "'" + text + "' is not one of " + precision_choices());
     model.precision = *precision;
     model.weight_format = weight_format_of(text);
+  } else if (!model.arch.checkpoint_precision.empty()) {
+    // None given: the checkpoint's own format, as vLLM serves it (gpt-oss: mxfp4).
+    model.precision = parse_precision(model.arch.checkpoint_precision).value_or(Precision::bf16);
+    model.weight_format = weight_format_of(model.arch.checkpoint_precision);
   }
   return model;
 }

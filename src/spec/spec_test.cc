@@ -78,6 +78,24 @@ TEST(Spec, SecondsFieldsTakeAUnit) {
   EXPECT_EQ(rate.error().message, "'3s' is not a finite number");
 }
 
+// A model with no precision runs as its checkpoint ships (gpt-oss: MXFP4 experts), as vLLM
+// serves it; one given wins; a 16-bit checkpoint stays bf16.
+TEST(Spec, AModelWithoutAPrecisionRunsAsItsCheckpointShips) {
+  const std::string service = "services:\n  - name: chat\n    model: m\n    traffic: {rps: 3}\n"
+                              "    tokens: {input: 1000, output: 200}\n    slo: {ttft_p99_s: 1}\n";
+  auto shipped = parse("models: {m: {preset: gpt-oss-20b}}\n" + service);
+  ASSERT_TRUE(shipped.ok()) << shipped.error().to_string();
+  EXPECT_EQ(shipped.value().models.at("m").precision, Precision::fp4);
+  EXPECT_EQ(shipped.value().models.at("m").weight_format, WeightFormat::mxfp4);
+  auto given = parse("models: {m: {preset: gpt-oss-20b, precision: bf16}}\n" + service);
+  ASSERT_TRUE(given.ok()) << given.error().to_string();
+  EXPECT_EQ(given.value().models.at("m").precision, Precision::bf16);
+  EXPECT_EQ(given.value().models.at("m").weight_format, WeightFormat::plain);
+  auto sixteen = parse("models: {m: {preset: llama-3.1-8b}}\n" + service);
+  ASSERT_TRUE(sixteen.ok()) << sixteen.error().to_string();
+  EXPECT_EQ(sixteen.value().models.at("m").precision, Precision::bf16);
+}
+
 TEST(Spec, UnknownKeysSuggestTheRightOne) {
   auto spec = parse("version: 1\nservices:\n  - name: a\n    model: gpt2\n    trafic: {rps: 1}\n");
   ASSERT_FALSE(spec.ok());
