@@ -79,7 +79,7 @@ constexpr long long kColocatedRequests = 40000;
 constexpr int kColocatedExtraGpus = 8;  // GPUs a pool may gain before its check gives up
 
 // A pool's models together on its GPUs, each at its rate in the pool's busiest hour (the hour
-// its GPU count was sized for); GPUs are added one at a time until every model meets its SLO.
+// its GPU count was sized for); nodes are added one at a time until every model meets its SLO.
 // Returns the check's JSON per model; sets the pool's GPUs and cost to what passed.
 json verify_pool(const FleetInputs& in, const std::vector<ModelDemand>& models, ModelPool& pool, std::string& note) {
   const Spec& spec = in.spec;
@@ -114,7 +114,7 @@ json verify_pool(const FleetInputs& in, const std::vector<ModelDemand>& models, 
   const int sized = pool.gpus;
   Result<ColocatedResult> check = simulate_colocated(colocated, pool.gpus, kColocatedRequests, in.options.seed);
   while (check.ok() && !check.value().all_met() && pool.gpus < sized + kColocatedExtraGpus) {
-    ++pool.gpus;
+    pool.gpus += std::max(1, pool.gpus_per_node);
     check = simulate_colocated(colocated, pool.gpus, kColocatedRequests, in.options.seed);
   }
   if (!check.ok()) throw InputError{check.error()};
@@ -372,11 +372,12 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
   report.add_section("Models on shared pools", paragraphs, tables);
   report.doc.assumptions.push_back(fmt::format(
       "pools: every GPU of a pool hosts each of its models (weights and working set at the operating batch must fit in {:.0f}% "
-      "of its memory); GPUs = ceil(the busiest hour's sum of the models' GPU shares / {:.0f}%), hours from each model's daily or "
+      "of its memory); GPUs = ceil(the busiest hour's sum of the models' GPU shares / {:.0f}%) in whole nodes of its instance "
+      "(billed whole), hours from each model's daily or "
       "weekly profile (its peak all day without one); a share is the model's peak rate over its capacity per GPU at its SLO from "
       "the planner (tensor parallel 1); each pool then simulated with its models together on its GPUs (each GPU runs one "
       "model's step at a time, the models with work taking turns; requests to the GPU with the fewest outstanding; every "
-      "model Poisson at its rate in the pool's busiest hour, {} requests, seeded) and GPUs added until every model's p99 "
+      "model Poisson at its rate in the pool's busiest hour, {} requests, seeded) and nodes added until every model's p99 "
       "meets its SLO",
       PlannerOptions{}.usable_fraction * 100, spec.constraints.max_utilization * 100, kColocatedRequests));
   report.doc.assumptions.push_back("per model: the pool's cost shared by peak GPU share, per 1k requests at the model's average rate");

@@ -22,6 +22,9 @@ int gpus_for(double peak_gpus, double max_utilization) {
   return std::max(1, static_cast<int>(std::ceil(peak_gpus / max_utilization - 1e-9)));
 }
 
+// GPUs rounded up to whole nodes: a cloud bills a node of 2 GPUs whole, not the 1 a pool uses.
+int whole_nodes(int gpus, int gpus_per_node) { return (gpus + gpus_per_node - 1) / gpus_per_node * gpus_per_node; }
+
 // The cheapest type for a set of models sharing one pool, or nullopt when none hosts them all.
 std::optional<ModelPool> best_pool(const std::vector<ModelDemand>& models, const std::vector<int>& members, double max_utilization) {
   std::optional<ModelPool> best;
@@ -46,7 +49,8 @@ std::optional<ModelPool> best_pool(const std::vector<ModelDemand>& models, const
     ModelPool pool;
     pool.accelerator = first.accelerator_name;
     pool.models = members;
-    pool.gpus = std::max(floor, gpus_for(peak, max_utilization));
+    pool.gpus_per_node = std::max(1, first.gpus_per_node);
+    pool.gpus = whole_nodes(std::max(floor, gpus_for(peak, max_utilization)), pool.gpus_per_node);
     pool.usd_per_month = pool.gpus * first.usd_per_gpu_hour * kHoursPerMonth;
     pool.vram_gib = vram;
     pool.peak_gpus = peak;
@@ -120,9 +124,11 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
   const int t = static_cast<int>(types.size());
 
   Milp milp;
-  // Columns: u[s][p][a] (model s in pool p of type a; p <= s breaks the pools' symmetry), then n[p][a].
+  // Columns: u[s][p][a] (model s in pool p of type a; p <= s breaks the pools' symmetry), then
+  // n[p][a], the pool's nodes of the type's instance (node_gpus each, billed whole).
   std::map<std::tuple<int, int, int>, int> u;
   std::vector<std::vector<int>> gpus(static_cast<size_t>(n), std::vector<int>(static_cast<size_t>(t), 0));
+  auto node_gpus = [&](int a) { return std::max(1, type_info[types[static_cast<size_t>(a)]]->gpus_per_node); };
   auto candidate = [&](int s, int a) -> const PoolCandidate* {
     for (const auto& c : models[static_cast<size_t>(s)].candidates)
       if (c.accelerator_name == types[static_cast<size_t>(a)]) return &c;
@@ -135,7 +141,7 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
   for (int p = 0; p < n; ++p)
     for (int a = 0; a < t; ++a)
       gpus[static_cast<size_t>(p)][static_cast<size_t>(a)] =
-          milp.add_integer(type_info[types[static_cast<size_t>(a)]]->usd_per_gpu_hour * kHoursPerMonth);
+          milp.add_integer(type_info[types[static_cast<size_t>(a)]]->usd_per_gpu_hour * node_gpus(a) * kHoursPerMonth);
   for (int s = 0; s < n; ++s) {  // every model in exactly one pool
     Milp::Terms terms;
     for (int p = 0; p <= s; ++p)
@@ -159,7 +165,7 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
         Milp::Terms compute;
         for (int s = p; s < n; ++s)
           if (u.count({s, p, a})) compute.emplace_back(u[{s, p, a}], at_hour(*candidate(s, a), h));
-        compute.emplace_back(pool_gpus, -max_utilization);
+        compute.emplace_back(pool_gpus, -max_utilization * node_gpus(a));
         milp.add_at_most(compute, 0);
       }
       milp.add_at_most(memory, type_info[types[static_cast<size_t>(a)]]->usable_vram_gib);  // a copy of each fits
@@ -168,7 +174,7 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
       for (int s = p; s < n; ++s)
         if (u.count({s, p, a}))
           milp.add_at_most({{u[{s, p, a}], std::max(1.0, static_cast<double>(models[static_cast<size_t>(s)].min_replicas))},
-                            {pool_gpus, -1.0}},
+                            {pool_gpus, -static_cast<double>(node_gpus(a))}},
                            0);
     }
   std::string why;
@@ -184,7 +190,8 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
       ModelPool pool;
       pool.accelerator = types[static_cast<size_t>(a)];
       pool.models = members;
-      pool.gpus = static_cast<int>(std::lround(milp.value(gpus[static_cast<size_t>(p)][static_cast<size_t>(a)])));
+      pool.gpus_per_node = node_gpus(a);
+      pool.gpus = static_cast<int>(std::lround(milp.value(gpus[static_cast<size_t>(p)][static_cast<size_t>(a)]))) * pool.gpus_per_node;
       pool.usd_per_month = pool.gpus * type_info[pool.accelerator]->usd_per_gpu_hour * kHoursPerMonth;
       std::vector<double> load(24, 0);
       for (int s : members) {
@@ -266,6 +273,7 @@ Result<std::vector<ModelDemand>> model_demands(const Catalog& catalog, const Spe
       c.accelerator_name = a->name;
       c.usd_per_gpu_hour = best->usd_per_hour / best->replicas;
       c.instance_type = best->offering->instance_type;
+      c.gpus_per_node = std::max(1, best->offering->accelerator_count);
       c.cpu_architecture = std::string(cpu_architecture(*best->offering));
       c.peak_gpus = service.traffic.peak_rps / best->level.capacity_rps;
       c.average_gpus = service.traffic.average_rps / best->level.capacity_rps;

@@ -31,6 +31,7 @@ struct PoolCandidate {
   std::vector<double> hourly_gpus;  // 24: the share at each hour of the day (a daily shape); empty: peak all day
   std::string instance_type;        // the offering the planner priced it on
   std::string cpu_architecture;     // its host CPU (x86_64, arm64): what the serving image is built for
+  int gpus_per_node = 1;            // its GPUs: a pool on it is billed in whole nodes
 };
 
 struct ModelDemand {
@@ -51,7 +52,8 @@ std::pair<bool, std::string> scale_to_zero_advice(const ServiceSpec& service, do
 struct ModelPool {
   std::string accelerator;
   std::vector<int> models;   // indexes into the demands
-  int gpus = 0;
+  int gpus = 0;               // a whole number of nodes' GPUs
+  int gpus_per_node = 1;
   double usd_per_month = 0;
   double vram_gib = 0, peak_gpus = 0;
 };

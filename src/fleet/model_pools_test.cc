@@ -14,6 +14,7 @@ TEST(ModelPools, MilpEqualsBruteForceOnRandomCases) {
   const char* types[] = {"T4", "L4", "A10G", "A100"};
   const double prices[] = {0.53, 0.80, 1.01, 3.67};
   const double memory[] = {14.4, 21.6, 21.6, 72.0};
+  const int node_gpus[] = {1, 1, 4, 2};  // pools are billed in whole nodes of these
   for (int trial = 0; trial < 60; ++trial) {
     int n = 2 + static_cast<int>(random() % 4);  // 2-5 models
     std::vector<ModelDemand> models(static_cast<size_t>(n));
@@ -26,6 +27,7 @@ TEST(ModelPools, MilpEqualsBruteForceOnRandomCases) {
         c.accelerator_name = types[t];
         c.usd_per_gpu_hour = prices[t];
         c.usable_vram_gib = memory[t];
+        c.gpus_per_node = node_gpus[t];
         c.peak_gpus = static_cast<double>(random() % 250) / 100 / (1 + t);  // faster types need less
         c.vram_gib = 1 + static_cast<double>(random() % 1200) / 100;
         if (random() % 2)
@@ -34,7 +36,7 @@ TEST(ModelPools, MilpEqualsBruteForceOnRandomCases) {
         models[static_cast<size_t>(m)].candidates.push_back(c);
       }
       if (models[static_cast<size_t>(m)].candidates.empty()) {
-        PoolCandidate c{nullptr, "A100", 3.67, 0.5, 0.2, 10, 72, {}, "", ""};
+        PoolCandidate c{nullptr, "A100", 3.67, 0.5, 0.2, 10, 72, {}, "", "", 2};
         models[static_cast<size_t>(m)].candidates.push_back(c);
       }
     }
@@ -48,14 +50,38 @@ TEST(ModelPools, MilpEqualsBruteForceOnRandomCases) {
     for (const auto& p : exact.value().pools) {
       for (int m : p.models) ++placed[static_cast<size_t>(m)];
       EXPECT_GE(p.gpus * 0.8 + 1e-9, p.peak_gpus);
+      EXPECT_EQ(p.gpus % p.gpus_per_node, 0) << p.accelerator << " " << p.gpus;
     }
     for (int count : placed) EXPECT_EQ(count, 1);
   }
 }
 
+// A pool is billed in whole nodes: one GPU's work on a type sold in nodes of 8 costs 8 GPUs, so a
+// dearer GPU sold singly wins; a pool on 2-GPU nodes rounds 3 GPUs up to 4.
+TEST(ModelPools, PoolsAreBilledInWholeNodes) {
+  std::vector<ModelDemand> one(1);
+  one[0].service = "m";
+  one[0].candidates.push_back({nullptr, "H100", 1.00, 0.5, 0.3, 10, 72, {}, "p5.48xlarge", "x86_64", 8});
+  one[0].candidates.push_back({nullptr, "L40S", 1.20, 0.5, 0.3, 10, 40, {}, "g6e.xlarge", "x86_64", 1});
+  auto single = assign_pools_exact(one, 0.8);
+  ASSERT_TRUE(single.ok()) << single.error().message;
+  ASSERT_EQ(single.value().pools.size(), 1u);
+  EXPECT_EQ(single.value().pools[0].accelerator, "L40S");
+  EXPECT_EQ(single.value().pools[0].gpus, 1);
+  EXPECT_EQ(one_pool_per_model(one, 0.8).pools[0].accelerator, "L40S");
+  std::vector<ModelDemand> pair(1);
+  pair[0].service = "m";
+  pair[0].candidates.push_back({nullptr, "A100-80GB", 2.00, 2.2, 1.0, 66, 72, {}, "a2-ultragpu-2g", "x86_64", 2});
+  auto rounded = assign_pools_exact(pair, 0.8);
+  ASSERT_TRUE(rounded.ok()) << rounded.error().message;
+  EXPECT_EQ(rounded.value().pools[0].gpus, 4);  // 2.2 / 0.8 = 2.75: 3 GPUs, 2 nodes
+  EXPECT_NEAR(rounded.value().usd_per_month, 4 * 2.00 * 730, 1e-6);
+  EXPECT_EQ(assign_pools_brute_force(pair, 0.8).pools[0].gpus, 4);
+}
+
 TEST(ModelPools, MemoryKeepsBigModelsApart) {
   std::vector<ModelDemand> models(2);
-  for (auto& m : models) m.candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 15, 21.6, {}, "", ""});
+  for (auto& m : models) m.candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 15, 21.6, {}, "", "", 1});
   auto r = assign_pools_exact(models, 0.8);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.value().pools.size(), 2u);  // 15 + 15 GiB do not fit one 21.6 GiB GPU
@@ -111,7 +137,7 @@ TEST(ModelPools, ModelsPeakingAtDifferentHoursNetOut) {
   // A daytime model and a nightly one, each 1.5 GPUs at its peak and 0.1 off it.
   std::vector<ModelDemand> models(2);
   for (int m = 0; m < 2; ++m) {
-    PoolCandidate c{nullptr, "L4", 0.8, 1.5, 0.5, 4, 21.6, {}, "", ""};
+    PoolCandidate c{nullptr, "L4", 0.8, 1.5, 0.5, 4, 21.6, {}, "", "", 1};
     for (int h = 0; h < 24; ++h) c.hourly_gpus.push_back((h >= 9 && h < 18) == (m == 0) ? 1.5 : 0.1);
     models[static_cast<size_t>(m)].service = m == 0 ? "day" : "night";
     models[static_cast<size_t>(m)].candidates.push_back(c);
@@ -132,7 +158,7 @@ TEST(ModelPools, ModelsPeakingAtDifferentHoursNetOut) {
 TEST(ModelPools, AModelThatFitsNowhereIsAClearError) {
   std::vector<ModelDemand> models(2);
   models[0].service = "small";
-  models[0].candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 2, 21.6, {}, "", ""});
+  models[0].candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 2, 21.6, {}, "", "", 1});
   models[1].service = "huge";
   auto r = assign_pools_exact(models, 0.8);
   ASSERT_FALSE(r.ok());
