@@ -260,13 +260,7 @@ Result<std::vector<ModelDemand>> model_demands(const Catalog& catalog, const Spe
       Spec one = spec;
       one.constraints.accelerators_include = {a->name};
       ServicePlan plan = plan_service(catalog, one, service, planner);
-      // The cheapest tensor-parallel-1 option on this type.
-      const PlanOption* best = nullptr;
-      for (const auto& o : plan.ranked)
-        if (o.config.tensor_parallel == 1 && (!best || o.usd_per_hour / o.replicas < best->usd_per_hour / best->replicas)) best = &o;
-      if (plan.best && plan.best->config.tensor_parallel == 1 &&
-          (!best || plan.best->usd_per_hour / plan.best->replicas < best->usd_per_hour / best->replicas))
-        best = &*plan.best;
+      const PlanOption* best = pool_option(plan);
       if (!best || best->level.capacity_rps <= 0) continue;
       PoolCandidate c;
       c.accelerator = a;
@@ -299,6 +293,22 @@ Result<std::vector<ModelDemand>> model_demands(const Catalog& catalog, const Spe
     out.push_back(d);
   }
   return out;
+}
+
+const PlanOption* pool_option(const ServicePlan& plan) {
+  auto better = [](const PlanOption& o, const PlanOption* than) {
+    if (o.config.tensor_parallel != 1 || o.level.capacity_rps <= 0 || o.replicas <= 0 || !o.offering) return false;
+    if (!than) return true;
+    const double mine = o.usd_per_hour / o.replicas / o.level.capacity_rps;
+    const double theirs = than->usd_per_hour / than->replicas / than->level.capacity_rps;
+    if (mine < theirs * 0.999) return true;
+    return mine <= theirs * 1.001 && o.offering->accelerator_count < than->offering->accelerator_count;
+  };
+  const PlanOption* best = nullptr;
+  for (const auto& o : plan.ranked)
+    if (better(o, best)) best = &o;
+  if (plan.best && better(*plan.best, best)) best = &*plan.best;
+  return best;
 }
 
 }  // namespace gw

@@ -16,6 +16,7 @@
 #include "catalog/catalog.h"
 #include "core/error.h"
 #include "perf/efficiency.h"
+#include "plan/inference.h"
 #include "spec/spec.h"
 
 namespace gw {
@@ -72,5 +73,11 @@ PoolAssignment one_pool_per_model(const std::vector<ModelDemand>& models, double
 
 // The planner's view of each service on each allowed accelerator (tensor parallel 1).
 Result<std::vector<ModelDemand>> model_demands(const Catalog& catalog, const Spec& spec, const Calibration* calibration);
+
+// The option of a model's plan on one accelerator type a pool would run it as: tensor parallel 1,
+// its GPU costing least per request/s it carries (a batched replica over an unbatched one at the
+// same price per GPU); within 0.1%, on the smallest node (a pool is billed in whole nodes).
+// nullptr where the plan has none.
+const PlanOption* pool_option(const ServicePlan& plan);
 
 }  // namespace gw

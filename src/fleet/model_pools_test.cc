@@ -79,6 +79,34 @@ TEST(ModelPools, PoolsAreBilledInWholeNodes) {
   EXPECT_EQ(assign_pools_brute_force(pair, 0.8).pools[0].gpus, 4);
 }
 
+// A pool runs a model as the option whose GPU carries a request/s for least: not the unbatched
+// one on a cheaper GPU-hour (a quarter of the capacity), and among equals the smallest node.
+TEST(ModelPools, APoolRunsTheOptionCheapestPerRequestCarried) {
+  Offering two_gpus, one_gpu, cheap_eight;
+  two_gpus.accelerator_count = 2;
+  one_gpu.accelerator_count = 1;
+  cheap_eight.accelerator_count = 8;
+  auto option = [](const Offering& offering, int replicas, double usd_per_gpu_hour, double capacity_rps) {
+    PlanOption o;
+    o.offering = &offering;
+    o.config.tensor_parallel = 1;
+    o.replicas = replicas;
+    o.usd_per_hour = usd_per_gpu_hour * replicas;
+    o.level.capacity_rps = capacity_rps;
+    return o;
+  };
+  ServicePlan plan;
+  plan.ranked = {option(two_gpus, 6, 2.95, 0.67), option(cheap_eight, 25, 2.50, 0.17)};
+  ASSERT_NE(pool_option(plan), nullptr);
+  EXPECT_EQ(pool_option(plan)->offering, &two_gpus);  // $4.40 per request/s against $14.71
+  plan.ranked.push_back(option(one_gpu, 6, 2.95, 0.67));
+  EXPECT_EQ(pool_option(plan)->offering, &one_gpu);
+  PlanOption wide = option(one_gpu, 2, 1.0, 5.0);
+  wide.config.tensor_parallel = 2;
+  plan.ranked = {wide};
+  EXPECT_EQ(pool_option(plan), nullptr);  // a pool runs one GPU a replica
+}
+
 TEST(ModelPools, MemoryKeepsBigModelsApart) {
   std::vector<ModelDemand> models(2);
   for (auto& m : models) m.candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 15, 21.6, {}, "", "", 1});
