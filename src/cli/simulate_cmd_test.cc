@@ -357,5 +357,41 @@ TEST(CliSimulate, KvPulledBetweenStepsIsExplainedAndItsStallReported) {
   EXPECT_NE(explained.find("pulled by the decode replica between its steps"), std::string::npos) << explained;
 }
 
+// gpt-oss attends within 128 tokens on half its layers: those keep only the window's blocks (vLLM
+// V1's hybrid allocator), so a replica holds about twice the long sequences it would if every
+// layer kept every token, and at a load that fills it, runs the larger batches.
+TEST(CliSimulate, SlidingWindowLayersHoldOnlyTheirWindowsBlocks) {
+  std::ifstream preset(std::string(GPUWISE_SOURCE_DIR) + "/catalog/models/gpt-oss-120b.json");
+  nlohmann::json config = nlohmann::json::parse(preset);
+  config.erase("sliding_window");
+  config["layer_types"] = std::vector<std::string>(36, "full_attention");
+  const std::string windowless = temp_path("windowless-config.json");
+  std::ofstream(windowless) << config.dump();
+  auto simulate_with = [&](const std::string& model, const std::string& path) {
+    std::ofstream(path) << "models: {oss: {" << model << "}}\n"
+                        << "services:\n  - name: long\n    model: oss\n    traffic: {rps: 6}\n"
+                        << "    tokens: {input: 16000, output: 400}\n    slo: {ttft_p99_s: 30, tpot_p99_s: 0.2}\n"
+                        << "    deployment: {replicas: 1, accelerator: H100, batching: continuous, max_batch: 256}\n";
+    CliRun r = run({"simulate", path, "--requests", "400", "--format", "json"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["services"][0]["replicas"][0];
+  };
+  const auto windowed = simulate_with("preset: gpt-oss-120b", temp_path("windowed.yaml"));
+  const auto every_token = simulate_with("config: " + windowless, temp_path("windowless.yaml"));
+  EXPECT_EQ(windowed["kv_layer_groups"], 2);  // 18 full-attention layers, 18 sliding
+  EXPECT_FALSE(every_token.contains("kv_layer_groups"));
+  // The same bytes: a block is half the layers' here, so twice the blocks, the same all-layer tokens.
+  EXPECT_EQ(windowed["kv_capacity_blocks"].get<long long>(), 2 * every_token["kv_capacity_blocks"].get<long long>());
+  EXPECT_EQ(windowed["kv_capacity_tokens"], every_token["kv_capacity_tokens"]);
+  // A 16,400-token sequence holds 1,025 full blocks and 9 of its window's: 1,034 against 2,050.
+  const double ratio = windowed["mean_batch"].get<double>() / every_token["mean_batch"].get<double>();
+  EXPECT_GT(ratio, 1.7) << windowed.dump() << "\n" << every_token.dump();
+  EXPECT_LT(ratio, 2.1);
+  CliRun text = run({"simulate", temp_path("windowed.yaml"), "--requests", "50", "--explain"});
+  EXPECT_NE(text.out.find("KV blocks by layer group"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("18 full-attention + 18 sliding-window layers (window 128: 9 blocks of 16"), std::string::npos)
+      << text.out;
+}
+
 }  // namespace
 }  // namespace gw

@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include <fmt/format.h>
+
 #include "core/text.h"
 
 namespace gw {
@@ -55,6 +57,14 @@ double quantized_weight_bits(Precision precision, WeightFormat format, int group
   if (precision == Precision::int4 || precision == Precision::fp4) return 4.0 + 20.0 / group_size;
   return precision_bytes(precision) * 8;
 }
+
+std::string quantized_weight_bits_formula(Precision precision, WeightFormat format, int group_size) {
+  if (format == WeightFormat::mxfp4) return "(4 + 8/32) bits (MXFP4)";
+  if (precision == Precision::int4 || precision == Precision::fp4) return fmt::format("(4 + 20/{}) bits", group_size);
+  return fmt::format("{} bits", precision_bytes(precision) * 8);
+}
+
+bool quantizes_experts_only(WeightFormat format, bool moe) { return format == WeightFormat::mxfp4 && moe; }
 
 double precision_bytes(Precision precision) {
   switch (precision) {

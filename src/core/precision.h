@@ -29,6 +29,11 @@ double precision_bytes(Precision precision);
 // and a 4-bit zero point per group_size weights (AWQ/GPTQ layout), MXFP4 an 8-bit scale per 32;
 // other precisions their element's bits.
 double quantized_weight_bits(Precision precision, WeightFormat format, int group_size = 128);
+// Those bits as a formula: "(4 + 8/32) bits (MXFP4)", "(4 + 20/128) bits".
+std::string quantized_weight_bits_formula(Precision precision, WeightFormat format, int group_size = 128);
+// Whether a format quantizes a MoE model's routed experts only, the rest kept 16-bit: MXFP4, as
+// gpt-oss ships it (its quantization_config's modules_to_not_convert).
+bool quantizes_experts_only(WeightFormat format, bool moe);
 // The list of accepted names, for error messages.
 std::string precision_choices();
 

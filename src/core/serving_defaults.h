@@ -16,6 +16,9 @@ inline constexpr double kRuntimeOverheadGib = 1.0;
 // max_num_batched_tokens with chunked prefill enabled, V0 default 2048, same source).
 inline constexpr int kStepTokenBudget = 2048;
 
+// Tokens per paged KV cache block: vLLM's default block_size.
+inline constexpr int kKvBlockTokens = 16;
+
 // Tokens of one prefill pass whose activations fit must hold: larger than the step budget on
 // purpose, so that memory is sized for an engine configured with vLLM V1's online-serving
 // default of 8192 (same source, SchedulerConfig).

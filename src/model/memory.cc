@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
+#include "model/kv_layer_groups.h"
 
 namespace gw {
 
@@ -57,21 +58,18 @@ double weight_bytes(const DeviceParams& d, Precision precision, WeightFormat for
   double element = precision_bytes(precision);
   double high = precision == Precision::fp32 ? 4.0 : 2.0;
   double rest = (d.embedding + d.other) * high;
-  if (format == WeightFormat::mxfp4 && d.experts > 0) {
+  if (quantizes_experts_only(format, d.experts > 0)) {
     const double bits = quantized_weight_bits(precision, format, group_size);
     const double sixteen_bit = d.quantizable - d.experts + d.embedding + d.other;
-    formula = fmt::format("{:.4g} routed-expert params x (4 + 8/32) bits (MXFP4) + {:.4g} other params x 2 B", d.experts,
-                          sixteen_bit);
+    formula = fmt::format("{:.4g} routed-expert params x {} + {:.4g} other params x 2 B", d.experts,
+                          quantized_weight_bits_formula(precision, format, group_size), sixteen_bit);
     return d.experts * bits / 8 + sixteen_bit * 2.0;
   }
   if (precision == Precision::int4 || precision == Precision::fp4) {
     const double bits = quantized_weight_bits(precision, format, group_size);
     double matrices = d.quantizable * bits / 8.0;
-    formula = format == WeightFormat::mxfp4
-                  ? fmt::format("{:.4g} matrix params x (4 + 8/32) bits (MXFP4) + {:.4g} other params x {} B", d.quantizable,
-                                d.embedding + d.other, high)
-                  : fmt::format("{:.4g} matrix params x (4 + 20/{}) bits + {:.4g} other params x {} B", d.quantizable,
-                                group_size, d.embedding + d.other, high);
+    formula = fmt::format("{:.4g} matrix params x {} + {:.4g} other params x {} B", d.quantizable,
+                          quantized_weight_bits_formula(precision, format, group_size), d.embedding + d.other, high);
     return matrices + rest;
   }
   if (precision == Precision::int8 || precision == Precision::fp8) {
@@ -171,11 +169,9 @@ MemoryEstimate estimate_inference(const ModelArch& arch, const InferenceMemoryOp
     // Paged blocks round each sequence up; sliding-window layers keep only the window.
     long long block = std::max(1, o.kv_block_tokens);
     long long full_tokens = ceil_div(o.context, block) * block;
-    // A paged window spans one block more than the window while it slides (none when unpaged).
     long long window_tokens =
-        arch.sliding_window
-            ? std::min(full_tokens, ceil_div(*arch.sliding_window, block) * block + (block > 1 ? block : 0))
-            : full_tokens;
+        arch.sliding_window ? std::min(full_tokens, sliding_window_tokens(*arch.sliding_window, static_cast<int>(block)))
+                            : full_tokens;
     double token_layers = 0;
     int sliding_layers = 0;
     for (int layer = 0; layer < arch.num_layers; ++layer) {

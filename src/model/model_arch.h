@@ -89,6 +89,10 @@ struct ModelArch {
   std::string checkpoint_precision;
   // checkpoint_precision, or bf16.
   std::string serving_precision() const { return checkpoint_precision.empty() ? "bf16" : checkpoint_precision; }
+  // The precision asked for, or where none was: bf16 to train, as the checkpoint ships to serve.
+  std::string precision_or_default(const std::string& asked, bool training) const {
+    return !asked.empty() ? asked : training ? "bf16" : serving_precision();
+  }
 
   bool is_moe() const { return num_experts > 0; }
   bool is_moe_layer(int layer) const;

@@ -105,7 +105,7 @@ std::optional<Error> llm_throughput(const ModelArch& arch, const Accelerator* ac
   if (layouts.empty()) {
     InferenceMemoryOptions memory;
     memory.weight_precision = *precision;
-    memory.weight_format = weight_format_of(o.precision);
+    memory.weight_format = setup.weight_format;
     memory.tensor_parallel = tp;
     MemoryEstimate e = estimate_inference(arch, memory);
     return option_error(o.tp > 0 || o.count == 0 ? "--tp" : "--count",
@@ -230,15 +230,16 @@ std::string decode_attention_explain(const ModelArch& arch, const Accelerator& a
 
 Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, const PerfOptions& given) {
   PerfOptions o = given;
-  if (o.precision.empty()) o.precision = arch.serving_precision();
+  o.precision = arch.precision_or_default(o.precision, false);
   PerfResult perf;
   auto named = catalog.accelerator_named(o.accelerator);
   if (!named.ok()) return option_error("--accelerator", named.error().message);
   const Accelerator* accelerator = named.value();
   auto precision = parse_precision(o.precision);
   if (!precision) return option_error("--precision", "'" + o.precision + "' is not one of " + precision_choices());
-  if (auto why = unsupported_precision(*accelerator, *precision, PrecisionEngine::serving, weight_format_of(o.precision)))
-    return option_error("--precision", accelerator->name + ": " + *why + " (" + precision_support_source(weight_format_of(o.precision)) + ")");
+  const WeightFormat format = weight_format_of(o.precision);
+  if (auto why = unsupported_precision(*accelerator, *precision, PrecisionEngine::serving, format))
+    return option_error("--precision", accelerator->name + ": " + *why + " (" + precision_support_source(format) + ")");
   int tp = o.tp > 0 ? o.tp : o.count > 0 ? o.count : 1;
   if (o.count > 0 && o.tp > 0 && o.tp > o.count) return option_error("--tp", "tensor-parallel degree exceeds --count");
   if (arch.kind != ModelKind::generic && arch.num_heads % tp != 0)
@@ -247,7 +248,7 @@ Result<PerfResult> perf_question(const Catalog& catalog, const ModelArch& arch, 
   setup.accelerator = accelerator;
   setup.tensor_parallel = tp;
   setup.weight_precision = *precision;
-  setup.weight_format = weight_format_of(o.precision);
+  setup.weight_format = format;
   setup.kv_precision = o.kv_precision.empty() ? (*precision == Precision::fp8 ? Precision::fp8 : Precision::bf16)
                                                  : parse_precision(o.kv_precision).value_or(Precision::bf16);
   setup.efficiency = efficiency_for(*accelerator, o.calibration);

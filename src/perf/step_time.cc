@@ -53,7 +53,7 @@ double weight_element_bytes(Precision precision, WeightFormat format = WeightFor
 // MXFP4 on a MoE model quantizes its routed experts only: attention, shared experts, dense
 // layers and the router stay bf16 (gpt-oss's checkpoints).
 bool experts_only_quantized(const ModelArch& arch, const PerfSetup& setup) {
-  return setup.weight_format == WeightFormat::mxfp4 && arch.is_moe();
+  return quantizes_experts_only(setup.weight_format, arch.is_moe());
 }
 
 // Bytes per weight of the layer matrices outside the routed experts.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/serving_defaults.h"
+#include "model/kv_layer_groups.h"
 
 namespace gw {
 
@@ -50,7 +51,9 @@ Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& set
 Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& setup, double kv_bytes_per_token,
                                      double free_bytes, const RequestLengths& lengths, double max_batch) {
   Throughput t;
-  double per_sequence = kv_bytes_per_token * lengths.slot_reserved_tokens();
+  // Sliding-window layers keep only their window's blocks (vLLM V1's hybrid allocator).
+  double per_sequence =
+      kv_bytes_per_token * kv_layer_groups(arch, kKvBlockTokens).all_layer_tokens(lengths.slot_reserved_tokens(), kKvBlockTokens);
   double kv_batch = per_sequence > 0 ? std::floor(free_bytes / per_sequence) : 1e300;
   double batch = std::clamp(kv_batch, 0.0, max_batch);
   t.kv_cache_batch = kv_batch;

@@ -1,5 +1,7 @@
 #include "perf/throughput.h"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "catalog/catalog.h"
@@ -50,6 +52,31 @@ TEST(Throughput, TpotBoundCapsTheBatch) {
   EXPECT_EQ(none.batch, 0);
   EXPECT_EQ(none.tokens_per_s, 0);
   EXPECT_EQ(none.batch_limit, "TPOT");
+}
+
+// gpt-oss's sliding layers keep only their 128-token window's blocks (vLLM V1's hybrid
+// allocator): a slot of 16,400 tokens holds 18 layers' every token and 18 layers' 144 (the
+// window and the block it spans while sliding), 0.504 of what every layer's tokens would take.
+TEST(Throughput, SlidingWindowLayersHoldOnlyTheWindowsKv) {
+  auto catalog = Catalog::embedded();
+  ASSERT_TRUE(catalog.ok());
+  const Accelerator& h100 = *catalog.value().find_accelerator("H100");
+  ModelArch windowed = resolve_model("gpt-oss-120b").value();
+  ModelArch every_token = windowed;
+  every_token.sliding_window.reset();
+  PerfSetup setup;
+  setup.accelerator = &h100;
+  setup.efficiency = default_efficiency(h100);
+  const double kv_bytes_per_token = 72 * 1024;  // 36 layers x 2 x 8 KV heads x 64 x 2 bytes
+  const double free_bytes = 10e9;
+  RequestLengths lengths = RequestLengths::fixed(16000, 400);
+  Throughput a = continuous_max_throughput(windowed, setup, kv_bytes_per_token, free_bytes, lengths, 4096);
+  Throughput b = continuous_max_throughput(every_token, setup, kv_bytes_per_token, free_bytes, lengths, 4096);
+  const double reserved = lengths.slot_reserved_tokens();
+  EXPECT_DOUBLE_EQ(b.kv_cache_batch, std::floor(free_bytes / (kv_bytes_per_token * reserved)));
+  EXPECT_DOUBLE_EQ(a.kv_cache_batch, std::floor(free_bytes / (kv_bytes_per_token * (reserved + 144) / 2)));
+  EXPECT_EQ(a.batch_limit, "KV cache");
+  EXPECT_GT(a.kv_cache_batch, 1.9 * b.kv_cache_batch);
 }
 
 }  // namespace

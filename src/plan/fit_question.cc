@@ -11,7 +11,7 @@ namespace gw {
 
 Result<FitResult> fit_question(const Catalog& catalog, const ModelArch& arch, const FitOptions& given) {
   FitOptions o = given;
-  if (o.precision.empty()) o.precision = o.train ? "bf16" : arch.serving_precision();
+  o.precision = arch.precision_or_default(o.precision, o.train);
   FitRequest request;
   request.mode = o.train ? FitMode::training : FitMode::inference;
   request.usable_fraction = o.usable_fraction;

@@ -218,6 +218,35 @@ services:
               1e-9 * at_means.capacity_rps);
 }
 
+// gpt-oss's sliding layers keep only their 128-token window's blocks (vLLM V1's hybrid
+// allocator), as the simulator's cache counts them: the screen fits about twice the long
+// sequences it would if every layer kept every token.
+TEST(InferencePlanner, SlidingWindowLayersScreenOnlyTheirWindowsKv) {
+  auto spec = parse_spec(R"(
+constraints: {pricing: [on-demand], accelerators: [H100]}
+models: {m: {preset: gpt-oss-120b}}
+services:
+  - name: long
+    model: m
+    traffic: {rps: 1}
+    tokens: {input: 16000, output: 400}
+    slo: {ttft_p99_s: 30, tpot_p99_s: 0.2}
+)", "long.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  const ModelSpec& windowed = spec.value().models.at("m");
+  ModelSpec every_token = windowed;
+  every_token.arch.sliding_window.reset();
+  Catalog catalog = Catalog::embedded().value();
+  Configuration config{catalog.find_accelerator("H100"), 1, Batching::continuous, 4096};
+  const ServiceSpec& service = spec.value().services[0];
+  ServiceLevel a = evaluate_service(windowed, service, config, 1, 0.1, PlannerOptions{});
+  ServiceLevel b = evaluate_service(every_token, service, config, 1, 0.1, PlannerOptions{});
+  // A 16,400-token slot holds 18 layers' every token and 18 layers' 144: 0.504 of the bytes, so
+  // about twice the batch (throughput.cc's test checks the batch itself).
+  ASSERT_GT(b.capacity_rps, 0) << b.binding;
+  EXPECT_GT(a.capacity_rps, 1.5 * b.capacity_rps) << a.capacity_rps << " against " << b.capacity_rps;
+}
+
 // Llama 3.1 8B on A100-80GBs with continuous batching, its tokens given (YAML), screened at
 // `replicas` replicas and `rate_rps` in all.
 ServiceLevel screen_llama_8b_tokens(const std::string& tokens, int replicas, double rate_rps) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/serving_defaults.h"
+#include "model/kv_layer_groups.h"
 #include "model/presets.h"
 #include "trace/prefix_reuse.h"
 #include "perf/layer_operators.h"
@@ -36,6 +38,11 @@ double ScreenEngine::tokens_per_step() const {
   if (!speculative) return 1;
   const double a = std::clamp(speculative->acceptance, 0.0, 0.999999);
   return (1 - std::pow(a, speculative->tokens + 1)) / (1 - a);
+}
+
+double ScreenEngine::kv_tokens(const ModelArch& arch, double tokens) const {
+  if (draft) return tokens;
+  return kv_layer_groups(arch, kKvBlockTokens).all_layer_tokens(tokens, kKvBlockTokens);
 }
 
 double ScreenEngine::computed_mean(int replicas, bool answers_cached) const {

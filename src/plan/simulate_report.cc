@@ -94,7 +94,8 @@ json replica_json(const ReplicaStats& s) {
   if (s.kv_blocks > 0) {
     replica["kv_capacity_blocks"] = s.kv_blocks;
     replica["kv_block_tokens"] = s.block_tokens;
-    replica["kv_capacity_tokens"] = s.kv_blocks * s.block_tokens;
+    replica["kv_capacity_tokens"] = s.kv_blocks / std::max(1, s.kv_groups) * s.block_tokens;  // of every layer
+    if (s.kv_groups > 1) replica["kv_layer_groups"] = s.kv_groups;  // a block is one group's
     replica["mean_kv_used_fraction"] = s.mean_kv_used_fraction;
     replica["recomputed_tokens"] = s.recomputed_tokens;
     replica["swapped_tokens"] = s.swapped_tokens;

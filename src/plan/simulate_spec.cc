@@ -37,7 +37,7 @@ std::string kv_holder(const ReplicaConfig& c) {
 
 std::string engine_text(const ReplicaConfig& c, const std::string& kv_note = "") {
   const long long blocks = kv_blocks_held(c);
-  long long tokens = blocks * c.block_tokens;
+  long long tokens = blocks / c.kv_groups.groups() * c.block_tokens;  // of every layer
   const std::string prefix = c.prefix_caching == PrefixCaching::off     ? "prefix caching off"
                              : c.prefix_caching == PrefixCaching::in_kv ? "prefix caching in the KV cache's free blocks"
                              : std::isinf(c.prefix_room_tokens)
@@ -137,6 +137,12 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
                                       kv_blocks_held(c), c.block_tokens, kv_holder(c),
                                       deployment.gpu_memory_utilization.value_or(build.usable_fraction) * 100,
                                       deployment.overhead_gib.value_or(build.overhead_gib)));
+    if (c.kv_groups.windowed())
+      assumptions.push_back(fmt::format(
+          "KV blocks by layer group, as vLLM V1's hybrid allocator keeps them: {}; a block is one group's (the cache's "
+          "tokens are counted for every layer), and a sequence past the window holds its full-attention groups' blocks "
+          "and only the window's of the others",
+          c.kv_groups.describe(c.block_tokens)));
     assumptions.push_back("verdict: overloaded when requests in the system grow by more than 5% of the arrivals over the "
                           "last quarter of the arrivals (and beyond 3 standard deviations of a stable queue), when clients "
                           "give up on more than 1% of them, or when over 5% of the requests are still in the system at the "

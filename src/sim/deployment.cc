@@ -129,12 +129,16 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
       // Pipeline stages: a device holds its stage's layers of every token's KV, and the
       // replica's blocks are shared out evenly among its pp micro-batch lanes (below).
       const double stage_share = std::ceil(static_cast<double>(std::max(1, arch.num_layers)) / pp) / std::max(1, arch.num_layers);
-      c.kv_blocks = static_cast<long long>(free / (kv_bytes_per_token * stage_share * pp * c.block_tokens));
+      // Sliding-window layers keep only their window's blocks (vLLM V1's hybrid allocator), so
+      // blocks are counted per layer group; not beside a draft model, whose KV is in every block.
+      if (!c.speculative.draft) c.kv_groups = kv_layer_groups(arch, c.block_tokens);
+      const int groups = c.kv_groups.groups();
+      c.kv_blocks = static_cast<long long>(free / (kv_bytes_per_token * stage_share * pp * c.block_tokens)) * groups;
       // Speculative decoding writes k proposed tokens per sequence before verifying them (vLLM's
       // lookahead slots): a full batch's worth is set aside.
       if (deployment.speculative)
         c.kv_blocks = std::max(0LL, c.kv_blocks - (static_cast<long long>(c.max_batch) * deployment.speculative->tokens + c.block_tokens - 1) /
-                                                      c.block_tokens);
+                                                      c.block_tokens * groups);
       if (const auto& dis = deployment.disaggregation) {
         c.role = group.role == "prefill" ? ReplicaRole::prefill : group.role == "decode" ? ReplicaRole::decode : ReplicaRole::both;
         if (c.role != ReplicaRole::both) c.name += " " + group.role;

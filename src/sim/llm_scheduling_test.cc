@@ -152,6 +152,7 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
   long long preemptions = 0, swapped = 0, runs = 0;
   double saved_prefill = 0;
   long long disaggregated_runs = 0, transfers = 0, pipelined_runs = 0, pulled_runs = 0, pulled_pipeline_runs = 0;
+  long long windowed_runs = 0;
   for (uint64_t seed = 1; seed <= 4000; ++seed) {
     Rng rng(seed);
     const LlmScheduler scheduler = schedulers[seed % 4];
@@ -171,6 +172,16 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
     c.watermark_fraction = rng.uniform() < 0.5 ? 0 : 0.05;
     if ((scheduler == LlmScheduler::vllm_v0 || scheduler == LlmScheduler::sarathi) && rng.uniform() < 0.5)
       c.preemption = Preemption::swap;
+    if (seed % 7 == 3) {
+      // Sliding-window layers in groups of their own, blocks counted per group: every layer
+      // sliding (Mistral), half (gpt-oss), most (Gemma 3); windows the sequences pass.
+      c.kv_groups.full_groups = static_cast<int>(pick(rng, 3));
+      c.kv_groups.sliding_groups = 1 + static_cast<int>(pick(rng, 5));
+      c.kv_groups.layers_per_group = 1;
+      c.kv_groups.window_blocks = 1 + pick(rng, 6);
+      c.kv_blocks *= c.kv_groups.groups();
+      ++windowed_runs;
+    }
     // Prompts that share prefixes, cached in one of four ways.
     if (seed % 3 != 0) {
       add_random_chains(rng, list, block * static_cast<int>(1 + pick(rng, 3)));
@@ -235,6 +246,7 @@ TEST(LlmScheduling, InvariantsHoldUnderPreemptionStormsAcrossSeeds) {
   EXPECT_GT(pulled_runs, 150);
   EXPECT_GT(pulled_pipeline_runs, 40);
   EXPECT_GT(pipelined_runs, 200);
+  EXPECT_GT(windowed_runs, 500);
   EXPECT_GT(transfers, 5000) << "prompts' KV went from prefill to decode replicas";
   // The storms happened: most runs preempted, swap was exercised.
   EXPECT_GT(preemptions, runs);

@@ -79,7 +79,7 @@ std::optional<StepStart> LlmStepExecution::start_step(ReplicaState& r, double t)
   // Unused cached prefix blocks live in the KV cache's free blocks: evicted as those run out.
   // Lanes sharing a pool each keep cached blocks in their share of its free blocks.
   if (r.prefix.in_kv())
-    r.prefix.evict_to(static_cast<double>(r.kv.free_blocks() / r.kv.pool_sharers()) * r.kv.block_tokens());
+    r.prefix.evict_to(r.kv.cached_tokens_within(r.kv.free_blocks() / r.kv.pool_sharers()));
   r.kv.accrue(duration);
   return StepStart{duration, static_cast<size_t>(decode_n) + r.step_chunks.size()};
 }
@@ -94,7 +94,7 @@ void LlmStepExecution::finish_step(ReplicaState& r, double t) {
       Request& q = pool_[entry.id];
       if (!q.live || q.version != entry.version || q.stage != Stage::decoding) continue;  // preempted since
       double tokens = kv_tokens(r, q);
-      if (paged) r.kv.leave(q.phase);
+      if (paged) r.kv.leave(q.kv_growth);
       r.decoding_count--;
       r.context_sum -= tokens;
       r.kv.release(paged ? r.kv.blocks_for(tokens) : q.blocks);
@@ -237,7 +237,7 @@ bool LlmStepExecution::allocates_as_scheduled(const ReplicaState& r) const {
 
 long long LlmStepExecution::blocks_to_admit(const ReplicaState& r, const Request& q, double chunk) const {
   if (r.kv.pool_sharers() > 1 && r.scheduler->allocates_as_scheduled()) return r.kv.blocks_for(q.prompt);
-  return r.scheduler->admission_blocks(q.prompt, q.input + q.output, chunk, r.kv.block_tokens(), r.config->max_sequence_tokens);
+  return r.kv.blocks_for(r.scheduler->admission_tokens(q.prompt, q.input + q.output, chunk, r.config->max_sequence_tokens));
 }
 
 // Admits waiting requests, oldest first, while sequence slots, tokens and blocks remain.
@@ -303,7 +303,6 @@ void LlmStepExecution::admit(ReplicaState& r, double t, bool chunked, double& bu
 
 // Prompts admitted earlier go on, chunk by chunk, in admission order.
 void LlmStepExecution::continue_prefills(ReplicaState& r, double& budget, long long reserved) {
-  const int block = r.kv.block_tokens();
   for (int id : r.prefilling) {
     if (budget < 1) break;
     Request& q = pool_[id];
@@ -312,7 +311,7 @@ void LlmStepExecution::continue_prefills(ReplicaState& r, double& budget, long l
       // Blocks for the tokens scheduled now, as far as free blocks go.
       double done = q.prompt - q.prefill_left;
       long long free = r.kv.free_blocks() - reserved;
-      chunk = std::min(chunk, static_cast<double>((q.blocks + free) * block) - done);
+      chunk = std::min(chunk, r.kv.tokens_within(q.blocks + free) - done);
       if (chunk < 1) break;
       long long need = r.kv.blocks_for(done + chunk) - q.blocks;
       r.kv.allocate(need);
@@ -332,7 +331,7 @@ long long LlmStepExecution::make_room_for_decodes(ReplicaState& r) {
     int victim = next_victim(r);
     if (victim < 0) break;
     const Request& v = pool_[victim];
-    if (v.stage == Stage::decoding && r.kv.grows_at(r.decode_step, v.phase)) new_blocks--;  // its growth was counted
+    if (v.stage == Stage::decoding) new_blocks -= r.kv.growth_at(r.decode_step, v.kv_growth);  // counted above
     preempt(r, victim);
   }
   return new_blocks;
@@ -342,7 +341,6 @@ long long LlmStepExecution::make_room_for_decodes(ReplicaState& r) {
 // fit above the watermark; they decode in this step. Returns their new blocks for the step.
 long long LlmStepExecution::swap_in(ReplicaState& r) {
   const ReplicaConfig& c = *r.config;
-  const int block = r.kv.block_tokens();
   const long long max_sequences = std::max(1, c.max_batch);
   const long long watermark = watermark_blocks(r);
   const long long limit = r.kv.capacity_blocks() - watermark;
@@ -352,7 +350,7 @@ long long LlmStepExecution::swap_in(ReplicaState& r) {
     int id = r.swapped.front();
     Request& q = pool_[id];
     long long held = r.kv.blocks_for(q.length);
-    long long grow = static_cast<long long>(q.length) % block == 0 ? 1 : 0;
+    long long grow = r.kv.growth_of(q.length);
     if (held + grow > limit) {
       // Grew past what the cache can hold even alone: a server fails it; counted.
       r.swapped.pop_front();
@@ -441,8 +439,7 @@ void LlmStepExecution::join_decoding(ReplicaState& r, int id, double length) {
   q.length = length;
   q.join_step = r.decode_step;
   q.generated_at_join = q.generated;
-  q.phase = r.kv.phase_of(q.join_step, length);
-  if (r.scheduler->paged()) r.kv.join(q.phase);
+  if (r.scheduler->paged()) q.kv_growth = r.kv.join(q.join_step, length);
   r.decoding_count++;
   r.context_sum += length;
   r.decoding.push({r.decode_step + static_cast<long long>(q.output - q.generated), id, q.version});
@@ -456,7 +453,7 @@ void LlmStepExecution::preempt(ReplicaState& r, int id) {
   if (q.stage == Stage::decoding) {
     tokens = kv_tokens(r, q);
     q.generated = q.generated_at_join + static_cast<double>(r.decode_step - q.join_step);
-    r.kv.leave(q.phase);
+    r.kv.leave(q.kv_growth);
     r.decoding_count--;
     r.context_sum -= tokens;
     r.kv.release(r.kv.blocks_for(tokens));

@@ -79,9 +79,7 @@ class VllmV0Scheduler final : public LlmStepScheduler {
     step.decode_running();
     return new_blocks;
   }
-  long long admission_blocks(double prompt, double, double, int block, double) const override {
-    return blocks_for_tokens(prompt, block);
-  }
+  double admission_tokens(double prompt, double, double, double) const override { return prompt; }
 };
 
 // Decodes first (with swap_in, the swapped sequences back unless this step preempted), then
@@ -102,9 +100,7 @@ class VllmV1Scheduler final : public LlmStepScheduler {
  public:
   LlmScheduler kind() const override { return LlmScheduler::vllm_v1; }
   long long build_step(LlmStepBuilder& step) const override { return decodes_then_chunks(step, false); }
-  long long admission_blocks(double, double, double chunk, int block, double) const override {
-    return blocks_for_tokens(chunk, block);
-  }
+  double admission_tokens(double, double, double chunk, double) const override { return chunk; }
   bool preempts_latest_admitted() const override { return true; }
   bool allocates_as_scheduled() const override { return true; }
 };
@@ -115,9 +111,7 @@ class SarathiScheduler final : public LlmStepScheduler {
  public:
   LlmScheduler kind() const override { return LlmScheduler::sarathi; }
   long long build_step(LlmStepBuilder& step) const override { return decodes_then_chunks(step, true); }
-  long long admission_blocks(double prompt, double, double, int block, double) const override {
-    return blocks_for_tokens(prompt, block);
-  }
+  double admission_tokens(double prompt, double, double, double) const override { return prompt; }
 };
 
 // Whole prompts and decodes in one iteration; each sequence's KV reserved for the model's
@@ -130,8 +124,8 @@ class OrcaScheduler final : public LlmStepScheduler {
     step.admit_whole();
     return 0;
   }
-  long long admission_blocks(double, double sequence, double, int block, double context) const override {
-    return blocks_for_tokens(std::max(context, sequence), block);
+  double admission_tokens(double, double sequence, double, double context) const override {
+    return std::max(context, sequence);
   }
   long long watermark_blocks(double, long long) const override { return 0; }
   bool paged() const override { return false; }

@@ -63,10 +63,11 @@ class LlmStepScheduler {
   // One round of the scheduler: what runs in this step. Returns the KV blocks the step's
   // decode tokens need (allocated when the step starts).
   virtual long long build_step(LlmStepBuilder& step) const = 0;
-  // Blocks a request needs to be admitted: prompt_tokens to compute, sequence_tokens its whole
-  // length, chunk the prompt tokens scheduled now, the model's context for whole reservations.
-  virtual long long admission_blocks(double prompt_tokens, double sequence_tokens, double chunk_tokens,
-                                     int block_tokens, double context_tokens) const = 0;
+  // Tokens whose KV a request needs to be admitted (the cache rounds them to its blocks):
+  // prompt_tokens to compute, sequence_tokens its whole length, chunk the prompt tokens scheduled
+  // now, the model's context for whole reservations.
+  virtual double admission_tokens(double prompt_tokens, double sequence_tokens, double chunk_tokens,
+                                  double context_tokens) const = 0;
   // Free blocks kept back when admitting.
   virtual long long watermark_blocks(double watermark_fraction, long long kv_blocks) const;
   // KV grows block by block as sequences decode (and so may preempt); false: reserved whole.

@@ -79,14 +79,14 @@ TEST(LlmStepScheduler, OrcaBatchesDecodesAndWholePromptsWithoutPreempting) {
   EXPECT_EQ(orca.watermark_blocks(0.01, 1000), 0);
 }
 
-TEST(LlmStepScheduler, BlocksReservedAtAdmission) {
-  // A 100-token prompt of a 300-token sequence, 40 tokens scheduled now, 16-token blocks, a 4,096 context.
-  auto blocks = [](LlmScheduler kind) { return llm_step_scheduler(kind).admission_blocks(100, 300, 40, 16, 4096); };
-  EXPECT_EQ(blocks(LlmScheduler::vllm_v1), 3);
-  EXPECT_EQ(blocks(LlmScheduler::vllm_v0), 7);
-  EXPECT_EQ(blocks(LlmScheduler::sarathi), 7);
-  EXPECT_EQ(blocks(LlmScheduler::orca), 256);
-  EXPECT_EQ(llm_step_scheduler(LlmScheduler::orca).admission_blocks(100, 5000, 40, 16, 4096), 313);
+TEST(LlmStepScheduler, TokensReservedAtAdmission) {
+  // A 100-token prompt of a 300-token sequence, 40 tokens scheduled now, a 4,096 context.
+  auto tokens = [](LlmScheduler kind) { return llm_step_scheduler(kind).admission_tokens(100, 300, 40, 4096); };
+  EXPECT_EQ(tokens(LlmScheduler::vllm_v1), 40);
+  EXPECT_EQ(tokens(LlmScheduler::vllm_v0), 100);
+  EXPECT_EQ(tokens(LlmScheduler::sarathi), 100);
+  EXPECT_EQ(tokens(LlmScheduler::orca), 4096);
+  EXPECT_EQ(llm_step_scheduler(LlmScheduler::orca).admission_tokens(100, 5000, 40, 4096), 5000);
   EXPECT_EQ(llm_step_scheduler(LlmScheduler::sarathi).watermark_blocks(0.01, 1000), 10);
   EXPECT_TRUE(llm_step_scheduler(LlmScheduler::vllm_v1).preempts_latest_admitted());
   EXPECT_FALSE(llm_step_scheduler(LlmScheduler::vllm_v0).preempts_latest_admitted());

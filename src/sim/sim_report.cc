@@ -67,6 +67,7 @@ void fill_report(const SimTallies& tallies, const Recorder& recorder, const std:
     if (r.kv.capacity_blocks() > 0 && r.config->llm) {
       stats.kv_blocks = r.kv.capacity_blocks();
       stats.block_tokens = r.config->block_tokens;
+      stats.kv_groups = r.config->kv_groups.groups();
       stats.mean_kv_used_fraction = r.kv.mean_used_fraction(out.duration_s);
     }
     double steps = 0, items = 0;

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "sim/kv_cache.h"
+
 namespace gw::sim_detail {
 
 // Where an LLM request is on its replica.
@@ -25,7 +27,7 @@ struct Request {
   long long blocks = 0;        // blocks held while prefilling (and, under orca, throughout)
   long long join_step = 0;     // the replica's decode-step counter when it joined decoding
   long long arrival_order = 0; // arrival sequence number: vLLM v0 and Sarathi preempt the latest
-  int phase = 0;
+  KvCache::Decoding kv_growth;  // when its decoding opens blocks (paged)
   Stage stage = Stage::queued;
   bool live = false;
   unsigned version = 0;        // grows at every preemption and release: stale heap entries never match

@@ -34,7 +34,7 @@ Simulation::Simulation(ArrivalProcess& arrivals, const std::vector<ReplicaConfig
                             replicas_.back().config->role != config.role || r.index - pipeline_head_.back() >= lanes;
     pipeline_head_.push_back(first_lane ? r.index : pipeline_head_.back());
     stage_free_at_.emplace_back(first_lane && lanes > 1 ? lanes : 0, 0.0);
-    r.kv = KvCache(config.kv_blocks, config.block_tokens);
+    r.kv = KvCache(config.kv_blocks, config.block_tokens, config.kv_groups);
     if (!first_lane && config.lanes_share_kv) r.kv.share_pool_with(replicas_[pipeline_head_.back()].kv);
     r.prefix = PrefixCache(config.prefix_caching == PrefixCaching::in_kv, config.prefix_room_tokens);
     r.stats.name = std::move(name);

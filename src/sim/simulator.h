@@ -18,6 +18,7 @@
 
 #include "core/serving_defaults.h"
 #include "catalog/accelerator.h"
+#include "model/kv_layer_groups.h"
 #include "perf/step_model.h"
 #include "sim/arrivals.h"
 #include "sim/batching.h"
@@ -66,6 +67,8 @@ struct ReplicaConfig {
   // not each on its own kv_blocks (vLLM V0's virtual engines).
   bool lanes_share_kv = false;
   int block_tokens = 16;
+  // Blocks per layer group where some layers slide (kv_blocks counts group blocks then).
+  KvLayerGroups kv_groups;
   int token_budget = kStepTokenBudget;  // tokens per step (vLLM's max_num_batched_tokens)
   LlmScheduler scheduler = LlmScheduler::vllm_v1;
   Preemption preemption = Preemption::recompute;
@@ -233,6 +236,7 @@ struct ReplicaStats {
   long long swapped_tokens = 0;        // KV tokens moved to host by swap preemptions
   long long kv_blocks = 0;             // LLM replicas: KV capacity in blocks of block_tokens
   int block_tokens = 0;
+  int kv_groups = 1;                   // layer groups a block is one of (sliding windows)
   double mean_kv_used_fraction = 0;    // time-weighted over the run
   double mean_batch = 0;               // sequences per step (decodes + prompt chunks)
   int pipeline_lanes = 1;              // lanes of its replica (pipeline stages)
