@@ -193,6 +193,17 @@ PoolAssignment exact_pools(const FleetInputs& in, const std::vector<ModelDemand>
   return out;
 }
 
+// Whether two assignments put the same models on the same types.
+bool same_pools(const PoolAssignment& a, const PoolAssignment& b) {
+  auto key = [](const PoolAssignment& x) {
+    std::vector<std::pair<std::string, std::vector<int>>> pools;
+    for (const ModelPool& p : x.pools) pools.emplace_back(p.accelerator, p.models);
+    std::sort(pools.begin(), pools.end());
+    return pools;
+  };
+  return key(a) == key(b);
+}
+
 json simulated_entry(const json& checks, const std::string& service) {
   for (const auto& c : checks)
     if (c["service"] == service) return c;
@@ -271,6 +282,19 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
     PoolAssignment split = exact_pools(in, models, apart);
     split.method += ", " + join_list(layouts.front().missed) + " apart";
     layouts.push_back(verify_layout(in, models, split));
+  }
+  // A pool that grew in its check carried its models on more GPUs than their shares said: on its
+  // type the shares were optimistic. Weighed again with those shares scaled by what the check
+  // took, the models may be cheaper on another type (gpt-oss-120b: 6 A100s by the shares, 8 once
+  // simulated, where 4 H100s carry it).
+  const std::vector<ModelDemand> as_simulated = shares_as_simulated(models, shared, layouts.front().assignment);
+  if (!as_simulated.empty()) {
+    PoolAssignment again = exact_pools(in, as_simulated, std::vector<bool>(models.size(), false));
+    for (ModelPool& p : again.pools) p.peak_gpus = pool_peak_gpus(models, p);
+    if (!same_pools(again, shared)) {
+      again.method += ", weighed again with the shares simulation took";
+      layouts.push_back(verify_layout(in, models, again));
+    }
   }
   layouts.push_back(verify_layout(in, models, one_pool_per_model(models, spec.constraints.max_utilization)));
   size_t chosen_at = 0;
@@ -356,9 +380,12 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
       one_each ? fmt::format("{} model{}, one pool per model: {}/month as simulated; no shared pool meets every model's SLO for less (below).",
                              models.size(), models.size() == 1 ? "" : "s", format_usd(r.usd_per_month))
                : fmt::format("{} model{} on shared pools: {}/month in {} pool(s) ({}), against {}/month with one pool per model "
-                             "({:.0f}% less), both as simulated.",
+                             "({}), both as simulated.",
                              models.size(), models.size() == 1 ? "" : "s", format_usd(r.usd_per_month), r.pools.size(), r.method,
-                             format_usd(separate.usd_per_month), less * 100);
+                             format_usd(separate.usd_per_month),
+                             separate.missed.size() > chosen.missed.size()
+                                 ? "which misses " + join_list(separate.missed) + "'s SLO"
+                                 : fmt::format("{:.0f}% less", less * 100));
   if (!chosen.missed.empty()) headline += " No layout meets every model's SLO: the one missing the fewest.";
   if (models.empty()) headline = "No model runs on one GPU at its SLO: no shared pool.";
   if (!alone.empty())

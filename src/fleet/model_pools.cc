@@ -61,6 +61,36 @@ std::optional<ModelPool> best_pool(const std::vector<ModelDemand>& models, const
 
 }  // namespace
 
+double pool_peak_gpus(const std::vector<ModelDemand>& models, const ModelPool& pool) {
+  std::vector<double> load(24, 0);
+  for (int m : pool.models)
+    for (const PoolCandidate& c : models[static_cast<size_t>(m)].candidates)
+      if (c.accelerator_name == pool.accelerator)
+        for (int h = 0; h < 24; ++h) load[static_cast<size_t>(h)] += at_hour(c, h);
+  return *std::max_element(load.begin(), load.end());
+}
+
+std::vector<ModelDemand> shares_as_simulated(const std::vector<ModelDemand>& models, const PoolAssignment& sized,
+                                             const PoolAssignment& checked) {
+  std::vector<ModelDemand> scaled = models;
+  bool grown = false;
+  for (size_t p = 0; p < sized.pools.size() && p < checked.pools.size(); ++p) {
+    const ModelPool &before = sized.pools[p], &after = checked.pools[p];
+    if (after.gpus <= before.gpus || before.gpus <= 0) continue;
+    grown = true;
+    const double factor = static_cast<double>(after.gpus) / before.gpus;
+    for (int m : before.models)
+      for (PoolCandidate& c : scaled[static_cast<size_t>(m)].candidates)
+        if (c.accelerator_name == before.accelerator) {
+          c.peak_gpus *= factor;
+          c.average_gpus *= factor;
+          for (double& g : c.hourly_gpus) g *= factor;
+        }
+  }
+  if (!grown) scaled.clear();
+  return scaled;
+}
+
 PoolAssignment one_pool_per_model(const std::vector<ModelDemand>& models, double max_utilization) {
   PoolAssignment a;
   a.method = "one pool per model";

@@ -71,6 +71,14 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
 PoolAssignment assign_pools_brute_force(const std::vector<ModelDemand>& models, double max_utilization);
 PoolAssignment one_pool_per_model(const std::vector<ModelDemand>& models, double max_utilization);
 
+// The pool's GPUs busy in its busiest hour at utilization 1: its models' shares on its type, summed hour by hour.
+double pool_peak_gpus(const std::vector<ModelDemand>& models, const ModelPool& pool);
+// The demands with each pool's models' shares on its type scaled by the GPUs its simulation took
+// over those its shares sized (`sized`: the pools as assigned; `checked`: the same pools once
+// simulated); empty where no pool grew.
+std::vector<ModelDemand> shares_as_simulated(const std::vector<ModelDemand>& models, const PoolAssignment& sized,
+                                             const PoolAssignment& checked);
+
 // The planner's view of each service on each allowed accelerator (tensor parallel 1).
 Result<std::vector<ModelDemand>> model_demands(const Catalog& catalog, const Spec& spec, const Calibration* calibration);
 

@@ -79,6 +79,31 @@ TEST(ModelPools, PoolsAreBilledInWholeNodes) {
   EXPECT_EQ(assign_pools_brute_force(pair, 0.8).pools[0].gpus, 4);
 }
 
+// A pool's simulation took more GPUs than its shares sized: its models' shares on that type are
+// scaled by what it took (on that type only), and weighed again another type wins; a check that
+// grew nothing leaves nothing to weigh again.
+TEST(ModelPools, SharesAsSimulatedWeighTheTypesAgain) {
+  std::vector<ModelDemand> one(1);
+  one[0].service = "m";
+  one[0].candidates.push_back({nullptr, "A100-80GB", 2.00, 2.2, 1.0, 66, 72, {}, "a2-ultragpu-1g", "x86_64", 1});
+  one[0].candidates.push_back({nullptr, "H100", 3.50, 1.5, 0.7, 66, 72, {}, "a3-highgpu-1g", "x86_64", 1});
+  auto sized = assign_pools_exact(one, 0.8);
+  ASSERT_TRUE(sized.ok()) << sized.error().message;
+  ASSERT_EQ(sized.value().pools[0].accelerator, "A100-80GB");  // 3 x $2.00 against 2 x $3.50
+  EXPECT_TRUE(shares_as_simulated(one, sized.value(), sized.value()).empty());
+  PoolAssignment checked = sized.value();
+  checked.pools[0].gpus = 5;  // the simulation needed 5 A100s
+  const std::vector<ModelDemand> scaled = shares_as_simulated(one, sized.value(), checked);
+  ASSERT_EQ(scaled.size(), 1u);
+  EXPECT_NEAR(scaled[0].candidates[0].peak_gpus, 2.2 * 5 / 3, 1e-12);
+  EXPECT_NEAR(scaled[0].candidates[0].average_gpus, 1.0 * 5 / 3, 1e-12);
+  EXPECT_EQ(scaled[0].candidates[1].peak_gpus, 1.5);  // the H100's shares were not checked
+  auto again = assign_pools_exact(scaled, 0.8);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again.value().pools[0].accelerator, "H100");  // 2 x $3.50 against 5 x $2.00
+  EXPECT_NEAR(pool_peak_gpus(one, again.value().pools[0]), 1.5, 1e-12);
+}
+
 // A pool runs a model as the option whose GPU carries a request/s for least: not the unbatched
 // one on a cheaper GPU-hour (a quarter of the capacity), and among equals the smallest node.
 TEST(ModelPools, APoolRunsTheOptionCheapestPerRequestCarried) {
