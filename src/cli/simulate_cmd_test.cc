@@ -391,6 +391,22 @@ TEST(CliSimulate, SlidingWindowLayersHoldOnlyTheirWindowsBlocks) {
   EXPECT_NE(text.out.find("KV blocks by layer group"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("18 full-attention + 18 sliding-window layers (window 128: 9 blocks of 16"), std::string::npos)
       << text.out;
+  // Disaggregated, a KV connector moves the cache: vLLM turns its hybrid manager off, every token kept.
+  const std::string split = temp_path("windowed-disaggregated.yaml");
+  std::ofstream(split) << "models: {oss: {preset: gpt-oss-120b}}\nservices:\n  - name: long\n    model: oss\n"
+                       << "    traffic: {rps: 2}\n    tokens: {input: 16000, output: 400}\n"
+                       << "    slo: {ttft_p99_s: 30, tpot_p99_s: 0.2}\n"
+                       << "    deployment: {replicas: [{accelerator: H100, count: 1, role: prefill}, {accelerator: H100, count: 1, "
+                       << "role: decode}], batching: continuous, disaggregation: {link: nvlink}}\n";
+  CliRun disaggregated = run({"simulate", split, "--requests", "30", "--format", "json"});
+  ASSERT_EQ(disaggregated.code, 0) << disaggregated.err;
+  for (const auto& replica : nlohmann::json::parse(disaggregated.out)["services"][0]["replicas"])
+    EXPECT_FALSE(replica.contains("kv_layer_groups")) << replica.dump();
+  CliRun said = run({"simulate", split, "--requests", "30", "--explain"});
+  EXPECT_NE(said.out.find("sliding-window layers keep every token's KV, as the model's other layers do: vLLM turns its "
+                          "hybrid KV cache manager off where a KV connector moves the cache"),
+            std::string::npos)
+      << said.out;
 }
 
 }  // namespace

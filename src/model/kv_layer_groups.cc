@@ -30,6 +30,16 @@ KvLayerGroups kv_layer_groups(const ModelArch& arch, int block_tokens) {
   return g;
 }
 
+bool hybrid_kv_cache_manager(std::string_view vendor, bool kv_connector) {
+  return !kv_connector && (vendor == "nvidia" || vendor == "amd");
+}
+
+std::string no_hybrid_kv_cache_reason(std::string_view vendor, bool kv_connector) {
+  if (kv_connector) return "vLLM turns its hybrid KV cache manager off where a KV connector moves the cache (disaggregation)";
+  if (!hybrid_kv_cache_manager(vendor, false)) return "vLLM's hybrid KV cache manager runs on GPUs only (CUDA, ROCm)";
+  return {};
+}
+
 long long KvLayerGroups::blocks_for(long long sequence_blocks) const {
   return full_groups * sequence_blocks + sliding_groups * std::min(sequence_blocks, window_blocks);
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "model/model_arch.h"
 
@@ -35,6 +36,14 @@ struct KvLayerGroups {
 
 // The groups of `arch`'s layers for blocks of `block_tokens` (1: unpaged, the window exactly).
 KvLayerGroups kv_layer_groups(const ModelArch& arch, int block_tokens);
+
+// Whether vLLM keeps the groups apart (its hybrid KV cache manager) on a deployment: on GPUs
+// (CUDA, ROCm) only, and not where a KV connector moves the cache between prefill and decode
+// replicas (vLLM's VllmConfig.__post_init__ turns the manager off for --kv-transfer-config and on
+// non-GPU platforms: TPUs and Gaudi keep every layer's every token, as a model without a window).
+bool hybrid_kv_cache_manager(std::string_view vendor, bool kv_connector);
+// `why` hybrid_kv_cache_manager is false, for the assumptions ("" where it is true).
+std::string no_hybrid_kv_cache_reason(std::string_view vendor, bool kv_connector);
 
 // Tokens a paged window spans while it slides: one block more than the window (none unpaged).
 long long sliding_window_tokens(int sliding_window, int block_tokens);

@@ -57,6 +57,19 @@ TEST(KvLayerGroups, GroupsTheLayersAsVllmsHybridAllocator) {
   EXPECT_EQ(five_in_six.layers_per_group, 2);
 }
 
+// vLLM keeps the groups apart on GPUs (CUDA, ROCm) and turns its hybrid manager off on other
+// platforms and where a KV connector moves the cache (disaggregated prefill and decode).
+TEST(KvLayerGroups, TheHybridManagerRunsOnGpusWithoutAKvConnector) {
+  EXPECT_TRUE(hybrid_kv_cache_manager("nvidia", false));
+  EXPECT_TRUE(hybrid_kv_cache_manager("amd", false));
+  EXPECT_FALSE(hybrid_kv_cache_manager("google", false));
+  EXPECT_FALSE(hybrid_kv_cache_manager("intel", false));
+  EXPECT_FALSE(hybrid_kv_cache_manager("nvidia", true));
+  EXPECT_EQ(no_hybrid_kv_cache_reason("nvidia", false), "");
+  EXPECT_NE(no_hybrid_kv_cache_reason("nvidia", true).find("KV connector"), std::string::npos);
+  EXPECT_NE(no_hybrid_kv_cache_reason("google", false).find("GPUs only"), std::string::npos);
+}
+
 // The inverse: the most blocks of tokens a count of group blocks holds, before and past the window.
 TEST(KvLayerGroups, SequenceBlocksWithinInvertsBlocksFor) {
   KvLayerGroups g;

@@ -51,9 +51,12 @@ Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& set
 Throughput continuous_max_throughput(const ModelArch& arch, const PerfSetup& setup, double kv_bytes_per_token,
                                      double free_bytes, const RequestLengths& lengths, double max_batch) {
   Throughput t;
-  // Sliding-window layers keep only their window's blocks (vLLM V1's hybrid allocator).
+  // Sliding-window layers keep only their window's blocks where vLLM's hybrid allocator runs.
+  const double reserved = lengths.slot_reserved_tokens();
   double per_sequence =
-      kv_bytes_per_token * kv_layer_groups(arch, kKvBlockTokens).all_layer_tokens(lengths.slot_reserved_tokens(), kKvBlockTokens);
+      kv_bytes_per_token * (setup.accelerator && hybrid_kv_cache_manager(setup.accelerator->vendor, false)
+                                ? kv_layer_groups(arch, kKvBlockTokens).all_layer_tokens(reserved, kKvBlockTokens)
+                                : reserved);
   double kv_batch = per_sequence > 0 ? std::floor(free_bytes / per_sequence) : 1e300;
   double batch = std::clamp(kv_batch, 0.0, max_batch);
   t.kv_cache_batch = kv_batch;

@@ -77,6 +77,11 @@ TEST(Throughput, SlidingWindowLayersHoldOnlyTheWindowsKv) {
   EXPECT_DOUBLE_EQ(a.kv_cache_batch, std::floor(free_bytes / (kv_bytes_per_token * (reserved + 144) / 2)));
   EXPECT_EQ(a.batch_limit, "KV cache");
   EXPECT_GT(a.kv_cache_batch, 1.9 * b.kv_cache_batch);
+  // vLLM runs its hybrid allocator on GPUs only: on a TPU every layer keeps every token.
+  setup.accelerator = catalog.value().find_accelerator("TPU-v6e");
+  setup.efficiency = default_efficiency(*setup.accelerator);
+  EXPECT_DOUBLE_EQ(continuous_max_throughput(windowed, setup, kv_bytes_per_token, free_bytes, lengths, 4096).kv_cache_batch,
+                   b.kv_cache_batch);
 }
 
 }  // namespace

@@ -61,8 +61,9 @@ ServiceLevel disaggregated_level(const DisaggregatedSearch& in, const PoolLayout
   const double output = std::max(1.0, in.mean_output_tokens), output99 = std::max(1.0, service.output_tokens.quantile(0.99));
   const double computed = engine.computed_mean(prefill_replicas, false), computed99 = engine.computed_quantile(0.99, prefill_replicas, false);
   const double budget = in.options.prefill_chunk_tokens;
-  if (pm.free_bytes <= pm.kv_bytes_per_token * engine.kv_tokens(arch, input99) ||
-      dm.free_bytes <= dm.kv_bytes_per_token * engine.kv_tokens(arch, input99 + output99)) {
+  // Every layer's every token: a KV connector turns vLLM's hybrid KV cache manager off, so
+  // sliding-window layers keep every token here (kv_layer_groups.h).
+  if (pm.free_bytes <= pm.kv_bytes_per_token * input99 || dm.free_bytes <= dm.kv_bytes_per_token * (input99 + output99)) {
     level.binding = "memory: a p99 request's KV does not fit";
     return level;
   }
@@ -109,10 +110,9 @@ ServiceLevel disaggregated_level(const DisaggregatedSearch& in, const PoolLayout
   // prompt and answer) and max_batch; a slot's request waits for one to free when all are held.
   const PerfSetup& ds = dm.setup;
   const double slot_context = in.lengths.slot_context_tokens();
-  const double batch_cap =
-      std::min<double>(std::floor(dm.free_bytes / (dm.kv_bytes_per_token *
-                                                   engine.kv_tokens(arch, in.lengths.slot_reserved_tokens() + engine.lookahead_tokens()))),
-                       decode.max_batch);
+  const double batch_cap = std::min<double>(std::floor(dm.free_bytes / (dm.kv_bytes_per_token *
+                                                                       (in.lengths.slot_reserved_tokens() + engine.lookahead_tokens()))),
+                                            decode.max_batch);
   if (batch_cap < 1) {
     level.binding = "memory: the decode pool's KV cache holds no request";
     return level;

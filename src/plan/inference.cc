@@ -316,7 +316,7 @@ bool layout_fits(const PlanSearch& search, const Accelerator* accelerator, int t
   const double free = screen_kv_free_bytes(search.model.arch, search.model.precision, search.model.weight_format, probe, search.options, search.engine, kv_per_token);
   const ServiceSpec& service = search.service;
   const double need =
-      search.llm ? kv_per_token * search.engine.kv_tokens(search.model.arch, service.input_tokens.quantile(0.99) + service.output_tokens.quantile(0.99))
+      search.llm ? kv_per_token * search.engine.kv_tokens(search.model.arch, *accelerator, service.input_tokens.quantile(0.99) + service.output_tokens.quantile(0.99))
                  : 0;
   return free > need;
 }

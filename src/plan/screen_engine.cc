@@ -40,8 +40,8 @@ double ScreenEngine::tokens_per_step() const {
   return (1 - std::pow(a, speculative->tokens + 1)) / (1 - a);
 }
 
-double ScreenEngine::kv_tokens(const ModelArch& arch, double tokens) const {
-  if (draft) return tokens;
+double ScreenEngine::kv_tokens(const ModelArch& arch, const Accelerator& accelerator, double tokens) const {
+  if (draft || !hybrid_kv_cache_manager(accelerator.vendor, false)) return tokens;
   return kv_layer_groups(arch, kKvBlockTokens).all_layer_tokens(tokens, kKvBlockTokens);
 }
 

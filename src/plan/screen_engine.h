@@ -38,10 +38,11 @@ struct ScreenEngine {
   // KV slots each decoding sequence holds for its proposals (k; 0 without speculation).
   double lookahead_tokens() const { return speculative ? speculative->tokens : 0; }
   // Every layer's tokens holding as many KV bytes as a sequence of `tokens` tokens of `arch`
-  // holds: fewer where sliding-window layers keep only their window's blocks (vLLM V1's hybrid
-  // allocator, as the simulator's cache counts them); every token beside a draft model, whose KV
-  // is in every block.
-  double kv_tokens(const ModelArch& arch, double tokens) const;
+  // holds on `accelerator`: fewer where sliding-window layers keep only their window's blocks
+  // (vLLM V1's hybrid allocator on GPUs, as the simulator's cache counts them); every token beside
+  // a draft model, whose KV is in every block. (Disaggregated pools move their KV through a
+  // connector, which turns the allocator off: they count every token.)
+  double kv_tokens(const ModelArch& arch, const Accelerator& accelerator, double tokens) const;
   // The prompt tokens prefill computes per request, on average or at quantile q, over `replicas`
   // replicas that route without regard to the cache: the system prompt is cached everywhere, a
   // turn's history only where its conversation's last turn ran (one in `replicas`), and the

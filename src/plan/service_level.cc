@@ -164,7 +164,7 @@ ServiceLevel llm_lane_level(const ModelArch& arch, const ServiceSpec& service, c
     double prefill = step(0, 0, computed, 1, input);
     double decode = step(1, input + output / 2, 0, 0, 0);
     double s = prefill + output * decode;
-    double kv_needed = kv_per_token * engine.kv_tokens(arch, input99 + output99);
+    double kv_needed = kv_per_token * engine.kv_tokens(arch, *setup.accelerator, input99 + output99);
     if (kv_needed > free) {
       level.binding = "KV cache too small for one p99 request";
       return level;
@@ -184,7 +184,7 @@ ServiceLevel llm_lane_level(const ModelArch& arch, const ServiceSpec& service, c
 
   // Continuous batching with chunked prefill: the batch is limited by the KV cache and by
   // max_batch. Capacity is the steady-state throughput at that batch.
-  if (kv_per_token * engine.kv_tokens(arch, input99 + output99) > free) {
+  if (kv_per_token * engine.kv_tokens(arch, *setup.accelerator, input99 + output99) > free) {
     level.binding = "KV cache cannot hold one p99 request";
     return level;
   }
@@ -192,7 +192,7 @@ ServiceLevel llm_lane_level(const ModelArch& arch, const ServiceSpec& service, c
   // Each slot reserves its request's tokens (a sliding window's layers only the window's), and
   // under speculative decoding its k lookahead slots.
   double kv_batch =
-      std::floor(free / (kv_per_token * engine.kv_tokens(arch, lengths.slot_reserved_tokens() + engine.lookahead_tokens())));
+      std::floor(free / (kv_per_token * engine.kv_tokens(arch, *setup.accelerator, lengths.slot_reserved_tokens() + engine.lookahead_tokens())));
   double batch_cap = std::min<double>(kv_batch, max_batch);
   if (batch_cap < 1) {
     level.binding = "KV cache too small for one request";

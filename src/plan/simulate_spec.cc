@@ -143,6 +143,12 @@ std::vector<std::string> assumptions_of(const Catalog& catalog, const ModelSpec&
           "tokens are counted for every layer), and a sequence past the window holds its full-attention groups' blocks "
           "and only the window's of the others",
           c.kv_groups.describe(c.block_tokens)));
+    else if (kv_layer_groups(model.arch, c.block_tokens).windowed() && !deployment.groups.empty()) {
+      const Accelerator* a = catalog.find_accelerator(deployment.groups.front().accelerator);
+      const std::string why = c.speculative.draft ? std::string("beside a draft model every layer is counted for every token here")
+                                                  : no_hybrid_kv_cache_reason(a ? a->vendor : "", deployment.disaggregation.has_value());
+      assumptions.push_back("sliding-window layers keep every token's KV, as the model's other layers do: " + why);
+    }
     assumptions.push_back("verdict: overloaded when requests in the system grow by more than 5% of the arrivals over the "
                           "last quarter of the arrivals (and beyond 3 standard deviations of a stable queue), when clients "
                           "give up on more than 1% of them, or when over 5% of the requests are still in the system at the "

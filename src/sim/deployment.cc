@@ -130,8 +130,10 @@ Result<std::vector<ReplicaConfig>> build_replicas(const Catalog& catalog, const 
       // replica's blocks are shared out evenly among its pp micro-batch lanes (below).
       const double stage_share = std::ceil(static_cast<double>(std::max(1, arch.num_layers)) / pp) / std::max(1, arch.num_layers);
       // Sliding-window layers keep only their window's blocks (vLLM V1's hybrid allocator), so
-      // blocks are counted per layer group; not beside a draft model, whose KV is in every block.
-      if (!c.speculative.draft) c.kv_groups = kv_layer_groups(arch, c.block_tokens);
+      // blocks are counted per layer group where vLLM runs it; not beside a draft model, whose KV
+      // is in every block here.
+      if (!c.speculative.draft && hybrid_kv_cache_manager(accelerator->vendor, deployment.disaggregation.has_value()))
+        c.kv_groups = kv_layer_groups(arch, c.block_tokens);
       const int groups = c.kv_groups.groups();
       c.kv_blocks = static_cast<long long>(free / (kv_bytes_per_token * stage_share * pp * c.block_tokens)) * groups;
       // Speculative decoding writes k proposed tokens per sequence before verifying them (vLLM's
