@@ -86,17 +86,14 @@ json verify_pool(const FleetInputs& in, const std::vector<ModelDemand>& models, 
   std::vector<ColocatedModel> colocated;
   std::vector<double> busiest(24, 0);
   for (int m : pool.models)
-    for (const auto& c : models[static_cast<size_t>(m)].candidates)
-      if (c.accelerator_name == pool.accelerator)
-        for (int h = 0; h < 24; ++h) busiest[static_cast<size_t>(h)] += c.hourly_gpus.empty() ? c.peak_gpus : c.hourly_gpus[static_cast<size_t>(h)];
+    if (const PoolCandidate* c = candidate_in(models[static_cast<size_t>(m)], pool))
+      for (int h = 0; h < 24; ++h) busiest[static_cast<size_t>(h)] += c->hourly_gpus.empty() ? c->peak_gpus : c->hourly_gpus[static_cast<size_t>(h)];
   const int hour = static_cast<int>(std::max_element(busiest.begin(), busiest.end()) - busiest.begin());
   for (int m : pool.models) {
     const ModelDemand& d = models[static_cast<size_t>(m)];
     const ServiceSpec& service = *std::find_if(spec.services.begin(), spec.services.end(),
                                                [&](const ServiceSpec& s) { return s.name == d.service; });
-    const PoolCandidate* c = nullptr;
-    for (const auto& x : d.candidates)
-      if (x.accelerator_name == pool.accelerator) c = &x;
+    const PoolCandidate* c = candidate_in(d, pool);
     Deployment deployment = service.deployment ? *service.deployment : Deployment{};
     deployment.groups = {DeploymentGroup{pool.accelerator, 1, 1}};
     ReplicaBuildOptions build;
@@ -197,7 +194,7 @@ PoolAssignment exact_pools(const FleetInputs& in, const std::vector<ModelDemand>
 bool same_pools(const PoolAssignment& a, const PoolAssignment& b) {
   auto key = [](const PoolAssignment& x) {
     std::vector<std::pair<std::string, std::vector<int>>> pools;
-    for (const ModelPool& p : x.pools) pools.emplace_back(p.accelerator, p.models);
+    for (const ModelPool& p : x.pools) pools.emplace_back(p.offer, p.models);
     std::sort(pools.begin(), pools.end());
     return pools;
   };
@@ -332,20 +329,19 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
     const auto& p = r.pools[i];
     std::string names;
     std::string pool_host, pool_arch;
+    Pricing pool_pricing = Pricing::on_demand;
     json members = json::array();
     for (int m : p.models) {
       const ModelDemand& d = models[static_cast<size_t>(m)];
       names += (names.empty() ? "" : ", ") + d.service;
       members.push_back(d.service);
       // The pool's cost shared by peak GPU share; per 1k requests at the model's average rate.
-      const PoolCandidate* c = nullptr;
-      for (const auto& x : d.candidates)
-        if (x.accelerator_name == p.accelerator) c = &x;
+      const PoolCandidate* c = candidate_in(d, p);
       double share = c && p.peak_gpus > 0 ? c->peak_gpus / p.peak_gpus : 0;
       double usd = p.usd_per_month * share;
       double requests = d.average_rps * kHoursPerMonth * 3600;
       bool low = c && c->average_gpus < 0.1;
-      if (c && pool_host.empty()) pool_host = c->instance_type, pool_arch = c->cpu_architecture;
+      if (c && pool_host.empty()) pool_host = c->instance_type, pool_arch = c->cpu_architecture, pool_pricing = c->pricing;
       per_model.push_back({{"service", d.service}, {"pool", i + 1}, {"accelerator", p.accelerator}, {"usd_per_month", usd},
                            {"usd_per_1k_requests", requests > 0 ? json(usd / requests * 1000) : json(nullptr)},
                            {"average_gpus", c ? c->average_gpus : 0},
@@ -354,12 +350,14 @@ void add_shared_pools(FleetReport& report, const FleetInputs& in) {
                            {"simulated", simulated_entry(pool_checks[i], d.service)}});
     }
     t.add_row({std::to_string(i + 1), p.accelerator, std::to_string(p.gpus),
-               pool_arch.empty() ? pool_host : fmt::format("{} ({})", pool_host, pool_arch), names,
+               fmt::format("{}{}{}", pool_host, pool_arch.empty() ? "" : " (" + pool_arch + ")",
+                           pool_pricing == Pricing::on_demand ? "" : fmt::format(", {} with an on-demand floor", pricing_name(pool_pricing))),
+               names,
                format_number(p.peak_gpus, 2),
                format_number(p.vram_gib, 1), format_usd(p.usd_per_month)});
     pools.push_back({{"accelerator", p.accelerator}, {"gpus", p.gpus}, {"models", members}, {"peak_gpus", p.peak_gpus},
                      {"vram_gib", p.vram_gib}, {"usd_per_month", p.usd_per_month}, {"instance_type", pool_host},
-                     {"cpu_architecture", pool_arch}, {"simulated", pool_checks[i]}});
+                     {"cpu_architecture", pool_arch}, {"pricing", pricing_name(pool_pricing)}, {"simulated", pool_checks[i]}});
     if (pool_arch == "arm64")
       arm_pools += fmt::format("{}pool {} ({} on {})", arm_pools.empty() ? "" : ", ", i + 1, p.accelerator, pool_host);
   }

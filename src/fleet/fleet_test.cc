@@ -318,5 +318,43 @@ fleet: {shared_pools: true}
   EXPECT_NE(report.value().text.find("not chosen: 2 pool(s) (MILP (GLPK)): "), std::string::npos) << report.value().text;
 }
 
+// An interruptible tagger may run on spot; the chat service beside it may not. A pool is one
+// offer (accelerator, instance, pricing): the two share an on-demand pool (the tagger's on-demand
+// candidate), billed on demand, never the chat service on the tagger's spot nodes at their price.
+TEST(SharedPools, ARealTimeServiceIsNeverPooledOnSpot) {
+  auto spec = parse_spec(R"(
+constraints: {clouds: [aws], pricing: [on-demand, spot]}
+models:
+  a: {preset: llama-3.2-1b}
+  b: {preset: llama-3.2-1b}
+services:
+  - {name: tagger, model: a, interruptible: true, traffic: {rps: {average: 2, peak: 4}}, tokens: {input: 300, output: 50}, slo: {ttft_p99_s: 5, tpot_p99_s: 0.2}}
+  - {name: chat, model: b, traffic: {rps: {average: 1, peak: 2}}, tokens: {input: 500, output: 150}, slo: {ttft_p99_s: 1, tpot_p99_s: 0.05}}
+fleet: {shared_pools: true}
+)", "mixed.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().to_string();
+  Catalog catalog = Catalog::embedded().value();
+  auto report = fleet_spec(catalog, spec.value(), FleetSpecOptions{});
+  ASSERT_TRUE(report.ok()) << report.error().to_string();
+  const auto& shared = report.value().out["shared_pools"];
+  bool chat_placed = false;
+  for (const auto& pool : shared["pools"]) {
+    bool has_chat = false;
+    for (const auto& m : pool["models"]) has_chat = has_chat || m == "chat";
+    if (!has_chat) continue;
+    chat_placed = true;
+    EXPECT_EQ(pool["pricing"], "on-demand") << pool.dump();
+    // Billed at its instance's on-demand price per GPU, the cheapest in the allowed regions.
+    double on_demand = 1e9;
+    for (const Offering& o : catalog.offerings())
+      if (o.cloud == "aws" && o.instance_type == pool["instance_type"].get<std::string>() && o.on_demand_usd_per_hour)
+        on_demand = std::min(on_demand, *o.on_demand_usd_per_hour / o.accelerator_count);
+    EXPECT_NEAR(pool["usd_per_month"].get<double>(), pool["gpus"].get<int>() * on_demand * 730, 1e-6) << pool.dump();
+  }
+  EXPECT_TRUE(chat_placed) << shared.dump();
+  // Shared on demand, cheaper than a spot pool for the tagger beside an on-demand one for chat.
+  EXPECT_LT(shared["pool_usd_per_month"].get<double>(), shared["one_pool_per_model_usd_per_month"].get<double>());
+}
+
 }  // namespace
 }  // namespace gw

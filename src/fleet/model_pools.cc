@@ -16,6 +16,10 @@ namespace gw {
 
 namespace {
 
+bool same_offer(const PoolCandidate& a, const PoolCandidate& b) {
+  return a.accelerator_name == b.accelerator_name && a.instance_type == b.instance_type && a.pricing == b.pricing;
+}
+
 double at_hour(const PoolCandidate& c, int hour) { return c.hourly_gpus.empty() ? c.peak_gpus : c.hourly_gpus[static_cast<size_t>(hour)]; }
 
 int gpus_for(double peak_gpus, double max_utilization) {
@@ -34,7 +38,7 @@ std::optional<ModelPool> best_pool(const std::vector<ModelDemand>& models, const
     bool all = true;
     for (int m : members) {
       const auto& c = models[static_cast<size_t>(m)].candidates;
-      auto it = std::find_if(c.begin(), c.end(), [&](const PoolCandidate& x) { return x.accelerator_name == first.accelerator_name; });
+      auto it = std::find_if(c.begin(), c.end(), [&](const PoolCandidate& x) { return same_offer(x, first); });
       if (it == c.end()) {
         all = false;
         break;
@@ -48,6 +52,7 @@ std::optional<ModelPool> best_pool(const std::vector<ModelDemand>& models, const
     for (int m : members) floor = std::max(floor, models[static_cast<size_t>(m)].min_replicas);
     ModelPool pool;
     pool.accelerator = first.accelerator_name;
+    pool.offer = first.offer();
     pool.models = members;
     pool.gpus_per_node = std::max(1, first.gpus_per_node);
     pool.gpus = whole_nodes(std::max(floor, gpus_for(peak, max_utilization)), pool.gpus_per_node);
@@ -61,12 +66,21 @@ std::optional<ModelPool> best_pool(const std::vector<ModelDemand>& models, const
 
 }  // namespace
 
+std::string PoolCandidate::offer() const {
+  return fmt::format("{} on {} ({})", accelerator_name, instance_type, pricing_name(pricing));
+}
+
+const PoolCandidate* candidate_in(const ModelDemand& model, const ModelPool& pool) {
+  for (const PoolCandidate& c : model.candidates)
+    if (c.offer() == pool.offer) return &c;
+  return nullptr;
+}
+
 double pool_peak_gpus(const std::vector<ModelDemand>& models, const ModelPool& pool) {
   std::vector<double> load(24, 0);
   for (int m : pool.models)
-    for (const PoolCandidate& c : models[static_cast<size_t>(m)].candidates)
-      if (c.accelerator_name == pool.accelerator)
-        for (int h = 0; h < 24; ++h) load[static_cast<size_t>(h)] += at_hour(c, h);
+    if (const PoolCandidate* c = candidate_in(models[static_cast<size_t>(m)], pool))
+      for (int h = 0; h < 24; ++h) load[static_cast<size_t>(h)] += at_hour(*c, h);
   return *std::max_element(load.begin(), load.end());
 }
 
@@ -81,7 +95,7 @@ std::vector<ModelDemand> shares_as_simulated(const std::vector<ModelDemand>& mod
     const double factor = static_cast<double>(after.gpus) / before.gpus;
     for (int m : before.models)
       for (PoolCandidate& c : scaled[static_cast<size_t>(m)].candidates)
-        if (c.accelerator_name == before.accelerator) {
+        if (c.offer() == before.offer) {
           c.peak_gpus *= factor;
           c.average_gpus *= factor;
           for (double& g : c.hourly_gpus) g *= factor;
@@ -146,11 +160,12 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
   for (const auto& m : models)
     if (m.candidates.empty())
       return Error{"", 0, "services." + m.service, "fits on no allowed accelerator at its SLO (on one GPU), so it cannot join a pool"};
+  // A pool's type is an offer: the accelerator on one instance type at one pricing.
   std::vector<std::string> types;
   std::map<std::string, const PoolCandidate*> type_info;
   for (const auto& m : models)
     for (const auto& c : m.candidates)
-      if (!type_info.count(c.accelerator_name)) types.push_back(c.accelerator_name), type_info[c.accelerator_name] = &c;
+      if (!type_info.count(c.offer())) types.push_back(c.offer()), type_info[c.offer()] = &c;
   const int t = static_cast<int>(types.size());
 
   Milp milp;
@@ -161,7 +176,7 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
   auto node_gpus = [&](int a) { return std::max(1, type_info[types[static_cast<size_t>(a)]]->gpus_per_node); };
   auto candidate = [&](int s, int a) -> const PoolCandidate* {
     for (const auto& c : models[static_cast<size_t>(s)].candidates)
-      if (c.accelerator_name == types[static_cast<size_t>(a)]) return &c;
+      if (c.offer() == types[static_cast<size_t>(a)]) return &c;
     return nullptr;
   };
   for (int s = 0; s < n; ++s)
@@ -218,11 +233,12 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
         if (u.count({s, p, a}) && milp.chosen(u[{s, p, a}])) members.push_back(s);
       if (members.empty()) continue;
       ModelPool pool;
-      pool.accelerator = types[static_cast<size_t>(a)];
+      pool.accelerator = type_info[types[static_cast<size_t>(a)]]->accelerator_name;
+      pool.offer = types[static_cast<size_t>(a)];
       pool.models = members;
       pool.gpus_per_node = node_gpus(a);
       pool.gpus = static_cast<int>(std::lround(milp.value(gpus[static_cast<size_t>(p)][static_cast<size_t>(a)]))) * pool.gpus_per_node;
-      pool.usd_per_month = pool.gpus * type_info[pool.accelerator]->usd_per_gpu_hour * kHoursPerMonth;
+      pool.usd_per_month = pool.gpus * type_info[pool.offer]->usd_per_gpu_hour * kHoursPerMonth;
       std::vector<double> load(24, 0);
       for (int s : members) {
         pool.vram_gib += candidate(s, a)->vram_gib;
@@ -290,44 +306,59 @@ Result<std::vector<ModelDemand>> model_demands(const Catalog& catalog, const Spe
       Spec one = spec;
       one.constraints.accelerators_include = {a->name};
       ServicePlan plan = plan_service(catalog, one, service, planner);
-      const PlanOption* best = pool_option(plan);
-      if (!best || best->level.capacity_rps <= 0) continue;
-      PoolCandidate c;
-      c.accelerator = a;
-      c.accelerator_name = a->name;
-      c.usd_per_gpu_hour = best->usd_per_hour / best->replicas;
-      c.instance_type = best->offering->instance_type;
-      c.gpus_per_node = std::max(1, best->offering->accelerator_count);
-      c.cpu_architecture = std::string(cpu_architecture(*best->offering));
-      c.peak_gpus = service.traffic.peak_rps / best->level.capacity_rps;
-      c.average_gpus = service.traffic.average_rps / best->level.capacity_rps;
-      // A daily or weekly profile gives the day's shape: each hour at its busiest day's factor,
-      // scaled so the busiest hour is the service's peak.
-      const auto& profile = service.traffic.profile;
-      if (!profile.empty()) {
-        std::vector<double> factor(24, 0);
-        for (size_t i = 0; i < profile.size(); ++i) factor[i % 24] = std::max(factor[i % 24], profile[i]);
-        double top = *std::max_element(factor.begin(), factor.end());
-        if (top > 0)
-          for (double f : factor) c.hourly_gpus.push_back(c.peak_gpus * f / top);
+      // The option a pool runs it as; where that is spot (an interruptible service), its best
+      // on demand too, the offer it could share with services that may not run on spot.
+      std::vector<const PlanOption*> options = {pool_option(plan)};
+      ServicePlan on_demand_plan;
+      const auto& pricings = spec.constraints.pricing;
+      if (options.front() && options.front()->pricing != Pricing::on_demand &&
+          std::find(pricings.begin(), pricings.end(), Pricing::on_demand) != pricings.end()) {
+        Spec on_demand = one;
+        on_demand.constraints.pricing = {Pricing::on_demand};
+        on_demand_plan = plan_service(catalog, on_demand, service, planner);
+        options.push_back(pool_option(on_demand_plan));
       }
-      InferenceMemoryOptions memory;
-      memory.weight_precision = model.precision;
-      memory.weight_format = model.weight_format;
-      memory.batch = std::max<long long>(1, static_cast<long long>(std::ceil(best->level.batch)));
-      memory.context = std::max<long long>(1, static_cast<long long>(service.input_tokens.mean() + service.output_tokens.mean()));
-      c.vram_gib = estimate_inference(model.arch, memory).total_bytes_per_device / (1024.0 * 1024 * 1024);
-      c.usable_vram_gib = a->reported_gib() * planner.usable_fraction;
-      d.candidates.push_back(c);
+      for (const PlanOption* best : options) {
+        if (!best || best->level.capacity_rps <= 0) continue;
+        PoolCandidate c;
+        c.accelerator = a;
+        c.accelerator_name = a->name;
+        c.usd_per_gpu_hour = best->usd_per_hour / best->replicas;
+        c.instance_type = best->offering->instance_type;
+        c.gpus_per_node = std::max(1, best->offering->accelerator_count);
+        c.pricing = best->pricing;
+        c.cpu_architecture = std::string(cpu_architecture(*best->offering));
+        c.peak_gpus = service.traffic.peak_rps / best->level.capacity_rps;
+        c.average_gpus = service.traffic.average_rps / best->level.capacity_rps;
+        // A daily or weekly profile gives the day's shape: each hour at its busiest day's factor,
+        // scaled so the busiest hour is the service's peak.
+        const auto& profile = service.traffic.profile;
+        if (!profile.empty()) {
+          std::vector<double> factor(24, 0);
+          for (size_t i = 0; i < profile.size(); ++i) factor[i % 24] = std::max(factor[i % 24], profile[i]);
+          double top = *std::max_element(factor.begin(), factor.end());
+          if (top > 0)
+            for (double f : factor) c.hourly_gpus.push_back(c.peak_gpus * f / top);
+        }
+        InferenceMemoryOptions memory;
+        memory.weight_precision = model.precision;
+        memory.weight_format = model.weight_format;
+        memory.batch = std::max<long long>(1, static_cast<long long>(std::ceil(best->level.batch)));
+        memory.context = std::max<long long>(1, static_cast<long long>(service.input_tokens.mean() + service.output_tokens.mean()));
+        c.vram_gib = estimate_inference(model.arch, memory).total_bytes_per_device / (1024.0 * 1024 * 1024);
+        c.usable_vram_gib = a->reported_gib() * planner.usable_fraction;
+        d.candidates.push_back(c);
+      }
     }
     out.push_back(d);
   }
   return out;
 }
 
-const PlanOption* pool_option(const ServicePlan& plan) {
-  auto better = [](const PlanOption& o, const PlanOption* than) {
+const PlanOption* pool_option(const ServicePlan& plan, std::optional<Pricing> pricing) {
+  auto better = [&](const PlanOption& o, const PlanOption* than) {
     if (o.config.tensor_parallel != 1 || o.level.capacity_rps <= 0 || o.replicas <= 0 || !o.offering) return false;
+    if (pricing && o.pricing != *pricing) return false;
     if (!than) return true;
     const double mine = o.usd_per_hour / o.replicas / o.level.capacity_rps;
     const double theirs = than->usd_per_hour / than->replicas / than->level.capacity_rps;

@@ -33,6 +33,11 @@ struct PoolCandidate {
   std::string instance_type;        // the offering the planner priced it on
   std::string cpu_architecture;     // its host CPU (x86_64, arm64): what the serving image is built for
   int gpus_per_node = 1;            // its GPUs: a pool on it is billed in whole nodes
+  Pricing pricing = Pricing::on_demand;  // spot: a spot plan with its on-demand floor (interruptible services)
+  // What a pool of these rents: the accelerator on one instance type at one pricing. Models share
+  // a pool only where they would rent the same: a service that may not run on spot never rides
+  // another's spot nodes, nor is billed at their price.
+  std::string offer() const;
 };
 
 struct ModelDemand {
@@ -52,6 +57,7 @@ std::pair<bool, std::string> scale_to_zero_advice(const ServiceSpec& service, do
 
 struct ModelPool {
   std::string accelerator;
+  std::string offer;          // its models' candidates' offer()
   std::vector<int> models;   // indexes into the demands
   int gpus = 0;               // a whole number of nodes' GPUs
   int gpus_per_node = 1;
@@ -71,6 +77,9 @@ Result<PoolAssignment> assign_pools_exact(const std::vector<ModelDemand>& models
 PoolAssignment assign_pools_brute_force(const std::vector<ModelDemand>& models, double max_utilization);
 PoolAssignment one_pool_per_model(const std::vector<ModelDemand>& models, double max_utilization);
 
+// The model's candidate a pool runs it as (the one renting the pool's offer), or nullptr.
+const PoolCandidate* candidate_in(const ModelDemand& model, const ModelPool& pool);
+
 // The pool's GPUs busy in its busiest hour at utilization 1: its models' shares on its type, summed hour by hour.
 double pool_peak_gpus(const std::vector<ModelDemand>& models, const ModelPool& pool);
 // The demands with each pool's models' shares on its type scaled by the GPUs its simulation took
@@ -85,7 +94,7 @@ Result<std::vector<ModelDemand>> model_demands(const Catalog& catalog, const Spe
 // The option of a model's plan on one accelerator type a pool would run it as: tensor parallel 1,
 // its GPU costing least per request/s it carries (a batched replica over an unbatched one at the
 // same price per GPU); within 0.1%, on the smallest node (a pool is billed in whole nodes).
-// nullptr where the plan has none.
-const PlanOption* pool_option(const ServicePlan& plan);
+// nullptr where the plan has none. `pricing`: only options at that pricing.
+const PlanOption* pool_option(const ServicePlan& plan, std::optional<Pricing> pricing = std::nullopt);
 
 }  // namespace gw

@@ -34,9 +34,15 @@ TEST(ModelPools, MilpEqualsBruteForceOnRandomCases) {
           for (int h = 0; h < 24; ++h) c.hourly_gpus.push_back(c.peak_gpus * static_cast<double>(1 + random() % 10) / 10);
         if (c.vram_gib > c.usable_vram_gib) continue;
         models[static_cast<size_t>(m)].candidates.push_back(c);
+        if (random() % 3 == 0) {
+          // The same type on spot too (an interruptible service): another offer, shared only with its like.
+          c.pricing = Pricing::spot;
+          c.usd_per_gpu_hour = prices[t] * 0.4;
+          models[static_cast<size_t>(m)].candidates.push_back(c);
+        }
       }
       if (models[static_cast<size_t>(m)].candidates.empty()) {
-        PoolCandidate c{nullptr, "A100", 3.67, 0.5, 0.2, 10, 72, {}, "", "", 2};
+        PoolCandidate c{nullptr, "A100", 3.67, 0.5, 0.2, 10, 72, {}, "", "", 2, Pricing::on_demand};
         models[static_cast<size_t>(m)].candidates.push_back(c);
       }
     }
@@ -61,8 +67,8 @@ TEST(ModelPools, MilpEqualsBruteForceOnRandomCases) {
 TEST(ModelPools, PoolsAreBilledInWholeNodes) {
   std::vector<ModelDemand> one(1);
   one[0].service = "m";
-  one[0].candidates.push_back({nullptr, "H100", 1.00, 0.5, 0.3, 10, 72, {}, "p5.48xlarge", "x86_64", 8});
-  one[0].candidates.push_back({nullptr, "L40S", 1.20, 0.5, 0.3, 10, 40, {}, "g6e.xlarge", "x86_64", 1});
+  one[0].candidates.push_back({nullptr, "H100", 1.00, 0.5, 0.3, 10, 72, {}, "p5.48xlarge", "x86_64", 8, Pricing::on_demand});
+  one[0].candidates.push_back({nullptr, "L40S", 1.20, 0.5, 0.3, 10, 40, {}, "g6e.xlarge", "x86_64", 1, Pricing::on_demand});
   auto single = assign_pools_exact(one, 0.8);
   ASSERT_TRUE(single.ok()) << single.error().message;
   ASSERT_EQ(single.value().pools.size(), 1u);
@@ -71,7 +77,7 @@ TEST(ModelPools, PoolsAreBilledInWholeNodes) {
   EXPECT_EQ(one_pool_per_model(one, 0.8).pools[0].accelerator, "L40S");
   std::vector<ModelDemand> pair(1);
   pair[0].service = "m";
-  pair[0].candidates.push_back({nullptr, "A100-80GB", 2.00, 2.2, 1.0, 66, 72, {}, "a2-ultragpu-2g", "x86_64", 2});
+  pair[0].candidates.push_back({nullptr, "A100-80GB", 2.00, 2.2, 1.0, 66, 72, {}, "a2-ultragpu-2g", "x86_64", 2, Pricing::on_demand});
   auto rounded = assign_pools_exact(pair, 0.8);
   ASSERT_TRUE(rounded.ok()) << rounded.error().message;
   EXPECT_EQ(rounded.value().pools[0].gpus, 4);  // 2.2 / 0.8 = 2.75: 3 GPUs, 2 nodes
@@ -85,8 +91,8 @@ TEST(ModelPools, PoolsAreBilledInWholeNodes) {
 TEST(ModelPools, SharesAsSimulatedWeighTheTypesAgain) {
   std::vector<ModelDemand> one(1);
   one[0].service = "m";
-  one[0].candidates.push_back({nullptr, "A100-80GB", 2.00, 2.2, 1.0, 66, 72, {}, "a2-ultragpu-1g", "x86_64", 1});
-  one[0].candidates.push_back({nullptr, "H100", 3.50, 1.5, 0.7, 66, 72, {}, "a3-highgpu-1g", "x86_64", 1});
+  one[0].candidates.push_back({nullptr, "A100-80GB", 2.00, 2.2, 1.0, 66, 72, {}, "a2-ultragpu-1g", "x86_64", 1, Pricing::on_demand});
+  one[0].candidates.push_back({nullptr, "H100", 3.50, 1.5, 0.7, 66, 72, {}, "a3-highgpu-1g", "x86_64", 1, Pricing::on_demand});
   auto sized = assign_pools_exact(one, 0.8);
   ASSERT_TRUE(sized.ok()) << sized.error().message;
   ASSERT_EQ(sized.value().pools[0].accelerator, "A100-80GB");  // 3 x $2.00 against 2 x $3.50
@@ -102,6 +108,30 @@ TEST(ModelPools, SharesAsSimulatedWeighTheTypesAgain) {
   ASSERT_TRUE(again.ok()) << again.error().message;
   EXPECT_EQ(again.value().pools[0].accelerator, "H100");  // 2 x $3.50 against 5 x $2.00
   EXPECT_NEAR(pool_peak_gpus(one, again.value().pools[0]), 1.5, 1e-12);
+}
+
+// A service that may not run on spot shares a pool only on demand: the interruptible one joins it
+// there (its on-demand candidate), and the pool is priced on demand, never at the other's spot price.
+TEST(ModelPools, AServiceThatMayNotRunOnSpotNeverRidesSpotNodes) {
+  std::vector<ModelDemand> two(2);
+  two[0].service = "tagger";  // interruptible: spot, or on demand
+  two[0].candidates.push_back({nullptr, "T4", 0.25, 0.1, 0.05, 5, 14.4, {}, "g5g.xlarge", "arm64", 1, Pricing::spot});
+  two[0].candidates.push_back({nullptr, "T4", 0.42, 0.1, 0.05, 5, 14.4, {}, "g5g.xlarge", "arm64", 1, Pricing::on_demand});
+  two[1].service = "chat";  // real time: on demand only
+  two[1].candidates.push_back({nullptr, "T4", 0.42, 0.1, 0.05, 5, 14.4, {}, "g5g.xlarge", "arm64", 1, Pricing::on_demand});
+  auto pools = assign_pools_exact(two, 0.8);
+  ASSERT_TRUE(pools.ok()) << pools.error().message;
+  ASSERT_EQ(pools.value().pools.size(), 1u);
+  const ModelPool& pool = pools.value().pools[0];
+  EXPECT_EQ(pool.offer, "T4 on g5g.xlarge (on-demand)");
+  EXPECT_EQ(pool.models.size(), 2u);
+  EXPECT_NEAR(pool.usd_per_month, 0.42 * 730, 1e-9);
+  EXPECT_EQ(candidate_in(two[0], pool)->pricing, Pricing::on_demand);
+  EXPECT_NEAR(assign_pools_brute_force(two, 0.8).usd_per_month, 0.42 * 730, 1e-9);
+  // Alone, each takes its cheapest offer: the tagger on spot.
+  const PoolAssignment apart = one_pool_per_model(two, 0.8);
+  EXPECT_EQ(apart.pools[0].offer, "T4 on g5g.xlarge (spot)");
+  EXPECT_NEAR(apart.usd_per_month, (0.25 + 0.42) * 730, 1e-9);
 }
 
 // A pool runs a model as the option whose GPU carries a request/s for least: not the unbatched
@@ -134,7 +164,7 @@ TEST(ModelPools, APoolRunsTheOptionCheapestPerRequestCarried) {
 
 TEST(ModelPools, MemoryKeepsBigModelsApart) {
   std::vector<ModelDemand> models(2);
-  for (auto& m : models) m.candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 15, 21.6, {}, "", "", 1});
+  for (auto& m : models) m.candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 15, 21.6, {}, "", "", 1, Pricing::on_demand});
   auto r = assign_pools_exact(models, 0.8);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.value().pools.size(), 2u);  // 15 + 15 GiB do not fit one 21.6 GiB GPU
@@ -211,7 +241,7 @@ TEST(ModelPools, ModelsPeakingAtDifferentHoursNetOut) {
 TEST(ModelPools, AModelThatFitsNowhereIsAClearError) {
   std::vector<ModelDemand> models(2);
   models[0].service = "small";
-  models[0].candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 2, 21.6, {}, "", "", 1});
+  models[0].candidates.push_back({nullptr, "L4", 0.8, 0.1, 0.05, 2, 21.6, {}, "", "", 1, Pricing::on_demand});
   models[1].service = "huge";
   auto r = assign_pools_exact(models, 0.8);
   ASSERT_FALSE(r.ok());
