@@ -374,7 +374,8 @@ TEST(CliSimulate, SlidingWindowLayersHoldOnlyTheirWindowsBlocks) {
                         << "    deployment: {replicas: 1, accelerator: H100, batching: continuous, max_batch: 256}\n";
     CliRun r = run({"simulate", path, "--requests", "400", "--format", "json"});
     EXPECT_EQ(r.code, 0) << r.err;
-    return nlohmann::json::parse(r.out)["services"][0]["replicas"][0];
+    const nlohmann::json doc = nlohmann::json::parse(r.out);
+    return nlohmann::json(doc["services"][0]["replicas"][0]);
   };
   const auto windowed = simulate_with("preset: gpt-oss-120b", temp_path("windowed.yaml"));
   const auto every_token = simulate_with("config: " + windowless, temp_path("windowless.yaml"));
@@ -400,8 +401,8 @@ TEST(CliSimulate, SlidingWindowLayersHoldOnlyTheirWindowsBlocks) {
                        << "role: decode}], batching: continuous, disaggregation: {link: nvlink}}\n";
   CliRun disaggregated = run({"simulate", split, "--requests", "30", "--format", "json"});
   ASSERT_EQ(disaggregated.code, 0) << disaggregated.err;
-  for (const auto& replica : nlohmann::json::parse(disaggregated.out)["services"][0]["replicas"])
-    EXPECT_FALSE(replica.contains("kv_layer_groups")) << replica.dump();
+  const nlohmann::json split_doc = nlohmann::json::parse(disaggregated.out);
+  for (const auto& replica : split_doc["services"][0]["replicas"]) EXPECT_FALSE(replica.contains("kv_layer_groups")) << replica.dump();
   CliRun said = run({"simulate", split, "--requests", "30", "--explain"});
   EXPECT_NE(said.out.find("sliding-window layers keep every token's KV, as the model's other layers do: vLLM turns its "
                           "hybrid KV cache manager off where a KV connector moves the cache"),
